@@ -1,0 +1,30 @@
+"""s2sad: source-to-source automatic differentiation for Python + NumPy.
+
+    f_jvp = s2sad.jvp(f)          # f_jvp(*args, *tangents) -> (out, out_dot)
+    f_vjp = s2sad.vjp(f)          # f_vjp(*args) -> (out, pullback)
+    df = s2sad.grad(f)            # df(*args) -> gradient
+    print(df.source)              # the generated Python
+"""
+
+from s2sad.api import Derivative, grad, jvp, value_and_grad, vjp
+from s2sad.check import check_grads
+from s2sad.errors import (
+    MissingRuleError,
+    NameResolutionError,
+    NonDifferentiableError,
+    RuleError,
+    S2SADError,
+    SourceUnavailableError,
+    UnsupportedSyntaxError,
+    WrtError,
+)
+from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "jvp", "vjp", "grad", "value_and_grad", "check_grads", "Derivative",
+    "defjvp", "defvjp", "def_linear", "def_nondiff",
+    "S2SADError", "UnsupportedSyntaxError", "MissingRuleError", "NonDifferentiableError",
+    "WrtError", "SourceUnavailableError", "NameResolutionError", "RuleError",
+]

@@ -1,0 +1,5 @@
+import sys
+
+from s2sad.cli import main
+
+sys.exit(main())

@@ -1,0 +1,169 @@
+"""The public transformations: jvp, vjp, grad, value_and_grad (and their decorator forms).
+
+Each returns a `Derivative`: a callable that compiles lazily, specialises the
+generated code on the kinds of its arguments (Python scalar, array shape and
+dtype) and caches each specialisation in memory.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+
+from s2sad.errors import WrtError
+from s2sad.ir.kinds import UNKNOWN, kind_of_value
+from s2sad.transform import generate, resolve_wrt
+
+_ndarray = np.ndarray
+_GLOBAL_CACHE: dict = {}
+
+
+def _arg_key(a):
+    t = type(a)
+    if t is _ndarray:
+        return (a.shape, a.dtype.char)
+    if t is tuple:
+        return tuple(_arg_key(x) for x in a)
+    return t
+
+
+class Derivative:
+    """A derivative of a Python function, compiled on first use.
+
+    Call it like the generated function; `.source` is the generated Python source
+    (of the most recent specialisation, or a generic one before the first call).
+    """
+
+    def __init__(self, func, mode: str, wrt=None):
+        if not callable(func):
+            raise TypeError(f"s2sad.{mode} needs a function, got {func!r}")
+        self.func = func
+        self.mode = mode
+        self._wrt_spec = wrt
+        self._wrt = None
+        self._cache: dict = {}
+        self._last = None
+        self._n_params = None
+        functools.update_wrapper(self, func, updated=())
+        self.__name__ = f"{getattr(func, '__name__', 'f')}_{mode}"
+
+    # -- compilation ---------------------------------------------------
+
+    def _resolve(self):
+        if self._wrt is None:
+            self._wrt, self._wrt_tuple = resolve_wrt(self.func, self._wrt_spec)
+            sig = inspect.signature(self.func)
+            self._n_params = sum(1 for p in sig.parameters.values()
+                                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+        return self._wrt
+
+    def _compile(self, key, args, kwargs):
+        wrt = self._resolve()
+        gkey = (self.func, getattr(self.func, "__code__", None), self.mode, wrt,
+                self._wrt_tuple, key)
+        try:
+            hit = _GLOBAL_CACHE.get(gkey)
+        except TypeError:
+            hit = None
+        if hit is None:
+            arg_kinds = [kind_of_value(a, keep_value=False) for a in args]
+            kw_kinds = {n: kind_of_value(v, keep_value=False) for n, v in kwargs.items()}
+            hit = generate(self.func, self.mode, wrt, self._wrt_tuple, arg_kinds, kw_kinds)
+            try:
+                _GLOBAL_CACHE[gkey] = hit
+            except TypeError:
+                pass
+        self._cache[key] = hit
+        self._last = hit
+        return hit
+
+    def _split(self, args):
+        """The primal arguments of a call (a JVP call also passes tangents)."""
+        self._resolve()
+        n = self._n_params
+        if self.mode == "jvp":
+            if len(args) != n + len(self._wrt):
+                raise TypeError(
+                    f"{self.__name__} takes the {n} arguments of {self.func.__name__} and then "
+                    f"one tangent per differentiated argument ({len(self._wrt)}); "
+                    f"got {len(args)} arguments")
+            return args[:n]
+        if len(args) != n:
+            raise TypeError(f"{self.__name__} takes {n} positional arguments, got {len(args)}")
+        return args
+
+    def __call__(self, *args, **kwargs):
+        key = tuple(map(_arg_key, args))
+        if kwargs:
+            key += tuple(sorted((k, _arg_key(v)) for k, v in kwargs.items()))
+        hit = self._cache.get(key)
+        if hit is None:
+            primal = self._split(args)
+            hit = self._compile(key, primal, kwargs)
+        return hit.function(*args, **kwargs)
+
+    # -- inspection ------------------------------------------------------
+
+    @property
+    def source(self) -> str:
+        """The generated source (last specialisation used; generic before any call)."""
+        if self._last is None:
+            self._compile_generic()
+        return self._last.source
+
+    @property
+    def compiled_function(self):
+        """The plain generated function of the last specialisation (no dispatch)."""
+        if self._last is None:
+            self._compile_generic()
+        return self._last.function
+
+    def _compile_generic(self):
+        self._resolve()
+        from s2sad.transform import generate as gen
+
+        hit = gen(self.func, self.mode, self._wrt, self._wrt_tuple,
+                  [UNKNOWN] * self._n_params, {})
+        self._last = hit
+
+    def source_for(self, *args, **kwargs) -> str:
+        """The generated source specialised for these arguments (without running it)."""
+        primal = self._split(args)
+        key = tuple(map(_arg_key, args))
+        return self._compile(key, primal, kwargs).source
+
+    def __repr__(self) -> str:
+        return f"<s2sad {self.mode} of {getattr(self.func, '__qualname__', self.func)}>"
+
+
+def _transform(mode):
+    def make(f=None, *, wrt=None):
+        if f is None:
+            return lambda g: Derivative(g, mode, wrt)
+        if isinstance(f, (int, str, tuple)) and not callable(f):
+            raise WrtError(f"s2sad.{mode}: pass wrt as a keyword (wrt={f!r})")
+        return Derivative(f, mode, wrt)
+
+    return make
+
+
+def jvp(f=None, wrt=None):
+    """Forward mode: `jvp(f)(*args, *tangents) -> (out, out_dot)`."""
+    return _transform("jvp")(f, wrt=wrt)
+
+
+def vjp(f=None, wrt=None):
+    """Reverse mode: `vjp(f)(*args) -> (out, pullback)`; `pullback(out_bar)` -> cotangents."""
+    return _transform("vjp")(f, wrt=wrt)
+
+
+def grad(f=None, wrt=0):
+    """Gradient of a scalar function: `grad(f)(*args)` -> cotangent (tuple for tuple `wrt`)."""
+    return _transform("grad")(f, wrt=wrt)
+
+
+def value_and_grad(f=None, wrt=0):
+    """`value_and_grad(f)(*args) -> (f(*args), grad)`."""
+    return _transform("value_and_grad")(f, wrt=wrt)

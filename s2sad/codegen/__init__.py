@@ -1,0 +1,1 @@
+"""Code generation: IR to Python source, naming, compiling."""

@@ -1,0 +1,108 @@
+"""Spelling: how generated code names primitives and constants (`np.sin`, `math.exp`, ...).
+
+Known library callables are spelled through their module alias; anything else
+gets an entry in the generated module's namespace, with its import recorded so
+that ahead-of-time modules can import it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import math
+
+import numpy as np
+
+from s2sad.ir import prims
+
+_SPELLING: dict = {}
+
+
+def _index():
+    if _SPELLING:
+        return _SPELLING
+    sources = [("builtins", builtins, ""), ("math", math, "math."), ("numpy", np, "np."),
+               ("numpy.linalg", np.linalg, "np.linalg.")]
+    for _, mod, prefix in sources:
+        names = sorted(n for n in dir(mod) if not n.startswith("_"))
+        for n in sorted(names, key=len):
+            obj = getattr(mod, n, None)
+            if obj is None or isinstance(obj, (int, float, str, bool, type(mod))):
+                continue
+            if not callable(obj):
+                continue
+            try:
+                if obj in _SPELLING:
+                    continue
+                _SPELLING[obj] = prefix + n
+            except TypeError:
+                continue
+    return _SPELLING
+
+
+RUNTIME_NAMES = {
+    prims.unbroadcast: "unbroadcast",
+    prims.sum_to_shape: "sum_to_shape",
+    prims.broadcast_like: "broadcast_like",
+    prims.zeros_like: "zeros_like",
+}
+
+
+class Namespace:
+    """The globals of a generated module: `np`, `math`, runtime helpers, captured constants."""
+
+    def __init__(self):
+        self.values: dict = {"np": np, "math": math}
+        self.imports: dict = {"np": ("numpy", None), "math": ("math", None)}
+        self.by_id: dict = {}
+        self.avoid: set = set()  # variable names of the generated function
+
+    def spell_callable(self, fn) -> str:
+        table = _index()
+        try:
+            name = table.get(fn)
+        except TypeError:
+            name = None
+        if name is not None:
+            return name
+        try:
+            name = RUNTIME_NAMES.get(fn)
+        except TypeError:
+            name = None
+        if name is not None:
+            self.values[name] = fn
+            self.imports[name] = ("s2sad.ir.prims", name)
+            return name
+        hint = getattr(fn, "__name__", None) or type(fn).__name__
+        return self.add_object(fn, hint, _import_path(fn))
+
+    def add_object(self, obj, hint: str, import_path=None) -> str:
+        key = id(obj)
+        if key in self.by_id:
+            return self.by_id[key]
+        base = _identifier(hint)
+        name = base
+        n = 1
+        while (name in self.values and self.values[name] is not obj) or name in self.avoid:
+            name = f"{base}_{n}"
+            n += 1
+        self.values[name] = obj
+        self.by_id[key] = name
+        if import_path is not None:
+            self.imports[name] = import_path
+        return name
+
+
+def _identifier(hint: str) -> str:
+    s = "".join(c if c.isalnum() or c == "_" else "_" for c in hint)
+    if not s or s[0].isdigit() or keyword.iskeyword(s):
+        s = "_" + s
+    return s
+
+
+def _import_path(obj):
+    mod = getattr(obj, "__module__", None)
+    qual = getattr(obj, "__qualname__", None)
+    if mod and qual and "<" not in qual:
+        return (mod, qual)
+    return None

@@ -1,0 +1,1 @@
+"""Bundled examples: small functions that `s2sad demo` differentiates."""

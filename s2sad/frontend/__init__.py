@@ -1,0 +1,1 @@
+"""Frontend: source retrieval, parsing, lowering to IR."""

@@ -1,0 +1,148 @@
+"""Source retrieval: a function object -> its gast FunctionDef, file, line offset, scope.
+
+Name resolution later looks names up in the scope (globals, closure cells,
+builtins) so that a primitive is found by the object it names.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import textwrap
+import types
+from dataclasses import dataclass
+
+import gast
+
+from s2sad.errors import Loc, SourceUnavailableError, UnsupportedSyntaxError
+
+
+@dataclass
+class ParsedFunction:
+    func: object
+    node: gast.FunctionDef
+    filename: str
+    first_line: int  # absolute line number of the node's line 1
+    col_shift: int  # columns removed by dedent
+    lines: list  # the raw source lines (absolute numbering from first_line)
+    globals: dict
+    closure: dict
+
+    def loc(self, node) -> Loc:
+        lineno = getattr(node, "lineno", 1)
+        col = getattr(node, "col_offset", 0) + self.col_shift
+        idx = lineno - 1
+        text = self.lines[idx] if 0 <= idx < len(self.lines) else ""
+        return Loc(self.filename, self.first_line + lineno - 1, col, text)
+
+    def lookup(self, name: str):
+        """Resolve a free name: closure cell, then global, then builtin. Raises KeyError."""
+        if name in self.closure:
+            return self.closure[name]
+        if name in self.globals:
+            return self.globals[name]
+        b = self.globals.get("__builtins__", builtins)
+        if isinstance(b, dict):
+            if name in b:
+                return b[name]
+        elif hasattr(b, name):
+            return getattr(b, name)
+        raise KeyError(name)
+
+
+_CACHE: dict = {}
+
+
+def _describe(func) -> str:
+    return getattr(func, "__qualname__", None) or repr(func)
+
+
+def parse_function(func) -> ParsedFunction:
+    """Parse `func`'s source. Raises SourceUnavailableError when it cannot be had."""
+    key = func
+    try:
+        cached = _CACHE.get(key)
+    except TypeError:
+        cached = None
+    if cached is not None and cached[0] == getattr(func, "__code__", None):
+        return cached[1]
+    parsed = _parse(func)
+    try:
+        _CACHE[key] = (getattr(func, "__code__", None), parsed)
+    except TypeError:
+        pass
+    return parsed
+
+
+def _parse(func) -> ParsedFunction:
+    name = _describe(func)
+    if isinstance(func, (types.MethodType,)):
+        raise SourceUnavailableError(
+            f"{name} is a bound method",
+            hint="differentiate a plain function; pass the object's data as arguments")
+    if not isinstance(func, types.FunctionType):
+        raise SourceUnavailableError(
+            f"cannot differentiate {name!s}: it is not a Python function "
+            f"(a {type(func).__name__})",
+            hint="s2sad reads a function's source; pass a function defined with `def`, or "
+                 "register a rule for this callable with s2sad.defjvp/defvjp")
+    code = func.__code__
+    if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        raise UnsupportedSyntaxError(
+            f"{name} is an asynchronous function",
+            loc=_code_loc(func), hint="differentiate a plain function that returns a value")
+    if func.__name__ == "<lambda>":
+        raise UnsupportedSyntaxError(
+            "cannot differentiate a lambda", loc=_code_loc(func),
+            hint="define the function with `def` so its source can be read")
+    try:
+        lines, first_line = inspect.getsourcelines(func)
+    except (OSError, TypeError) as e:
+        raise SourceUnavailableError(
+            f"cannot read the source of {name}: {e}",
+            hint="define the function in a .py file (functions made by exec or typed "
+                 "at the interactive prompt have no retrievable source)") from None
+    filename = inspect.getsourcefile(func) or code.co_filename
+    raw = "".join(lines)
+    dedented = textwrap.dedent(raw)
+    shift = _indent_of(lines[0]) if lines else 0
+    try:
+        module = gast.parse(dedented)
+    except SyntaxError as e:
+        raise SourceUnavailableError(f"cannot parse the source of {name}: {e.msg}") from None
+    node = None
+    for stmt in module.body:
+        if isinstance(stmt, (gast.FunctionDef, gast.AsyncFunctionDef)):
+            node = stmt
+            break
+    if node is None:
+        raise SourceUnavailableError(f"the source of {name} is not a function definition")
+    if first_line == 0:
+        first_line = 1
+    closure = {}
+    if func.__closure__:
+        for var, cell in zip(code.co_freevars, func.__closure__):
+            try:
+                closure[var] = cell.cell_contents
+            except ValueError:
+                pass
+    return ParsedFunction(func, node, filename, first_line, shift,
+                          [ln.rstrip("\n") for ln in lines], func.__globals__, closure)
+
+
+def _indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _code_loc(func) -> Loc | None:
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return None
+    text = ""
+    try:
+        import linecache
+
+        text = linecache.getline(code.co_filename, code.co_firstlineno).rstrip("\n")
+    except Exception:
+        pass
+    return Loc(code.co_filename, code.co_firstlineno, _indent_of(text), text)

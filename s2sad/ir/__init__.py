@@ -1,0 +1,1 @@
+"""The IR: nodes, kinds, builder, printer, verifier."""

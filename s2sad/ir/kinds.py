@@ -1,0 +1,523 @@
+"""Kinds: what the compiler knows about a value (Python scalar, array of a shape, tuple...).
+
+Generated code is specialised on the kinds of the arguments; `infer_kinds`
+propagates them through a function by abstract evaluation, so that passes
+know when shapes match (no unbroadcast needed) and when a value is a scalar.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from s2sad.ir import prims
+from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While
+
+_UNSET = object()
+
+
+@dataclass(frozen=True)
+class Kind:
+    """`tag` is one of "scalar", "array", "tuple", "object", "unknown".
+
+    scalar/array: `dtype` is a NumPy dtype kind letter ('f', 'i', 'b', 'c', 'u');
+    array: `shape` is a tuple, or None when unknown; tuple: `items`;
+    `value` is a compile-time-known value of a non-differentiable int/bool/tuple, or _UNSET.
+    """
+
+    tag: str
+    dtype: str = ""
+    shape: tuple | None = None
+    items: tuple = ()
+    value: object = _UNSET
+
+    @property
+    def known(self) -> bool:
+        return self.value is not _UNSET
+
+    @property
+    def is_float(self) -> bool:
+        """Can this value carry a derivative?"""
+        if self.tag in ("scalar", "array"):
+            return self.dtype in ("f", "c")
+        if self.tag in ("tuple", "list"):
+            return any(i.is_float for i in self.items)
+        return self.tag == "unknown"
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.tag == "scalar" or (self.tag == "array" and self.shape == ())
+
+    @property
+    def static_shape(self):
+        """The shape when known (scalars: ()), else None."""
+        if self.tag == "scalar":
+            return ()
+        if self.tag == "array":
+            return self.shape
+        return None
+
+    def __repr__(self) -> str:
+        if self.tag == "scalar":
+            return f"scalar[{self.dtype}]" + (f"={self.value!r}" if self.known else "")
+        if self.tag == "array":
+            return f"array[{self.dtype}]{self.shape if self.shape is not None else '(?)'}"
+        if self.tag == "tuple":
+            return "(" + ", ".join(map(repr, self.items)) + ")"
+        return self.tag
+
+
+UNKNOWN = Kind("unknown")
+OBJECT = Kind("object")
+FLOAT = Kind("scalar", "f")
+INT = Kind("scalar", "i")
+BOOL = Kind("scalar", "b")
+
+
+def scalar(dtype: str, value=_UNSET) -> Kind:
+    return Kind("scalar", dtype, (), value=value)
+
+
+def array(dtype: str, shape) -> Kind:
+    return Kind("array", dtype, tuple(shape) if shape is not None else None)
+
+
+def kind_of_value(v, keep_value: bool = True) -> Kind:
+    """The kind of a concrete runtime value (used for arguments and constants)."""
+    if isinstance(v, bool):
+        return scalar("b", v if keep_value else _UNSET)
+    if isinstance(v, int):
+        return scalar("i", v if keep_value else _UNSET)
+    if isinstance(v, float):
+        return scalar("f")
+    if isinstance(v, complex):
+        return scalar("c")
+    if isinstance(v, np.ndarray):
+        return array(_dtype_letter(v.dtype), v.shape)
+    if isinstance(v, np.generic):
+        letter = _dtype_letter(v.dtype)
+        if letter in ("i", "b", "u") and keep_value:
+            return scalar(letter, v.item())
+        return scalar(letter)
+    if isinstance(v, tuple):
+        return Kind("tuple", items=tuple(kind_of_value(x, keep_value) for x in v),
+                    value=v if keep_value and _hashable(v) else _UNSET)
+    if isinstance(v, prims.ZeroValue):
+        return v.kind
+    if isinstance(v, list):
+        return Kind("list", items=tuple(kind_of_value(x, keep_value) for x in v))
+    return Kind("object", value=v if keep_value else _UNSET)
+
+
+def _hashable(v) -> bool:
+    try:
+        hash(v)
+        return True
+    except TypeError:
+        return False
+
+
+def _dtype_letter(dt) -> str:
+    k = np.dtype(dt).kind
+    return {"f": "f", "c": "c", "i": "i", "u": "i", "b": "b"}.get(k, "o")
+
+
+def join(a: Kind, b: Kind) -> Kind:
+    """The least kind covering both (used where control flow merges)."""
+    if a == b:
+        return a
+    if a.tag == b.tag == "scalar":
+        order = "bifc"
+        da = a.dtype if a.dtype in order else "f"
+        db = b.dtype if b.dtype in order else "f"
+        return scalar(order[max(order.index(da), order.index(db))])
+    if a.tag == b.tag == "array" and a.dtype == b.dtype:
+        return array(a.dtype, a.shape if a.shape == b.shape else None)
+    if a.tag == b.tag and a.tag in ("tuple", "list") and len(a.items) == len(b.items):
+        return Kind(a.tag, items=tuple(join(x, y) for x, y in zip(a.items, b.items)))
+    if a.tag == b.tag == "object":
+        return OBJECT
+    if {a.tag, b.tag} <= {"scalar", "array"}:
+        dt = a.dtype if a.dtype == b.dtype else "f"
+        if a.is_scalar and b.is_scalar:
+            return array(dt, ())
+        return UNKNOWN
+    return UNKNOWN
+
+
+# -- example values: concrete stand-ins used to evaluate a primitive's result kind --------
+
+_rng = np.random.default_rng(0)
+_EXAMPLES: dict = {}
+
+
+def example(k: Kind, tag_ok=True):
+    """A concrete value of kind `k`, or raise _NoExample."""
+    if k.known:
+        return k.value
+    if k.tag == "scalar":
+        if k.dtype == "f":
+            return 0.6180339887
+        if k.dtype == "c":
+            return 0.5 + 0.25j
+        raise _NoExample  # an int or bool whose value matters may change shapes
+    if k.tag == "array" and k.shape is not None:
+        size = int(np.prod(k.shape)) if k.shape else 1
+        if size > 1_000_000:
+            raise _NoExample
+        cached = _EXAMPLES.get(k)
+        if cached is None:
+            if k.dtype == "f":
+                cached = _rng.uniform(0.2, 0.8, k.shape)
+            elif k.dtype == "c":
+                cached = _rng.uniform(0.2, 0.8, k.shape) + 0.5j
+            elif k.dtype == "b":
+                cached = np.ones(k.shape, dtype=bool)
+            else:
+                cached = np.zeros(k.shape, dtype=np.int64)
+            cached.setflags(write=False)
+            if len(_EXAMPLES) > 256:
+                _EXAMPLES.clear()
+            _EXAMPLES[k] = cached
+        return cached
+    if k.tag == "tuple":
+        return tuple(example(i) for i in k.items)
+    if k.tag == "list":
+        return [example(i) for i in k.items]
+    raise _NoExample
+
+
+class _NoExample(Exception):
+    pass
+
+
+ELEMENTWISE_BINARY = {
+    operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
+    operator.floordiv, operator.mod, operator.lt, operator.le, operator.gt, operator.ge,
+    operator.eq, operator.ne, operator.and_, operator.or_, operator.xor,
+}
+
+
+def _elementwise_result(fn, kinds) -> Kind | None:
+    """Result kind of an elementwise primitive from its operand kinds, or None if unknown."""
+    shapes = [k.static_shape for k in kinds]
+    if any(s is None for s in shapes):
+        if all(k.tag in ("scalar", "array") for k in kinds):
+            dt = _result_dtype(fn, kinds)
+            return array(dt, None) if dt else UNKNOWN
+        return None
+    dt = _result_dtype(fn, kinds)
+    if dt is None:
+        return None
+    if all(k.tag == "scalar" for k in kinds):
+        return scalar(dt)
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        return None
+    return array(dt, shape)
+
+
+def _result_dtype(fn, kinds) -> str | None:
+    if fn in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
+        return "b"
+    dts = [k.dtype for k in kinds]
+    if any(d not in "bifc" or d == "" for d in dts):
+        return None
+    if fn is operator.truediv:
+        return "c" if "c" in dts else "f"
+    order = "bifc"
+    top = order[max(order.index(d) for d in dts)]
+    if fn in (operator.add, operator.sub, operator.mul, operator.pow, operator.floordiv,
+              operator.mod) and top == "b":
+        return "i"
+    return top
+
+
+def _is_elementwise_ufunc(fn) -> bool:
+    """A plain ufunc (np.sin, np.add), not a generalised one like np.matmul."""
+    return isinstance(fn, np.ufunc) and fn.signature is None
+
+
+def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
+    """The result kind of calling primitive `fn` on values of the given kinds."""
+    spec = KIND_RULES.get(fn) if _hashable(fn) else None
+    if spec is not None:
+        r = spec(arg_kinds, dict(kwarg_kinds))
+        if r is not None:
+            return r
+    if fn in ELEMENTWISE_BINARY or (_is_elementwise_ufunc(fn) and not kwarg_kinds):
+        r = _elementwise_result(fn, arg_kinds)
+        if r is not None and not any(k.known for k in arg_kinds):
+            return r
+    try:
+        args = [example(k) for k in arg_kinds]
+        kwargs = {n: example(k) for n, k in kwarg_kinds}
+    except _NoExample:
+        return _fallback(fn, arg_kinds)
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            result = fn(*args, **kwargs)
+    except Exception:
+        return _fallback(fn, arg_kinds)
+    keep = all(k.known for k in arg_kinds) and all(k.known for _, k in kwarg_kinds)
+    out = kind_of_value(result, keep_value=keep)
+    if out.tag == "object" and not keep:
+        out = Kind("object")
+    return out
+
+
+def _fallback(fn, arg_kinds) -> Kind:
+    r = _elementwise_result(fn, arg_kinds) if (
+        fn in ELEMENTWISE_BINARY or _is_elementwise_ufunc(fn)) else None
+    if r is not None:
+        return r
+    if any(k.tag == "array" for k in arg_kinds):
+        dt = "f" if any(k.dtype == "f" for k in arg_kinds) else ""
+        return array(dt, None) if dt else UNKNOWN
+    return UNKNOWN
+
+
+def _getitem_kind(args, kwargs):
+    base, index = args
+    if base.tag in ("tuple", "list") and index.known and isinstance(index.value, int):
+        try:
+            return base.items[index.value]
+        except IndexError:
+            return UNKNOWN
+    if base.tag == "array" and base.shape is not None:
+        # integer scalars index the same way whatever their value: evaluate with 0
+        try:
+            idx = _index_example(index)
+        except _NoExample:
+            return array(base.dtype, None)
+        try:
+            probe = np.zeros(base.shape, dtype=bool)
+            result = probe[idx]
+        except Exception:
+            return array(base.dtype, None)
+        shape = np.shape(result)
+        return scalar(base.dtype) if shape == () else array(base.dtype, shape)
+    return None
+
+
+def _index_example(k: Kind):
+    if k.known:
+        return k.value
+    if k.tag == "scalar" and k.dtype == "i":
+        return 0
+    if k.tag == "tuple":
+        return tuple(_index_example(i) for i in k.items)
+    if k.tag == "array" and k.shape is not None and k.dtype in ("i", "b"):
+        return np.zeros(k.shape, dtype=np.int64 if k.dtype == "i" else bool)
+    raise _NoExample
+
+
+def _make_tuple_kind(args, kwargs):
+    value = tuple(a.value for a in args) if all(a.known for a in args) else _UNSET
+    return Kind("tuple", items=tuple(args), value=value if _hashable(value) else _UNSET)
+
+
+def _make_list_kind(args, kwargs):
+    return Kind("list", items=tuple(args))
+
+
+def _slice_kind(args, kwargs):
+    if all(a.known for a in args):
+        return Kind("object", value=slice(*(a.value for a in args)))
+    return Kind("object")
+
+
+def _attr_kind(attr):
+    def rule(args, kwargs):
+        (x,) = args
+        if attr == "shape":
+            if x.static_shape is not None:
+                return kind_of_value(tuple(x.static_shape))
+            return Kind("tuple", items=(), value=_UNSET) if x.tag != "unknown" else UNKNOWN
+        if attr == "ndim":
+            s = x.static_shape
+            return scalar("i", len(s)) if s is not None else INT
+        if attr == "size":
+            s = x.static_shape
+            return scalar("i", int(np.prod(s))) if s is not None else INT
+        if attr == "T":
+            if x.tag == "array" and x.shape is not None:
+                return array(x.dtype, x.shape[::-1])
+            return x
+        if attr in ("real", "imag"):
+            if x.tag in ("scalar", "array"):
+                return Kind(x.tag, "f" if x.dtype == "c" else x.dtype, x.shape)
+        return None
+    return rule
+
+
+def _len_kind(args, kwargs):
+    (x,) = args
+    s = x.static_shape
+    if x.tag == "tuple":
+        return scalar("i", len(x.items))
+    if s:
+        return scalar("i", s[0])
+    return INT
+
+
+def _unbroadcast_kind(args, kwargs):
+    g, x = args
+    return Kind(x.tag, g.dtype or x.dtype, x.shape) if x.tag in ("scalar", "array") else x
+
+
+def _like_kind(args, kwargs):
+    return args[1] if args[1].tag != "unknown" else args[0]
+
+
+def _zeros_like_kind(args, kwargs):
+    x = args[0]
+    if x.tag == "scalar":
+        return FLOAT
+    if x.tag == "array":
+        return array("c" if x.dtype == "c" else "f", x.shape)
+    return UNKNOWN
+
+
+KIND_RULES = {
+    operator.getitem: _getitem_kind,
+    prims.make_tuple: _make_tuple_kind,
+    prims.make_list: _make_list_kind,
+    slice: _slice_kind,
+    len: _len_kind,
+    prims.unbroadcast: _unbroadcast_kind,
+    prims.broadcast_like: _like_kind,
+    prims.zeros_like: _zeros_like_kind,
+    prims.new_tape: lambda a, k: OBJECT,
+    prims.tape_push: lambda a, k: OBJECT,
+    prims.tape_pop: lambda a, k: UNKNOWN,
+    prims.tape_reader: lambda a, k: OBJECT,
+    prims.tape_next: lambda a, k: UNKNOWN,
+}
+
+def _np_shape_kind(args, kwargs):
+    s = args[0].static_shape if args else None
+    return kind_of_value(tuple(s)) if s is not None else Kind("tuple")
+
+
+def _np_ndim_kind(args, kwargs):
+    s = args[0].static_shape if args else None
+    return scalar("i", len(s)) if s is not None else INT
+
+
+def _np_size_kind(args, kwargs):
+    s = args[0].static_shape if args else None
+    return scalar("i", int(np.prod(s))) if s is not None and len(args) == 1 else INT
+
+
+KIND_RULES[np.shape] = _np_shape_kind
+KIND_RULES[np.ndim] = _np_ndim_kind
+KIND_RULES[np.size] = _np_size_kind
+
+for _a in ("T", "shape", "ndim", "size", "real", "imag", "dtype"):
+    KIND_RULES[prims.Attr(_a)] = _attr_kind(_a)
+
+
+def infer_kinds(fn: Function, arg_kinds: dict) -> dict:
+    """Map every variable of `fn` to its Kind, given the kinds of the parameters."""
+    kinds: dict = dict(arg_kinds)
+    infer_block(fn.body, kinds)
+    return kinds
+
+
+def atom_kind(a, kinds: dict) -> Kind:
+    if isinstance(a, Var):
+        return kinds.get(a, UNKNOWN)
+    v = a.value
+    if isinstance(v, prims.ZeroValue):
+        return v.kind
+    return kind_of_value(v)
+
+
+def infer_block(block: Block, kinds: dict):
+    for s in block.stmts:
+        infer_stmt(s, kinds)
+
+
+def infer_stmt(s, kinds: dict):
+    match s:
+        case Call(target=t, fn=fn, args=args) if fn is prims.tape_push:
+            # a tape yields what was pushed onto it (pushes precede pops in program order)
+            key = ("tape", args[0])
+            k = _forget_value(atom_kind(args[1], kinds))
+            kinds[key] = join(kinds[key], k) if key in kinds else k
+            kinds[t] = OBJECT
+        case Call(target=t, fn=fn, args=args) if fn is prims.tape_pop:
+            kinds[t] = kinds.get(("tape", args[0]), UNKNOWN)
+        case Call(target=t, fn=fn, args=args) if fn is prims.tape_reader:
+            kinds[t] = OBJECT
+            kinds[("reader", t)] = args[0]
+        case Call(target=t, fn=fn, args=args) if fn is prims.tape_next:
+            kinds[t] = kinds.get(("tape", kinds.get(("reader", args[0]))), UNKNOWN)
+        case Call(target=t, fn=fn, args=args, kwargs=kw):
+            kinds[t] = eval_kind(fn, [atom_kind(a, kinds) for a in args],
+                                 [(n, atom_kind(a, kinds)) for n, a in kw])
+        case If(cond=c, then=then, orelse=orelse, outputs=outs):
+            infer_block(then, kinds)
+            infer_block(orelse, kinds)
+            ck = atom_kind(c, kinds)
+            taken = None
+            if ck.known:
+                try:
+                    taken = then if bool(ck.value) else orelse
+                except Exception:
+                    taken = None
+            for i, o in enumerate(outs):
+                if taken is not None:
+                    kinds[o] = atom_kind(taken.results[i], kinds)
+                else:
+                    kinds[o] = join(atom_kind(then.results[i], kinds),
+                                    atom_kind(orelse.results[i], kinds))
+        case ForRange(index=i, params=ps, inits=inits, body=body, outputs=outs):
+            kinds[i] = INT
+            _infer_loop(ps, inits, [body], body, outs, kinds)
+        case While(params=ps, inits=inits, cond=cond, body=body, outputs=outs):
+            _infer_loop(ps, inits, [cond, body], body, outs, kinds)
+
+
+def _infer_loop(params, inits, blocks, body, outs, kinds):
+    current = [_forget_value(atom_kind(a, kinds)) for a in inits]
+    for _ in range(4):
+        for p, k in zip(params, current):
+            kinds[p] = k
+        for b in blocks:
+            infer_block(b, kinds)
+        nxt = [join(c, _forget_value(atom_kind(r, kinds))) for c, r in zip(current, body.results)]
+        if nxt == current:
+            break
+        current = nxt
+    else:
+        current = [_widen(k) for k in current]
+        for p, k in zip(params, current):
+            kinds[p] = k
+        for b in blocks:
+            infer_block(b, kinds)
+    for o, k in zip(outs, current):
+        kinds[o] = k
+
+
+def _forget_value(k: Kind) -> Kind:
+    """Loop-carried values change between iterations: keep the kind, drop the value."""
+    if k.known and k.tag == "scalar":
+        return scalar(k.dtype)
+    if k.known and k.tag == "tuple":
+        return Kind("tuple", items=tuple(_forget_value(i) for i in k.items))
+    return k
+
+
+def _widen(k: Kind) -> Kind:
+    if k.tag == "array":
+        return array(k.dtype, None)
+    if k.tag == "scalar":
+        return k
+    return UNKNOWN

@@ -1,0 +1,128 @@
+"""Compiler intrinsics: the primitives that are not user-visible NumPy/math callables.
+
+Tuple and list construction, attribute reads, the reverse-mode tape, and the
+shape helpers that derivative rules call (`unbroadcast`, `zeros_like`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def make_tuple(*items):
+    return items
+
+
+def make_list(*items):
+    return list(items)
+
+
+class Attr:
+    """The primitive `x.<name>` (one object per attribute name)."""
+
+    _instances: dict = {}
+
+    def __new__(cls, name: str):
+        inst = cls._instances.get(name)
+        if inst is None:
+            inst = super().__new__(cls)
+            inst.name = name
+            cls._instances[name] = inst
+        return inst
+
+    def __call__(self, x):
+        return getattr(x, self.name)
+
+    def __repr__(self) -> str:
+        return f"Attr({self.name!r})"
+
+    def __reduce__(self):
+        return (Attr, (self.name,))
+
+
+def new_tape():
+    return []
+
+
+def tape_push(tape, value):
+    tape.append(value)
+
+
+def tape_pop(tape):
+    return tape.pop()
+
+
+def tape_reader(tape):
+    """Read a tape last-in first-out without consuming it, so a pullback can run twice."""
+    return reversed(tape)
+
+
+def tape_next(reader):
+    return next(reader)
+
+
+def sweep_boundary():
+    """Marks where the forward sweep ends and the reverse sweep begins (never printed)."""
+
+
+EFFECTFUL = frozenset({tape_push, tape_pop, tape_next, sweep_boundary})
+
+
+def unbroadcast(g, x):
+    """Sum `g` down to the shape of `x` (the cotangent of a broadcast operand)."""
+    shape = np.shape(x)
+    if np.shape(g) == shape:
+        return g
+    return sum_to_shape(g, shape)
+
+
+def sum_to_shape(g, shape):
+    """Sum the broadcast axes of `g` so that the result has `shape`."""
+    g = np.asarray(g)
+    extra = g.ndim - len(shape)
+    if extra:
+        g = g.sum(axis=tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g if shape else g[()]
+
+
+def broadcast_like(t, x):
+    """Broadcast the tangent `t` to the shape of `x` (a tangent must have its primal's shape)."""
+    shape = np.shape(x)
+    if np.shape(t) == shape:
+        return t
+    return np.broadcast_to(t, shape)
+
+
+def zeros_like(x):
+    """A zero cotangent/tangent for `x`: 0.0 for a scalar, a float array otherwise."""
+    if isinstance(x, np.ndarray):
+        return np.zeros(x.shape, dtype=np.result_type(x.dtype, np.float64))
+    return 0.0
+
+
+def ones_like_output(x):
+    return np.ones_like(x, dtype=np.float64) if isinstance(x, np.ndarray) else 1.0
+
+
+class ZeroValue:
+    """Marker held in a Const: a symbolic zero tangent/cotangent of a given kind."""
+
+    __slots__ = ("kind",)
+
+    def __init__(self, kind):
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return "ZERO"
+
+    def __eq__(self, other):
+        return isinstance(other, ZeroValue) and other.kind == self.kind
+
+    def __hash__(self):
+        return hash(("ZERO", self.kind))
+
+
+RUNTIME_HELPERS = (unbroadcast, sum_to_shape, broadcast_like, zeros_like)

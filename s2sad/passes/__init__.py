@@ -1,0 +1,1 @@
+"""IR-to-IR passes: activity, forward, reverse, simplify."""

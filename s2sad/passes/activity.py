@@ -1,0 +1,65 @@
+"""Activity analysis: which variables depend differentiably on the differentiated inputs.
+
+A value is active when it is computed by a differentiable primitive from an
+active value and can carry a derivative (a float or complex kind). Only active
+values get tangents or cotangents: everything else costs nothing.
+"""
+
+from __future__ import annotations
+
+from s2sad.ir import prims
+from s2sad.ir.kinds import atom_kind
+from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While
+
+
+def active_vars(fn: Function, wrt_params, kinds: dict, table) -> set:
+    active = set(wrt_params)
+    _block(fn.body, active, kinds, table)
+    return active
+
+
+def _is_active(a, active) -> bool:
+    return isinstance(a, Var) and a in active
+
+
+def _can_carry(v, kinds) -> bool:
+    return atom_kind(v, kinds).is_float
+
+
+def _block(block: Block, active: set, kinds, table):
+    for s in block.stmts:
+        match s:
+            case Call(target=t, fn=fn, args=args, kwargs=kw):
+                if table.is_nondiff(fn) or fn in prims.EFFECTFUL:
+                    continue
+                ops = list(args) + [a for _, a in kw]
+                if any(_is_active(a, active) for a in ops) and _can_carry(t, kinds):
+                    active.add(t)
+            case If(then=then, orelse=orelse, outputs=outs):
+                _block(then, active, kinds, table)
+                _block(orelse, active, kinds, table)
+                for o, a, b in zip(outs, then.results, orelse.results):
+                    if (_is_active(a, active) or _is_active(b, active)) and _can_carry(o, kinds):
+                        active.add(o)
+            case ForRange(params=ps, inits=inits, body=body, outputs=outs):
+                _loop(ps, inits, [body], body, outs, active, kinds, table)
+            case While(params=ps, inits=inits, cond=cond, body=body, outputs=outs):
+                _loop(ps, inits, [cond, body], body, outs, active, kinds, table)
+
+
+def _loop(params, inits, blocks, body, outs, active, kinds, table):
+    for p, i in zip(params, inits):
+        if _is_active(i, active) and _can_carry(p, kinds):
+            active.add(p)
+    while True:
+        before = len(active)
+        for b in blocks:
+            _block(b, active, kinds, table)
+        for p, r in zip(params, body.results):
+            if _is_active(r, active) and _can_carry(p, kinds):
+                active.add(p)
+        if len(active) == before:
+            break
+    for o, p in zip(outs, params):
+        if p in active:
+            active.add(o)

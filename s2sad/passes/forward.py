@@ -1,0 +1,159 @@
+"""The forward (JVP) pass: IR -> IR computing primal values and their tangents.
+
+Each active primal statement is followed by its tangent code, inlined from the
+rule table. Inactive values get no tangent at all; a zero tangent is symbolic
+(a ZeroValue constant) until the simplifier folds it away or it must be
+materialised at a merge point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from s2sad.errors import MissingRuleError
+from s2sad.ir import prims
+from s2sad.ir.builder import Emitter, Namer, hint_of
+from s2sad.ir.kinds import atom_kind
+from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While
+from s2sad.passes.activity import active_vars
+from s2sad.passes.inline_rules import (
+    bind_call,
+    callee_name,
+    check_differentiable,
+    inline,
+    is_zero,
+    zero,
+)
+
+
+def materialize(em: Emitter, atom, kind, like, hint: str):
+    """Turn a symbolic zero into a real value of `kind` (other atoms pass through)."""
+    if not is_zero(atom):
+        return atom
+    complex_ = kind.dtype == "c"
+    if kind.tag == "scalar":
+        return Const(0j if complex_ else 0.0)
+    if kind.tag == "array" and kind.shape is not None:
+        args = (Const(kind.shape),)
+        kw = (("dtype", Const(complex)),) if complex_ else ()
+        return em.call(np.zeros, args, kw, hint=hint)
+    return em.call(prims.zeros_like, (like,), hint=hint)
+
+
+class ForwardPass:
+    def __init__(self, fn: Function, kinds: dict, wrt: tuple, table):
+        self.fn = fn
+        self.kinds = kinds
+        self.table = table
+        self.wrt_params = [fn.params[i] for i in wrt]
+        self.active = active_vars(fn, self.wrt_params, kinds, table)
+        self.namer = Namer.for_function(fn)
+        self.tan: dict = {}
+
+    def kind(self, a):
+        return atom_kind(a, self.kinds)
+
+    def tangent(self, a):
+        if isinstance(a, Var) and a in self.active:
+            return self.tan.get(a, zero(self.kind(a)))
+        return zero(self.kind(a))
+
+    def run(self) -> Function:
+        tparams = [self.namer.fresh(p.name + "_dot") for p in self.wrt_params]
+        self.tan.update(zip(self.wrt_params, tparams))
+        em = Emitter(self.namer)
+        self.stmts(self.fn.body.stmts, em)
+        results = list(self.fn.body.results)
+        tans = [materialize(em, self.tangent(r), self.kind(r), r, hint_of(r) + "_dot")
+                for r in results]
+        meta = {"mode": "jvp", "n_primal": len(results), "tangent_params": tparams}
+        fn = self.fn
+        out = Function(fn.name, fn.params + tuple(tparams),
+                       Block(tuple(em.stmts), tuple(results + tans)), fn.returns_tuple,
+                       fn.kwonly, (), fn.loc, fn.source_lines, fn.first_line, meta)
+        return out
+
+    # -- statements ---------------------------------------------------------
+
+    def stmts(self, stmts, em: Emitter):
+        for s in stmts:
+            match s:
+                case Call():
+                    em.add(s)
+                    if s.target in self.active:
+                        self.call(s, em)
+                case If():
+                    self.if_(s, em)
+                case ForRange() | While():
+                    self.loop(s, em)
+
+    def call(self, s: Call, em: Emitter):
+        fn = s.fn
+        hint = s.target.name + "_dot"
+        if fn in (prims.make_tuple, prims.make_list):
+            items = [materialize(em, self.tangent(a), self.kind(a), a, hint_of(a) + "_dot")
+                     for a in s.args]
+            self.tan[s.target] = em.call(fn, items, hint=hint, loc=s.loc)
+            return
+        rule = self.table.jvp_rules.get(fn)
+        if rule is None:
+            raise MissingRuleError(
+                f"no JVP rule for `{callee_name(fn)}`", s.loc,
+                f"register one with @s2sad.defjvp({callee_name(fn)}), or mark the function "
+                f"linear with s2sad.def_linear")
+        bindings = bind_call(rule, s)
+        check_differentiable(rule, bindings, lambda a: a in self.active, s)
+        for p in rule.diff_params:
+            bindings[p + "_dot"] = self.tangent(bindings[p])
+        if rule.uses_ans:
+            bindings["ans"] = s.target
+        (t,) = inline(rule, self.table, em, bindings, hint, loc=s.loc)
+        self.tan[s.target] = t
+
+    def if_(self, s: If, em: Emitter):
+        outs = [o for o in s.outputs if o in self.active]
+        blocks = []
+        for blk in (s.then, s.orelse):
+            inner = em.nested()
+            self.stmts(blk.stmts, inner)
+            tans = []
+            for o, r in zip(s.outputs, blk.results):
+                if o in self.active:
+                    tans.append(materialize(inner, self.tangent(r), self.kind(o), r,
+                                            o.name + "_dot"))
+            blocks.append(Block(tuple(inner.stmts), blk.results + tuple(tans)))
+        touts = [self.namer.fresh(o.name + "_dot") for o in outs]
+        em.add(If(s.cond, blocks[0], blocks[1], s.outputs + tuple(touts), s.loc))
+        self.tan.update(zip(outs, touts))
+
+    def loop(self, s, em: Emitter):
+        carried = [i for i, p in enumerate(s.params) if p in self.active]
+        tparams = [self.namer.fresh(s.params[i].name + "_dot") for i in carried]
+        tinits = [materialize(em, self.tangent(s.inits[i]), self.kind(s.params[i]), s.inits[i],
+                              s.params[i].name + "_dot") for i in carried]
+        for i, tp in zip(carried, tparams):
+            self.tan[s.params[i]] = tp
+        inner = em.nested()
+        self.stmts(s.body.stmts, inner)
+        tres = [materialize(inner, self.tangent(s.body.results[i]), self.kind(s.params[i]),
+                            s.body.results[i], s.params[i].name + "_dot") for i in carried]
+        body = Block(tuple(inner.stmts), s.body.results + tuple(tres))
+        touts = [self.namer.fresh(s.outputs[i].name + "_dot") for i in carried]
+        params, inits, outs = (s.params + tuple(tparams), s.inits + tuple(tinits),
+                               s.outputs + tuple(touts))
+        if isinstance(s, ForRange):
+            em.add(ForRange(s.index, s.start, s.stop, s.step, params, inits, body, outs, s.loc,
+                            s.reverse))
+        else:
+            em.add(While(params, inits, s.cond, body, outs, s.loc))
+        for i, to in zip(carried, touts):
+            self.tan[s.outputs[i]] = to
+
+
+def forward_pass(fn: Function, kinds: dict, wrt: tuple, table) -> Function:
+    """The JVP of `fn` with respect to the positional parameters at indices `wrt`.
+
+    The result takes the primal parameters then one tangent per `wrt` parameter and
+    returns the primal results followed by their tangents.
+    """
+    return ForwardPass(fn, kinds, wrt, table).run()

@@ -1,0 +1,98 @@
+"""Rule inlining: bind a primitive call's operands to a rule's parameters and splice its body.
+
+A rule is lowered to IR once (it is written in the restricted language) and
+copied into the derivative function with fresh names at every use.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from s2sad.errors import MissingRuleError, NonDifferentiableError
+from s2sad.ir import prims
+from s2sad.ir.builder import Emitter, substitute_block
+from s2sad.ir.kinds import Kind
+from s2sad.ir.nodes import Call, Const, Var
+
+
+def rule_ir(rule, table):
+    if rule._ir is None:
+        from s2sad.frontend.lower import lower
+
+        rule._ir = lower(rule.func, table)
+    return rule._ir
+
+
+def callee_name(fn) -> str:
+    if isinstance(fn, prims.Attr):
+        return f".{fn.name}"
+    mod = getattr(fn, "__module__", None) or ""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    if mod in ("numpy", "numpy.linalg") or mod.startswith("numpy"):
+        return f"np.{name}"
+    if mod in ("math", "operator", "builtins"):
+        return name if mod == "builtins" else f"{mod}.{name}"
+    return name
+
+
+def bind_call(rule, stmt: Call) -> dict:
+    """Map the rule's primal parameter names to the call's operand atoms (defaults as Consts)."""
+    sig: inspect.Signature = rule.signature
+    try:
+        bound = sig.bind(*stmt.args, **dict(stmt.kwargs))
+    except TypeError as e:
+        raise MissingRuleError(
+            f"the {rule.mode.upper()} rule for `{callee_name(stmt.fn)}` does not accept this "
+            f"call: {e}", stmt.loc,
+            "pass only the arguments the rule supports, or register a rule with a fuller "
+            "signature") from None
+    out = {}
+    for name, p in sig.parameters.items():
+        if name in bound.arguments:
+            out[name] = bound.arguments[name]
+        elif p.default is not inspect.Parameter.empty:
+            out[name] = Const(p.default)
+        else:
+            raise MissingRuleError(f"missing argument {name} for `{callee_name(stmt.fn)}`",
+                                   stmt.loc)
+    return out
+
+
+def check_differentiable(rule, bindings: dict, active, stmt: Call):
+    """Every active operand must bind to a parameter the rule differentiates."""
+    for name, atom in bindings.items():
+        if isinstance(atom, Var) and active(atom) and name not in rule.diff_params:
+            raise NonDifferentiableError(
+                f"`{callee_name(stmt.fn)}` is not differentiable with respect to its argument "
+                f"`{name}`, which depends on a differentiated input", stmt.loc,
+                "compute that argument from values you do not differentiate, or register a "
+                "rule that covers it")
+
+
+def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None):
+    """Splice the rule's body into `em`; returns the tuple of atoms the rule returns.
+
+    `result_hints` names the results (one hint, or one per result).
+    """
+    fn = rule_ir(rule, table)
+    mapping = {}
+    for p in fn.params:
+        mapping[p] = bindings[p.name]
+    hints = {}
+    results = fn.body.results
+    if isinstance(result_hints, str):
+        result_hints = [result_hints] * len(results)
+    for r, h in zip(results, result_hints):
+        if isinstance(r, Var) and r not in mapping and r not in hints:
+            hints[r] = h
+    block = substitute_block(fn.body, mapping, em.namer, hints, loc=loc)
+    em.stmts.extend(block.stmts)
+    return block.results
+
+
+def zero(kind: Kind) -> Const:
+    return Const(prims.ZeroValue(kind))
+
+
+def is_zero(a) -> bool:
+    return isinstance(a, Const) and isinstance(a.value, prims.ZeroValue)

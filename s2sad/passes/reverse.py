@@ -1,0 +1,409 @@
+"""The reverse (VJP) pass: IR -> IR with a forward sweep and a reverse sweep.
+
+The forward sweep is the primal code, plus what the reverse sweep reads and
+cannot see: values from inside branches leave the `If` as extra outputs, and
+values from loop iterations go onto a tape (a Python list) that the reversed
+loop pops. The reverse sweep visits statements backwards, inlining each
+primitive's VJP rule and accumulating cotangents (`x_bar`). Only active values
+get cotangents; a value never reached has a symbolic zero cotangent.
+"""
+
+from __future__ import annotations
+
+import operator
+
+from s2sad.errors import MissingRuleError, NonDifferentiableError
+from s2sad.ir import prims
+from s2sad.ir.builder import Emitter, Namer, hint_of, replace_atoms
+from s2sad.ir.kinds import atom_kind
+from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While, free_vars
+from s2sad.passes.activity import active_vars
+from s2sad.passes.forward import materialize
+from s2sad.passes.inline_rules import bind_call, callee_name, check_differentiable, inline, zero
+
+
+def _defined(block: Block) -> set:
+    out = set()
+    for s in block.stmts:
+        out.update(s.defs)
+    return out
+
+
+class ReversePass:
+    def __init__(self, fn: Function, kinds: dict, wrt: tuple, table):
+        self.fn = fn
+        self.kinds = kinds
+        self.table = table
+        self.wrt_params = [fn.params[i] for i in wrt]
+        self.active = active_vars(fn, self.wrt_params, kinds, table)
+        self.namer = Namer.for_function(fn)
+        self.tapes: list = []  # top-level statements creating tapes
+        self.readers: list = []  # statements opening each tape for the reverse sweep
+
+    def kind(self, a):
+        return atom_kind(a, self.kinds)
+
+    def is_active(self, a) -> bool:
+        return isinstance(a, Var) and a in self.active
+
+    # -- driver ---------------------------------------------------------
+
+    def run(self) -> Function:
+        fn = self.fn
+        results = list(fn.body.results)
+        seeds = [self.namer.fresh(_bar_name(r, i, len(results), fn.returns_tuple))
+                 for i, r in enumerate(results)]
+        fwd = Emitter(self.namer)
+        rev = Emitter(self.namer)
+        bars: dict = {}
+        for r, s in zip(results, seeds):
+            if self.is_active(r):
+                self.add_bar(bars, r, s, rev)
+        body_stmts = self.sweep(fn.body.stmts, fwd, rev, bars)
+        outs = []
+        for p in self.wrt_params:
+            b = bars.get(p)
+            b = materialize(rev, zero(self.kind(p)) if b is None else b, self.kind(p), p,
+                            p.name + "_bar")
+            outs.append(self.match_scalar(b, p, rev))
+        stmts = list(self.tapes) + list(body_stmts)
+        boundary = Call(self.namer.fresh("_sweep"), prims.sweep_boundary, ())
+        stmts += [boundary] + self.readers + rev.stmts
+        meta = {"mode": "vjp", "n_primal": len(results), "seed_params": tuple(seeds)}
+        return Function(fn.name, fn.params + tuple(seeds), Block(tuple(stmts),
+                                                                 tuple(results + outs)),
+                        fn.returns_tuple, fn.kwonly, (), fn.loc, fn.source_lines,
+                        fn.first_line, meta)
+
+    def match_scalar(self, b, p, em):
+        """A Python-scalar parameter gets a scalar cotangent, not a 0-d array."""
+        kp, kb = self.kind(p), self.kind(b)
+        if kp.tag == "scalar" and kb.tag == "array" and kb.shape == ():
+            return em.call(operator.getitem, (b, Const(())), hint=p.name + "_bar")
+        return b
+
+    # -- the two sweeps over one block ------------------------------------
+
+    def sweep(self, stmts, fwd: Emitter, rev: Emitter, bars: dict) -> list:
+        """Emit the forward sweep of `stmts` into `fwd` (returned) and their reverse into `rev`.
+
+        The reverse statements are emitted in reverse order; `bars` maps each active variable
+        to its accumulated cotangent and is updated in place.
+        """
+        plans = []
+        for s in stmts:
+            plans.append(self.forward_stmt(s, fwd))
+        for s, plan in reversed(list(zip(stmts, plans))):
+            self.reverse_stmt(s, plan, rev, bars)
+        return fwd.stmts
+
+    def forward_stmt(self, s, fwd: Emitter):
+        """Emit the forward version of `s`; returns a plan the reverse step needs."""
+        match s:
+            case Call():
+                fwd.add(s)
+                return None
+            case If():
+                return self.forward_if(s, fwd)
+            case ForRange() | While():
+                return self.forward_loop(s, fwd)
+        raise TypeError(s)
+
+    def reverse_stmt(self, s, plan, rev: Emitter, bars: dict):
+        match s:
+            case Call():
+                self.reverse_call(s, rev, bars)
+            case If():
+                self.reverse_if(s, plan, rev, bars)
+            case ForRange() | While():
+                self.reverse_loop(s, plan, rev, bars)
+
+    # -- accumulation ---------------------------------------------------
+
+    def add_bar(self, bars: dict, v, contrib, em: Emitter):
+        if not self.is_active(v):
+            return
+        prev = bars.get(v)
+        if prev is None:
+            bars[v] = contrib
+        else:
+            bars[v] = em.call(operator.add, (prev, contrib), hint=v.name + "_bar")
+
+    # -- calls ----------------------------------------------------------
+
+    def reverse_call(self, s: Call, rev: Emitter, bars: dict):
+        t = s.target
+        g = bars.get(t)
+        if g is None or t not in self.active:
+            return
+        fn = s.fn
+        if fn in (prims.make_tuple, prims.make_list):
+            for i, a in enumerate(s.args):
+                if self.is_active(a):
+                    item = rev.call(operator.getitem, (g, Const(i)), hint=a.name + "_bar",
+                                    loc=s.loc)
+                    self.add_bar(bars, a, item, rev)
+            return
+        if fn is operator.getitem and self.kind(s.args[0]).tag in ("tuple", "list"):
+            self.reverse_tuple_getitem(s, g, rev, bars)
+            return
+        rule = self.table.vjp_rules.get(fn)
+        if rule is None:
+            raise MissingRuleError(
+                f"no VJP rule for `{callee_name(fn)}`", s.loc,
+                f"register one with @s2sad.defvjp({callee_name(fn)})")
+        bindings = bind_call(rule, s)
+        check_differentiable(rule, bindings, self.is_active, s)
+        bindings["g"] = g
+        if rule.uses_ans:
+            bindings["ans"] = t
+        hints = [hint_of(bindings[p]) + "_bar" for p in rule.diff_params]
+        contribs = inline(rule, self.table, rev, bindings, hints, loc=s.loc)
+        if len(contribs) != len(rule.diff_params):
+            raise NonDifferentiableError(
+                f"the VJP rule for `{callee_name(fn)}` returns {len(contribs)} values for "
+                f"{len(rule.diff_params)} differentiable parameters", s.loc)
+        for p, c in zip(rule.diff_params, contribs):
+            a = bindings[p]
+            if self.is_active(a):
+                self.add_bar(bars, a, c, rev)
+
+    def reverse_tuple_getitem(self, s: Call, g, rev: Emitter, bars: dict):
+        base, idx = s.args
+        if not self.is_active(base):
+            return
+        items = self.kind(base).items
+        if not isinstance(idx, Const) or not isinstance(idx.value, int):
+            raise NonDifferentiableError("indexing a tuple by a computed index", s.loc,
+                                         "index tuples with constant integers")
+        parts = []
+        for i, k in enumerate(items):
+            if i == idx.value % len(items):
+                parts.append(g)
+            else:
+                parts.append(materialize(rev, zero(k), k, None, "zero") if k.is_float
+                             else Const(None))
+        whole = rev.call(prims.make_tuple, parts, hint=base.name + "_bar", loc=s.loc)
+        prev = bars.get(base)
+        if prev is None:
+            bars[base] = whole
+        else:
+            summed = []
+            for i in range(len(items)):
+                a = rev.call(operator.getitem, (prev, Const(i)), hint="_p")
+                b = rev.call(operator.getitem, (whole, Const(i)), hint="_q")
+                summed.append(rev.call(operator.add, (a, b), hint="_s") if items[i].is_float
+                              else Const(None))
+            bars[base] = rev.call(prims.make_tuple, summed, hint=base.name + "_bar")
+
+    # -- branches ---------------------------------------------------------
+
+    def forward_if(self, s: If, fwd: Emitter):
+        """Forward sweep of an If: the branches' own forward sweeps (residuals added later)."""
+        branches = []
+        for blk in (s.then, s.orelse):
+            inner = fwd.nested()
+            plans = [self.forward_stmt(x, inner) for x in blk.stmts]
+            branches.append((blk, inner, plans))
+        plan = {"branches": branches, "index": len(fwd.stmts)}
+        fwd.add(None)  # placeholder, replaced once the residuals are known
+        plan["fwd"] = fwd
+        return plan
+
+    def reverse_if(self, s: If, plan, rev: Emitter, bars: dict):
+        fwd = plan["fwd"]
+        rev_blocks, residual_lists, touched = [], [], set()
+        results_bars = []
+        for (blk, inner_fwd, plans), res in zip(plan["branches"], (s.then.results,
+                                                                 s.orelse.results)):
+            inner_rev = rev.nested()
+            local = dict(bars)
+            for o, r in zip(s.outputs, res):
+                if o in bars and self.is_active(r):
+                    self.add_bar(local, r, bars[o], inner_rev)
+            for x, p in reversed(list(zip(blk.stmts, plans))):
+                self.reverse_stmt(x, p, inner_rev, local)
+            rev_blocks.append((inner_rev, local))
+            results_bars.append(local)
+            for v, b in local.items():
+                if bars.get(v) is not b:
+                    touched.add(v)
+        # only cotangents of variables defined outside the If leave it
+        defined_inside = _defined(s.then) | _defined(s.orelse) | set(s.outputs)
+        outer = sorted((v for v in touched if v not in defined_inside), key=lambda v: v.name)
+        new_outs = [self.namer.fresh(v.name + "_bar") for v in outer]
+        blocks = []
+        for (inner_rev, local), (blk, inner_fwd, _) in zip(rev_blocks,
+                                                           plan["branches"]):
+            yields = []
+            for v in outer:
+                b = local.get(v)
+                b = zero(self.kind(v)) if b is None else b
+                yields.append(materialize(inner_rev, b, self.kind(v), v, v.name + "_bar"))
+            block = Block(tuple(inner_rev.stmts), tuple(yields))
+            blocks.append(block)
+        # residuals: forward values of each branch that its reverse block reads
+        res_outs = []
+        then_res, else_res = list(s.then.results), list(s.orelse.results)
+        mappings = [{}, {}]
+        for bi, (block, (blk, inner_fwd, _)) in enumerate(zip(blocks, plan["branches"])):
+            local_defs = _defined(Block(tuple(inner_fwd.stmts)))
+            needed = sorted((v for v in free_vars(block) if v in local_defs),
+                            key=lambda v: v.name)
+            for v in needed:
+                out = self.namer.fresh(v.name)
+                res_outs.append(out)
+                mappings[bi][v] = out
+                if bi == 0:
+                    then_res.append(v)
+                    else_res.append(Const(None))
+                else:
+                    then_res.append(Const(None))
+                    else_res.append(v)
+        fwd_then = Block(tuple(plan["branches"][0][1].stmts), tuple(then_res))
+        fwd_else = Block(tuple(plan["branches"][1][1].stmts), tuple(else_res))
+        fwd.stmts[plan["index"]] = If(s.cond, fwd_then, fwd_else, s.outputs + tuple(res_outs),
+                                      s.loc)
+        b0 = replace_atoms(blocks[0], mappings[0])
+        b1 = replace_atoms(blocks[1], mappings[1])
+        if outer:
+            rev.add(If(s.cond, b0, b1, tuple(new_outs), s.loc))
+            for v, o in zip(outer, new_outs):
+                bars[v] = o
+
+    # -- loops ----------------------------------------------------------------
+
+    def forward_loop(self, s, fwd: Emitter):
+        inner = fwd.nested()
+        plans = [self.forward_stmt(x, inner) for x in s.body.stmts]
+        plan = {"inner": inner, "plans": plans, "index": len(fwd.stmts), "fwd": fwd}
+        fwd.add(None)
+        return plan
+
+    def reverse_loop(self, s, plan, rev: Emitter, bars: dict):
+        fwd: Emitter = plan["fwd"]
+        inner_fwd: Emitter = plan["inner"]
+        is_for = isinstance(s, ForRange)
+        # carried cotangents: one per active loop parameter, one per active outer variable used
+        act_params = [i for i, p in enumerate(s.params) if p in self.active]
+        body_free = free_vars(s.body) | free_vars(s.cond if not is_for else Block(()))
+        loop_defs = set(s.params) | ({s.index} if is_for else set())
+        outer = sorted((v for v in body_free if v in self.active and v not in loop_defs),
+                       key=lambda v: v.name)
+        pb = [self.namer.fresh(s.params[i].name + "_bar") for i in act_params]
+        wb = [self.namer.fresh(v.name + "_bar") for v in outer]
+        inits = []
+        for i in act_params:
+            o = s.outputs[i]
+            b = bars.get(o)
+            k = self.kind(s.params[i])
+            inits.append(materialize(rev, zero(k) if b is None else b, k, o,
+                                     s.params[i].name + "_bar"))
+        for v in outer:
+            b = bars.get(v)
+            k = self.kind(v)
+            inits.append(materialize(rev, zero(k) if b is None else b, k, v, v.name + "_bar"))
+        # the reverse body
+        body_rev = rev.nested()
+        local = {}
+        for i, p in zip(act_params, pb):
+            r = s.body.results[i]
+            if self.is_active(r):
+                self.add_bar(local, r, p, body_rev)
+        for v, w in zip(outer, wb):
+            local[v] = w
+        for x, p in reversed(list(zip(s.body.stmts, plan["plans"]))):
+            self.reverse_stmt(x, p, body_rev, local)
+        results = []
+        for i in act_params:
+            p = s.params[i]
+            b = local.get(p)
+            k = self.kind(p)
+            results.append(materialize(body_rev, zero(k) if b is None else b, k, p,
+                                       p.name + "_bar"))
+        for v in outer:
+            results.append(local[v])
+        rev_body = Block(tuple(body_rev.stmts), tuple(results))
+        # residuals from the forward body, via a tape
+        fwd_defs = _defined(Block(tuple(inner_fwd.stmts))) | set(s.params)
+        needed = sorted((v for v in free_vars(rev_body) if v in fwd_defs), key=lambda v: v.name)
+        index_map = {}
+        rev_index = None
+        if is_for:
+            rev_index = self.namer.fresh(s.index.name)
+            index_map[s.index] = rev_index
+        fwd_body_stmts = list(inner_fwd.stmts)
+        pops = []
+        if needed:
+            tape = self.namer.fresh("tape")
+            self.tapes.append(Call(tape, prims.new_tape, ()))
+            reader = self.namer.fresh("_" + tape.name)
+            self.readers.append(Call(reader, prims.tape_reader, (tape,)))
+            # push as soon as the last residual is defined (parameters: at the top)
+            where = 0
+            for k, st in enumerate(fwd_body_stmts):
+                if any(d in needed for d in st.defs):
+                    where = k + 1
+            push = []
+            if len(needed) == 1:
+                item = needed[0]
+            else:
+                item = self.namer.fresh("_saved")
+                push.append(Call(item, prims.make_tuple, tuple(needed)))
+            push.append(Call(self.namer.fresh("_push"), prims.tape_push, (tape, item)))
+            fwd_body_stmts[where:where] = push
+            popped = self.namer.fresh("_popped")
+            pops.append(Call(popped, prims.tape_next, (reader,)))
+            if len(needed) == 1:
+                index_map[needed[0]] = popped
+            else:
+                for k, v in enumerate(needed):
+                    nv = self.namer.fresh(v.name)
+                    pops.append(Call(nv, operator.getitem, (popped, Const(k))))
+                    index_map[v] = nv
+        rev_body = replace_atoms(Block(tuple(pops) + rev_body.stmts, rev_body.results),
+                                 index_map)
+        # forward loop, now pushing the residuals (and counting trips for a while loop)
+        body_results = s.body.results
+        params, f_inits, outs = s.params, s.inits, s.outputs
+        if is_for:
+            start, stop, step = s.start, s.stop, s.step
+            new_fwd = ForRange(s.index, start, stop, step, params, f_inits,
+                               Block(tuple(fwd_body_stmts), body_results), outs, s.loc,
+                               s.reverse)
+        else:
+            count = self.namer.fresh("trips")
+            count_next = self.namer.fresh("trips")
+            count_out = self.namer.fresh("trips")
+            fwd_body_stmts.append(Call(count_next, operator.add, (count, Const(1))))
+            new_fwd = While(params + (count,), f_inits + (Const(0),), s.cond,
+                            Block(tuple(fwd_body_stmts), body_results + (count_next,)),
+                            outs + (count_out,), s.loc)
+            start, stop, step = Const(0), count_out, Const(1)
+            rev_index = self.namer.fresh("_")
+        fwd.stmts[plan["index"]] = new_fwd
+        if not act_params and not outer:
+            return
+        louts = [self.namer.fresh(x.name) for x in pb + wb]
+        rev.add(ForRange(rev_index, start, stop, step, tuple(pb + wb), tuple(inits), rev_body,
+                         tuple(louts), s.loc, reverse=not getattr(s, "reverse", False)))
+        for v, o in zip(outer, louts[len(act_params):]):
+            bars[v] = o
+        for i, o in zip(act_params, louts[:len(act_params)]):
+            self.add_bar(bars, s.inits[i], o, rev)
+
+
+def _bar_name(r, i, n, as_tuple) -> str:
+    if isinstance(r, Var) and not r.name.startswith("_"):
+        return r.name + "_bar"
+    return "out_bar" if n == 1 else f"out{i}_bar"
+
+
+def reverse_pass(fn: Function, kinds: dict, wrt: tuple, table) -> Function:
+    """The joint VJP function of `fn` with respect to the parameters at `wrt`.
+
+    Parameters: the primal ones, then one cotangent seed per result (`meta["seed_params"]`).
+    Results: the primal results, then one cotangent per `wrt` parameter. A `sweep_boundary`
+    call separates the forward sweep from the reverse sweep.
+    """
+    return ReversePass(fn, kinds, wrt, table).run()

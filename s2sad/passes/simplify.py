@@ -1,0 +1,597 @@
+"""The simplifier: symbolic zeros, constant folding, algebraic identities, CSE and DCE.
+
+Runs after a derivative pass, with the kinds of every value, so that it can
+prove shapes equal (an `unbroadcast` that sums nothing disappears) and fold
+what is known at compile time (`np.ndim(x)`, branches of rules on static
+arguments). Iterates to a fixed point.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from s2sad.ir import prims
+from s2sad.ir.kinds import Kind, atom_kind, eval_kind, infer_kinds, kind_of_value
+from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While, atoms_of
+from s2sad.ir.nodes import blocks_of
+from s2sad.passes.inline_rules import is_zero, zero
+
+ADDS = {operator.add, np.add}
+SUBS = {operator.sub, np.subtract}
+MULS = {operator.mul, np.multiply}
+DIVS = {operator.truediv, np.divide, np.true_divide}
+NEGS = {operator.neg, np.negative}
+IDENTITY_UNARY = {operator.pos, np.positive}
+
+SIMPLE = (int, float, complex, bool, str, type(None), type(Ellipsis), slice)
+
+
+def _simple_value(v) -> bool:
+    if isinstance(v, bool) or type(v) in (int, float, complex, str, type(None),
+                                          type(Ellipsis)):
+        return True
+    if isinstance(v, slice):
+        return all(_simple_value(x) for x in (v.start, v.stop, v.step))
+    if isinstance(v, tuple):
+        return all(_simple_value(x) for x in v) and len(v) <= 32
+    if isinstance(v, np.generic) and v.dtype.kind in "biuf":
+        return True
+    return False
+
+
+class Simplifier:
+    def __init__(self, fn: Function, param_kinds: dict, table):
+        self.fn = fn
+        self.table = table
+        self.kinds = infer_kinds(fn, param_kinds)
+        self.param_kinds = param_kinds
+        self.changed = False
+
+    def kind(self, a) -> Kind:
+        return atom_kind(a, self.kinds)
+
+    # -- rewriting walk ------------------------------------------------------
+
+    def run(self) -> Function:
+        sub: dict = {}
+        body = self.block(self.fn.body, sub, {})
+        return _replace_body(self.fn, body)
+
+    def block(self, b: Block, sub: dict, cse: dict) -> Block:
+        out = []
+        cse = dict(cse)
+        for s in b.stmts:
+            self.stmt(s, sub, cse, out)
+        return Block(tuple(out), tuple(_sub(r, sub) for r in b.results))
+
+    def stmt(self, s, sub, cse, out):
+        match s:
+            case Call():
+                self.call(s, sub, cse, out)
+            case If(cond=c, then=then, orelse=orelse, outputs=outs):
+                c = _sub(c, sub)
+                if isinstance(c, Const) and not is_zero(c):
+                    try:
+                        taken = then if bool(c.value) else orelse
+                    except Exception:
+                        taken = None
+                    if taken is not None:
+                        self.changed = True
+                        inner = self.block(taken, sub, cse)
+                        out.extend(inner.stmts)
+                        for o, r in zip(outs, inner.results):
+                            sub[o] = r
+                        return
+                then, orelse = self.block(then, sub, cse), self.block(orelse, sub, cse)
+                # an output equal in both branches needs no merge
+                keep = []
+                for i, (o, a, b2) in enumerate(zip(outs, then.results, orelse.results)):
+                    if a == b2 and not (isinstance(a, Var) and _defined_in(a, then, orelse)):
+                        sub[o] = a
+                        self.changed = True
+                    else:
+                        keep.append(i)
+                if len(keep) != len(outs):
+                    then = Block(then.stmts, tuple(then.results[i] for i in keep))
+                    orelse = Block(orelse.stmts, tuple(orelse.results[i] for i in keep))
+                    outs = tuple(outs[i] for i in keep)
+                out.append(If(c, then, orelse, outs, s.loc))
+            case ForRange(index=i, start=a, stop=b, step=st, params=ps, inits=inits, body=body,
+                          outputs=outs):
+                a, b, st = _sub(a, sub), _sub(b, sub), _sub(st, sub)
+                inits = tuple(_sub(x, sub) for x in inits)
+                body = self.block(body, sub, {})
+                out.append(ForRange(i, a, b, st, ps, inits, body, outs, s.loc, s.reverse))
+            case While(params=ps, inits=inits, cond=cond, body=body, outputs=outs):
+                inits = tuple(_sub(x, sub) for x in inits)
+                cond, body = self.block(cond, sub, {}), self.block(body, sub, {})
+                out.append(While(ps, inits, cond, body, outs, s.loc))
+
+    def call(self, s: Call, sub, cse, out):
+        args = tuple(_sub(a, sub) for a in s.args)
+        kwargs = tuple((n, _sub(a, sub)) for n, a in s.kwargs)
+        s = Call(s.target, s.fn, args, kwargs, s.loc)
+        res = self.rewrite(s, out)
+        if res is not None:
+            if isinstance(res, Var) and res.name.startswith("_") and \
+                    not s.target.name.startswith("_") and out and \
+                    isinstance(out[-1], Call) and out[-1].target == res and \
+                    res is not s.target:
+                # keep the readable name: `x_bar = g * 2 * x`, not `_t = ...; x_bar = _t`
+                last = out[-1]
+                out[-1] = Call(s.target, last.fn, last.args, last.kwargs, last.loc)
+                self.kinds[s.target] = self.kinds.get(res, self.kind(s.target))
+                sub[res] = s.target
+                for k, v in list(cse.items()):
+                    if v == res:
+                        cse[k] = s.target
+                self.changed = True
+                return
+            sub[s.target] = res
+            self.changed = True
+            return
+        if s.fn not in prims.EFFECTFUL and s.fn not in (prims.new_tape, prims.tape_reader):
+            key = _cse_key(s)
+            if key is not None:
+                prev = cse.get(key)
+                if prev is not None:
+                    sub[s.target] = prev
+                    self.changed = True
+                    return
+                cse[key] = s.target
+        out.append(s)
+
+    # -- local rewrites ----------------------------------------------------
+
+    def rewrite(self, s: Call, out):
+        """An atom equal to the call's value, or None to keep the call."""
+        fn, args, t = s.fn, s.args, s.target
+        kt = self.kind(t)
+        zeros = [is_zero(a) for a in args] + [is_zero(a) for _, a in s.kwargs]
+        if fn in prims.EFFECTFUL or fn in (prims.new_tape, prims.tape_reader):
+            return None
+        if any(zeros):
+            return self.rewrite_zero(s, zeros, kt, out)
+        # constant folding
+        if all(isinstance(a, Const) for a in args) and all(isinstance(a, Const)
+                                                           for _, a in s.kwargs):
+            if fn not in (prims.make_list,):
+                try:
+                    val = fn(*(a.value for a in args), **{n: a.value for n, a in s.kwargs})
+                except Exception:
+                    val = _NOFOLD
+                if val is not _NOFOLD and _simple_value(val):
+                    return Const(val)
+        if kt.known and _simple_value(kt.value) and not self.table.linear.get(fn, False) \
+                and fn is not prims.make_tuple:
+            return Const(kt.value)
+        if kt.known and fn is prims.make_tuple and _simple_value(kt.value):
+            return Const(kt.value)
+        if len(args) == 2 and not s.kwargs:
+            x, y = args
+            if fn in MULS:
+                if _is_num(y, 1) and self.kind(x) == kt:
+                    return x
+                if _is_num(x, 1) and self.kind(y) == kt:
+                    return y
+            if fn in DIVS and _is_num(y, 1) and self.kind(x) == kt:
+                return x
+            if fn in ADDS:
+                if _is_num(y, 0) and self.kind(x) == kt:
+                    return x
+                if _is_num(x, 0) and self.kind(y) == kt:
+                    return y
+            if fn in SUBS and _is_num(y, 0) and self.kind(x) == kt:
+                return x
+            if fn is operator.pow and _is_num(y, 1) and self.kind(x) == kt:
+                return x
+        if fn is prims.unbroadcast:
+            g, x = args
+            kg, kx = self.kind(g), self.kind(x)
+            if kx.static_shape is not None and kg.static_shape == kx.static_shape:
+                return g
+            if kx.static_shape is not None and kg.static_shape is not None:
+                return self.emit_sum_to(g, kg.static_shape, kx.static_shape, t, out)
+        if fn is prims.broadcast_like or fn is np.broadcast_to:
+            a, other = args[0], args[1]
+            ka = self.kind(a)
+            shape = (self.kind(other).static_shape if fn is prims.broadcast_like else
+                     (other.value if isinstance(other, Const) else None))
+            if isinstance(shape, int):
+                shape = (shape,)
+            if ka.static_shape is not None and shape is not None and \
+                    tuple(ka.static_shape) == tuple(shape) and ka.tag == "array":
+                return a
+            if ka.tag == "scalar" and shape == () and fn is prims.broadcast_like:
+                return a
+        if fn in IDENTITY_UNARY and self.kind(args[0]) == kt:
+            return args[0]
+        if fn is _identity:
+            return args[0]
+        if fn is float and self.kind(args[0]) == kt and kt.tag == "scalar":
+            return args[0]
+        if fn in NEGS and isinstance(args[0], Var):
+            d = self.defining(args[0], out)
+            if d is not None and d.fn in NEGS:
+                return d.args[0]
+        return None
+
+    def rewrite_zero(self, s: Call, zeros, kt, out):
+        fn, args = s.fn, s.args
+        if fn in ADDS and len(args) == 2:
+            x, y = args
+            if zeros[0] and zeros[1]:
+                return zero(kt)
+            keep = y if zeros[0] else x
+            return self.broadcast_to_kind(keep, kt, s, out)
+        if fn in SUBS and len(args) == 2:
+            x, y = args
+            if zeros[0] and zeros[1]:
+                return zero(kt)
+            if zeros[1]:
+                return self.broadcast_to_kind(x, kt, s, out)
+            neg = self.new_call(operator.neg, (y,), s.target.name, out, s.loc)
+            return self.broadcast_to_kind(neg, kt, s, out)
+        lin = self.linear_positions(fn, len(args))
+        if lin is not None and any(zeros[i] for i in lin if i < len(args)):
+            return zero(kt)
+        if fn in (prims.make_tuple, prims.make_list):
+            pass
+        # a zero reaching a non-linear operation is made concrete
+        new_args = list(args)
+        for i, a in enumerate(args):
+            if is_zero(a):
+                new_args[i] = self.concrete_zero(a.value.kind, out, s.loc)
+        kwargs = tuple((n, self.concrete_zero(a.value.kind, out, s.loc) if is_zero(a) else a)
+                       for n, a in s.kwargs)
+        out.append(Call(s.target, fn, tuple(new_args), kwargs, s.loc))
+        return s.target
+
+    def linear_positions(self, fn, nargs):
+        try:
+            spec = self.table.linear.get(fn, False)
+        except TypeError:
+            return None
+        if spec is False:
+            return None
+        if spec is None:
+            return [0] if nargs else []
+        return [i for i in spec if isinstance(i, int)]
+
+    def concrete_zero(self, kind: Kind, out, loc):
+        if kind.tag == "scalar" or (kind.tag == "unknown"):
+            return Const(0j if kind.dtype == "c" else 0.0)
+        if kind.tag == "array" and kind.shape is not None:
+            return self.new_call(np.zeros, (Const(kind.shape),), "zeros", out, loc)
+        return Const(0.0)
+
+    def broadcast_to_kind(self, a, kt: Kind, s: Call, out):
+        ka = self.kind(a)
+        if ka == kt or (ka.static_shape is not None and ka.static_shape == kt.static_shape):
+            return a
+        if kt.tag == "array" and kt.shape is not None:
+            return self.new_call(np.broadcast_to, (a, Const(kt.shape)), s.target.name, out, s.loc)
+        # unknown shapes: keep the operation with a concrete zero operand
+        other = [x for x in s.args if is_zero(x)][0]
+        zk = other.value.kind
+        if zk.tag == "array" and zk.shape is None:
+            return None if False else self._keep_with_zero(s, out)
+        return self._keep_with_zero(s, out)
+
+    def _keep_with_zero(self, s, out):
+        args = tuple(self.concrete_zero(a.value.kind, out, s.loc) if is_zero(a) else a
+                     for a in s.args)
+        if any(isinstance(a, Const) and a.value == 0.0 and is_zero(b)
+               for a, b in zip(args, s.args)):
+            # shape unknown: fall back to the runtime helper on the zero's own primal
+            pass
+        out.append(Call(s.target, s.fn, args, s.kwargs, s.loc))
+        return s.target
+
+    def new_call(self, fn, args, hint, out, loc):
+        from s2sad.ir.builder import Namer  # noqa: F401  (names come from the pass namer)
+
+        target = Var(_fresh_name(self, hint))
+        call = Call(target, fn, tuple(args), (), loc)
+        self.kinds[target] = eval_kind(fn, [self.kind(a) for a in args], [])
+        out.append(call)
+        return target
+
+    def emit_sum_to(self, g, gshape, xshape, t, out):
+        gshape, xshape = tuple(gshape), tuple(xshape)
+        extra = len(gshape) - len(xshape)
+        if extra < 0:
+            return None
+        lead = tuple(range(extra))
+        ones = tuple(i for i, n in enumerate(xshape) if n == 1 and gshape[extra + i] != 1)
+        cur = g
+        if lead:
+            axis = lead[0] if len(lead) == 1 else lead
+            cur = self.new_call_kw(np.sum, (cur,), (("axis", Const(axis)),), t.name, out)
+        if ones:
+            axis = ones[0] if len(ones) == 1 else ones
+            cur = self.new_call_kw(np.sum, (cur,), (("axis", Const(axis)),
+                                                    ("keepdims", Const(True))), t.name, out)
+        if cur is g:
+            return None
+        return cur
+
+    def new_call_kw(self, fn, args, kwargs, hint, out):
+        target = Var(_fresh_name(self, hint))
+        out.append(Call(target, fn, tuple(args), tuple(kwargs), None))
+        self.kinds[target] = eval_kind(fn, [self.kind(a) for a in args],
+                                       [(n, self.kind(a)) for n, a in kwargs])
+        return target
+
+    def defining(self, v, out):
+        for s in reversed(out):
+            if isinstance(s, Call) and s.target == v:
+                return s
+        return None
+
+
+_NOFOLD = object()
+
+
+def _fresh_name(simp, hint):
+    taken = getattr(simp, "_taken", None)
+    if taken is None:
+        from s2sad.ir.builder import all_vars
+
+        taken = simp._taken = {v.name for v in all_vars(simp.fn)}
+    base = hint.rstrip("0123456789_") or "t"
+    n = 1
+    while f"{base}_{n}" in taken:
+        n += 1
+    name = f"{base}_{n}"
+    taken.add(name)
+    return name
+
+
+def _is_num(a, value) -> bool:
+    return isinstance(a, Const) and type(a.value) in (int, float) and a.value == value
+
+
+def _sub(a, sub):
+    while isinstance(a, Var) and a in sub:
+        a = sub[a]
+    return a
+
+
+def _defined_in(v, *blocks) -> bool:
+    for b in blocks:
+        for s in b.stmts:
+            if v in s.defs:
+                return True
+    return False
+
+
+def _cse_key(s: Call):
+    try:
+        key = (s.fn, s.args, s.kwargs)
+        hash(key)
+        return key
+    except TypeError:
+        return None
+
+
+def _replace_body(fn: Function, body: Block) -> Function:
+    return Function(fn.name, fn.params, body, fn.returns_tuple, fn.kwonly, fn.defaults, fn.loc,
+                    fn.source_lines, fn.first_line, fn.meta)
+
+
+# -- dead code elimination ---------------------------------------------------
+
+
+def eliminate_dead_code(fn: Function) -> Function:
+    """Remove pure statements, branch outputs and loop-carried values nobody reads."""
+    live = set(a for a in fn.body.results if isinstance(a, Var))
+    body = _dce_block(fn.body, live)
+    return _replace_body(fn, body)
+
+
+def _uses(block: Block) -> set:
+    from s2sad.ir.nodes import free_vars
+
+    return free_vars(block)
+
+
+def _dce_block(b: Block, live: set) -> Block:
+    live.update(a for a in b.results if isinstance(a, Var))
+    kept = []
+    for s in reversed(b.stmts):
+        match s:
+            case Call(target=t, fn=fn):
+                effect = fn in prims.EFFECTFUL
+                if t in live or effect:
+                    kept.append(s)
+                    live.update(a for a in atoms_of(s) if isinstance(a, Var))
+            case If(cond=c, then=then, orelse=orelse, outputs=outs):
+                idx = [i for i, o in enumerate(outs) if o in live]
+                then = Block(then.stmts, tuple(then.results[i] for i in idx))
+                orelse = Block(orelse.stmts, tuple(orelse.results[i] for i in idx))
+                lt, le = set(live), set(live)
+                then, orelse = _dce_block(then, lt), _dce_block(orelse, le)
+                if not idx and not then.stmts and not orelse.stmts:
+                    continue
+                kept.append(If(c, then, orelse, tuple(outs[i] for i in idx), s.loc))
+                live.update(lt)
+                live.update(le)
+                if isinstance(c, Var):
+                    live.add(c)
+            case ForRange() | While():
+                s2 = _dce_loop(s, live)
+                if s2 is not None:
+                    kept.append(s2)
+    kept.reverse()
+    return Block(tuple(kept), b.results)
+
+
+def _dce_loop(s, live: set):
+    params, body = s.params, s.body
+    # a carried value is needed if its output is live or the body needs it for a needed value
+    needed = {i for i, o in enumerate(s.outputs) if o in live}
+    while True:
+        inner_live = {body.results[i] for i in needed if isinstance(body.results[i], Var)}
+        trial = Block(body.stmts, tuple(body.results[i] for i in sorted(needed)))
+        probe_live = set(inner_live)
+        pruned = _dce_block(trial, probe_live)
+        extra_blocks = [s.cond] if isinstance(s, While) else []
+        for blk in extra_blocks:
+            _dce_block(blk, probe_live)
+        grown = {i for i, p in enumerate(params) if p in probe_live} | needed
+        if grown == needed:
+            break
+        needed = grown
+    idx = sorted(needed)
+    has_effect = _has_effect(pruned)
+    if not idx and not has_effect:
+        return None
+    pruned = Block(pruned.stmts, tuple(body.results[i] for i in idx))
+    params2 = tuple(params[i] for i in idx)
+    inits = tuple(s.inits[i] for i in idx)
+    outs = tuple(s.outputs[i] for i in idx)
+    live.update(a for a in inits if isinstance(a, Var))
+    live.update(v for v in probe_live if isinstance(v, Var))
+    if isinstance(s, ForRange):
+        for a in (s.start, s.stop, s.step):
+            if isinstance(a, Var):
+                live.add(a)
+        return ForRange(s.index, s.start, s.stop, s.step, params2, inits, pruned, outs, s.loc,
+                        s.reverse)
+    cond = _dce_block(s.cond, live)
+    return While(params2, inits, cond, pruned, outs, s.loc)
+
+
+def _has_effect(b: Block) -> bool:
+    for s in b.stmts:
+        if isinstance(s, Call) and s.fn in prims.EFFECTFUL:
+            return True
+        for inner in blocks_of(s):
+            if _has_effect(inner):
+                return True
+    return False
+
+
+# -- tapes: store only what the reverse sweep reads ---------------------------------
+
+
+def _walk_calls(b: Block, out: list):
+    for s in b.stmts:
+        if isinstance(s, Call):
+            out.append(s)
+        for inner in blocks_of(s):
+            _walk_calls(inner, out)
+
+
+def _all_uses(b: Block, uses: dict):
+    for s in b.stmts:
+        for a in atoms_of(s):
+            if isinstance(a, Var):
+                uses.setdefault(a, []).append(s)
+        for inner in blocks_of(s):
+            _all_uses(inner, uses)
+    for r in b.results:
+        if isinstance(r, Var):
+            uses.setdefault(r, []).append(None)
+
+
+def prune_tapes(fn: Function) -> Function:
+    """Drop tape entries that the reverse sweep never reads (and tapes nobody reads)."""
+    calls: list = []
+    _walk_calls(fn.body, calls)
+    uses: dict = {}
+    _all_uses(fn.body, uses)
+    by_target = {c.target: c for c in calls}
+    readers = {c.target: c.args[0] for c in calls if c.fn is prims.tape_reader}
+    nexts: dict = {}
+    for c in calls:
+        if c.fn is prims.tape_next:
+            nexts.setdefault(readers.get(c.args[0]), []).append(c)
+    drop: set = set()  # ids of statements to delete
+    replace: dict = {}  # id(stmt) -> new stmt
+    for c in calls:
+        if c.fn is not prims.tape_push:
+            continue
+        tape, item = c.args
+        pops = nexts.get(tape, [])
+        used_idx: set = set()
+        whole = False
+        for p in pops:
+            for u in uses.get(p.target, []):
+                if isinstance(u, Call) and u.fn is operator.getitem and u.args[0] == p.target \
+                        and isinstance(u.args[1], Const) and isinstance(u.args[1].value, int):
+                    used_idx.add(u.args[1].value)
+                else:
+                    whole = True
+        if not whole and not used_idx:
+            drop.add(id(c))
+            for p in pops:
+                drop.add(id(p))
+            continue
+        maker = by_target.get(item) if isinstance(item, Var) else None
+        if whole or maker is None or maker.fn is not prims.make_tuple:
+            continue
+        keep = sorted(used_idx)
+        if len(keep) == len(maker.args):
+            continue
+        remap = {old: new for new, old in enumerate(keep)}
+        if len(keep) == 1:
+            replace[id(c)] = Call(c.target, c.fn, (tape, maker.args[keep[0]]), (), c.loc)
+        else:
+            new_item = Call(maker.target, prims.make_tuple, tuple(maker.args[k] for k in keep),
+                            (), maker.loc)
+            replace[id(maker)] = new_item
+        for p in pops:
+            for u in uses.get(p.target, []):
+                k = u.args[1].value
+                if len(keep) == 1:
+                    # the entry itself is the value: getitem(entry, k) becomes a copy of it
+                    replace[id(u)] = Call(u.target, _identity, (p.target,), (), u.loc)
+                else:
+                    replace[id(u)] = Call(u.target, operator.getitem, (p.target, Const(remap[k])),
+                                          (), u.loc)
+    if not drop and not replace:
+        return fn
+    return _replace_body(fn, _rewrite_block(fn.body, drop, replace))
+
+
+def _identity(x):
+    return x
+
+
+def _rewrite_block(b: Block, drop: set, replace: dict) -> Block:
+    out = []
+    for s in b.stmts:
+        if id(s) in drop:
+            continue
+        s = replace.get(id(s), s)
+        match s:
+            case If():
+                s = If(s.cond, _rewrite_block(s.then, drop, replace),
+                       _rewrite_block(s.orelse, drop, replace), s.outputs, s.loc)
+            case ForRange():
+                s = ForRange(s.index, s.start, s.stop, s.step, s.params, s.inits,
+                             _rewrite_block(s.body, drop, replace), s.outputs, s.loc, s.reverse)
+            case While():
+                s = While(s.params, s.inits, _rewrite_block(s.cond, drop, replace),
+                          _rewrite_block(s.body, drop, replace), s.outputs, s.loc)
+        out.append(s)
+    return Block(tuple(out), b.results)
+
+
+def simplify(fn: Function, param_kinds: dict, table, max_rounds: int = 8) -> Function:
+    """Simplify `fn` to a fixed point (see module doc)."""
+    for _ in range(max_rounds):
+        simp = Simplifier(fn, param_kinds, table)
+        new = simp.run()
+        new = prune_tapes(eliminate_dead_code(new))
+        if not simp.changed and new == fn:
+            return new
+        fn = new
+    return fn
+
+
+__all__ = ["simplify", "eliminate_dead_code", "kind_of_value"]

@@ -1,0 +1,210 @@
+"""The compile driver: function + mode + argument kinds -> generated source and callable.
+
+lower (cached per function) -> specialise on argument kinds -> forward/reverse
+pass -> simplify -> emit -> compile (cached in memory per specialisation).
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+from s2sad.codegen.compile import compile_source
+from s2sad.codegen.emit import emit_function
+from s2sad.codegen.names import Namespace
+from s2sad.errors import NonDifferentiableError, WrtError
+from s2sad.frontend.lower import lower
+from s2sad.ir.kinds import UNKNOWN, Kind, infer_kinds, kind_of_value
+from s2sad.ir.verify import verify
+from s2sad.passes.forward import forward_pass
+from s2sad.passes.reverse import reverse_pass
+from s2sad.passes.simplify import simplify
+from s2sad_rules import TABLE
+
+VERSION = "0.1.0"
+_LOWERED: dict = {}
+
+
+def lowered(func):
+    """The IR of `func`, cached per function object and code."""
+    key = func
+    code = getattr(func, "__code__", None)
+    hit = _LOWERED.get(key)
+    if hit is not None and hit[0] is code and hit[1] == TABLE.version:
+        return hit[2]
+    ir = lower(func, TABLE)
+    verify(ir)
+    _LOWERED[key] = (code, TABLE.version, ir)
+    return ir
+
+
+def resolve_wrt(func, wrt) -> tuple:
+    """`wrt` (index, name, tuple of them, or None) -> (indices, given_as_tuple)."""
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):
+        raise WrtError(f"cannot read the signature of {func!r}") from None
+    positional = [n for n, p in sig.parameters.items()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if wrt is None:
+        return tuple(range(len(positional))), len(positional) != 1
+    as_tuple = isinstance(wrt, (tuple, list))
+    items = list(wrt) if as_tuple else [wrt]
+    out = []
+    for w in items:
+        if isinstance(w, bool) or not isinstance(w, (int, str)):
+            raise WrtError(f"wrt must be a parameter index or name, not {w!r}")
+        if isinstance(w, int):
+            if not -len(positional) <= w < len(positional):
+                raise WrtError(f"wrt={w} is out of range: {func.__name__} has "
+                               f"{len(positional)} positional parameters {positional}")
+            out.append(w % len(positional))
+        else:
+            if w not in positional:
+                kwonly = [n for n, p in sig.parameters.items() if p.kind == p.KEYWORD_ONLY]
+                hint = (" (keyword-only parameters pass through undifferentiated)"
+                        if w in kwonly else "")
+                raise WrtError(f"wrt names {w!r}, which is not a positional parameter of "
+                               f"{func.__name__}{hint}; positional parameters: {positional}")
+            out.append(positional.index(w))
+    if len(set(out)) != len(out):
+        raise WrtError(f"wrt lists a parameter twice: {wrt!r}")
+    return tuple(out), as_tuple
+
+
+@dataclass
+class Compiled:
+    source: str
+    function: object
+    ir: object
+
+
+MODES = ("jvp", "vjp", "grad", "value_and_grad")
+
+
+def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict):
+    ir = lowered(func)
+    kinds_in = {p: k for p, k in zip(ir.params, arg_kinds)}
+    for v, _ in ir.kwonly:
+        kinds_in[v] = kw_kinds.get(v.name, UNKNOWN)
+    for i in wrt:
+        k = kinds_in[ir.params[i]]
+        if k.tag in ("scalar", "array") and k.dtype in ("i", "b"):
+            what = "an int" if k.dtype == "i" else "a bool"
+            raise WrtError(
+                f"cannot differentiate with respect to `{ir.params[i].name}`: it is {what}",
+                ir.loc, f"pass a float (e.g. {ir.params[i].name}=float(...)), or leave it out "
+                        "of wrt")
+        if k.tag == "tuple":
+            raise WrtError(f"cannot differentiate with respect to the tuple argument "
+                           f"`{ir.params[i].name}`", ir.loc,
+                           "pass the tuple's arrays as separate arguments")
+        if k.tag == "object":
+            raise WrtError(f"cannot differentiate with respect to `{ir.params[i].name}` of "
+                           "this type", ir.loc, "pass a float or a NumPy float array")
+    kinds = infer_kinds(ir, kinds_in)
+    if mode == "jvp":
+        out = forward_pass(ir, kinds, wrt, TABLE)
+        param_kinds = dict(kinds_in)
+        for p, tp in zip([ir.params[i] for i in wrt], out.meta["tangent_params"]):
+            param_kinds[tp] = _float_kind(kinds_in[p])
+    else:
+        results = ir.body.results
+        if mode in ("grad", "value_and_grad"):
+            if ir.returns_tuple:
+                raise NonDifferentiableError(
+                    f"{mode} needs a function with one scalar output, but {ir.name} returns "
+                    f"a tuple", ir.loc, "use s2sad.vjp, or s2sad.jacrev for the Jacobian")
+            k = kinds.get(results[0], UNKNOWN) if not hasattr(results[0], "value") else \
+                kind_of_value(results[0].value)
+            if not (k.tag == "scalar" or (k.tag == "array" and k.shape == ())) and \
+                    k.tag != "unknown":
+                raise NonDifferentiableError(
+                    f"{mode} needs a scalar output, but {ir.name} returns {k!r}", ir.loc,
+                    "use s2sad.vjp for a vector-Jacobian product, or s2sad.jacrev for the "
+                    "whole Jacobian")
+        out = reverse_pass(ir, kinds, wrt, TABLE)
+        param_kinds = dict(kinds_in)
+        for r, sp in zip(results, out.meta["seed_params"]):
+            param_kinds[sp] = _float_kind(kinds.get(r, UNKNOWN) if hasattr(r, "name") and
+                                          not hasattr(r, "value") else kind_of_value(r.value))
+        if mode in ("grad", "value_and_grad"):
+            out = _seed_with_one(out, keep_value=mode == "value_and_grad")
+    verify(out)
+    out = simplify(out, param_kinds, TABLE)
+    verify(out)
+    return out
+
+
+def _float_kind(k: Kind) -> Kind:
+    if k.tag in ("scalar", "array") and k.dtype not in ("f", "c"):
+        return Kind(k.tag, "f", k.shape)
+    if k.known:
+        return Kind(k.tag, k.dtype, k.shape, k.items)
+    return k
+
+
+def _seed_with_one(fn, keep_value: bool):
+    from s2sad.ir.builder import replace_atoms
+    from s2sad.ir.nodes import Const, Function
+
+    seeds = fn.meta["seed_params"]
+    body = replace_atoms(fn.body, {s: Const(1.0) for s in seeds})
+    meta = dict(fn.meta)
+    meta["seed_params"] = ()
+    if not keep_value:
+        # a gradient alone does not return the primal value
+        body = type(body)(body.stmts, body.results[meta["n_primal"]:])
+        meta["n_primal"] = 0
+    params = tuple(p for p in fn.params if p not in seeds)
+    return Function(fn.name, params, body, fn.returns_tuple, fn.kwonly, fn.defaults, fn.loc,
+                    fn.source_lines, fn.first_line, meta)
+
+
+def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
+             kw_kinds: dict) -> Compiled:
+    ir = derivative_ir(func, mode, wrt, arg_kinds, kw_kinds)
+    ir.meta["wrt_tuple"] = wrt_tuple
+    if mode == "vjp":
+        body = ir.body.stmts
+        ir.meta["boundary_index"] = next(i for i, s in enumerate(body)
+                                         if getattr(s, "fn", None) is _boundary())
+    name = f"{func.__name__}_{mode}"
+    ns = Namespace()
+    header = _header(func, mode, wrt, ir, arg_kinds)
+    source = emit_function(ir, ns, name, header, mode)
+    fn = compile_source(source, ns, name)
+    return Compiled(source, fn, ir)
+
+
+def _boundary():
+    from s2sad.ir.prims import sweep_boundary
+
+    return sweep_boundary
+
+
+def _header(func, mode, wrt, ir, arg_kinds) -> list:
+    names = [p.name for p in lowered(func).params]
+    what = {"jvp": "JVP (forward mode)", "vjp": "VJP (reverse mode)",
+            "grad": "gradient (reverse mode)", "value_and_grad": "value and gradient "
+                                                                  "(reverse mode)"}[mode]
+    loc = lowered(func).loc
+    where = f"{loc.filename}:{loc.lineno}" if loc else "?"
+    lines = [f"{what} of {func.__name__}({', '.join(names)}) with respect to "
+             f"{', '.join(names[i] for i in wrt)}",
+             f"generated by s2sad {VERSION} from {where}"]
+    spec = ", ".join(f"{n}: {_kind_text(k)}" for n, k in zip(names, arg_kinds))
+    if spec:
+        lines.append(f"specialised for {spec}")
+    return lines
+
+
+def _kind_text(k: Kind) -> str:
+    if k.tag == "scalar":
+        return {"f": "float", "i": "int", "b": "bool", "c": "complex"}.get(k.dtype, "scalar")
+    if k.tag == "array":
+        dt = {"f": "float", "i": "int", "b": "bool", "c": "complex"}.get(k.dtype, "?")
+        return f"{dt} array {k.shape if k.shape is not None else '(any shape)'}"
+    if k.tag == "unknown":
+        return "any"
+    return k.tag

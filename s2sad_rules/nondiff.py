@@ -1,0 +1,27 @@
+"""Functions whose results carry no derivative (piecewise-constant, integer, boolean, shape)."""
+
+import math
+import operator
+
+import numpy as np
+
+from s2sad_rules.registry import def_nondiff
+
+def_nondiff(
+    # comparisons and logic
+    operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
+    operator.not_, operator.and_, operator.or_, operator.xor, operator.is_, operator.is_not,
+    operator.contains, operator.invert, operator.floordiv, operator.mod,
+    np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal,
+    np.logical_and, np.logical_or, np.logical_not, np.logical_xor, np.all, np.any,
+    np.isnan, np.isfinite, np.isinf, np.allclose, np.isclose, np.array_equal,
+    # rounding and sign: derivative zero almost everywhere
+    np.floor, np.ceil, np.round, np.rint, np.trunc, np.sign, np.floor_divide,
+    math.floor, math.ceil, math.trunc, round, math.isnan, math.isfinite, math.isinf,
+    # integer results and shapes
+    int, bool, len, np.argmax, np.argmin, np.argsort, np.searchsorted, np.nonzero,
+    np.shape, np.ndim, np.size, np.count_nonzero,
+    # constructors of constants
+    np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
+    np.full_like, np.arange, np.linspace, np.eye, np.identity,
+)

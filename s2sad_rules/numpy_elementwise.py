@@ -1,0 +1,246 @@
+"""Rules for NumPy's elementwise functions (ufuncs and friends)."""
+
+import numpy as np
+
+from s2sad.ir.prims import unbroadcast
+from s2sad_rules.registry import def_linear, defjvp, defvjp
+
+
+@defjvp(np.sin)
+def sin_jvp(x, x_dot):
+    return x_dot * np.cos(x)
+
+
+@defvjp(np.sin)
+def sin_vjp(g, x):
+    return g * np.cos(x)
+
+
+@defjvp(np.cos)
+def cos_jvp(x, x_dot):
+    return -x_dot * np.sin(x)
+
+
+@defvjp(np.cos)
+def cos_vjp(g, x):
+    return -g * np.sin(x)
+
+
+@defjvp(np.tan)
+def tan_jvp(x, x_dot, ans):
+    return x_dot * (1.0 + ans * ans)
+
+
+@defvjp(np.tan)
+def tan_vjp(g, ans, x):
+    return g * (1.0 + ans * ans)
+
+
+@defjvp(np.arcsin)
+def arcsin_jvp(x, x_dot):
+    return x_dot / np.sqrt(1.0 - x * x)
+
+
+@defvjp(np.arcsin)
+def arcsin_vjp(g, x):
+    return g / np.sqrt(1.0 - x * x)
+
+
+@defjvp(np.arccos)
+def arccos_jvp(x, x_dot):
+    return -x_dot / np.sqrt(1.0 - x * x)
+
+
+@defvjp(np.arccos)
+def arccos_vjp(g, x):
+    return -g / np.sqrt(1.0 - x * x)
+
+
+@defjvp(np.arctan)
+def arctan_jvp(x, x_dot):
+    return x_dot / (1.0 + x * x)
+
+
+@defvjp(np.arctan)
+def arctan_vjp(g, x):
+    return g / (1.0 + x * x)
+
+
+@defjvp(np.sinh)
+def sinh_jvp(x, x_dot):
+    return x_dot * np.cosh(x)
+
+
+@defvjp(np.sinh)
+def sinh_vjp(g, x):
+    return g * np.cosh(x)
+
+
+@defjvp(np.cosh)
+def cosh_jvp(x, x_dot):
+    return x_dot * np.sinh(x)
+
+
+@defvjp(np.cosh)
+def cosh_vjp(g, x):
+    return g * np.sinh(x)
+
+
+@defjvp(np.tanh)
+def tanh_jvp(x, x_dot, ans):
+    return x_dot * (1.0 - ans * ans)
+
+
+@defvjp(np.tanh)
+def tanh_vjp(g, ans, x):
+    return g * (1.0 - ans * ans)
+
+
+@defjvp(np.exp)
+def exp_jvp(x, x_dot, ans):
+    return x_dot * ans
+
+
+@defvjp(np.exp)
+def exp_vjp(g, ans, x):
+    return g * ans
+
+
+@defjvp(np.expm1)
+def expm1_jvp(x, x_dot, ans):
+    return x_dot * (ans + 1.0)
+
+
+@defvjp(np.expm1)
+def expm1_vjp(g, ans, x):
+    return g * (ans + 1.0)
+
+
+@defjvp(np.log)
+def log_jvp(x, x_dot):
+    return x_dot / x
+
+
+@defvjp(np.log)
+def log_vjp(g, x):
+    return g / x
+
+
+@defjvp(np.log1p)
+def log1p_jvp(x, x_dot):
+    return x_dot / (1.0 + x)
+
+
+@defvjp(np.log1p)
+def log1p_vjp(g, x):
+    return g / (1.0 + x)
+
+
+@defjvp(np.sqrt)
+def sqrt_jvp(x, x_dot, ans):
+    return x_dot / (2.0 * ans)
+
+
+@defvjp(np.sqrt)
+def sqrt_vjp(g, ans, x):
+    return g / (2.0 * ans)
+
+
+@defjvp(np.square)
+def square_jvp(x, x_dot):
+    return 2.0 * x * x_dot
+
+
+@defvjp(np.square)
+def square_vjp(g, x):
+    return 2.0 * x * g
+
+
+@defjvp(np.reciprocal)
+def reciprocal_jvp(x, x_dot, ans):
+    return -x_dot * ans * ans
+
+
+@defvjp(np.reciprocal)
+def reciprocal_vjp(g, ans, x):
+    return -g * ans * ans
+
+
+@defjvp(np.maximum)
+def maximum_jvp(x, y, x_dot, y_dot):
+    # ties split the derivative evenly between the operands
+    wx = (x > y) + 0.5 * (x == y)
+    return wx * x_dot + (1.0 - wx) * y_dot
+
+
+@defvjp(np.maximum)
+def maximum_vjp(g, x, y):
+    wx = (x > y) + 0.5 * (x == y)
+    return unbroadcast(g * wx, x), unbroadcast(g * (1.0 - wx), y)
+
+
+@defjvp(np.minimum)
+def minimum_jvp(x, y, x_dot, y_dot):
+    wx = (x < y) + 0.5 * (x == y)
+    return wx * x_dot + (1.0 - wx) * y_dot
+
+
+@defvjp(np.minimum)
+def minimum_vjp(g, x, y):
+    wx = (x < y) + 0.5 * (x == y)
+    return unbroadcast(g * wx, x), unbroadcast(g * (1.0 - wx), y)
+
+
+@defjvp(np.arctan2)
+def arctan2_jvp(y, x, y_dot, x_dot):
+    return (x * y_dot - y * x_dot) / (x * x + y * y)
+
+
+@defvjp(np.arctan2)
+def arctan2_vjp(g, y, x):
+    r2 = x * x + y * y
+    return unbroadcast(g * x / r2, y), unbroadcast(-g * y / r2, x)
+
+
+@defjvp(np.hypot)
+def hypot_jvp(x, y, x_dot, y_dot, ans):
+    return (x * x_dot + y * y_dot) / ans
+
+
+@defvjp(np.hypot)
+def hypot_vjp(g, ans, x, y):
+    return unbroadcast(g * x / ans, x), unbroadcast(g * y / ans, y)
+
+
+@defjvp(np.logaddexp)
+def logaddexp_jvp(x, y, x_dot, y_dot, ans):
+    return x_dot * np.exp(x - ans) + y_dot * np.exp(y - ans)
+
+
+@defvjp(np.logaddexp)
+def logaddexp_vjp(g, ans, x, y):
+    return unbroadcast(g * np.exp(x - ans), x), unbroadcast(g * np.exp(y - ans), y)
+
+
+@defjvp(np.where)
+def where_jvp(condition, x, y, x_dot, y_dot):
+    return np.where(condition, x_dot, y_dot)
+
+
+@defvjp(np.where, wrt=("x", "y"))
+def where_vjp(g, condition, x, y):
+    # the unselected branch gets an exact zero, even where its value is NaN or inf
+    return unbroadcast(np.where(condition, g, 0.0), x), unbroadcast(np.where(condition, 0.0, g), y)
+
+
+@defjvp(np.clip)
+def clip_jvp(a, a_min, a_max, a_dot):
+    return a_dot * ((a >= a_min) & (a <= a_max))
+
+
+@defvjp(np.clip, wrt=("a",))
+def clip_vjp(g, a, a_min, a_max):
+    return unbroadcast(g * ((a >= a_min) & (a <= a_max)), a)
+
+
+def_linear(np.where, wrt=(1, 2))

@@ -1,0 +1,175 @@
+"""Rules for NumPy reductions (sum, mean, max, min, prod) and products (dot, outer)."""
+
+import numpy as np
+
+from s2sad.ir.prims import unbroadcast
+from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
+
+
+def expand_reduced(g, a, axis, keepdims):
+    """Broadcast a reduction's result `g` back against its input `a`."""
+    if axis is not None and not keepdims:
+        g = np.expand_dims(g, axis)
+    return g
+
+
+@defjvp(np.sum)
+def sum_jvp(a, axis=None, keepdims=False, a_dot=0.0):
+    return np.sum(a_dot, axis=axis, keepdims=keepdims)
+
+
+@defvjp(np.sum)
+def sum_vjp(g, a, axis=None, keepdims=False):
+    return np.broadcast_to(expand_reduced(g, a, axis, keepdims), np.shape(a))
+
+
+@defjvp(np.mean)
+def mean_jvp(a, axis=None, keepdims=False, a_dot=0.0):
+    return np.mean(a_dot, axis=axis, keepdims=keepdims)
+
+
+@defvjp(np.mean)
+def mean_vjp(g, ans, a, axis=None, keepdims=False):
+    n = np.size(a) / np.size(ans)
+    return np.broadcast_to(expand_reduced(g, a, axis, keepdims) / n, np.shape(a))
+
+
+@defjvp(np.max, np.amax)
+def max_jvp(a, axis=None, keepdims=False, a_dot=0.0, ans=0.0):
+    # ties share the derivative evenly
+    mask = a == expand_reduced(ans, a, axis, keepdims)
+    return np.sum(a_dot * mask, axis=axis, keepdims=keepdims) / np.sum(
+        mask, axis=axis, keepdims=keepdims)
+
+
+@defvjp(np.max, np.amax)
+def max_vjp(g, ans, a, axis=None, keepdims=False):
+    mask = a == expand_reduced(ans, a, axis, keepdims)
+    count = np.sum(mask, axis=axis, keepdims=True)
+    return expand_reduced(g, a, axis, keepdims) * mask / count
+
+
+@defjvp(np.min, np.amin)
+def min_jvp(a, axis=None, keepdims=False, a_dot=0.0, ans=0.0):
+    mask = a == expand_reduced(ans, a, axis, keepdims)
+    return np.sum(a_dot * mask, axis=axis, keepdims=keepdims) / np.sum(
+        mask, axis=axis, keepdims=keepdims)
+
+
+@defvjp(np.min, np.amin)
+def min_vjp(g, ans, a, axis=None, keepdims=False):
+    mask = a == expand_reduced(ans, a, axis, keepdims)
+    count = np.sum(mask, axis=axis, keepdims=True)
+    return expand_reduced(g, a, axis, keepdims) * mask / count
+
+
+@defjvp(np.prod)
+def prod_jvp(a, axis=None, keepdims=False, a_dot=0.0, ans=0.0):
+    # valid where no factor is zero
+    return np.sum(a_dot * expand_reduced(ans, a, axis, keepdims) / a, axis=axis,
+                  keepdims=keepdims)
+
+
+@defvjp(np.prod)
+def prod_vjp(g, ans, a, axis=None, keepdims=False):
+    return expand_reduced(g * ans, a, axis, keepdims) / a
+
+
+@defjvp(np.dot)
+def dot_jvp(a, b, a_dot, b_dot):
+    return np.dot(a_dot, b) + np.dot(a, b_dot)
+
+
+@defvjp(np.dot)
+def dot_vjp(g, a, b):
+    return dot_bar_left(g, a, b), dot_bar_right(g, a, b)
+
+
+def dot_bar_left(g, a, b):
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return unbroadcast(g * b, a)
+    if np.ndim(b) == 1:
+        return np.expand_dims(g, -1) * b
+    return np.tensordot(g, b, dot_left_axes(np.ndim(a), np.ndim(b)))
+
+
+def dot_bar_right(g, a, b):
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return unbroadcast(a * g, b)
+    lead = dot_lead_axes(np.ndim(a))
+    if np.ndim(b) == 1:
+        return np.tensordot(a, g, (lead, lead))
+    return np.moveaxis(np.tensordot(a, g, (lead, lead)), 0, -2)
+
+
+@def_nondiff
+def dot_left_axes(ndim_a, ndim_b):
+    """tensordot axes pairing g's trailing axes with every axis of b but the contracted one."""
+    g_axes = tuple(range(ndim_a - 1, ndim_a + ndim_b - 2))
+    b_axes = tuple(i for i in range(ndim_b) if i != ndim_b - 2)
+    return (g_axes, b_axes)
+
+
+@def_nondiff
+def dot_lead_axes(ndim_a):
+    return tuple(range(ndim_a - 1))
+
+
+@defjvp(np.outer)
+def outer_jvp(a, b, a_dot, b_dot):
+    return np.outer(a_dot, b) + np.outer(a, b_dot)
+
+
+@defvjp(np.outer)
+def outer_vjp(g, a, b):
+    return np.reshape(np.dot(g, np.ravel(b)), np.shape(a)), np.reshape(
+        np.dot(np.ravel(a), g), np.shape(b))
+
+
+def_linear(np.sum, np.mean)
+def_linear(np.dot, np.outer, wrt=(0, 1))
+
+
+@def_nondiff
+def tensordot_plan(ndim_a, ndim_b, axes):
+    """Normalise tensordot's `axes` and plan both cotangents.
+
+    Returns (g_axes_for_a, b_free, perm_a, a_free, g_axes_for_b, perm_b): a_bar is
+    transpose(tensordot(g, b, (g_axes_for_a, b_free)), perm_a) and b_bar is
+    transpose(tensordot(a, g, (a_free, g_axes_for_b)), perm_b).
+    """
+    if isinstance(axes, int):
+        ax_a = list(range(ndim_a - axes, ndim_a))
+        ax_b = list(range(axes))
+    else:
+        ax_a, ax_b = axes
+        ax_a = [ax_a] if isinstance(ax_a, int) else list(ax_a)
+        ax_b = [ax_b] if isinstance(ax_b, int) else list(ax_b)
+    ax_a = [i % ndim_a for i in ax_a]
+    ax_b = [i % ndim_b for i in ax_b]
+    free_a = [i for i in range(ndim_a) if i not in ax_a]
+    free_b = [i for i in range(ndim_b) if i not in ax_b]
+    na = len(free_a)
+    g_for_a = tuple(range(na, na + len(free_b)))
+    order_a = free_a + ax_a  # axes of tensordot(g, b, ...) in a's numbering
+    perm_a = tuple(int(i) for i in np.argsort(order_a))
+    g_for_b = tuple(range(na))
+    order_b = ax_b + free_b
+    perm_b = tuple(int(i) for i in np.argsort(order_b))
+    return (g_for_a, tuple(free_b), perm_a, tuple(free_a), g_for_b, perm_b)
+
+
+@defjvp(np.tensordot)
+def tensordot_jvp(a, b, axes=2, a_dot=0.0, b_dot=0.0):
+    return np.tensordot(a_dot, b, axes) + np.tensordot(a, b_dot, axes)
+
+
+@defvjp(np.tensordot, wrt=("a", "b"))
+def tensordot_vjp(g, a, b, axes=2):
+    plan = tensordot_plan(np.ndim(a), np.ndim(b), axes)
+    a_bar = np.transpose(np.tensordot(g, b, (plan[0], plan[1])), plan[2])
+    b_bar = np.transpose(np.tensordot(a, g, (plan[3], plan[4])), plan[5])
+    return a_bar, b_bar
+
+
+def_linear(np.tensordot, wrt=(0, 1))

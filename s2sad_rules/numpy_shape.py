@@ -1,0 +1,158 @@
+"""Rules for shape and layout functions (reshape, transpose, array construction...)."""
+
+import numpy as np
+
+from s2sad.ir.prims import unbroadcast
+from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
+
+
+@defjvp(np.reshape)
+def reshape_jvp(a, shape, a_dot):
+    return np.reshape(a_dot, shape)
+
+
+@defvjp(np.reshape, wrt=("a",))
+def reshape_vjp(g, a, shape):
+    return np.reshape(g, np.shape(a))
+
+
+@defjvp(np.ravel)
+def ravel_jvp(a, a_dot):
+    return np.ravel(a_dot)
+
+
+@defvjp(np.ravel)
+def ravel_vjp(g, a):
+    return np.reshape(g, np.shape(a))
+
+
+@defjvp(np.transpose)
+def transpose_jvp(a, axes=None, a_dot=0.0):
+    return np.transpose(a_dot, axes)
+
+
+@defvjp(np.transpose)
+def transpose_vjp(g, a, axes=None):
+    return np.transpose(g, inverse_axes(axes, np.ndim(a)))
+
+
+@def_nondiff
+def inverse_axes(axes, ndim):
+    """The permutation that undoes `np.transpose(x, axes)` (None reverses and is its own)."""
+    if axes is None:
+        return None
+    return tuple(int(i) for i in np.argsort([a % ndim for a in axes]))
+
+
+@defjvp(np.swapaxes)
+def swapaxes_jvp(a, axis1, axis2, a_dot):
+    return np.swapaxes(a_dot, axis1, axis2)
+
+
+@defvjp(np.swapaxes, wrt=("a",))
+def swapaxes_vjp(g, a, axis1, axis2):
+    return np.swapaxes(g, axis1, axis2)
+
+
+@defjvp(np.moveaxis)
+def moveaxis_jvp(a, source, destination, a_dot):
+    return np.moveaxis(a_dot, source, destination)
+
+
+@defvjp(np.moveaxis, wrt=("a",))
+def moveaxis_vjp(g, a, source, destination):
+    return np.moveaxis(g, destination, source)
+
+
+@defjvp(np.expand_dims)
+def expand_dims_jvp(a, axis, a_dot):
+    return np.expand_dims(a_dot, axis)
+
+
+@defvjp(np.expand_dims, wrt=("a",))
+def expand_dims_vjp(g, a, axis):
+    return np.reshape(g, np.shape(a))
+
+
+@defjvp(np.squeeze)
+def squeeze_jvp(a, axis=None, a_dot=0.0):
+    return np.squeeze(a_dot, axis)
+
+
+@defvjp(np.squeeze)
+def squeeze_vjp(g, a, axis=None):
+    return np.reshape(g, np.shape(a))
+
+
+@defjvp(np.broadcast_to)
+def broadcast_to_jvp(array, shape, array_dot):
+    return np.broadcast_to(array_dot, shape)
+
+
+@defvjp(np.broadcast_to, wrt=("array",))
+def broadcast_to_vjp(g, array, shape):
+    return unbroadcast(g, array)
+
+
+@defjvp(np.copy)
+def copy_jvp(a, a_dot):
+    return a_dot
+
+
+@defvjp(np.copy)
+def copy_vjp(g, a):
+    return g
+
+
+@defjvp(np.asarray)
+def asarray_jvp(a, a_dot):
+    return np.asarray(a_dot)
+
+
+@defvjp(np.asarray)
+def asarray_vjp(g, a):
+    return g
+
+
+@defjvp(np.array)
+def array_jvp(object, object_dot):
+    return np.array(object_dot, dtype=float)
+
+
+@defvjp(np.array)
+def array_vjp(g, object):
+    # a list's cotangent is anything whose items are the items' cotangents: the array itself
+    return g
+
+
+@defjvp(np.concatenate)
+def concatenate_jvp(arrays, axis=0, arrays_dot=0.0):
+    return np.concatenate(arrays_dot, axis)
+
+
+@defvjp(np.concatenate)
+def concatenate_vjp(g, arrays, axis=0):
+    return np.split(g, split_points(arrays, axis), axis)
+
+
+@def_nondiff
+def split_points(arrays, axis):
+    """Where np.split must cut a concatenation's cotangent to recover its parts."""
+    sizes = [np.shape(a)[axis] for a in arrays]
+    return list(np.cumsum(sizes)[:-1])
+
+
+@defjvp(np.stack)
+def stack_jvp(arrays, axis=0, arrays_dot=0.0):
+    return np.stack(arrays_dot, axis)
+
+
+@defvjp(np.stack)
+def stack_vjp(g, arrays, axis=0):
+    return np.moveaxis(g, axis, 0)
+
+
+def_linear(np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.expand_dims,
+           np.squeeze, np.broadcast_to, np.copy, np.asarray, np.array, np.concatenate,
+           np.stack, wrt=(0,))
+def_nondiff(np.split)

@@ -1,0 +1,166 @@
+"""Rules for Python's operators and the differentiable builtins (abs, min, max, float, pow).
+
+The same rules serve NumPy's ufunc spellings (np.add, np.multiply, ...).
+`unbroadcast(g, x)` sums a cotangent back to the shape of a broadcast operand;
+the compiler removes it when the shapes are known to match.
+"""
+
+import operator
+
+import numpy as np
+
+from s2sad.ir.prims import unbroadcast
+from s2sad_rules.registry import def_linear, defjvp, defvjp
+
+
+@defjvp(operator.add, np.add)
+def add_jvp(x, y, x_dot, y_dot):
+    return x_dot + y_dot
+
+
+@defvjp(operator.add, np.add)
+def add_vjp(g, x, y):
+    return unbroadcast(g, x), unbroadcast(g, y)
+
+
+@defjvp(operator.sub, np.subtract)
+def sub_jvp(x, y, x_dot, y_dot):
+    return x_dot - y_dot
+
+
+@defvjp(operator.sub, np.subtract)
+def sub_vjp(g, x, y):
+    return unbroadcast(g, x), unbroadcast(-g, y)
+
+
+@defjvp(operator.mul, np.multiply)
+def mul_jvp(x, y, x_dot, y_dot):
+    return x_dot * y + x * y_dot
+
+
+@defvjp(operator.mul, np.multiply)
+def mul_vjp(g, x, y):
+    return unbroadcast(g * y, x), unbroadcast(x * g, y)
+
+
+@defjvp(operator.truediv, np.divide, np.true_divide)
+def div_jvp(x, y, x_dot, y_dot, ans):
+    return x_dot / y - ans * y_dot / y
+
+
+@defvjp(operator.truediv, np.divide, np.true_divide)
+def div_vjp(g, ans, x, y):
+    return unbroadcast(g / y, x), unbroadcast(-g * ans / y, y)
+
+
+@defjvp(operator.neg, np.negative)
+def neg_jvp(x, x_dot):
+    return -x_dot
+
+
+@defvjp(operator.neg, np.negative)
+def neg_vjp(g, x):
+    return -g
+
+
+@defjvp(operator.pos, np.positive)
+def pos_jvp(x, x_dot):
+    return x_dot
+
+
+@defvjp(operator.pos, np.positive)
+def pos_vjp(g, x):
+    return g
+
+
+@defjvp(operator.pow, np.power, pow)
+def pow_jvp(x, y, x_dot, y_dot, ans):
+    return x_dot * y * x ** (y - 1) + y_dot * ans * np.log(x)
+
+
+@defvjp(operator.pow, np.power, pow)
+def pow_vjp(g, ans, x, y):
+    return unbroadcast(g * y * x ** (y - 1), x), unbroadcast(g * ans * np.log(x), y)
+
+
+@defjvp(operator.matmul, np.matmul)
+def matmul_jvp(x, y, x_dot, y_dot):
+    return x_dot @ y + x @ y_dot
+
+
+@defvjp(operator.matmul, np.matmul)
+def matmul_vjp(g, x, y):
+    return matmul_bar_left(g, x, y), matmul_bar_right(g, x, y)
+
+
+def matmul_bar_left(g, x, y):
+    """Cotangent of the left operand of x @ y (vectors are treated as in np.matmul)."""
+    if np.ndim(y) == 1:
+        if np.ndim(x) == 1:
+            return g * y
+        return unbroadcast(np.expand_dims(g, -1) * y, x)
+    if np.ndim(x) == 1:
+        return unbroadcast(np.matmul(y, np.expand_dims(g, -1))[..., 0], x)
+    return unbroadcast(np.matmul(g, np.swapaxes(y, -1, -2)), x)
+
+
+def matmul_bar_right(g, x, y):
+    """Cotangent of the right operand of x @ y."""
+    if np.ndim(x) == 1:
+        if np.ndim(y) == 1:
+            return g * x
+        return unbroadcast(np.expand_dims(x, -1) * np.expand_dims(g, -2), y)
+    if np.ndim(y) == 1:
+        return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), g), y)
+    return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), g), y)
+
+
+@defjvp(abs, np.abs, np.absolute)
+def abs_jvp(x, x_dot):
+    return x_dot * np.sign(x)
+
+
+@defvjp(abs, np.abs, np.absolute)
+def abs_vjp(g, x):
+    return g * np.sign(x)
+
+
+@defjvp(max)
+def max_jvp(a, b, a_dot, b_dot):
+    # ties split the derivative evenly between the operands
+    wa = (a > b) + 0.5 * (a == b)
+    return wa * a_dot + (1.0 - wa) * b_dot
+
+
+@defvjp(max)
+def max_vjp(g, a, b):
+    wa = (a > b) + 0.5 * (a == b)
+    return wa * g, (1.0 - wa) * g
+
+
+@defjvp(min)
+def min_jvp(a, b, a_dot, b_dot):
+    wa = (a < b) + 0.5 * (a == b)
+    return wa * a_dot + (1.0 - wa) * b_dot
+
+
+@defvjp(min)
+def min_vjp(g, a, b):
+    wa = (a < b) + 0.5 * (a == b)
+    return wa * g, (1.0 - wa) * g
+
+
+@defjvp(float)
+def float_jvp(x, x_dot):
+    return x_dot
+
+
+@defvjp(float)
+def float_vjp(g, x):
+    return g
+
+
+def_linear(operator.neg, np.negative, operator.pos, np.positive, float)
+def_linear(operator.mul, np.multiply, wrt=(0, 1))
+def_linear(operator.truediv, np.divide, np.true_divide, wrt=(0,))
+def_linear(operator.matmul, np.matmul, wrt=(0, 1))

@@ -1,0 +1,187 @@
+"""The rule table: which callables are primitives, and their JVP/VJP rules.
+
+Rules are plain Python functions written in the restricted language the
+compiler accepts; the compiler parses them and inlines their bodies.
+
+JVP rule: parameters are the primitive's parameters (the *primal signature*),
+plus `<p>_dot` for the tangent of parameter `p`, plus optionally `ans` (the
+primal result). It returns the tangent of the result.
+
+VJP rule: parameters are `g` (the result's cotangent), optionally `ans`, and
+the primal signature. It returns the cotangent of each differentiable
+parameter, in signature order (a tuple when there are several).
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+
+from s2sad.errors import RuleError
+
+
+@dataclass
+class Rule:
+    """One registered JVP or VJP rule."""
+
+    func: object
+    mode: str  # "jvp" or "vjp"
+    signature: inspect.Signature  # the primal signature (no g, ans, *_dot)
+    diff_params: tuple  # parameter names with a derivative
+    uses_ans: bool
+    _ir: object = field(default=None, repr=False)  # lowered rule body, cached
+
+    @property
+    def primal_params(self) -> tuple:
+        return tuple(self.signature.parameters)
+
+
+class RuleTable:
+    """Maps primitive callables to their rules and properties."""
+
+    def __init__(self):
+        self.jvp_rules: dict = {}
+        self.vjp_rules: dict = {}
+        self.nondiff: dict = {}  # callable -> True
+        self.linear: dict = {}  # callable -> tuple of parameter names it is linear in
+        self.spelling: dict = {}  # callable -> (module path, attribute name) for imports
+        self.version = 0
+
+    def _key(self, fn):
+        try:
+            hash(fn)
+            return fn
+        except TypeError:
+            raise RuleError(f"cannot register a rule for unhashable object {fn!r}")
+
+    def is_primitive(self, fn) -> bool:
+        try:
+            return fn in self.jvp_rules or fn in self.vjp_rules or fn in self.nondiff
+        except TypeError:
+            return False
+
+    def is_nondiff(self, fn) -> bool:
+        try:
+            return bool(self.nondiff.get(fn, False))
+        except TypeError:
+            return False
+
+    def fingerprint(self) -> int:
+        return self.version
+
+    # -- registration -----------------------------------------------------
+
+    def add_rule(self, fns, func, mode: str, wrt=None):
+        sig = inspect.signature(func)
+        names = list(sig.parameters)
+        kinds = {p.kind for p in sig.parameters.values()}
+        if inspect.Parameter.VAR_POSITIONAL in kinds or inspect.Parameter.VAR_KEYWORD in kinds:
+            raise RuleError(f"{mode} rule {func.__name__} may not take *args or **kwargs")
+        uses_ans = "ans" in names
+        if mode == "jvp":
+            dots = [n for n in names if n.endswith("_dot")]
+            primal = [p for n, p in sig.parameters.items() if n not in dots and n != "ans"]
+            primal_names = {p.name for p in primal}
+            for d in dots:
+                if d[:-4] not in primal_names:
+                    raise RuleError(
+                        f"jvp rule {func.__name__}: tangent parameter {d!r} has no primal "
+                        f"parameter {d[:-4]!r}")
+            diff = tuple(d[:-4] for d in dots)
+        else:
+            if "g" not in names:
+                raise RuleError(f"vjp rule {func.__name__} must take the cotangent `g`")
+            primal = [p for n, p in sig.parameters.items() if n not in ("g", "ans")]
+            if wrt is None:
+                diff = tuple(p.name for p in primal if p.default is inspect.Parameter.empty)
+            else:
+                diff = tuple(wrt)
+        primal_sig = sig.replace(parameters=primal)
+        for fn in fns:
+            _check_fits(fn, primal_sig, func, mode)
+            rule = Rule(func, mode, primal_sig, diff, uses_ans)
+            table = self.jvp_rules if mode == "jvp" else self.vjp_rules
+            other = (self.vjp_rules if mode == "jvp" else self.jvp_rules).get(fn)
+            if other is not None and _positions(other) != _positions(rule):
+                raise RuleError(
+                    f"{mode} rule {func.__name__} differentiates {list(diff)} but the "
+                    f"{other.mode} rule {other.func.__name__} differentiates "
+                    f"{list(other.diff_params)}",
+                    hint="give the VJP rule wrt=(...) naming the JVP rule's tangents")
+            table[self._key(fn)] = rule
+        self.version += 1
+        return func
+
+
+def _positions(rule: Rule) -> set:
+    names = list(rule.signature.parameters)
+    return {names.index(d) for d in rule.diff_params if d in names}
+
+
+def _check_fits(fn, primal_sig: inspect.Signature, rule_func, mode: str):
+    """A rule's primal signature must accept the calls the primitive accepts."""
+    try:
+        fn_sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return  # builtins without a signature: trust the rule
+    fn_params = [p for p in fn_sig.parameters.values()
+                 if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    required = [p.name for p in fn_params if p.default is p.empty]
+    rule_names = list(primal_sig.parameters)
+    has_var = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in fn_sig.parameters.values())
+    if not has_var and len(rule_names) > len(fn_params):
+        raise RuleError(
+            f"{mode} rule {rule_func.__name__} takes parameters {rule_names} but "
+            f"{getattr(fn, '__name__', fn)} takes only {[p.name for p in fn_params]}")
+    if len(required) > len(rule_names):
+        raise RuleError(
+            f"{mode} rule {rule_func.__name__} takes parameters {rule_names} but "
+            f"{getattr(fn, '__name__', fn)} requires {required}")
+
+
+TABLE = RuleTable()
+
+
+def _as_tuple(fns):
+    return fns if isinstance(fns, tuple) else (fns,)
+
+
+def defjvp(*fns):
+    """Decorator: register the decorated function as the JVP rule of each of `fns`."""
+
+    def register(func):
+        return TABLE.add_rule(fns, func, "jvp")
+
+    return register
+
+
+def defvjp(*fns, wrt=None):
+    """Decorator: register the decorated function as the VJP rule of each of `fns`.
+
+    `wrt` names the differentiable parameters; by default those without a default value.
+    """
+
+    def register(func):
+        return TABLE.add_rule(fns, func, "vjp", wrt=wrt)
+
+    return register
+
+
+def def_nondiff(*fns):
+    """Mark callables as non-differentiable: their results carry no tangent or cotangent."""
+    for fn in fns:
+        TABLE.nondiff[TABLE._key(fn)] = True
+    TABLE.version += 1
+    return fns[0] if len(fns) == 1 else fns
+
+
+def def_linear(*fns, wrt=None):
+    """Mark callables as linear in the parameters `wrt` (all without default when None).
+
+    A linear function's JVP is the function applied to the tangents, and a zero
+    tangent maps to a zero tangent.
+    """
+    for fn in fns:
+        TABLE.linear[TABLE._key(fn)] = tuple(wrt) if wrt is not None else None
+    TABLE.version += 1
+    return fns[0] if len(fns) == 1 else fns
