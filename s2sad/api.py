@@ -46,6 +46,10 @@ class Derivative:
         self._cache: dict = {}
         self._last = None
         self._n_params = None
+        self._fast_paths: list = []
+        # each Derivative gets its own class, whose __call__ is the generated dispatcher
+        self.__class__ = type(type(self).__name__, (type(self),), {})
+        type(self).__call__ = _generic_call
         functools.update_wrapper(self, func, updated=())
         self.__name__ = f"{getattr(func, '__name__', 'f')}_{mode}"
 
@@ -57,6 +61,7 @@ class Derivative:
             sig = inspect.signature(self.func)
             self._n_params = sum(1 for p in sig.parameters.values()
                                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+            self._has_kwonly = any(p.kind is p.KEYWORD_ONLY for p in sig.parameters.values())
         return self._wrt
 
     def _compile(self, key, args, kwargs):
@@ -94,15 +99,57 @@ class Derivative:
             raise TypeError(f"{self.__name__} takes {n} positional arguments, got {len(args)}")
         return args
 
-    def __call__(self, *args, **kwargs):
-        key = tuple(map(_arg_key, args))
+    def _slow_call(self, *args, **kwargs):
+        """Dispatch by the full argument key, compiling a new specialisation if needed."""
+        primal = self._split(args)
+        key = tuple(map(_arg_key, primal))
         if kwargs:
             key += tuple(sorted((k, _arg_key(v)) for k, v in kwargs.items()))
         hit = self._cache.get(key)
         if hit is None:
-            primal = self._split(args)
             hit = self._compile(key, primal, kwargs)
+            if not kwargs:
+                self._fast_paths.insert(0, (primal, hit.function))
+                del self._fast_paths[4:]
+                self._install_dispatcher()
         return hit.function(*args, **kwargs)
+
+    def _install_dispatcher(self):
+        """Generate the dispatcher: a chain of cheap type/shape tests on recent signatures.
+
+        Installed as the `__call__` of this object's own class, so that calling the object
+        costs one Python call more than calling the generated function directly.
+        """
+        n = self._n_params
+        n_all = n + (len(self._wrt) if self.mode == "jvp" else 0)
+        names = [f"a{i}" for i in range(n_all)]
+        sig = ", ".join(names)
+        lines = [f"def dispatch({sig}{', **kw' if self._has_kwonly else ''}):"]
+        if self._has_kwonly:
+            lines.append(f"    if kw:\n        return slow({sig}, **kw)")
+        env = {"slow": self._slow_call}
+        for k, (primal, fn) in enumerate(self._fast_paths):
+            tests = []
+            for i, a in enumerate(primal):
+                t = type(a)
+                env[f"T{k}_{i}"] = t
+                tests.append(f"type(a{i}) is T{k}_{i}")
+                if t is _ndarray:
+                    env[f"S{k}_{i}"] = a.shape
+                    env[f"D{k}_{i}"] = a.dtype
+                    tests.append(f"a{i}.shape == S{k}_{i} and a{i}.dtype == D{k}_{i}")
+                elif t is tuple or t is list:
+                    tests = None
+                    break
+            if tests is None:
+                continue
+            env[f"F{k}"] = fn
+            cond = " and ".join(tests) if tests else "True"
+            lines.append(f"    if {cond}:")
+            lines.append(f"        return F{k}({sig})")
+        lines.append(f"    return slow({sig})")
+        exec("\n".join(lines), env)
+        type(self).__call__ = staticmethod(env["dispatch"])
 
     # -- inspection ------------------------------------------------------
 
@@ -136,6 +183,10 @@ class Derivative:
 
     def __repr__(self) -> str:
         return f"<s2sad {self.mode} of {getattr(self.func, '__qualname__', self.func)}>"
+
+
+def _generic_call(self, *args, **kwargs):
+    return self._slow_call(*args, **kwargs)
 
 
 def _transform(mode):

@@ -38,8 +38,11 @@ class Const:
             self.value is other.value or _safe_eq(self.value, other.value))
 
     def __hash__(self):
+        v = self.value
+        if isinstance(v, slice):
+            v = ("slice", v.start, v.stop, v.step)
         try:
-            return hash((type(self.value), self.value))
+            return hash((type(self.value), v))
         except TypeError:
             return id(self.value)
 

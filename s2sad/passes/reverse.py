@@ -157,7 +157,9 @@ class ReversePass:
         bindings["g"] = g
         if rule.uses_ans:
             bindings["ans"] = t
-        hints = [hint_of(bindings[p]) + "_bar" for p in rule.diff_params]
+        # a contribution added to an existing cotangent is a temporary, folded into the sum
+        hints = [("_" if bars.get(bindings[p]) is not None else "") + hint_of(bindings[p]) +
+                 "_bar" for p in rule.diff_params]
         contribs = inline(rule, self.table, rev, bindings, hints, loc=s.loc)
         if len(contribs) != len(rule.diff_params):
             raise NonDifferentiableError(

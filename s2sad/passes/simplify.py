@@ -25,6 +25,13 @@ DIVS = {operator.truediv, np.divide, np.true_divide}
 NEGS = {operator.neg, np.negative}
 IDENTITY_UNARY = {operator.pos, np.positive}
 
+ELEMENTWISE2 = ADDS | SUBS | MULS | DIVS | {operator.pow}
+
+
+def _is_plain_ufunc(fn) -> bool:
+    return isinstance(fn, np.ufunc) and fn.signature is None and fn.nin == 2
+
+
 SIMPLE = (int, float, complex, bool, str, type(None), type(Ellipsis), slice)
 
 
@@ -102,18 +109,41 @@ class Simplifier:
                           outputs=outs):
                 a, b, st = _sub(a, sub), _sub(b, sub), _sub(st, sub)
                 inits = tuple(_sub(x, sub) for x in inits)
+                ps, inits, body, outs = self.drop_invariant(ps, inits, body, outs, sub)
                 body = self.block(body, sub, {})
                 out.append(ForRange(i, a, b, st, ps, inits, body, outs, s.loc, s.reverse))
             case While(params=ps, inits=inits, cond=cond, body=body, outputs=outs):
                 inits = tuple(_sub(x, sub) for x in inits)
+                ps, inits, body, outs = self.drop_invariant(ps, inits, body, outs, sub)
                 cond, body = self.block(cond, sub, {}), self.block(body, sub, {})
                 out.append(While(ps, inits, cond, body, outs, s.loc))
+
+    def drop_invariant(self, ps, inits, body, outs, sub):
+        """A carried value the body passes through unchanged is just its initial value."""
+        keep = []
+        for k, (p, init, r, o) in enumerate(zip(ps, inits, body.results, outs)):
+            if _sub(r, sub) == p:
+                sub[p] = init
+                sub[o] = init
+                self.changed = True
+            else:
+                keep.append(k)
+        if len(keep) == len(ps):
+            return ps, inits, body, outs
+        pick = lambda xs: tuple(xs[k] for k in keep)  # noqa: E731
+        return pick(ps), pick(inits), Block(body.stmts, pick(body.results)), pick(outs)
 
     def call(self, s: Call, sub, cse, out):
         args = tuple(_sub(a, sub) for a in s.args)
         kwargs = tuple((n, _sub(a, sub)) for n, a in s.kwargs)
         s = Call(s.target, s.fn, args, kwargs, s.loc)
+        n_out = len(out)
         res = self.rewrite(s, out)
+        if res is not None and res == s.target:
+            # the rewrite emitted a replacement statement defining the same variable
+            changed = len(out) != n_out + 1 or out[-1] != s
+            self.changed = self.changed or changed
+            return
         if res is not None:
             if isinstance(res, Var) and res.name.startswith("_") and \
                     not s.target.name.startswith("_") and out and \
@@ -176,6 +206,10 @@ class Simplifier:
                     return x
                 if _is_num(x, 1) and self.kind(y) == kt:
                     return y
+                if _is_num(y, -1) and self.kind(x) == kt:
+                    return self.new_call(operator.neg, (x,), t.name, out, s.loc)
+                if _is_num(x, -1) and self.kind(y) == kt:
+                    return self.new_call(operator.neg, (y,), t.name, out, s.loc)
             if fn in DIVS and _is_num(y, 1) and self.kind(x) == kt:
                 return x
             if fn in ADDS:
@@ -185,8 +219,39 @@ class Simplifier:
                     return y
             if fn in SUBS and _is_num(y, 0) and self.kind(x) == kt:
                 return x
+            if fn in ADDS:
+                # a + (-b) -> a - b
+                for first, second in ((x, y), (y, x)):
+                    d = self.defining(second, out) if isinstance(second, Var) else None
+                    if d is not None and d.fn in NEGS and self.uses_once(second):
+                        out.append(Call(t, operator.sub, (first, d.args[0]), (), s.loc))
+                        return t
             if fn is operator.pow and _is_num(y, 1) and self.kind(x) == kt:
                 return x
+        if (fn in ELEMENTWISE2 or _is_plain_ufunc(fn)) and len(args) == 2 and not s.kwargs \
+                and kt.tag == "array" and kt.shape is not None:
+            # an operand broadcast explicitly is broadcast implicitly by the operation itself
+            new_args = list(args)
+            for k, a in enumerate(args):
+                d = self.defining(a, out) if isinstance(a, Var) else None
+                if d is not None and d.fn is np.broadcast_to and not d.kwargs:
+                    other = self.kind(args[1 - k]).static_shape
+                    inner = self.kind(d.args[0]).static_shape
+                    if other is not None and inner is not None:
+                        try:
+                            same = np.broadcast_shapes(inner, other) == kt.shape
+                        except ValueError:
+                            same = False
+                        if same:
+                            new_args[k] = d.args[0]
+            if new_args != list(args):
+                out.append(Call(t, fn, tuple(new_args), (), s.loc))
+                return t
+        if fn in (np.sum, np.mean) and args and isinstance(args[0], Var):
+            d = self.defining(args[0], out)
+            if d is not None and d.fn in NEGS and self.uses_once(args[0]):
+                inner = self.new_call_kw(fn, (d.args[0],) + args[1:], s.kwargs, t.name, out)
+                return self.new_call(operator.neg, (inner,), t.name, out, s.loc)
         if fn is prims.unbroadcast:
             g, x = args
             kg, kx = self.kind(g), self.kind(x)
@@ -325,6 +390,13 @@ class Simplifier:
                                        [(n, self.kind(a)) for n, a in kwargs])
         return target
 
+    def uses_once(self, v) -> bool:
+        counts = getattr(self, "_counts", None)
+        if counts is None:
+            counts = self._counts = {}
+            _count_uses(self.fn.body, counts)
+        return counts.get(v, 0) == 1
+
     def defining(self, v, out):
         for s in reversed(out):
             if isinstance(s, Call) and s.target == v:
@@ -350,6 +422,18 @@ def _fresh_name(simp, hint):
     return name
 
 
+def _count_uses(b: Block, counts: dict):
+    for s in b.stmts:
+        for a in atoms_of(s):
+            if isinstance(a, Var):
+                counts[a] = counts.get(a, 0) + 1
+        for inner in blocks_of(s):
+            _count_uses(inner, counts)
+    for r in b.results:
+        if isinstance(r, Var):
+            counts[r] = counts.get(r, 0) + 1
+
+
 def _is_num(a, value) -> bool:
     return isinstance(a, Const) and type(a.value) in (int, float) and a.value == value
 
@@ -368,9 +452,15 @@ def _defined_in(v, *blocks) -> bool:
     return False
 
 
+COMMUTATIVE = {operator.add, operator.mul, np.add, np.multiply}
+
+
 def _cse_key(s: Call):
     try:
-        key = (s.fn, s.args, s.kwargs)
+        args = s.args
+        if s.fn in COMMUTATIVE and len(args) == 2 and not s.kwargs:
+            args = tuple(sorted(args, key=repr))
+        key = (s.fn, args, s.kwargs)
         hash(key)
         return key
     except TypeError:
