@@ -17,6 +17,7 @@ from s2sad.frontend.lower import lower
 from s2sad.ir.kinds import UNKNOWN, Kind, infer_kinds, kind_of_value
 from s2sad.ir.verify import verify
 from s2sad.passes.forward import forward_pass
+from s2sad.passes.inplace import accumulate_in_place
 from s2sad.passes.reverse import reverse_pass
 from s2sad.passes.simplify import simplify
 from s2sad_rules import TABLE
@@ -132,6 +133,7 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict):
             out = _seed_with_one(out, keep_value=mode == "value_and_grad")
     verify(out)
     out = simplify(out, param_kinds, TABLE)
+    out = accumulate_in_place(out, param_kinds)
     verify(out)
     return out
 

@@ -5,7 +5,7 @@ import operator
 import numpy as np
 
 from s2sad.ir import prims
-from s2sad.ir.prims import Attr, broadcast_like, unbroadcast, zeros_like
+from s2sad.ir.prims import Attr, broadcast_like, index_add, unbroadcast, zeros_like
 from s2sad_rules.registry import TABLE, def_linear, def_nondiff, defjvp, defvjp
 
 
@@ -21,13 +21,6 @@ def getitem_vjp(g, x, index):
 
 def prims_scatter(g, x, index):
     return index_add(zeros_like(x), index, g)
-
-
-def index_add(acc, index, g):
-    """`acc` plus `g` added at `index` (repeated indices accumulate): a fresh array."""
-    out = np.array(acc, dtype=float, copy=True)
-    np.add.at(out, index, g)
-    return out
 
 
 @defjvp(index_add)
@@ -85,7 +78,7 @@ def_linear(operator.getitem, Attr("T"), Attr("real"), unbroadcast, broadcast_lik
 def_linear(index_add, wrt=(0, 2))
 def_nondiff(zeros_like, Attr("shape"), Attr("ndim"), Attr("size"), Attr("dtype"), slice, len,
             prims.new_tape, prims.tape_push, prims.tape_pop, prims.tape_reader, prims.tape_next,
-            prims.sweep_boundary)
+            prims.sweep_boundary, prims.index_add_inplace, prims.index_add_at)
 # tuples and lists are handled structurally by the passes; they are primitives all the same
 TABLE.nondiff.setdefault(prims.make_tuple, False)
 TABLE.nondiff.setdefault(prims.make_list, False)

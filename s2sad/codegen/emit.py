@@ -34,7 +34,7 @@ CMP_AST = {operator.lt: gast.Lt, operator.le: gast.LtE, operator.gt: gast.Gt,
 UNARY_AST = {operator.neg: gast.USub, operator.pos: gast.UAdd, operator.not_: gast.Not,
              operator.invert: gast.Invert}
 NO_INLINE = {prims.new_tape, prims.tape_pop, prims.tape_push, prims.sweep_boundary,
-             prims.tape_reader, prims.tape_next}
+             prims.tape_reader, prims.tape_next, prims.index_add_inplace, prims.index_add_at}
 
 
 def sink_temporaries(fn: Function) -> Function:
@@ -127,6 +127,11 @@ def find_inlined(fn: Function, pos: "Positions") -> set:
                 if t not in b.results:
                     continue
                 use_idx = n
+            user = b.stmts[use_idx] if use_idx < n else None
+            if isinstance(user, Call) and user.fn in (prims.index_add_inplace,
+                                                      prims.index_add_at) \
+                    and user.args[0] == t:
+                continue  # the accumulator of `acc[i] += g` needs a name
             between = b.stmts[idx + 1:use_idx]
             if all(isinstance(x, Call) and x.target in out for x in between):
                 out.add(t)
@@ -379,6 +384,8 @@ class Interference:
                 self.edges(t, live - {t})
                 live = live - {t}
                 live |= {a for a in atoms_of(s) if isinstance(a, Var)}
+                if s.fn in (prims.index_add_inplace, prims.index_add_at):
+                    self.copy(t, s.args[0])
                 return live
             case If(cond=c, then=then, orelse=orelse, outputs=outs):
                 after = live - set(outs)
@@ -647,6 +654,22 @@ class Emitter:
         rhs = gast.Tuple(elts=[self.atom(r) for _, r in pairs], ctx=gast.Load())
         self.out(indent, f"{', '.join(lhs)} = {self.src(rhs)[1:-1] if self.src(rhs).startswith('(') else self.src(rhs)}")
 
+    def scatter(self, indent, t, args):
+        """`acc[i] += g` (or np.add.at for indices that may repeat), then the result's name."""
+        acc, index, g = args
+        name = self.names.name(acc)
+        target = gast.Subscript(value=self.atom(acc), slice=self.index_expr(index),
+                                ctx=gast.Load())
+        value = self.atom(g)
+        if self.scatter_basic:
+            self.out(indent, f"{self.src(target)} += {_bare(self.src(value))}")
+        else:
+            node = gast.Call(func=self.attr_path("np.add.at"),
+                             args=[self.atom(acc), self.index_expr(index), value], keywords=[])
+            self.out(indent, self.src(node))
+        if self.names.name(t) != name:
+            self.out(indent, f"{self.names.name(t)} = {name}")
+
     def stmt(self, s, block, idx, indent):
         match s:
             case Call(target=t, fn=fn, args=args, kwargs=kw):
@@ -656,6 +679,10 @@ class Emitter:
                     self.pending[t] = self.call_expr(fn, args, kw)
                     return
                 self.comment_for(s, indent)
+                if fn in (prims.index_add_inplace, prims.index_add_at):
+                    self.scatter_basic = fn is prims.index_add_inplace
+                    self.scatter(indent, t, args)
+                    return
                 node = self.call_expr(fn, args, kw)
                 if fn is prims.tape_push:
                     self.out(indent, self.src(node))

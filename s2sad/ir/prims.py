@@ -65,7 +65,6 @@ def sweep_boundary():
     """Marks where the forward sweep ends and the reverse sweep begins (never printed)."""
 
 
-EFFECTFUL = frozenset({tape_push, tape_pop, tape_next, sweep_boundary})
 
 
 def unbroadcast(g, x):
@@ -94,6 +93,25 @@ def broadcast_like(t, x):
     if np.shape(t) == shape:
         return t
     return np.broadcast_to(t, shape)
+
+
+def index_add(acc, index, g):
+    """`acc` with `g` added at `index` (repeated indices accumulate), as a new array."""
+    out = np.array(acc, dtype=np.result_type(acc, g, np.float64), copy=True)
+    np.add.at(out, index, g)
+    return out
+
+
+def index_add_inplace(acc, index, g):
+    """`acc[index] += g` on an array the derivative code owns (basic indices only)."""
+    acc[index] += g
+    return acc
+
+
+def index_add_at(acc, index, g):
+    """`np.add.at(acc, index, g)` on an array the derivative code owns (any indices)."""
+    np.add.at(acc, index, g)
+    return acc
 
 
 def zeros_like(x):
@@ -126,3 +144,7 @@ class ZeroValue:
 
 
 RUNTIME_HELPERS = (unbroadcast, sum_to_shape, broadcast_like, zeros_like)
+
+# statements that act on state: never removed, reordered, shared or folded away
+EFFECTFUL = frozenset({tape_push, tape_pop, tape_next, sweep_boundary, index_add_inplace,
+                       index_add_at})

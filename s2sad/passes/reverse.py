@@ -282,6 +282,68 @@ class ReversePass:
         fwd.add(None)
         return plan
 
+    def rematerialize(self, needed, body_stmts, params, index, index_map) -> list:
+        """Recompute cheap residuals in the reverse loop instead of taping them.
+
+        A value qualifies when a pure primitive computes it from values the reverse loop
+        has anyway (outer variables, the loop index, constants, other recomputed values)
+        and it is cheap: indexing, an attribute, or a scalar. Returns the copied statements
+        (targets renamed into `index_map`), in forward order.
+        """
+        defs = {st.target: st for st in body_stmts if isinstance(st, Call)}
+        stored_params = {v for v in needed if v in params}
+        ok: dict = {}
+
+        def cheap(st) -> bool:
+            if st.fn in prims.EFFECTFUL or st.fn in (prims.new_tape, prims.tape_reader):
+                return False
+            if st.fn is operator.getitem or isinstance(st.fn, prims.Attr):
+                return True
+            return self.kind(st.target).tag == "scalar"
+
+        def can(v) -> bool:
+            if v in ok:
+                return ok[v]
+            ok[v] = False
+            st = defs.get(v)
+            if st is None or not cheap(st):
+                return False
+            for a in list(st.args) + [a for _, a in st.kwargs]:
+                if not isinstance(a, Var) or a == index:
+                    continue
+                if a in params:
+                    if a not in stored_params:
+                        return False
+                elif a in defs:
+                    if not can(a):
+                        return False
+                elif a in _defined(Block(tuple(body_stmts))):
+                    return False  # defined by a nested statement of the body
+            ok[v] = True
+            return True
+
+        chosen = {v for v in needed if v not in params and can(v)}
+        # the values the chosen ones are computed from, recursively
+        todo = list(chosen)
+        while todo:
+            v = todo.pop()
+            for a in defs[v].args + tuple(a for _, a in defs[v].kwargs):
+                if isinstance(a, Var) and a in defs and a not in chosen:
+                    chosen.add(a)
+                    todo.append(a)
+        copies = []
+        for st in body_stmts:
+            if isinstance(st, Call) and st.target in chosen:
+                new = self.namer.fresh(st.target.name)
+                index_map[st.target] = new
+                copies.append(st)
+        out = []
+        for st in copies:
+            sub = lambda a: index_map.get(a, a) if isinstance(a, Var) else a  # noqa: E731
+            out.append(Call(index_map[st.target], st.fn, tuple(sub(a) for a in st.args),
+                            tuple((n, sub(a)) for n, a in st.kwargs), st.loc))
+        return out
+
     def reverse_loop(self, s, plan, rev: Emitter, bars: dict):
         fwd: Emitter = plan["fwd"]
         inner_fwd: Emitter = plan["inner"]
@@ -335,6 +397,9 @@ class ReversePass:
             rev_index = self.namer.fresh(s.index.name)
             index_map[s.index] = rev_index
         fwd_body_stmts = list(inner_fwd.stmts)
+        remat = self.rematerialize(needed, fwd_body_stmts, set(s.params), s.index if is_for
+                                   else None, index_map)
+        needed = [v for v in needed if v not in index_map]
         pops = []
         if needed:
             tape = self.namer.fresh("tape")
@@ -363,8 +428,8 @@ class ReversePass:
                     nv = self.namer.fresh(v.name)
                     pops.append(Call(nv, operator.getitem, (popped, Const(k))))
                     index_map[v] = nv
-        rev_body = replace_atoms(Block(tuple(pops) + rev_body.stmts, rev_body.results),
-                                 index_map)
+        rev_body = replace_atoms(Block(tuple(pops) + tuple(remat) + rev_body.stmts,
+                                       rev_body.results), index_map)
         # forward loop, now pushing the residuals (and counting trips for a while loop)
         body_results = s.body.results
         params, f_inits, outs = s.params, s.inits, s.outputs

@@ -252,6 +252,19 @@ class Simplifier:
             if d is not None and d.fn in NEGS and self.uses_once(args[0]):
                 inner = self.new_call_kw(fn, (d.args[0],) + args[1:], s.kwargs, t.name, out)
                 return self.new_call(operator.neg, (inner,), t.name, out, s.loc)
+        if fn is prims.zeros_like and kt.tag == "array" and kt.shape is not None:
+            kw = (("dtype", Const(complex)),) if kt.dtype == "c" else ()
+            return self.new_call_kw(np.zeros, (Const(kt.shape),), kw, t.name, out)
+        if fn is prims.zeros_like and kt.tag == "scalar":
+            return Const(0j if kt.dtype == "c" else 0.0)
+        if fn in ADDS and len(args) == 2 and self.kind(args[0]) == kt == self.kind(args[1]):
+            # A + scatter(zeros, i, v) -> scatter(A, i, v): one array, no extra copy
+            for acc, other in ((args[0], args[1]), (args[1], args[0])):
+                d = self.defining(other, out) if isinstance(other, Var) else None
+                if d is not None and d.fn is prims.index_add and self.uses_once(other) and \
+                        self.is_zeros(d.args[0], out):
+                    out.append(Call(t, prims.index_add, (acc,) + d.args[1:], (), s.loc))
+                    return t
         if fn is prims.unbroadcast:
             g, x = args
             kg, kx = self.kind(g), self.kind(x)
@@ -396,6 +409,12 @@ class Simplifier:
             counts = self._counts = {}
             _count_uses(self.fn.body, counts)
         return counts.get(v, 0) == 1
+
+    def is_zeros(self, a, out) -> bool:
+        if isinstance(a, Const) and type(a.value) in (int, float) and a.value == 0:
+            return True
+        d = self.defining(a, out) if isinstance(a, Var) else None
+        return d is not None and (d.fn is prims.zeros_like or d.fn is np.zeros)
 
     def defining(self, v, out):
         for s in reversed(out):

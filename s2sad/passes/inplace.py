@@ -1,0 +1,108 @@
+"""In-place accumulation: `acc[i] += g` instead of copying a whole array per contribution.
+
+A scatter-add into an array that only the derivative code holds, and that nothing reads
+afterwards, can update it in place. This pass proves both facts on the SSA IR (the array
+is fresh: made by np.zeros or an arithmetic operation, or carried by a loop from such;
+and the scatter is its only use) and then switches to the in-place primitive.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from s2sad.ir import prims
+from s2sad.ir.kinds import atom_kind, infer_kinds
+from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While, atoms_of, blocks_of
+
+FRESH_FNS = {
+    np.zeros, prims.zeros_like, prims.index_add, prims.index_add_inplace, prims.index_add_at,
+    operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, np.add,
+    np.subtract, np.multiply, np.divide, np.negative,
+}
+
+
+def _index_is_basic(k) -> bool:
+    """Integers, slices, None, Ellipsis and tuples of them: no repeated positions."""
+    if k.tag == "scalar":
+        return k.dtype in ("i", "b") and k.dtype != "b"
+    if k.tag == "object":
+        v = k.value if k.known else None
+        return isinstance(v, slice) or v is None or v is Ellipsis
+    if k.tag == "tuple":
+        return all(_index_is_basic(i) for i in k.items)
+    return False
+
+
+def accumulate_in_place(fn: Function, param_kinds: dict) -> Function:
+    kinds = infer_kinds(fn, param_kinds)
+    defs: dict = {}
+    uses: dict = {}
+    loop_of: dict = {}
+    _scan(fn.body, defs, uses, loop_of)
+    for r in fn.body.results:
+        if isinstance(r, Var):
+            uses[r] = uses.get(r, 0) + 1
+
+    def fresh(v, depth=0) -> bool:
+        if not isinstance(v, Var) or depth > 8:
+            return False
+        k = atom_kind(v, kinds)
+        if k.tag != "array":
+            return False
+        d = defs.get(v)
+        if isinstance(d, Call):
+            return d.fn in FRESH_FNS
+        if v in loop_of:
+            loop, i = loop_of[v]
+            init, res = loop.inits[i], loop.body.results[i]
+            return (isinstance(init, Var) and uses.get(init, 0) == 1 and fresh(init, depth + 1)
+                    and isinstance(res, Var) and uses.get(res, 0) == 1
+                    and fresh(res, depth + 1))
+        return False
+
+    def rewrite(b: Block) -> Block:
+        out = []
+        for s in b.stmts:
+            match s:
+                case Call(fn=f, args=(acc, index, g)) if f is prims.index_add:
+                    if uses.get(acc, 0) == 1 and fresh(acc):
+                        basic = _index_is_basic(atom_kind(index, kinds))
+                        prim = prims.index_add_inplace if basic else prims.index_add_at
+                        s = Call(s.target, prim, s.args, (), s.loc)
+                case If():
+                    s = If(s.cond, rewrite(s.then), rewrite(s.orelse), s.outputs, s.loc)
+                case ForRange():
+                    s = ForRange(s.index, s.start, s.stop, s.step, s.params, s.inits,
+                                 rewrite(s.body), s.outputs, s.loc, s.reverse)
+                case While():
+                    s = While(s.params, s.inits, rewrite(s.cond), rewrite(s.body), s.outputs,
+                              s.loc)
+            out.append(s)
+        return Block(tuple(out), b.results)
+
+    return Function(fn.name, fn.params, rewrite(fn.body), fn.returns_tuple, fn.kwonly,
+                    fn.defaults, fn.loc, fn.source_lines, fn.first_line, fn.meta)
+
+
+def _scan(b: Block, defs: dict, uses: dict, loop_of: dict):
+    for s in b.stmts:
+        for a in atoms_of(s):
+            if isinstance(a, Var):
+                uses[a] = uses.get(a, 0) + 1
+        match s:
+            case Call(target=t):
+                defs[t] = s
+            case ForRange(params=ps) | While(params=ps):
+                for i, (p, o) in enumerate(zip(ps, s.outputs)):
+                    loop_of[p] = (s, i)
+                    loop_of[o] = (s, i)
+            case If(outputs=outs):
+                for o in outs:
+                    defs[o] = s
+        for inner in blocks_of(s):
+            _scan(inner, defs, uses, loop_of)
+            for r in inner.results:
+                if isinstance(r, Var):
+                    uses[r] = uses.get(r, 0) + 1
