@@ -328,6 +328,15 @@ def _temp_name(defn) -> str:
         return f"{defn.args[0].name}_reader" if isinstance(defn.args[0], Var) else "reader"
     if fn is prims.make_tuple:
         return "saved"
+    if fn is operator.getitem and isinstance(defn.args[0], Var) and \
+            isinstance(defn.args[1], Const) and type(defn.args[1].value) is int and \
+            0 <= defn.args[1].value < 100 and not defn.args[0].name.startswith("_"):
+        # x[0] -> x0, x_dot[1] -> x1_dot
+        base, k = _strip_suffix(defn.args[0].name), defn.args[1].value
+        for suffix in ("_dot", "_bar"):
+            if base.endswith(suffix):
+                return f"{base[:-len(suffix)]}{k}{suffix}"
+        return f"{base}{k}"
     label = getattr(fn, "__name__", None)
     if isinstance(fn, prims.Attr):
         label = fn.name
@@ -696,7 +705,7 @@ class Emitter:
                                       orelse=self.atom(orelse.results[0]))
                     self.assign(indent, targets, node)
                     return
-                self.out(indent, f"if {self.src(self.atom(c))}:")
+                self.out(indent, f"if {_bare(self.src(self.atom(c)))}:")
                 n0 = len(self.lines)
                 self.block(then, indent + 1, targets)
                 if len(self.lines) == n0:
@@ -739,7 +748,7 @@ class Emitter:
                 if simple:
                     for j, x in enumerate(cond.stmts):
                         self.pending[x.target] = self.call_expr(x.fn, x.args, x.kwargs)
-                    self.out(indent, f"while {self.src(self.atom(cond.results[0]))}:")
+                    self.out(indent, f"while {_bare(self.src(self.atom(cond.results[0])))}:")
                 else:
                     self.out(indent, "while True:")
                     self.block(cond, indent + 1)

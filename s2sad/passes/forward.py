@@ -59,7 +59,7 @@ class ForwardPass:
         return zero(self.kind(a))
 
     def run(self) -> Function:
-        tparams = [self.namer.fresh(p.name + "_dot") for p in self.wrt_params]
+        tparams = [self.namer.fresh(hint_of(p) + "_dot") for p in self.wrt_params]
         self.tan.update(zip(self.wrt_params, tparams))
         em = Emitter(self.namer)
         self.stmts(self.fn.body.stmts, em)
@@ -89,7 +89,7 @@ class ForwardPass:
 
     def call(self, s: Call, em: Emitter):
         fn = s.fn
-        hint = s.target.name + "_dot"
+        hint = hint_of(s.target) + "_dot"
         if fn in (prims.make_tuple, prims.make_list):
             items = [materialize(em, self.tangent(a), self.kind(a), a, hint_of(a) + "_dot")
                      for a in s.args]
@@ -120,25 +120,25 @@ class ForwardPass:
             for o, r in zip(s.outputs, blk.results):
                 if o in self.active:
                     tans.append(materialize(inner, self.tangent(r), self.kind(o), r,
-                                            o.name + "_dot"))
+                                            hint_of(o) + "_dot"))
             blocks.append(Block(tuple(inner.stmts), blk.results + tuple(tans)))
-        touts = [self.namer.fresh(o.name + "_dot") for o in outs]
+        touts = [self.namer.fresh(hint_of(o) + "_dot") for o in outs]
         em.add(If(s.cond, blocks[0], blocks[1], s.outputs + tuple(touts), s.loc))
         self.tan.update(zip(outs, touts))
 
     def loop(self, s, em: Emitter):
         carried = [i for i, p in enumerate(s.params) if p in self.active]
-        tparams = [self.namer.fresh(s.params[i].name + "_dot") for i in carried]
+        tparams = [self.namer.fresh(hint_of(s.params[i]) + "_dot") for i in carried]
         tinits = [materialize(em, self.tangent(s.inits[i]), self.kind(s.params[i]), s.inits[i],
-                              s.params[i].name + "_dot") for i in carried]
+                              hint_of(s.params[i]) + "_dot") for i in carried]
         for i, tp in zip(carried, tparams):
             self.tan[s.params[i]] = tp
         inner = em.nested()
         self.stmts(s.body.stmts, inner)
         tres = [materialize(inner, self.tangent(s.body.results[i]), self.kind(s.params[i]),
-                            s.body.results[i], s.params[i].name + "_dot") for i in carried]
+                            s.body.results[i], hint_of(s.params[i]) + "_dot") for i in carried]
         body = Block(tuple(inner.stmts), s.body.results + tuple(tres))
-        touts = [self.namer.fresh(s.outputs[i].name + "_dot") for i in carried]
+        touts = [self.namer.fresh(hint_of(s.outputs[i]) + "_dot") for i in carried]
         params, inits, outs = (s.params + tuple(tparams), s.inits + tuple(tinits),
                                s.outputs + tuple(touts))
         if isinstance(s, ForRange):

@@ -64,7 +64,7 @@ class ReversePass:
         for p in self.wrt_params:
             b = bars.get(p)
             b = materialize(rev, zero(self.kind(p)) if b is None else b, self.kind(p), p,
-                            p.name + "_bar")
+                            hint_of(p) + "_bar")
             outs.append(self.match_scalar(b, p, rev))
         stmts = list(self.tapes) + list(body_stmts)
         boundary = Call(self.namer.fresh("_sweep"), prims.sweep_boundary, ())
@@ -79,7 +79,7 @@ class ReversePass:
         """A Python-scalar parameter gets a scalar cotangent, not a 0-d array."""
         kp, kb = self.kind(p), self.kind(b)
         if kp.tag == "scalar" and kb.tag == "array" and kb.shape == ():
-            return em.call(operator.getitem, (b, Const(())), hint=p.name + "_bar")
+            return em.call(operator.getitem, (b, Const(())), hint=hint_of(p) + "_bar")
         return b
 
     # -- the two sweeps over one block ------------------------------------
@@ -127,7 +127,7 @@ class ReversePass:
         if prev is None:
             bars[v] = contrib
         else:
-            bars[v] = em.call(operator.add, (prev, contrib), hint=v.name + "_bar")
+            bars[v] = em.call(operator.add, (prev, contrib), hint=hint_of(v) + "_bar")
 
     # -- calls ----------------------------------------------------------
 
@@ -140,7 +140,7 @@ class ReversePass:
         if fn in (prims.make_tuple, prims.make_list):
             for i, a in enumerate(s.args):
                 if self.is_active(a):
-                    item = rev.call(operator.getitem, (g, Const(i)), hint=a.name + "_bar",
+                    item = rev.call(operator.getitem, (g, Const(i)), hint=hint_of(a) + "_bar",
                                     loc=s.loc)
                     self.add_bar(bars, a, item, rev)
             return
@@ -185,7 +185,7 @@ class ReversePass:
             else:
                 parts.append(materialize(rev, zero(k), k, None, "zero") if k.is_float
                              else Const(None))
-        whole = rev.call(prims.make_tuple, parts, hint=base.name + "_bar", loc=s.loc)
+        whole = rev.call(prims.make_tuple, parts, hint=hint_of(base) + "_bar", loc=s.loc)
         prev = bars.get(base)
         if prev is None:
             bars[base] = whole
@@ -196,7 +196,7 @@ class ReversePass:
                 b = rev.call(operator.getitem, (whole, Const(i)), hint="_q")
                 summed.append(rev.call(operator.add, (a, b), hint="_s") if items[i].is_float
                               else Const(None))
-            bars[base] = rev.call(prims.make_tuple, summed, hint=base.name + "_bar")
+            bars[base] = rev.call(prims.make_tuple, summed, hint=hint_of(base) + "_bar")
 
     # -- branches ---------------------------------------------------------
 
@@ -233,7 +233,7 @@ class ReversePass:
         # only cotangents of variables defined outside the If leave it
         defined_inside = _defined(s.then) | _defined(s.orelse) | set(s.outputs)
         outer = sorted((v for v in touched if v not in defined_inside), key=lambda v: v.name)
-        new_outs = [self.namer.fresh(v.name + "_bar") for v in outer]
+        new_outs = [self.namer.fresh(hint_of(v) + "_bar") for v in outer]
         blocks = []
         for (inner_rev, local), (blk, inner_fwd, _) in zip(rev_blocks,
                                                            plan["branches"]):
@@ -241,7 +241,7 @@ class ReversePass:
             for v in outer:
                 b = local.get(v)
                 b = zero(self.kind(v)) if b is None else b
-                yields.append(materialize(inner_rev, b, self.kind(v), v, v.name + "_bar"))
+                yields.append(materialize(inner_rev, b, self.kind(v), v, hint_of(v) + "_bar"))
             block = Block(tuple(inner_rev.stmts), tuple(yields))
             blocks.append(block)
         # residuals: forward values of each branch that its reverse block reads
@@ -354,19 +354,19 @@ class ReversePass:
         loop_defs = set(s.params) | ({s.index} if is_for else set())
         outer = sorted((v for v in body_free if v in self.active and v not in loop_defs),
                        key=lambda v: v.name)
-        pb = [self.namer.fresh(s.params[i].name + "_bar") for i in act_params]
-        wb = [self.namer.fresh(v.name + "_bar") for v in outer]
+        pb = [self.namer.fresh(hint_of(s.params[i]) + "_bar") for i in act_params]
+        wb = [self.namer.fresh(hint_of(v) + "_bar") for v in outer]
         inits = []
         for i in act_params:
             o = s.outputs[i]
             b = bars.get(o)
             k = self.kind(s.params[i])
             inits.append(materialize(rev, zero(k) if b is None else b, k, o,
-                                     s.params[i].name + "_bar"))
+                                     hint_of(s.params[i]) + "_bar"))
         for v in outer:
             b = bars.get(v)
             k = self.kind(v)
-            inits.append(materialize(rev, zero(k) if b is None else b, k, v, v.name + "_bar"))
+            inits.append(materialize(rev, zero(k) if b is None else b, k, v, hint_of(v) + "_bar"))
         # the reverse body
         body_rev = rev.nested()
         local = {}
@@ -384,7 +384,7 @@ class ReversePass:
             b = local.get(p)
             k = self.kind(p)
             results.append(materialize(body_rev, zero(k) if b is None else b, k, p,
-                                       p.name + "_bar"))
+                                       hint_of(p) + "_bar"))
         for v in outer:
             results.append(local[v])
         rev_body = Block(tuple(body_rev.stmts), tuple(results))
@@ -462,7 +462,7 @@ class ReversePass:
 
 def _bar_name(r, i, n, as_tuple) -> str:
     if isinstance(r, Var) and not r.name.startswith("_"):
-        return r.name + "_bar"
+        return hint_of(r) + "_bar"
     return "out_bar" if n == 1 else f"out{i}_bar"
 
 

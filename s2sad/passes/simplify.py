@@ -122,7 +122,9 @@ class Simplifier:
         """A carried value the body passes through unchanged is just its initial value."""
         keep = []
         for k, (p, init, r, o) in enumerate(zip(ps, inits, body.results, outs)):
-            if _sub(r, sub) == p:
+            r = _sub(r, sub)
+            if r == p or (isinstance(r, Const) and isinstance(init, Const) and r == init and
+                          not is_zero(r)):
                 sub[p] = init
                 sub[o] = init
                 self.changed = True
