@@ -24,7 +24,6 @@ try:  # works both with and without tests/__init__.py
     from tests.corpus import programs
 except ImportError:  # pragma: no cover
     import oracle
-
     from corpus import programs
 
 N_POINTS = 3
