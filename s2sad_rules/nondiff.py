@@ -11,10 +11,10 @@ def_nondiff(
     # comparisons and logic
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
     operator.not_, operator.and_, operator.or_, operator.xor, operator.is_, operator.is_not,
-    operator.contains, operator.invert, operator.floordiv, operator.mod,
+    operator.contains, operator.invert, operator.floordiv,
     np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal,
     np.logical_and, np.logical_or, np.logical_not, np.logical_xor, np.all, np.any,
-    np.isnan, np.isfinite, np.isinf, np.allclose, np.isclose, np.array_equal,
+    np.isnan, np.isfinite, np.isinf, np.allclose, np.isclose, np.array_equal, np.signbit,
     # rounding and sign: derivative zero almost everywhere
     np.floor, np.ceil, np.round, np.rint, np.trunc, np.sign, np.floor_divide,
     math.floor, math.ceil, math.trunc, round, math.isnan, math.isfinite, math.isinf,

@@ -1,0 +1,92 @@
+"""Rules for the `math` functions not in math_rules.py: exp2 cbrt ldexp fmod remainder copysign
+gamma lgamma.
+
+`fmod`/`remainder` have derivative 1 in x and -(x - r)/y (the integer quotient, negated) in
+y, away from their jumps; `copysign` is constant in y. The gamma-function rules use
+`digamma`, computed in restricted Python (recurrence up to 6, then the asymptotic series).
+"""
+
+import math
+
+from s2sad_rules.registry import defjvp, defvjp
+
+
+@defjvp(math.exp2)
+def exp2_jvp(x, x_dot, ans):
+    return x_dot * ans * 0.6931471805599453
+
+
+@defvjp(math.exp2)
+def exp2_vjp(g, ans, x):
+    return g * ans * 0.6931471805599453
+
+
+@defjvp(math.cbrt)
+def cbrt_jvp(x, x_dot, ans):
+    return x_dot / (3.0 * ans * ans)
+
+
+@defvjp(math.cbrt)
+def cbrt_vjp(g, ans, x):
+    return g / (3.0 * ans * ans)
+
+
+@defjvp(math.ldexp)
+def ldexp_jvp(x, i, x_dot):
+    return math.ldexp(x_dot, i)
+
+
+@defvjp(math.ldexp, wrt=("x",))
+def ldexp_vjp(g, x, i):
+    return math.ldexp(g, i)
+
+
+@defjvp(math.fmod, math.remainder)
+def fmod_jvp(x, y, x_dot, y_dot, ans):
+    return x_dot - y_dot * ((x - ans) / y)
+
+
+@defvjp(math.fmod, math.remainder)
+def fmod_vjp(g, ans, x, y):
+    return g, -g * ((x - ans) / y)
+
+
+@defjvp(math.copysign)
+def copysign_jvp(x, y, x_dot, y_dot, ans):
+    return x_dot * math.copysign(1.0, x) * math.copysign(1.0, ans) * (x != 0.0)
+
+
+@defvjp(math.copysign)
+def copysign_vjp(g, ans, x, y):
+    return g * math.copysign(1.0, x) * math.copysign(1.0, ans) * (x != 0.0), 0.0
+
+
+def digamma(x):
+    """psi(x) = d/dx log Gamma(x), to about 1e-12 (x not a non-positive integer)."""
+    shift = 0.0
+    while x < 6.0:
+        shift = shift - 1.0 / x
+        x = x + 1.0
+    r = 1.0 / (x * x)
+    series = r * (1.0 / 12 - r * (1.0 / 120 - r * (1.0 / 252 - r * (1.0 / 240 - r / 132))))
+    return shift + math.log(x) - 0.5 / x - series
+
+
+@defjvp(math.gamma)
+def gamma_jvp(x, x_dot, ans):
+    return x_dot * ans * digamma(x)
+
+
+@defvjp(math.gamma)
+def gamma_vjp(g, ans, x):
+    return g * ans * digamma(x)
+
+
+@defjvp(math.lgamma)
+def lgamma_jvp(x, x_dot):
+    return x_dot * digamma(x)
+
+
+@defvjp(math.lgamma)
+def lgamma_vjp(g, x):
+    return g * digamma(x)

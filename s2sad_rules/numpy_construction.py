@@ -1,0 +1,401 @@
+"""Rules for NumPy's construction, layout and selection functions: atleast_*d, vstack hstack
+column_stack split array_split unstack repeat tile roll flip fliplr flipud rot90 pad diag
+diagonal triu tril astype select sort take take_along_axis matrix_transpose.
+
+Conventions: `sort` sends each cotangent back to the entry that landed there (ties keep
+NumPy's order); `select` and `take`/`take_along_axis`/`repeat` scatter-add their cotangent
+(repeated indices accumulate); `pad` has a VJP for mode="constant" only (the JVP is exact
+for every mode, all of which are linear); `take` supports mode="raise" only.
+"""
+
+import numpy as np
+
+from s2sad.frontend.lower import _astype
+from s2sad.ir.prims import unbroadcast, zeros_like
+from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
+from s2sad_rules.structural import index_add
+
+
+@defjvp(np.atleast_1d, np.atleast_2d, np.atleast_3d)
+def atleast_nd_jvp(a, a_dot, ans):
+    return np.reshape(a_dot, np.shape(ans))
+
+
+@defvjp(np.atleast_1d, np.atleast_2d, np.atleast_3d)
+def atleast_nd_vjp(g, a):
+    return np.reshape(g, np.shape(a))
+
+
+def reshape_items(parts, like):
+    """Each of `parts` reshaped to the shape of the matching item of `like` (a list)."""
+    return [np.reshape(p, np.shape(x)) for p, x in zip(parts, like)]
+
+
+@defjvp(reshape_items)
+def reshape_items_jvp(parts, like, parts_dot):
+    return reshape_items(parts_dot, like)
+
+
+@defvjp(reshape_items, wrt=("parts",))
+def reshape_items_vjp(g, parts, like):
+    return reshape_items(g, parts)
+
+
+@def_nondiff
+def stack_split(arrays, how):
+    """(split points, axis) that cut a v/h/column-stacked cotangent back into its parts."""
+    if how == "v":
+        parts = [np.atleast_2d(a) for a in arrays]
+        axis = 0
+    elif how == "h":
+        parts = [np.atleast_1d(a) for a in arrays]
+        axis = 0 if parts[0].ndim == 1 else 1
+    else:
+        parts = [np.reshape(a, (-1, 1)) if np.ndim(a) < 2 else np.asarray(a) for a in arrays]
+        axis = 1
+    sizes = [p.shape[axis] for p in parts]
+    return ([int(s) for s in np.cumsum(sizes)[:-1]], axis)
+
+
+@defjvp(np.vstack)
+def vstack_jvp(tup, tup_dot):
+    return np.vstack(tup_dot)
+
+
+@defvjp(np.vstack)
+def vstack_vjp(g, tup):
+    cut = stack_split(tup, "v")
+    return reshape_items(np.split(g, cut[0], cut[1]), tup)
+
+
+@defjvp(np.hstack)
+def hstack_jvp(tup, tup_dot):
+    return np.hstack(tup_dot)
+
+
+@defvjp(np.hstack)
+def hstack_vjp(g, tup):
+    cut = stack_split(tup, "h")
+    return reshape_items(np.split(g, cut[0], cut[1]), tup)
+
+
+@defjvp(np.column_stack)
+def column_stack_jvp(tup, tup_dot):
+    return np.column_stack(tup_dot)
+
+
+@defvjp(np.column_stack)
+def column_stack_vjp(g, tup):
+    cut = stack_split(tup, "c")
+    return reshape_items(np.split(g, cut[0], cut[1]), tup)
+
+
+@defjvp(np.split)
+def split_jvp(ary, indices_or_sections, axis=0, ary_dot=0.0):
+    return np.split(ary_dot, indices_or_sections, axis)
+
+
+@defvjp(np.split, wrt=("ary",))
+def split_vjp(g, ary, indices_or_sections, axis=0):
+    return np.concatenate(g, axis)
+
+
+@defjvp(np.array_split)
+def array_split_jvp(ary, indices_or_sections, axis=0, ary_dot=0.0):
+    return np.array_split(ary_dot, indices_or_sections, axis)
+
+
+@defvjp(np.array_split, wrt=("ary",))
+def array_split_vjp(g, ary, indices_or_sections, axis=0):
+    return np.concatenate(g, axis)
+
+
+@defjvp(np.unstack)
+def unstack_jvp(x, axis=0, x_dot=0.0):
+    return np.unstack(x_dot, axis=axis)
+
+
+@defvjp(np.unstack)
+def unstack_vjp(g, x, axis=0):
+    return np.stack(g, axis)
+
+
+def take_bar(g, a, indices, axis):
+    """Scatter-add `g` back to where `np.take(a, indices, axis)` read it."""
+    if axis is None:
+        return np.reshape(index_add(zeros_like(np.ravel(a)), indices, g), np.shape(a))
+    if np.ndim(indices) == 0:
+        moved = index_add(zeros_like(np.moveaxis(a, axis, 0)), indices, g)
+    else:
+        moved = index_add(zeros_like(np.moveaxis(a, axis, 0)), indices, np.moveaxis(g, axis, 0))
+    return np.moveaxis(moved, 0, axis)
+
+
+@defjvp(np.take)
+def take_jvp(a, indices, axis=None, out=None, mode="raise", a_dot=0.0):
+    return np.take(a_dot, indices, axis)
+
+
+@defvjp(np.take, wrt=("a",))
+def take_vjp(g, a, indices, axis=None, out=None, mode="raise"):
+    return take_bar(g, a, indices, axis)
+
+
+@def_nondiff
+def repeat_index(shape, repeats, axis):
+    """The source index of each output entry of np.repeat along `axis` (flat when None)."""
+    n = int(np.prod(shape)) if axis is None else shape[axis]
+    return np.repeat(np.arange(n), repeats)
+
+
+@defjvp(np.repeat)
+def repeat_jvp(a, repeats, axis=None, a_dot=0.0):
+    return np.repeat(a_dot, repeats, axis)
+
+
+@defvjp(np.repeat, wrt=("a",))
+def repeat_vjp(g, a, repeats, axis=None):
+    return take_bar(g, a, repeat_index(np.shape(a), repeats, axis), axis)
+
+
+@def_nondiff
+def tile_plan(shape, reps):
+    """(shape splitting each tiled axis into (reps, size), axes to sum) for tile's VJP."""
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    d = max(len(shape), len(reps))
+    shape = (1,) * (d - len(shape)) + tuple(shape)
+    reps = (1,) * (d - len(reps)) + reps
+    split = []
+    for r, s in zip(reps, shape):
+        split += [r, s]
+    return (tuple(split), tuple(range(0, 2 * d, 2)))
+
+
+@defjvp(np.tile)
+def tile_jvp(A, reps, A_dot):
+    return np.tile(A_dot, reps)
+
+
+@defvjp(np.tile, wrt=("A",))
+def tile_vjp(g, A, reps):
+    plan = tile_plan(np.shape(A), reps)
+    return np.reshape(np.sum(np.reshape(g, plan[0]), axis=plan[1]), np.shape(A))
+
+
+@def_nondiff
+def negated(shift):
+    return tuple(-s for s in shift) if isinstance(shift, (tuple, list)) else -shift
+
+
+@defjvp(np.roll)
+def roll_jvp(a, shift, axis=None, a_dot=0.0):
+    return np.roll(a_dot, shift, axis)
+
+
+@defvjp(np.roll, wrt=("a",))
+def roll_vjp(g, a, shift, axis=None):
+    return np.roll(g, negated(shift), axis)
+
+
+@defjvp(np.flip)
+def flip_jvp(m, axis=None, m_dot=0.0):
+    return np.flip(m_dot, axis)
+
+
+@defvjp(np.flip)
+def flip_vjp(g, m, axis=None):
+    return np.flip(g, axis)
+
+
+@defjvp(np.fliplr)
+def fliplr_jvp(m, m_dot):
+    return np.fliplr(m_dot)
+
+
+@defvjp(np.fliplr)
+def fliplr_vjp(g, m):
+    return np.fliplr(g)
+
+
+@defjvp(np.flipud)
+def flipud_jvp(m, m_dot):
+    return np.flipud(m_dot)
+
+
+@defvjp(np.flipud)
+def flipud_vjp(g, m):
+    return np.flipud(g)
+
+
+@defjvp(np.rot90)
+def rot90_jvp(m, k=1, axes=(0, 1), m_dot=0.0):
+    return np.rot90(m_dot, k, axes)
+
+
+@defvjp(np.rot90)
+def rot90_vjp(g, m, k=1, axes=(0, 1)):
+    return np.rot90(g, -k, axes)
+
+
+@def_nondiff
+def pad_slices(pad_width, shape, mode):
+    """The index of the original block inside np.pad's result (constant mode only)."""
+    if mode != "constant":
+        raise NotImplementedError("the VJP of np.pad supports mode='constant' only")
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (len(shape), 2))
+    return tuple(slice(int(lo), int(lo) + n) for (lo, _), n in zip(widths, shape))
+
+
+@defjvp(np.pad)
+def pad_jvp(array, pad_width, mode="constant", constant_values=0, array_dot=0.0):
+    if mode == "constant":
+        return np.pad(array_dot, pad_width)  # the padding is constant: its tangent is 0
+    return np.pad(array_dot, pad_width, mode)
+
+
+@defvjp(np.pad, wrt=("array",))
+def pad_vjp(g, array, pad_width, mode="constant", constant_values=0):
+    return g[pad_slices(pad_width, np.shape(array), mode)]
+
+
+@def_nondiff
+def diagonal_index(shape, offset):
+    """(rows, cols) of the `offset` diagonal of a matrix of `shape`."""
+    n = len(np.diagonal(np.zeros(shape[-2:]), offset))
+    return (np.arange(n) + max(-offset, 0), np.arange(n) + max(offset, 0))
+
+
+@defjvp(np.diag)
+def diag_jvp(v, k=0, v_dot=0.0):
+    return np.diag(v_dot, k)
+
+
+@defvjp(np.diag)
+def diag_vjp(g, v, k=0):
+    if np.ndim(v) == 1:
+        return np.diagonal(g, k)
+    return index_add(zeros_like(v), diagonal_index(np.shape(v), k), g)
+
+
+@defjvp(np.diagonal)
+def diagonal_jvp(a, offset=0, axis1=0, axis2=1, a_dot=0.0):
+    return np.diagonal(a_dot, offset, axis1, axis2)
+
+
+@defvjp(np.diagonal)
+def diagonal_vjp(g, a, offset=0, axis1=0, axis2=1):
+    moved = np.moveaxis(zeros_like(a), (axis1, axis2), (-2, -1))
+    ij = diagonal_index(np.shape(moved), offset)
+    filled = index_add(moved, (Ellipsis, ij[0], ij[1]), g)
+    return np.moveaxis(filled, (-2, -1), (axis1, axis2))
+
+
+@defjvp(np.triu)
+def triu_jvp(m, k=0, m_dot=0.0):
+    return np.triu(m_dot, k)
+
+
+@defvjp(np.triu)
+def triu_vjp(g, m, k=0):
+    return np.triu(g, k)
+
+
+@defjvp(np.tril)
+def tril_jvp(m, k=0, m_dot=0.0):
+    return np.tril(m_dot, k)
+
+
+@defvjp(np.tril)
+def tril_vjp(g, m, k=0):
+    return np.tril(g, k)
+
+
+@defjvp(np.matrix_transpose, np.linalg.matrix_transpose)
+def matrix_transpose_jvp(x, x_dot):
+    return np.swapaxes(x_dot, -1, -2)
+
+
+@defvjp(np.matrix_transpose, np.linalg.matrix_transpose)
+def matrix_transpose_vjp(g, x):
+    return np.swapaxes(g, -1, -2)
+
+
+# x.astype(dtype) (lowered to _astype) and np.astype: float-to-float casts pass derivatives
+# through; a cast to an integer type has an integer result, which carries no derivative
+@defjvp(_astype, np.astype)
+def astype_jvp(x, dtype, x_dot):
+    return np.asarray(x_dot, dtype=dtype)
+
+
+@defvjp(_astype, np.astype, wrt=("x",))
+def astype_vjp(g, x, dtype):
+    return g
+
+
+@def_nondiff
+def choice_masks(condlist, n):
+    """masks[i]: where np.select picks choice i; masks[n]: where it falls back to the default."""
+    picked = np.select(condlist, list(range(n)), n)
+    return np.equal.outer(np.arange(n + 1), picked)
+
+
+@defjvp(np.select)
+def select_jvp(condlist, choicelist, default=0, choicelist_dot=0.0, default_dot=0.0):
+    return np.select(condlist, choicelist_dot, default_dot)
+
+
+@defvjp(np.select, wrt=("choicelist", "default"))
+def select_vjp(g, condlist, choicelist, default=0):
+    masks = choice_masks(condlist, len(choicelist))
+    return masks[:-1] * g, unbroadcast(masks[-1] * g, default)
+
+
+@defjvp(np.sort)
+def sort_jvp(a, axis=-1, kind=None, order=None, a_dot=0.0):
+    if axis is None:
+        return np.ravel(a_dot)[np.argsort(np.ravel(a), kind="stable")]
+    return np.take_along_axis(a_dot, np.argsort(a, axis, kind="stable"), axis)
+
+
+@defvjp(np.sort)
+def sort_vjp(g, a, axis=-1, kind=None, order=None):
+    if axis is None:
+        rank = np.argsort(np.argsort(np.ravel(a), kind="stable"))
+        return np.reshape(g[rank], np.shape(a))
+    rank = np.argsort(np.argsort(a, axis, kind="stable"), axis)
+    return np.take_along_axis(g, rank, axis)
+
+
+@def_nondiff
+def along_axis_index(indices, ndim, axis):
+    """The fancy index that np.take_along_axis(arr, indices, axis) reads with."""
+    if axis is None:
+        return indices
+    axis = axis % ndim
+    shape = np.shape(indices)
+    index = []
+    for i in range(ndim):
+        if i == axis:
+            index.append(indices)
+        else:
+            index.append(np.arange(shape[i]).reshape([-1 if j == i else 1 for j in range(ndim)]))
+    return tuple(index)
+
+
+@defjvp(np.take_along_axis)
+def take_along_axis_jvp(arr, indices, axis=-1, arr_dot=0.0):
+    return np.take_along_axis(arr_dot, indices, axis)
+
+
+@defvjp(np.take_along_axis, wrt=("arr",))
+def take_along_axis_vjp(g, arr, indices, axis=-1):
+    if axis is None:
+        return np.reshape(index_add(zeros_like(np.ravel(arr)), indices, g), np.shape(arr))
+    return index_add(zeros_like(arr), along_axis_index(indices, np.ndim(arr), axis), g)
+
+
+def_linear(np.atleast_1d, np.atleast_2d, np.atleast_3d, np.vstack, np.hstack, np.column_stack,
+           np.split, np.array_split, np.unstack, np.take, np.repeat, np.tile, np.roll, np.flip,
+           np.fliplr, np.flipud, np.rot90, np.diag, np.diagonal, np.triu, np.tril,
+           np.matrix_transpose, np.linalg.matrix_transpose, np.take_along_axis,
+           reshape_items, wrt=(0,))

@@ -1,0 +1,176 @@
+"""Rules for the NumPy unary elementwise functions not in numpy_elementwise.py.
+
+Conventions at kinks: `fabs` (like `abs`) has derivative 0 at 0; `cbrt` has an
+infinite derivative at 0; `nan_to_num` passes tangents through finite entries
+and gives 0 where it replaced a NaN or an infinity.
+"""
+
+import numpy as np
+
+from s2sad_rules.registry import def_linear, defjvp, defvjp
+
+LN2 = 0.6931471805599453
+LN10 = 2.302585092994046
+DEG_PER_RAD = 57.29577951308232
+RAD_PER_DEG = 0.017453292519943295
+
+
+@defjvp(np.fabs)
+def fabs_jvp(x, x_dot):
+    return x_dot * np.sign(x)  # 0 at x == 0, like abs
+
+
+@defvjp(np.fabs)
+def fabs_vjp(g, x):
+    return g * np.sign(x)
+
+
+@defjvp(np.exp2)
+def exp2_jvp(x, x_dot, ans):
+    return x_dot * ans * LN2
+
+
+@defvjp(np.exp2)
+def exp2_vjp(g, ans, x):
+    return g * ans * LN2
+
+
+@defjvp(np.log2)
+def log2_jvp(x, x_dot):
+    return x_dot / (x * LN2)
+
+
+@defvjp(np.log2)
+def log2_vjp(g, x):
+    return g / (x * LN2)
+
+
+@defjvp(np.log10)
+def log10_jvp(x, x_dot):
+    return x_dot / (x * LN10)
+
+
+@defvjp(np.log10)
+def log10_vjp(g, x):
+    return g / (x * LN10)
+
+
+@defjvp(np.arcsinh)
+def arcsinh_jvp(x, x_dot):
+    return x_dot / np.sqrt(x * x + 1.0)
+
+
+@defvjp(np.arcsinh)
+def arcsinh_vjp(g, x):
+    return g / np.sqrt(x * x + 1.0)
+
+
+@defjvp(np.arccosh)
+def arccosh_jvp(x, x_dot):
+    return x_dot / np.sqrt(x * x - 1.0)
+
+
+@defvjp(np.arccosh)
+def arccosh_vjp(g, x):
+    return g / np.sqrt(x * x - 1.0)
+
+
+@defjvp(np.arctanh)
+def arctanh_jvp(x, x_dot):
+    return x_dot / (1.0 - x * x)
+
+
+@defvjp(np.arctanh)
+def arctanh_vjp(g, x):
+    return g / (1.0 - x * x)
+
+
+@defjvp(np.deg2rad, np.radians)
+def deg2rad_jvp(x, x_dot):
+    return x_dot * RAD_PER_DEG
+
+
+@defvjp(np.deg2rad, np.radians)
+def deg2rad_vjp(g, x):
+    return g * RAD_PER_DEG
+
+
+@defjvp(np.rad2deg, np.degrees)
+def rad2deg_jvp(x, x_dot):
+    return x_dot * DEG_PER_RAD
+
+
+@defvjp(np.rad2deg, np.degrees)
+def rad2deg_vjp(g, x):
+    return g * DEG_PER_RAD
+
+
+@defjvp(np.cbrt)
+def cbrt_jvp(x, x_dot, ans):
+    return x_dot / (3.0 * ans * ans)
+
+
+@defvjp(np.cbrt)
+def cbrt_vjp(g, ans, x):
+    return g / (3.0 * ans * ans)
+
+
+def sinc_slope(x, ans):
+    """d/dx sin(pi x)/(pi x) = (cos(pi x) - sinc(x)) / x, which is 0 at x == 0."""
+    safe_x = np.where(x == 0.0, 1.0, x)
+    return np.where(x == 0.0, 0.0, (np.cos(np.pi * x) - ans) / safe_x)
+
+
+@defjvp(np.sinc)
+def sinc_jvp(x, x_dot, ans):
+    return x_dot * sinc_slope(x, ans)
+
+
+@defvjp(np.sinc)
+def sinc_vjp(g, ans, x):
+    return g * sinc_slope(x, ans)
+
+
+@defjvp(np.nan_to_num)
+def nan_to_num_jvp(x, copy=True, nan=0.0, posinf=None, neginf=None, x_dot=0.0):
+    # replaced entries are constants: their tangent is 0
+    return x_dot * np.isfinite(x)
+
+
+@defvjp(np.nan_to_num, wrt=("x",))
+def nan_to_num_vjp(g, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    return g * np.isfinite(x)
+
+
+# real, imag, conj: rules for real inputs (complex differentiation is not supported yet)
+@defjvp(np.real)
+def real_jvp(val, val_dot):
+    return np.real(val_dot)
+
+
+@defvjp(np.real)
+def real_vjp(g, val):
+    return g
+
+
+@defjvp(np.imag)
+def imag_jvp(val, val_dot):
+    return np.imag(val_dot)
+
+
+@defvjp(np.imag)
+def imag_vjp(g, val):
+    return 0.0 * g  # the imaginary part of a real input is the constant 0
+
+
+@defjvp(np.conj)
+def conj_jvp(x, x_dot):
+    return np.conj(x_dot)
+
+
+@defvjp(np.conj)
+def conj_vjp(g, x):
+    return np.conj(g)
+
+
+def_linear(np.deg2rad, np.radians, np.rad2deg, np.degrees, np.real, np.imag, np.conj)

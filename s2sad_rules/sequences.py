@@ -1,0 +1,54 @@
+"""Rules for functions of a list of numbers: builtin sum, math.fsum, math.prod, math.dist.
+
+A list's cotangent is anything whose items are the items' cotangents: these rules return
+an array with one row per item (the items must share one shape). `math.prod` is
+differentiated by division and is valid where no factor is zero; `math.dist` at 0 gives
+the subgradient 0.
+"""
+
+import math
+
+import numpy as np
+
+from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
+
+
+@def_nondiff
+def rows_shape(items, g):
+    """The shape of an array holding one copy of `g` per item."""
+    return (len(items),) + np.shape(g)
+
+
+@defjvp(sum, math.fsum)
+def sum_jvp(iterable, iterable_dot):
+    return sum(iterable_dot)
+
+
+@defvjp(sum, math.fsum)
+def sum_vjp(g, iterable):
+    return np.broadcast_to(g, rows_shape(iterable, g))
+
+
+@defjvp(math.prod)
+def prod_jvp(iterable, iterable_dot, ans):
+    return ans * np.sum(np.asarray(iterable_dot) / np.asarray(iterable))
+
+
+@defvjp(math.prod)
+def prod_vjp(g, ans, iterable):
+    return g * ans / np.asarray(iterable)
+
+
+@defjvp(math.dist)
+def dist_jvp(p, q, p_dot, q_dot, ans):
+    d = np.asarray(p) - np.asarray(q)
+    return float(np.dot(d, np.asarray(p_dot) - np.asarray(q_dot))) / (ans + (ans == 0.0))
+
+
+@defvjp(math.dist)
+def dist_vjp(g, ans, p, q):
+    d = (np.asarray(p) - np.asarray(q)) * (g / (ans + (ans == 0.0)))
+    return d, -d
+
+
+def_linear(sum, math.fsum)
