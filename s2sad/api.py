@@ -51,7 +51,9 @@ class Derivative:
         self.__class__ = type(type(self).__name__, (type(self),), {})
         type(self).__call__ = _generic_call
         functools.update_wrapper(self, func, updated=())
+        del self.__wrapped__  # the signature is the derivative's own, set when resolved
         self.__name__ = f"{getattr(func, '__name__', 'f')}_{mode}"
+        self._resolve_quietly()
 
     # -- compilation ---------------------------------------------------
 
@@ -59,6 +61,7 @@ class Derivative:
         if self._wrt is None:
             self._wrt, self._wrt_tuple = resolve_wrt(self.func, self._wrt_spec)
             sig = inspect.signature(self.func)
+            self.__signature__ = self._call_signature(sig)
             self._n_params = sum(1 for p in sig.parameters.values()
                                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
             self._has_kwonly = any(p.kind is p.KEYWORD_ONLY for p in sig.parameters.values())
@@ -75,7 +78,12 @@ class Derivative:
         if hit is None:
             arg_kinds = [kind_of_value(a, keep_value=False) for a in args]
             kw_kinds = {n: kind_of_value(v, keep_value=False) for n, v in kwargs.items()}
-            hit = generate(self.func, self.mode, wrt, self._wrt_tuple, arg_kinds, kw_kinds)
+            from s2sad.codegen.aot import load_ahead_of_time
+
+            hit = load_ahead_of_time(self.func, self.mode, wrt, self._wrt_tuple, arg_kinds,
+                                     kw_kinds)  # a present, fresh generated module
+            if hit is None:
+                hit = generate(self.func, self.mode, wrt, self._wrt_tuple, arg_kinds, kw_kinds)
             try:
                 _GLOBAL_CACHE[gkey] = hit
             except TypeError:
@@ -98,6 +106,26 @@ class Derivative:
         if len(args) != n:
             raise TypeError(f"{self.__name__} takes {n} positional arguments, got {len(args)}")
         return args
+
+    def _resolve_quietly(self):
+        """Resolve wrt now when possible (errors surface again at first use)."""
+        try:
+            self._resolve()
+        except Exception:
+            self._wrt = None
+
+    def _call_signature(self, sig):
+        """The signature of the derivative itself (a JVP also takes one tangent per wrt)."""
+        params = list(sig.parameters.values())
+        if self.mode != "jvp":
+            return sig
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        rest = [p for p in params if p not in positional]
+        tangents = [inspect.Parameter(positional[i].name + "_dot",
+                                      inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                    for i in self._wrt]
+        plain = [p.replace(default=inspect.Parameter.empty) for p in positional]
+        return sig.replace(parameters=plain + tangents + rest)
 
     def _slow_call(self, *args, **kwargs):
         """Dispatch by the full argument key, compiling a new specialisation if needed."""

@@ -83,8 +83,55 @@ class Compiled:
 MODES = ("jvp", "vjp", "grad", "value_and_grad")
 
 
-def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict):
-    ir = lowered(func)
+def base_ir(func, arg_kinds: list, kw_kinds: dict):
+    """The IR of what is being differentiated.
+
+    For a plain function, its lowered IR. For a Derivative (a transformation applied to a
+    transformation: jvp(grad(f)), grad(grad(f)), ...), the inner derivative's own IR, as a
+    function returning what the inner derivative returns: the compiler composes on the IR.
+    """
+    from s2sad.api import Derivative
+
+    if not isinstance(func, Derivative):
+        return lowered(func)
+    inner_wrt = func._resolve()
+    n = func._n_params
+    inner = derivative_ir(func.func, func.mode, inner_wrt, list(arg_kinds[:n]), kw_kinds,
+                          in_place=False, wrt_tuple=func._wrt_tuple)
+    return as_primal(inner, func)
+
+
+def as_primal(ir, d):
+    """A derivative's IR as an ordinary function of its call arguments (see base_ir)."""
+    from s2sad.ir.nodes import Block, Call, Function
+    from s2sad.ir.prims import sweep_boundary
+
+    meta = ir.meta
+    inner_tuple = ir.returns_tuple
+    n = meta["n_primal"]
+    results = ir.body.results
+    if d.mode == "vjp":
+        raise NonDifferentiableError(
+            f"cannot differentiate the VJP of {d.func.__name__}: it returns a pullback closure",
+            ir.loc, "differentiate s2sad.grad(f) or s2sad.jvp(f) instead")
+    if d.mode == "grad":
+        returns_tuple = d._wrt_tuple
+    else:  # jvp, value_and_grad: (primal, derivative)
+        nested = inner_tuple if d.mode == "jvp" else (inner_tuple or d._wrt_tuple)
+        if nested or (d.mode == "jvp" and len(results) != 2 * n) or n != 1:
+            raise NonDifferentiableError(
+                f"cannot differentiate {d.mode} of {d.func.__name__}: its result is a nested "
+                "tuple", ir.loc, "differentiate a function with one output")
+        returns_tuple = True
+    stmts = tuple(st for st in ir.body.stmts
+                  if not (isinstance(st, Call) and st.fn is sweep_boundary))
+    return Function(f"{ir.name}_{d.mode}", ir.params, Block(stmts, results), returns_tuple,
+                    ir.kwonly, (), ir.loc, ir.source_lines, ir.first_line, {})
+
+
+def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
+                  in_place: bool = True, wrt_tuple: bool = False):
+    ir = base_ir(func, arg_kinds, kw_kinds)
     kinds_in = {p: k for p, k in zip(ir.params, arg_kinds)}
     for v, _ in ir.kwonly:
         kinds_in[v] = kw_kinds.get(v.name, UNKNOWN)
@@ -133,7 +180,9 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict):
             out = _seed_with_one(out, keep_value=mode == "value_and_grad")
     verify(out)
     out = simplify(out, param_kinds, TABLE)
-    out = accumulate_in_place(out, param_kinds)
+    if in_place:
+        out = accumulate_in_place(out, param_kinds)
+    out.meta["wrt_tuple"] = wrt_tuple
     verify(out)
     return out
 
@@ -165,17 +214,22 @@ def _seed_with_one(fn, keep_value: bool):
 
 def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
              kw_kinds: dict) -> Compiled:
-    ir = derivative_ir(func, mode, wrt, arg_kinds, kw_kinds)
-    ir.meta["wrt_tuple"] = wrt_tuple
+    from s2sad.codegen import cache
+
+    slot = cache.slot(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
+    if slot.hit is not None:
+        return slot.hit
+    ir = derivative_ir(func, mode, wrt, arg_kinds, kw_kinds, wrt_tuple=wrt_tuple)
     if mode == "vjp":
         body = ir.body.stmts
         ir.meta["boundary_index"] = next(i for i, s in enumerate(body)
                                          if getattr(s, "fn", None) is _boundary())
-    name = f"{func.__name__}_{mode}"
+    name = f"{_base_name(func)}_{mode}"
     ns = Namespace()
-    header = _header(func, mode, wrt, ir, arg_kinds)
+    header = _header(func, mode, wrt, ir, arg_kinds, kw_kinds)
     source = emit_function(ir, ns, name, header, mode)
     fn = compile_source(source, ns, name)
+    slot.fill(source, ns, name)
     return Compiled(source, fn, ir)
 
 
@@ -185,15 +239,24 @@ def _boundary():
     return sweep_boundary
 
 
-def _header(func, mode, wrt, ir, arg_kinds) -> list:
-    names = [p.name for p in lowered(func).params]
+def _base_name(func) -> str:
+    from s2sad.api import Derivative
+
+    if isinstance(func, Derivative):
+        return f"{_base_name(func.func)}_{func.mode}"
+    return func.__name__
+
+
+def _header(func, mode, wrt, ir, arg_kinds, kw_kinds) -> list:
+    base = base_ir(func, arg_kinds, kw_kinds)
+    names = [p.name for p in base.params]
     what = {"jvp": "JVP (forward mode)", "vjp": "VJP (reverse mode)",
             "grad": "gradient (reverse mode)", "value_and_grad": "value and gradient "
                                                                   "(reverse mode)"}[mode]
-    loc = lowered(func).loc
+    loc = base.loc
     module = getattr(func, "__module__", None) or "?"
     where = f"{module}, line {loc.lineno}" if loc else module
-    lines = [f"{what} of {func.__name__}({', '.join(names)}) with respect to "
+    lines = [f"{what} of {_base_name(func)}({', '.join(names)}) with respect to "
              f"{', '.join(names[i] for i in wrt)}",
              f"generated by s2sad {VERSION} from {where}"]
     spec = ", ".join(f"{n}: {_kind_text(k)}" for n, k in zip(names, arg_kinds))

@@ -12,6 +12,9 @@ from s2sad.ir.kinds import atom_kind
 from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While
 
 
+TAPE_OPS = {prims.tape_push, prims.tape_reader, prims.tape_next, prims.tape_pop}
+
+
 def active_vars(fn: Function, wrt_params, kinds: dict, table) -> set:
     active = set(wrt_params)
     _block(fn.body, active, kinds, table)
@@ -29,6 +32,13 @@ def _can_carry(v, kinds) -> bool:
 def _block(block: Block, active: set, kinds, table):
     for s in block.stmts:
         match s:
+            case Call(target=t, fn=fn, args=args) if fn in TAPE_OPS:
+                # a tape carries derivatives when an active value is pushed onto it
+                if fn is prims.tape_push:
+                    if _is_active(args[1], active):
+                        active.add(args[0])
+                elif _is_active(args[0], active):
+                    active.add(t)
             case Call(target=t, fn=fn, args=args, kwargs=kw):
                 if table.is_nondiff(fn) or fn in prims.EFFECTFUL:
                     continue

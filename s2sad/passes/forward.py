@@ -15,7 +15,7 @@ from s2sad.ir import prims
 from s2sad.ir.builder import Emitter, Namer, hint_of
 from s2sad.ir.kinds import atom_kind
 from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While
-from s2sad.passes.activity import active_vars
+from s2sad.passes.activity import TAPE_OPS, active_vars
 from s2sad.passes.inline_rules import (
     bind_call,
     callee_name,
@@ -31,6 +31,11 @@ def materialize(em: Emitter, atom, kind, like, hint: str):
     if not is_zero(atom):
         return atom
     complex_ = kind.dtype == "c"
+    if kind.tag in ("tuple", "list"):
+        items = [materialize(em, zero(k), k, None, hint) if k.is_float else Const(None)
+                 for k in kind.items]
+        fn = prims.make_tuple if kind.tag == "tuple" else prims.make_list
+        return em.call(fn, items, hint=hint)
     if kind.tag == "scalar":
         return Const(0j if complex_ else 0.0)
     if kind.tag == "array" and kind.shape is not None:
@@ -78,6 +83,9 @@ class ForwardPass:
     def stmts(self, stmts, em: Emitter):
         for s in stmts:
             match s:
+                case Call(fn=fn) if fn in TAPE_OPS or fn is prims.new_tape:
+                    em.add(s)
+                    self.tape_op(s, em)
                 case Call():
                     em.add(s)
                     if s.target in self.active:
@@ -86,6 +94,21 @@ class ForwardPass:
                     self.if_(s, em)
                 case ForRange() | While():
                     self.loop(s, em)
+
+    def tape_op(self, s: Call, em: Emitter):
+        """Tapes of the code being differentiated get parallel tapes of tangents."""
+        fn, t = s.fn, s.target
+        if fn is prims.new_tape:
+            if t in self.active:
+                self.tan[t] = em.call(prims.new_tape, (), hint=hint_of(t) + "_dot")
+        elif fn is prims.tape_push:
+            tape, item = s.args
+            if tape in self.active:
+                k = self.kind(item)
+                item_dot = materialize(em, self.tangent(item), k, item, hint_of(item) + "_dot")
+                em.call(prims.tape_push, (self.tan[tape], item_dot), hint="_push")
+        elif t in self.active:  # tape_reader / tape_next / tape_pop
+            self.tan[t] = em.call(fn, (self.tan[s.args[0]],), hint=hint_of(t) + "_dot")
 
     def call(self, s: Call, em: Emitter):
         fn = s.fn

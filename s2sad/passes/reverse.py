@@ -39,6 +39,8 @@ class ReversePass:
         self.namer = Namer.for_function(fn)
         self.tapes: list = []  # top-level statements creating tapes
         self.readers: list = []  # statements opening each tape for the reverse sweep
+        self.cot_tapes: dict = {}  # tape of the differentiated code -> its cotangent tape
+        self.reader_tape = _reader_tapes(fn.body)
 
     def kind(self, a):
         return atom_kind(a, self.kinds)
@@ -131,7 +133,43 @@ class ReversePass:
 
     # -- calls ----------------------------------------------------------
 
+    def reverse_tape_op(self, s: Call, rev: Emitter, bars: dict):
+        """Reverse of a tape in the code being differentiated (reverse over reverse mode).
+
+        The reverse sweep meets the tape's reads first, in the order the values were pushed,
+        and pushes their cotangents onto a cotangent tape; it then meets the pushes last one
+        first, and pops each pushed value's cotangent.
+        """
+        fn = s.fn
+        if fn is prims.tape_next:
+            tape = self.reader_tape.get(s.args[0])
+            if tape is None or tape not in self.active:
+                return
+            k = self.kind(s.target)
+            b = bars.get(s.target)
+            b = materialize(rev, zero(k) if b is None else b, k, s.target,
+                            hint_of(s.target) + "_bar")
+            rev.call(prims.tape_push, (self.cot_tape(tape), b), hint="_push")
+        elif fn is prims.tape_push:
+            tape, item = s.args
+            if tape not in self.active:
+                return
+            popped = rev.call(prims.tape_pop, (self.cot_tape(tape),), hint=hint_of(item) + "_bar")
+            if self.is_active(item):
+                self.add_bar(bars, item, popped, rev)
+
+    def cot_tape(self, tape):
+        if tape not in self.cot_tapes:
+            self.cot_tapes[tape] = self.namer.fresh(hint_of(tape) + "_bar")
+            self.readers.append(Call(self.cot_tapes[tape], prims.new_tape, ()))
+        return self.cot_tapes[tape]
+
     def reverse_call(self, s: Call, rev: Emitter, bars: dict):
+        if s.fn in (prims.tape_push, prims.tape_next):
+            self.reverse_tape_op(s, rev, bars)
+            return
+        if s.fn in (prims.tape_reader, prims.new_tape, prims.tape_pop):
+            return
         t = s.target
         g = bars.get(t)
         if g is None or t not in self.active:
@@ -458,6 +496,22 @@ class ReversePass:
             bars[v] = o
         for i, o in zip(act_params, louts[:len(act_params)]):
             self.add_bar(bars, s.inits[i], o, rev)
+
+
+def _reader_tapes(block: Block) -> dict:
+    out = {}
+    for st in block.stmts:
+        if isinstance(st, Call) and st.fn is prims.tape_reader:
+            out[st.target] = st.args[0]
+        for inner in _blocks(st):
+            out.update(_reader_tapes(inner))
+    return out
+
+
+def _blocks(st):
+    from s2sad.ir.nodes import blocks_of
+
+    return blocks_of(st)
 
 
 def _bar_name(r, i, n, as_tuple) -> str:

@@ -237,7 +237,7 @@ class Simplifier:
             for k, a in enumerate(args):
                 d = self.defining(a, out) if isinstance(a, Var) else None
                 if d is not None and d.fn is np.broadcast_to and not d.kwargs:
-                    other = self.kind(args[1 - k]).static_shape
+                    other = self.kind(new_args[1 - k]).static_shape
                     inner = self.kind(d.args[0]).static_shape
                     if other is not None and inner is not None:
                         try:
@@ -621,6 +621,8 @@ def prune_tapes(fn: Function) -> Function:
     for c in calls:
         if c.fn is prims.tape_next:
             nexts.setdefault(readers.get(c.args[0]), []).append(c)
+        elif c.fn is prims.tape_pop:
+            nexts.setdefault(c.args[0], []).append(c)
     drop: set = set()  # ids of statements to delete
     replace: dict = {}  # id(stmt) -> new stmt
     for c in calls:
