@@ -3,7 +3,7 @@ gamma lgamma.
 
 `fmod`/`remainder` have derivative 1 in x and -(x - r)/y (the integer quotient, negated) in
 y, away from their jumps; `copysign` is constant in y. The gamma-function rules use
-`digamma`, computed in restricted Python (recurrence up to 6, then the asymptotic series).
+`digamma`, computed in restricted Python; they are valid for x > 0.
 """
 
 import math
@@ -62,14 +62,14 @@ def copysign_vjp(g, ans, x, y):
 
 
 def digamma(x):
-    """psi(x) = d/dx log Gamma(x), to about 1e-12 (x not a non-positive integer)."""
-    shift = 0.0
-    while x < 6.0:
-        shift = shift - 1.0 / x
-        x = x + 1.0
-    r = 1.0 / (x * x)
+    """psi(x) = d/dx log Gamma(x) for x > 0, to about 1e-11: six steps of the recurrence
+    psi(x) = psi(x + 1) - 1/x, then the asymptotic series at x + 6."""
+    shift = 1.0 / x + 1.0 / (x + 1.0) + 1.0 / (x + 2.0) + 1.0 / (x + 3.0) + 1.0 / (x + 4.0) + (
+        1.0 / (x + 5.0))
+    y = x + 6.0
+    r = 1.0 / (y * y)
     series = r * (1.0 / 12 - r * (1.0 / 120 - r * (1.0 / 252 - r * (1.0 / 240 - r / 132))))
-    return shift + math.log(x) - 0.5 / x - series
+    return math.log(y) - 0.5 / y - series - shift
 
 
 @defjvp(math.gamma)

@@ -23,6 +23,8 @@ def atleast_nd_jvp(a, a_dot, ans):
 
 @defvjp(np.atleast_1d, np.atleast_2d, np.atleast_3d)
 def atleast_nd_vjp(g, a):
+    if np.ndim(a) == 0:
+        return np.reshape(g, ())[()]
     return np.reshape(g, np.shape(a))
 
 
@@ -124,11 +126,16 @@ def take_bar(g, a, indices, axis):
     """Scatter-add `g` back to where `np.take(a, indices, axis)` read it."""
     if axis is None:
         return np.reshape(index_add(zeros_like(np.ravel(a)), indices, g), np.shape(a))
-    if np.ndim(indices) == 0:
-        moved = index_add(zeros_like(np.moveaxis(a, axis, 0)), indices, g)
-    else:
-        moved = index_add(zeros_like(np.moveaxis(a, axis, 0)), indices, np.moveaxis(g, axis, 0))
+    axes = index_axes(axis, np.ndim(indices))
+    moved = index_add(zeros_like(np.moveaxis(a, axis, 0)), indices, np.moveaxis(g, axes[0],
+                                                                                 axes[1]))
     return np.moveaxis(moved, 0, axis)
+
+
+@def_nondiff
+def index_axes(axis, ndim_indices):
+    """Where np.take put the axes of its indices, and where np.add.at wants them (first)."""
+    return (tuple(range(axis, axis + ndim_indices)), tuple(range(ndim_indices)))
 
 
 @defjvp(np.take)

@@ -16,7 +16,7 @@ import numpy as np
 
 from s2sad.ir.prims import make_tuple, unbroadcast, zeros_like
 from s2sad_rules.numpy_reductions import expand_reduced
-from s2sad_rules.registry import def_nondiff, defjvp, defvjp
+from s2sad_rules.registry import defjvp, defvjp
 
 
 def mT(x):
@@ -136,21 +136,11 @@ def eigvalsh_vjp(g, a, UPLO="L"):
     return symmetric_part(v @ diag_matrix(g) @ mT(v))
 
 
-@def_nondiff
-def reduced_svd_only(full_matrices, shape):
-    """The extra singular vectors of a full SVD of a non-square matrix are arbitrary."""
-    if full_matrices and shape[-1] != shape[-2]:
-        raise NotImplementedError("derivatives of np.linalg.svd need full_matrices=False "
-                                  "for a non-square matrix")
-    return True
-
-
 @defjvp(np.linalg.svd)
 def svd_jvp(a, full_matrices=True, compute_uv=True, hermitian=False, a_dot=0.0, ans=0.0):
     if not compute_uv:
         usv = np.linalg.svd(a, full_matrices=False)
         return np.diagonal(mT(usv[0]) @ a_dot @ mT(usv[2]), 0, -2, -1)
-    reduced_svd_only(full_matrices, np.shape(a))
     u = ans[0]
     s = ans[1]
     v = mT(ans[2])
@@ -169,7 +159,6 @@ def svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     if not compute_uv:
         usv = np.linalg.svd(a, full_matrices=False)
         return usv[0] @ diag_matrix(g) @ usv[2]
-    reduced_svd_only(full_matrices, np.shape(a))
     u = ans[0]
     s = ans[1]
     vh = ans[2]
@@ -290,20 +279,16 @@ def vector_norm_vjp(g, ans, x, axis=None, keepdims=False, ord=2):
     return expand_reduced(g, x, axis, keepdims) * norm_slope(x, ord, axis, keepdims, ans)
 
 
-def power_tangent(base, base_dot, m):
-    """d(B^m) = sum_k B^k dB B^(m-1-k), accumulated as d(B^(j+1)) = d(B^j) B + B^j dB."""
-    acc = base_dot
-    power = base
-    for _ in range(m - 1):
-        acc = acc @ base + power @ base_dot
-        power = power @ base
-    return acc
+def power_tangent(base, base_dot, n):
+    """d(B^n)[dB]: the upper-right block of [[B, dB], [0, B]]^n (no loop needed)."""
+    m = np.shape(base)[-1]
+    top = np.concatenate([base, base_dot], -1)
+    bottom = np.concatenate([zeros_like(base), base], -1)
+    return np.linalg.matrix_power(np.concatenate([top, bottom], -2), n)[..., :m, m:]
 
 
 @defjvp(np.linalg.matrix_power)
 def matrix_power_jvp(a, n, a_dot):
-    if n == 0:
-        return 0.0 * a_dot
     if n < 0:
         b = np.linalg.inv(a)
         return power_tangent(b, -(b @ a_dot @ b), -n)
@@ -312,8 +297,6 @@ def matrix_power_jvp(a, n, a_dot):
 
 @defvjp(np.linalg.matrix_power, wrt=("a",))
 def matrix_power_vjp(g, a, n):
-    if n == 0:
-        return 0.0 * g
     if n < 0:
         b = np.linalg.inv(a)
         return -(mT(b) @ power_tangent(mT(b), g, -n) @ mT(b))

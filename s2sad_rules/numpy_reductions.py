@@ -151,10 +151,11 @@ def tensordot_plan(ndim_a, ndim_b, axes):
     free_b = [i for i in range(ndim_b) if i not in ax_b]
     na = len(free_a)
     g_for_a = tuple(range(na, na + len(free_b)))
-    order_a = free_a + ax_a  # axes of tensordot(g, b, ...) in a's numbering
+    # tensordot(g, b, ...) keeps b's contracted axes in b's order: pair them with a's
+    order_a = free_a + [a for _, a in sorted(zip(ax_b, ax_a))]
     perm_a = tuple(int(i) for i in np.argsort(order_a))
     g_for_b = tuple(range(na))
-    order_b = ax_b + free_b
+    order_b = [b for _, b in sorted(zip(ax_a, ax_b))] + free_b
     perm_b = tuple(int(i) for i in np.argsort(order_b))
     return (g_for_a, tuple(free_b), perm_a, tuple(free_a), g_for_b, perm_b)
 

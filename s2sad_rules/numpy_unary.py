@@ -7,6 +7,7 @@ and gives 0 where it replaced a NaN or an infinity.
 
 import numpy as np
 
+from s2sad.ir.prims import Attr
 from s2sad_rules.registry import def_linear, defjvp, defvjp
 
 LN2 = 0.6931471805599453
@@ -163,6 +164,16 @@ def imag_vjp(g, val):
     return 0.0 * g  # the imaginary part of a real input is the constant 0
 
 
+@defjvp(Attr("imag"))
+def imag_attr_jvp(x, x_dot):
+    return x_dot.imag
+
+
+@defvjp(Attr("imag"))
+def imag_attr_vjp(g, x):
+    return 0.0 * g
+
+
 @defjvp(np.conj)
 def conj_jvp(x, x_dot):
     return np.conj(x_dot)
@@ -173,4 +184,5 @@ def conj_vjp(g, x):
     return np.conj(g)
 
 
-def_linear(np.deg2rad, np.radians, np.rad2deg, np.degrees, np.real, np.imag, np.conj)
+def_linear(np.deg2rad, np.radians, np.rad2deg, np.degrees, np.real, np.imag, np.conj,
+           Attr("imag"))

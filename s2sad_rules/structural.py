@@ -54,24 +54,25 @@ def real_vjp(g, x):
 
 
 @defjvp(unbroadcast)
-def unbroadcast_jvp(g, x, g_dot):
+def unbroadcast_jvp(g, x, g_dot, x_dot):
+    # x only contributes its shape: its tangent (x_dot) has no effect
     return unbroadcast(g_dot, x)
 
 
-@defvjp(unbroadcast, wrt=("t",))
+@defvjp(unbroadcast, wrt=("t", "x"))
 def unbroadcast_vjp(g, t, x):
     # the primitive's own first parameter is renamed `t`: `g` is the cotangent here
-    return broadcast_like(g, t)
+    return broadcast_like(g, t), zeros_like(x)
 
 
 @defjvp(broadcast_like)
-def broadcast_like_jvp(t, x, t_dot):
-    return broadcast_like(t_dot, x)
+def broadcast_like_jvp(t, x, t_dot, x_dot):
+    return broadcast_like(t_dot, x)  # x only contributes its shape
 
 
-@defvjp(broadcast_like, wrt=("t",))
+@defvjp(broadcast_like, wrt=("t", "x"))
 def broadcast_like_vjp(g, t, x):
-    return unbroadcast(g, t)
+    return unbroadcast(g, t), zeros_like(x)
 
 
 def_linear(operator.getitem, Attr("T"), Attr("real"), unbroadcast, broadcast_like, wrt=(0,))
