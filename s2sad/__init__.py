@@ -6,7 +6,7 @@
     print(df.source)              # the generated Python
 """
 
-from s2sad.api import Derivative, grad, jvp, value_and_grad, vjp
+from s2sad.api import Derivative, grad, hessian, hvp, jacfwd, jacrev, jvp, value_and_grad, vjp
 from s2sad.check import check_grads
 from s2sad.errors import (
     MissingRuleError,
@@ -23,7 +23,8 @@ from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
 __version__ = "0.1.0"
 
 __all__ = [
-    "jvp", "vjp", "grad", "value_and_grad", "check_grads", "Derivative",
+    "jvp", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "hvp",
+    "check_grads", "Derivative",
     "defjvp", "defvjp", "def_linear", "def_nondiff",
     "S2SADError", "UnsupportedSyntaxError", "MissingRuleError", "NonDifferentiableError",
     "WrtError", "SourceUnavailableError", "NameResolutionError", "RuleError",

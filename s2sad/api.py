@@ -18,6 +18,7 @@ from s2sad.transform import generate, resolve_wrt
 
 _ndarray = np.ndarray
 _GLOBAL_CACHE: dict = {}
+_LAST_BY_FUNC: dict = {}  # (func, code, mode, wrt, wrt_tuple) -> last specialisation
 
 
 def _arg_key(a):
@@ -88,6 +89,10 @@ class Derivative:
                 _GLOBAL_CACHE[gkey] = hit
             except TypeError:
                 pass
+        try:
+            _LAST_BY_FUNC[gkey[:5]] = hit
+        except TypeError:
+            pass
         self._cache[key] = hit
         self._last = hit
         return hit
@@ -96,7 +101,7 @@ class Derivative:
         """The primal arguments of a call (a JVP call also passes tangents)."""
         self._resolve()
         n = self._n_params
-        if self.mode == "jvp":
+        if self.mode in ("jvp", "hvp"):
             if len(args) != n + len(self._wrt):
                 raise TypeError(
                     f"{self.__name__} takes the {n} arguments of {self.func.__name__} and then "
@@ -117,7 +122,7 @@ class Derivative:
     def _call_signature(self, sig):
         """The signature of the derivative itself (a JVP also takes one tangent per wrt)."""
         params = list(sig.parameters.values())
-        if self.mode != "jvp":
+        if self.mode not in ("jvp", "hvp"):
             return sig
         positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         rest = [p for p in params if p not in positional]
@@ -149,7 +154,7 @@ class Derivative:
         costs one Python call more than calling the generated function directly.
         """
         n = self._n_params
-        n_all = n + (len(self._wrt) if self.mode == "jvp" else 0)
+        n_all = n + (len(self._wrt) if self.mode in ("jvp", "hvp") else 0)
         names = [f"a{i}" for i in range(n_all)]
         sig = ", ".join(names)
         lines = [f"def dispatch({sig}{', **kw' if self._has_kwonly else ''}):"]
@@ -197,6 +202,15 @@ class Derivative:
 
     def _compile_generic(self):
         self._resolve()
+        key = (self.func, getattr(self.func, "__code__", None), self.mode, self._wrt,
+               self._wrt_tuple)
+        try:
+            recent = _LAST_BY_FUNC.get(key)
+        except TypeError:
+            recent = None
+        if recent is not None:
+            self._last = recent
+            return
         from s2sad.transform import generate as gen
 
         hit = gen(self.func, self.mode, self._wrt, self._wrt_tuple,
@@ -246,3 +260,34 @@ def grad(f=None, wrt=0):
 def value_and_grad(f=None, wrt=0):
     """`value_and_grad(f)(*args) -> (f(*args), grad)`."""
     return _transform("value_and_grad")(f, wrt=wrt)
+
+
+def jacfwd(f=None, wrt=0):
+    """Jacobian by vector forward mode: one call, one tangent direction per input entry.
+
+    `jacfwd(f)(*args)` has shape out.shape + arg.shape; a tuple `wrt` gives a tuple of
+    blocks, a tuple output a tuple of Jacobians.
+    """
+    return _transform("jacfwd")(f, wrt=wrt)
+
+
+def jacrev(f=None, wrt=0):
+    """Jacobian by reverse mode with a batch of seeds (one per output entry)."""
+    return _transform("jacrev")(f, wrt=wrt)
+
+
+def hessian(f=None, wrt=0):
+    """Hessian of a scalar function: jacfwd(grad(f)) (forward over reverse)."""
+    if f is None:
+        return lambda g: hessian(g, wrt)
+    return Derivative(Derivative(f, "grad", wrt), "jacfwd", wrt)
+
+
+def hvp(f=None, wrt=0):
+    """Hessian-vector product without forming the Hessian: `hvp(f)(*args, v)`.
+
+    One vector per `wrt` argument; computed as the JVP of the gradient.
+    """
+    if f is None:
+        return lambda g: hvp(g, wrt)
+    return Derivative(Derivative(f, "grad", wrt), "hvp", wrt)

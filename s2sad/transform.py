@@ -7,7 +7,10 @@ pass -> simplify -> emit -> compile (cached in memory per specialisation).
 from __future__ import annotations
 
 import inspect
+import operator
 from dataclasses import dataclass
+
+import numpy as np
 
 from s2sad.codegen.compile import compile_source
 from s2sad.codegen.emit import emit_function
@@ -15,6 +18,7 @@ from s2sad.codegen.names import Namespace
 from s2sad.errors import NonDifferentiableError, WrtError
 from s2sad.frontend.lower import lower
 from s2sad.ir.kinds import UNKNOWN, Kind, infer_kinds, kind_of_value
+from s2sad.ir.nodes import Const, Var
 from s2sad.ir.verify import verify
 from s2sad.passes.forward import forward_pass
 from s2sad.passes.inplace import accumulate_in_place
@@ -129,6 +133,134 @@ def as_primal(ir, d):
                     ir.kwonly, (), ir.loc, ir.source_lines, ir.first_line, {})
 
 
+def _sizes(ir, wrt, kinds, what):
+    shapes = []
+    for i in wrt:
+        shape = kinds.get(ir.params[i]).static_shape if kinds.get(ir.params[i]) else None
+        if shape is None:
+            raise WrtError(f"{what} needs the shape of `{ir.params[i].name}`", ir.loc,
+                           "call it with NumPy arrays or floats first, or use "
+                           ".source_for(*args) to see the code for given arguments")
+        shapes.append(tuple(shape))
+    return shapes
+
+
+def _basis(em, shapes, n, hint):
+    """One block of the identity per shape: shape + (n,) each (the batch axis last)."""
+    eye = em.call(np.eye, (Const(n),), hint="eye")
+    out, offset = [], 0
+    for shape in shapes:
+        size = int(np.prod(shape)) if shape else 1
+        if shape:
+            rows = em.call(operator.getitem, (eye, Const(slice(offset, offset + size))),
+                           hint="_rows")
+            out.append(em.call(np.reshape, (rows, Const(shape + (n,))), hint=hint))
+        else:
+            out.append(em.call(operator.getitem, (eye, Const(offset)), hint=hint))
+        offset += size
+    return out
+
+
+def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
+    """jacfwd: a JVP whose tangents carry one direction per input entry (vector mode).
+    jacrev: a VJP whose seeds carry one cotangent per output entry. Both read the Jacobian
+    blocks out of the batched results: shape out.shape + arg.shape each.
+    """
+    from s2sad.ir.builder import Emitter, Namer
+    from s2sad.passes.batch import batch_pass
+
+    in_shapes = _sizes(ir, wrt, kinds, mode)
+    results = list(ir.body.results)
+    out_shapes = []
+    for r in results:
+        k = kinds.get(r) if not hasattr(r, "value") else kind_of_value(r.value)
+        if k is None or k.static_shape is None:
+            raise WrtError(f"{mode} needs the shape of the output of {ir.name}", ir.loc,
+                           "make the output a float or an array of known shape")
+        out_shapes.append(tuple(k.static_shape))
+    if mode == "jacfwd":
+        d = forward_pass(ir, kinds, wrt, TABLE)
+        seeds = d.meta["tangent_params"]
+        n = sum(int(np.prod(s)) if s else 1 for s in in_shapes)
+        seed_shapes = in_shapes
+    else:
+        d = reverse_pass(ir, kinds, wrt, TABLE)
+        seeds = list(d.meta["seed_params"])
+        n = sum(int(np.prod(s)) if s else 1 for s in out_shapes)
+        seed_shapes = out_shapes
+    namer = Namer.for_function(d)
+    em = Emitter(namer)
+    basis = _basis(em, seed_shapes, n, "basis")
+    from s2sad.ir.builder import replace_atoms
+    from s2sad.ir.nodes import Block, Function
+    from s2sad.ir.prims import sweep_boundary
+
+    body = replace_atoms(d.body, dict(zip(seeds, basis)))
+    stmts = tuple(em.stmts) + tuple(st for st in body.stmts
+                                    if getattr(st, "fn", None) is not sweep_boundary)
+    params = tuple(p for p in d.params if p not in seeds)
+    flat = Function(d.name, params, Block(stmts, body.results), d.returns_tuple, d.kwonly,
+                    (), d.loc, d.source_lines, d.first_line, dict(d.meta))
+    param_kinds = dict(kinds_in)
+    # kinds of the unbatched derivative: a seed has its primal's kind
+    seed_kinds = dict(kinds_in)
+    for p, shape in zip(seeds, seed_shapes):
+        seed_kinds[p] = Kind("array", "f", shape) if shape else Kind("scalar", "f", ())
+    unbatched = infer_kinds(d, seed_kinds)
+    for p, b in zip(seeds, basis):
+        unbatched[b] = seed_kinds[p]
+    batched = batch_pass(flat, set(basis), n, unbatched)
+    # read the blocks out of the batched results
+    em = Emitter(namer)
+    nres = len(results)
+    derivs = batched.body.results[nres:]
+    blocks = {}
+    rows = out_shapes if mode == "jacfwd" else in_shapes
+    cols = in_shapes if mode == "jacfwd" else out_shapes
+    for a, t in enumerate(derivs):
+        offset = 0
+        for b, shape in enumerate(cols):
+            size = int(np.prod(shape)) if shape else 1
+            i, j = (a, b) if mode == "jacfwd" else (b, a)
+            blocks[(i, j)] = _block(em, t, offset, size, rows[a], shape, mode)
+            offset += size
+    final = list(em.stmts)
+    atoms = []
+    for i in range(nres):
+        for j in range(len(wrt)):
+            atoms.append(blocks[(i, j)])
+    per_out = [tuple(i * len(wrt) + j for j in range(len(wrt))) if wrt_tuple
+               else i * len(wrt) for i in range(nres)]
+    tree = tuple(per_out) if ir.returns_tuple else per_out[0]
+    meta = dict(d.meta)
+    meta.update(result_tree=tree, n_primal=0, mode=mode, seed_params=())
+    out = Function(d.name, params, Block(batched.body.stmts + tuple(final), tuple(atoms)),
+                   False, d.kwonly, (), d.loc, d.source_lines, d.first_line, meta)
+    return out, param_kinds
+
+
+def _block(em, t, offset, size, row_shape, col_shape, mode):
+    """One Jacobian block out of a batched derivative `t` (shape row_shape + (n,))."""
+    if not isinstance(t, Var):
+        return em.call(np.zeros, (Const(tuple(row_shape) + tuple(col_shape)),), hint="zeros") \
+            if (row_shape or col_shape) else Const(0.0)
+    if not col_shape:
+        part = em.call(operator.getitem, (t, Const((Ellipsis, offset))), hint="_j")
+    else:
+        part = em.call(operator.getitem, (t, Const((Ellipsis, slice(offset, offset + size)))),
+                       hint="_j")
+    if mode == "jacfwd":
+        if not col_shape:
+            return part
+        return em.call(np.reshape, (part, Const(tuple(row_shape) + tuple(col_shape))),
+                       hint="jac")
+    # jacrev: t is indexed by the input (rows), the batch axis by the output (cols)
+    if not col_shape:
+        return part
+    moved = em.call(np.moveaxis, (part, Const(-1), Const(0)), hint="_j") if row_shape else part
+    return em.call(np.reshape, (moved, Const(tuple(col_shape) + tuple(row_shape))), hint="jac")
+
+
 def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
                   in_place: bool = True, wrt_tuple: bool = False):
     ir = base_ir(func, arg_kinds, kw_kinds)
@@ -151,7 +283,15 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
             raise WrtError(f"cannot differentiate with respect to `{ir.params[i].name}` of "
                            "this type", ir.loc, "pass a float or a NumPy float array")
     kinds = infer_kinds(ir, kinds_in)
-    if mode == "jvp":
+    if mode in ("jacfwd", "jacrev"):
+        out, param_kinds = jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple)
+        verify(out)
+        out = simplify(out, param_kinds, TABLE)
+        if in_place:
+            out = accumulate_in_place(out, param_kinds)
+        verify(out)
+        return out
+    if mode in ("jvp", "hvp"):
         out = forward_pass(ir, kinds, wrt, TABLE)
         param_kinds = dict(kinds_in)
         for p, tp in zip([ir.params[i] for i in wrt], out.meta["tangent_params"]):
@@ -227,7 +367,8 @@ def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
     name = f"{_base_name(func)}_{mode}"
     ns = Namespace()
     header = _header(func, mode, wrt, ir, arg_kinds, kw_kinds)
-    source = emit_function(ir, ns, name, header, mode)
+    layout = {"hvp": "tangent", "jacfwd": "tree", "jacrev": "tree"}.get(mode, mode)
+    source = emit_function(ir, ns, name, header, layout)
     fn = compile_source(source, ns, name)
     slot.fill(source, ns, name)
     return Compiled(source, fn, ir)
@@ -251,6 +392,8 @@ def _header(func, mode, wrt, ir, arg_kinds, kw_kinds) -> list:
     base = base_ir(func, arg_kinds, kw_kinds)
     names = [p.name for p in base.params]
     what = {"jvp": "JVP (forward mode)", "vjp": "VJP (reverse mode)",
+            "hvp": "Hessian-vector product (forward over reverse)",
+            "jacfwd": "Jacobian (vector forward mode)", "jacrev": "Jacobian (batched reverse mode)",
             "grad": "gradient (reverse mode)", "value_and_grad": "value and gradient "
                                                                   "(reverse mode)"}[mode]
     loc = base.loc

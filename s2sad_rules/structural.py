@@ -76,7 +76,7 @@ def broadcast_like_vjp(g, t, x):
 
 
 def_linear(operator.getitem, Attr("T"), Attr("real"), unbroadcast, broadcast_like, wrt=(0,))
-def_linear(index_add, wrt=(0, 2))
+# index_add is linear in (acc, g) jointly, like +: the simplifier handles its zeros
 def_nondiff(zeros_like, Attr("shape"), Attr("ndim"), Attr("size"), Attr("dtype"), slice, len,
             prims.new_tape, prims.tape_push, prims.tape_pop, prims.tape_reader, prims.tape_next,
             prims.sweep_boundary, prims.index_add_inplace, prims.index_add_at)

@@ -500,6 +500,8 @@ class Emitter:
             return self.call_expr(slice, [Const(v.start), Const(v.stop), Const(v.step)], [])
         if v in (float, int, complex, bool):
             return self.attr_path(v.__name__)
+        if callable(v) and not isinstance(v, np.ndarray):
+            return self.attr_path(self.ns.spell_callable(v))
         name = c.name if c.name and c.name.replace(".", "_").isidentifier() else None
         if name and "." in name:
             root = name.split(".")[0]
@@ -825,6 +827,11 @@ def emit_function(fn: Function, ns: Namespace, name: str, header: list, layout: 
     elif layout == "value_and_grad":
         bars = _pack(em, results[n:], meta.get("wrt_tuple", False))
         em.out(1, f"return {em.src_item(primal)}, {em.src_item(bars)}")
+    elif layout == "tangent":
+        tangent = _pack(em, results[n:], fn.returns_tuple)
+        em.out(1, f"return {_bare(em.src(tangent))}")
+    elif layout == "tree":
+        em.out(1, f"return {_bare(em.src(_tree(em, results, meta['result_tree'])))}")
     else:
         em.out(1, f"return {_bare(em.src(primal))}")
     return "\n".join(lines + [ln for ln in em.lines if ln is not None]) + "\n"
@@ -841,6 +848,13 @@ def _bare(text: str) -> str:
                 return text
         return text[1:-1]
     return text
+
+
+def _tree(em, atoms, tree):
+    """Nested tuples of results: `tree` holds indices into `atoms`."""
+    if isinstance(tree, tuple):
+        return gast.Tuple(elts=[_tree(em, atoms, t) for t in tree], ctx=gast.Load())
+    return em.atom(atoms[tree])
 
 
 def _pack(em, atoms, as_tuple):

@@ -939,6 +939,10 @@ class Lowerer:
             return self.emit(fn, a, k, hint=hint or "_t", node=node)
         if isinstance(fn, types.FunctionType):
             return self.inline_call(fn, args, kwargs, node)
+        from s2sad.api import Derivative
+
+        if isinstance(fn, Derivative):
+            return self.inline_derivative(fn, args, kwargs, node)
         if fn is range:
             self.error(UnsupportedSyntaxError, "range() is only supported as the iterable of a "
                        "`for` loop", node, "use np.arange for an array of numbers")
@@ -949,6 +953,39 @@ class Lowerer:
                    f"register rules with @s2sad.defjvp({label}) and @s2sad.defvjp({label}), "
                    f"or mark it non-differentiable with s2sad.def_nondiff({label})")
         raise _Abort
+
+    def inline_derivative(self, d, args, kwargs, node):
+        """A call of a function the user already transformed: inline its derivative's IR.
+
+        The IR is the generic one (no argument kinds are known while lowering); the
+        specialisation of the enclosing derivative makes it concrete.
+        """
+        from s2sad.ir.builder import substitute_block
+        from s2sad.ir.kinds import UNKNOWN
+        from s2sad.transform import as_primal, derivative_ir
+
+        if kwargs:
+            self.error(UnsupportedSyntaxError, "keyword arguments to a transformed function "
+                       "are not supported here", node, "pass them positionally")
+            raise _Abort
+        try:
+            wrt = d._resolve()
+            ir = derivative_ir(d.func, d.mode, wrt, [UNKNOWN] * d._n_params, {},
+                               in_place=False, wrt_tuple=d._wrt_tuple)
+            ir = as_primal(ir, d)
+        except S2SADError as e:
+            e.loc = e.loc or self.loc(node)
+            self.errors.append(e)
+            raise _Abort
+        if len(args) != len(ir.params):
+            self.error(UnsupportedSyntaxError, f"`{d.__name__}` takes {len(ir.params)} "
+                       f"arguments, got {len(args)}", node)
+            raise _Abort
+        mapping = {p: self.materialize(a) for p, a in zip(ir.params, args)}
+        block = substitute_block(ir.body, mapping, self, loc=self.loc(node))
+        self.stmts.extend(block.stmts)
+        res = block.results
+        return StaticSeq(tuple(res)) if ir.returns_tuple else res[0]
 
     def inline_call(self, fn, args, kwargs, node):
         if fn in self.inline_stack:

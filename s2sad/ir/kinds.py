@@ -415,6 +415,15 @@ def _np_size_kind(args, kwargs):
     return scalar("i", int(np.prod(s))) if s is not None and len(args) == 1 else INT
 
 
+def _index_add_kind(args, kwargs):
+    acc, g = args[0], args[2]
+    if acc.tag == "array":
+        return array("c" if "c" in (acc.dtype, g.dtype) else "f", acc.shape)
+    return None
+
+
+for _f in (prims.index_add, prims.index_add_inplace, prims.index_add_at):
+    KIND_RULES[_f] = _index_add_kind
 KIND_RULES[np.shape] = _np_shape_kind
 KIND_RULES[np.ndim] = _np_ndim_kind
 KIND_RULES[np.size] = _np_size_kind

@@ -267,6 +267,25 @@ class Simplifier:
                         self.is_zeros(d.args[0], out):
                     out.append(Call(t, prims.index_add, (acc,) + d.args[1:], (), s.loc))
                     return t
+        if fn is np.reshape and len(args) == 2 and not s.kwargs and \
+                self.kind(args[0]).static_shape is not None and \
+                self.kind(args[0]).static_shape == kt.static_shape:
+            return args[0]
+        if fn is operator.getitem and isinstance(args[1], Const) and \
+                isinstance(args[1].value, slice) and self.kind(args[0]) == kt and \
+                kt.tag == "array" and kt.shape:
+            sl = args[1].value
+            if sl.start in (None, 0) and sl.step in (None, 1) and \
+                    (sl.stop is None or (type(sl.stop) is int and sl.stop >= kt.shape[0])):
+                return args[0]  # a slice that selects everything, in order
+        if fn is prims.sum_to_shape and isinstance(args[1], Const):
+            kg = self.kind(args[0])
+            if kg.static_shape is not None and tuple(kg.static_shape) == tuple(args[1].value):
+                return args[0]
+            if kg.static_shape is not None:
+                r = self.emit_sum_to(args[0], kg.static_shape, tuple(args[1].value), t, out)
+                if r is not None:
+                    return r
         if fn is prims.unbroadcast:
             g, x = args
             kg, kx = self.kind(g), self.kind(x)
@@ -314,6 +333,15 @@ class Simplifier:
                 return self.broadcast_to_kind(x, kt, s, out)
             neg = self.new_call(operator.neg, (y,), s.target.name, out, s.loc)
             return self.broadcast_to_kind(neg, kt, s, out)
+        if fn is prims.index_add and len(args) == 3:
+            acc, index, g = args
+            if zeros[0] and zeros[2]:
+                return zero(kt)
+            if zeros[2]:
+                return acc
+            zacc = self.concrete_zero(acc.value.kind, out, s.loc)
+            out.append(Call(s.target, fn, (zacc, index, g), (), s.loc))
+            return s.target
         lin = self.linear_positions(fn, len(args))
         if lin is not None and any(zeros[i] for i in lin if i < len(args)):
             return zero(kt)
@@ -344,7 +372,7 @@ class Simplifier:
         if kind.tag == "scalar" or (kind.tag == "unknown"):
             return Const(0j if kind.dtype == "c" else 0.0)
         if kind.tag == "array" and kind.shape is not None:
-            return self.new_call(np.zeros, (Const(kind.shape),), "zeros", out, loc)
+            return self.new_call(np.zeros, (Const(kind.shape),), "_zeros", out, loc)
         return Const(0.0)
 
     def broadcast_to_kind(self, a, kt: Kind, s: Call, out):
