@@ -37,3 +37,7 @@ def softplus_sum(x):
     for i in range(x.shape[0]):
         s = s + math.log(1.0 + math.exp(x[i]))
     return s
+
+
+def rosen(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)

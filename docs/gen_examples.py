@@ -38,6 +38,13 @@ def render() -> str:
         f"`{np.round(cols[0], 6).tolist()}` (that is [1, 3, cos 2]) and "
         f"`{np.round(cols[1], 6).tolist()}` (that is [1, 2, 0]). The generated JVP:\n",
         block(f_jvp.source_for(x, x)),
+        "## The Jacobian in one vector-mode call\n",
+        "Column by column, the Jacobian takes one JVP per input direction (above, twice).",
+        "`s2sad.jacfwd` emits a *vector-mode* JVP instead: each tangent carries a trailing",
+        "axis with one direction per input entry (here the identity, `eye`), so one call",
+        "computes every column at once:\n",
+        f"`s2sad.jacfwd(f)(x)` = `{np.round(s2sad.jacfwd(ex.f)(x), 6).tolist()}`\n",
+        block(s2sad.jacfwd(ex.f).source_for(x)),
         "## Forward mode on a ten-line function\n",
         "Tangents are named after the variables they differentiate (`vx_dot`); a value that",
         "does not depend on an input gets no tangent code at all, and nothing reads like",
@@ -58,6 +65,12 @@ def render() -> str:
         "is needed; the cotangent of `x` is accumulated in place.\n",
         block(inspect.getsource(ex.softplus_sum)),
         block(s2sad.grad(ex.softplus_sum).source_for(np.zeros(5))),
+        "## A Hessian-vector product: forward over reverse\n",
+        "`s2sad.hvp(f)` is the JVP of the gradient: the compiler applies its forward pass",
+        "to the IR of the reverse-mode gradient, and the simplifier removes what the",
+        "product does not need (the gradient itself is never formed):\n",
+        block(inspect.getsource(ex.rosen)),
+        block(s2sad.hvp(ex.rosen).source_for(np.ones(5), np.ones(5))),
     ]
     return "\n".join(parts)
 

@@ -293,6 +293,14 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
         return out
     if mode in ("jvp", "hvp"):
         out = forward_pass(ir, kinds, wrt, TABLE)
+        if mode == "hvp":  # the tangent alone is returned
+            from s2sad.ir.nodes import Block
+
+            n = out.meta["n_primal"]
+            out.meta["n_primal"] = 0
+            out = type(out)(out.name, out.params, Block(out.body.stmts, out.body.results[n:]),
+                            out.returns_tuple, out.kwonly, out.defaults, out.loc,
+                            out.source_lines, out.first_line, out.meta)
         param_kinds = dict(kinds_in)
         for p, tp in zip([ir.params[i] for i in wrt], out.meta["tangent_params"]):
             param_kinds[tp] = _float_kind(kinds_in[p])

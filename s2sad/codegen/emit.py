@@ -600,7 +600,7 @@ class Emitter:
 
     def comment_for(self, s, indent):
         loc = s.loc
-        if loc is None or not loc.source_line:
+        if loc is None or not loc.source_line or _is_compiler_file(loc.filename):
             return
         key = (loc.filename, loc.lineno)
         if key == self.last_line:
@@ -765,6 +765,14 @@ class Emitter:
                 self.last_line = None
 
     pending_calls: dict
+
+
+def _is_compiler_file(filename: str) -> bool:
+    """Rule bodies are inlined with their own locations; comments point at user code only."""
+    import os
+
+    parts = os.path.normpath(filename).split(os.sep)
+    return "s2sad_rules" in parts or "s2sad" in parts[-3:-1]
 
 
 def _one_line(parts) -> str:

@@ -249,6 +249,16 @@ class Simplifier:
             if new_args != list(args):
                 out.append(Call(t, fn, tuple(new_args), (), s.loc))
                 return t
+            # broadcast_to(v, S) op scalar -> broadcast_to(v op scalar, S): scalar work
+            for k, a in enumerate(args):
+                d = self.defining(a, out) if isinstance(a, Var) else None
+                other = args[1 - k]
+                if d is not None and d.fn is np.broadcast_to and not d.kwargs and \
+                        self.kind(other).tag == "scalar" and self.kind(d.args[0]).is_scalar:
+                    pair = (d.args[0], other) if k == 0 else (other, d.args[0])
+                    inner = self.new_call(fn, pair, t.name, out, s.loc)
+                    out.append(Call(t, np.broadcast_to, (inner, d.args[1]), (), s.loc))
+                    return t
         if fn in (np.sum, np.mean) and args and isinstance(args[0], Var):
             d = self.defining(args[0], out)
             if d is not None and d.fn in NEGS and self.uses_once(args[0]):
@@ -504,7 +514,12 @@ def _defined_in(v, *blocks) -> bool:
 COMMUTATIVE = {operator.add, operator.mul, np.add, np.multiply}
 
 
+NO_CSE = {np.zeros, np.empty, np.ones, prims.zeros_like}  # fresh buffers stay distinct
+
+
 def _cse_key(s: Call):
+    if s.fn in NO_CSE:
+        return None
     try:
         args = s.args
         if s.fn in COMMUTATIVE and len(args) == 2 and not s.kwargs:
