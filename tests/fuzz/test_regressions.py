@@ -65,3 +65,52 @@ def _check(writer, bug):
 )
 def test_known_bug(writer, bug):
     _check(writer, bug)
+
+
+# --------------------------------------------------------------------------
+# bugs found by tests/hostile (real modules): compiler crashes instead of S2SADError
+# --------------------------------------------------------------------------
+
+
+def _compile_or_located_refusal(f):
+    import s2sad
+
+    for make in (s2sad.jvp, s2sad.vjp):
+        try:
+            make(f).source
+        except s2sad.S2SADError as exc:
+            assert exc.lineno is not None, f"{type(exc).__name__} without a location: {exc}"
+
+
+def _heapq_siftdown():
+    import heapq
+
+    return heapq._siftdown
+
+
+def _any_dispatcher():
+    from numpy._core import fromnumeric
+
+    return fromnumeric._any_dispatcher
+
+
+def _posixpath_abspath():
+    import posixpath
+
+    return posixpath.abspath
+
+
+def _x(get, reason):
+    return pytest.param(get, marks=pytest.mark.xfail(strict=True, reason=reason))
+
+
+@pytest.mark.parametrize("get", [
+    _x(_heapq_siftdown, "poisoned-assertion: heapq._siftdown (while with continue/break) raises an "
+     "internal AssertionError: _Poisoned(name='pos') from lower.materialize"),
+    _x(_any_dispatcher, "dispatcher-syntax-error: numpy's _any_dispatcher(a, axis=None, out=None, "
+     "keepdims=None, *, where=np._NoValue) yields generated source that is a SyntaxError"),
+    _x(_posixpath_abspath, "source-unavailable-no-location: SourceUnavailableError for a frozen "
+     "stdlib function has lineno None"),
+], ids=["poisoned-assertion", "dispatcher-syntax-error", "source-unavailable-no-location"])
+def test_real_function_compiles_or_refuses_with_location(get):
+    _compile_or_located_refusal(get())
