@@ -74,8 +74,13 @@ def params(cases, kind):
     return out
 
 
+def builtin_keys(rules: dict) -> set:
+    """The primitives whose rule is one of s2sad_rules' own (not a user's, registered by a test)."""
+    return {k for k, r in rules.items() if r.func.__module__.startswith("s2sad_rules")}
+
+
 def test_every_rule_is_exercised():
-    keys = set(TABLE.jvp_rules) | set(TABLE.vjp_rules)
+    keys = builtin_keys(TABLE.jvp_rules) | builtin_keys(TABLE.vjp_rules)
     covered = set()
     for c in CASES:
         covered |= called_primitives(c.fn)
@@ -84,7 +89,7 @@ def test_every_rule_is_exercised():
 
 
 def test_every_builtin_rule_has_both_modes():
-    one_sided = [k for k in set(TABLE.jvp_rules) ^ set(TABLE.vjp_rules)]
+    one_sided = list(builtin_keys(TABLE.jvp_rules) ^ builtin_keys(TABLE.vjp_rules))
     assert not one_sided, f"primitives with only one of JVP/VJP: {one_sided}"
 
 

@@ -1,0 +1,80 @@
+"""Rules registered by a user for their own functions (the example of docs/writing_rules.md)."""
+
+import numpy as np
+import pytest
+
+import s2sad
+from tests.oracle import assert_close, numerical_grad, numerical_jvp
+
+
+def softplus(x):
+    """A user primitive: the compiler calls it, and differentiates it by its rules."""
+    return np.logaddexp(0.0, x)
+
+
+@s2sad.defjvp(softplus)
+def softplus_jvp(x, x_dot, ans):
+    return x_dot * np.exp(x - ans)  # the logistic sigmoid, from the result
+
+
+@s2sad.defvjp(softplus)
+def softplus_vjp(g, ans, x):
+    return g * np.exp(x - ans)
+
+
+def scaled_cumsum(x, scale):
+    """A user primitive registered with a JVP rule only: linear in x."""
+    return scale * np.cumsum(x)
+
+
+@s2sad.defjvp(scaled_cumsum)
+def scaled_cumsum_jvp(x, scale, x_dot):
+    return scaled_cumsum(x_dot, scale)
+
+
+s2sad.def_linear(scaled_cumsum, wrt=(0,))
+
+
+def loss(w, x):
+    return np.sum(softplus(x @ w))
+
+
+def loss_jvp_only(x):
+    return np.sum(scaled_cumsum(x, 2.0) ** 2)
+
+
+W = np.array([0.3, -0.7, 0.2])
+X = np.array([[1.0, 2.0, -1.0], [0.5, -0.3, 0.8]])
+
+
+def test_user_rules_work_under_jvp_vjp_and_grad():
+    v = np.array([0.1, 0.2, -0.3])
+    _, t = s2sad.jvp(loss, wrt=0)(W, X, v)
+    assert_close(t, numerical_jvp(loss, [W, X], (0,), [v]))
+    _, pb = s2sad.vjp(loss, wrt=0)(W, X)
+    assert_close(pb(1.0)[0], numerical_grad(loss, [W, X], (0,))[0])
+    assert_close(s2sad.grad(loss)(W, X), numerical_grad(loss, [W, X], (0,))[0])
+    assert "np.exp" in s2sad.grad(loss).source_for(W, X)  # the rule body is inlined
+
+
+def test_jvp_only_rule_works_in_forward_mode():
+    x = np.array([0.5, -1.0, 2.0])
+    v = np.array([1.0, 0.0, -1.0])
+    _, t = s2sad.jvp(loss_jvp_only)(x, v)
+    assert_close(t, numerical_jvp(loss_jvp_only, [x], (0,), [v]))
+
+
+@pytest.mark.xfail(strict=True, reason="VJP by transposition not implemented yet")
+def test_jvp_only_rule_gets_its_vjp_by_transposition():
+    x = np.array([0.5, -1.0, 2.0])
+    assert_close(s2sad.grad(loss_jvp_only)(x), numerical_grad(loss_jvp_only, [x], (0,))[0])
+
+
+def test_rule_that_does_not_fit_its_function_is_rejected_at_registration():
+    def two_args(a, b):
+        return a * b
+
+    with pytest.raises(s2sad.RuleError):
+        @s2sad.defjvp(two_args)
+        def bad_jvp(a, b, c, a_dot):
+            return a_dot
