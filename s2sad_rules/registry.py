@@ -46,6 +46,7 @@ class RuleTable:
         self.linear: dict = {}  # callable -> tuple of parameter names it is linear in
         self.spelling: dict = {}  # callable -> (module path, attribute name) for imports
         self.version = 0
+        self._fingerprint = None  # (version, hash)
 
     def _key(self, fn):
         try:
@@ -66,8 +67,14 @@ class RuleTable:
         except TypeError:
             return False
 
-    def fingerprint(self) -> int:
-        return self.version
+    def fingerprint(self) -> str:
+        """A content hash of the table: what each rule covers and the sources of the rules.
+
+        Stable across processes (the disk cache keys on it); editing a rule changes it.
+        """
+        if self._fingerprint is None or self._fingerprint[0] != self.version:
+            self._fingerprint = (self.version, _content_hash(self))
+        return self._fingerprint[1]
 
     # -- registration -----------------------------------------------------
 
@@ -111,6 +118,36 @@ class RuleTable:
             table[self._key(fn)] = rule
         self.version += 1
         return func
+
+
+def _content_hash(table: RuleTable) -> str:
+    import hashlib
+    import re
+
+    def name(obj) -> str:
+        mod = getattr(obj, "__module__", None) or type(obj).__module__
+        qual = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+        line = getattr(getattr(obj, "__code__", None), "co_firstlineno", "")
+        text = f"{mod}.{qual}:{line}" if qual else repr(obj)
+        # no addresses, so that the hash is the same in every process
+        return re.sub(r" at 0x[0-9a-fA-F]+", "", text) if " at 0x" in text else text
+
+    entries, files = [], set()
+    for mode, rules in (("jvp", table.jvp_rules), ("vjp", table.vjp_rules)):
+        for fn, rule in rules.items():
+            # which rule function it is shows in its file's content, hashed below
+            entries.append(f"{mode} {name(fn)} {rule.diff_params}")
+            files.add(getattr(getattr(rule.func, "__code__", None), "co_filename", ""))
+    entries += [f"nondiff {name(fn)} {v}" for fn, v in table.nondiff.items()]
+    entries += [f"linear {name(fn)} {v}" for fn, v in table.linear.items()]
+    h = hashlib.sha256("\n".join(sorted(entries)).encode())
+    for path in sorted(files):
+        try:
+            with open(path, "rb") as f:
+                h.update(hashlib.sha256(f.read()).digest())
+        except OSError:
+            h.update(f"unreadable {path}".encode())
+    return h.hexdigest()
 
 
 def _positions(rule: Rule) -> set:

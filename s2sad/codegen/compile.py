@@ -1,23 +1,48 @@
 """Compiling generated source: exec into its namespace, registered with linecache.
 
-Tracebacks and debuggers then show the generated lines.
+Tracebacks and debuggers then show the generated lines. The namespace a function was
+compiled in stays findable (`namespace_of`), so that its source can be cached or written
+out ahead of time with the imports it needs.
 """
 
 from __future__ import annotations
 
 import hashlib
 import linecache
+import weakref
 
 from s2sad.codegen.names import Namespace
 
+_NAMESPACES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
-def compile_source(source: str, ns: Namespace, name: str):
-    """Execute `source` (which defines `name`) and return the function object."""
-    digest = hashlib.sha1(source.encode()).hexdigest()[:12]
-    filename = f"<s2sad:{name}:{digest}>"
-    code = compile(source, filename, "exec")
+
+def code_filename(source: str, name: str) -> str:
+    """The file name generated code is compiled under (and registered in linecache as)."""
+    return f"<s2sad:{name}:{hashlib.sha1(source.encode()).hexdigest()[:12]}>"
+
+
+def compile_source(source: str, ns: Namespace, name: str, code=None):
+    """Execute `source` (which defines `name`) and return the function object.
+
+    `code` is `source` already compiled under `code_filename` (by the disk cache).
+    """
+    filename = code_filename(source, name)
+    if code is None:
+        code = compile(source, filename, "exec")
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     scope = dict(ns.values)
     exec(code, scope)
     fn = scope[name]
+    try:
+        _NAMESPACES[fn] = ns
+    except TypeError:  # not weak-referenceable: nothing to remember
+        pass
     return fn
+
+
+def namespace_of(fn) -> Namespace | None:
+    """The namespace `fn` was compiled in by `compile_source` (None if it was not)."""
+    try:
+        return _NAMESPACES.get(fn)
+    except TypeError:
+        return None

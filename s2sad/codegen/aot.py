@@ -1,0 +1,275 @@
+"""Ahead-of-time derivative modules: generated `.py` files that need only NumPy.
+
+`write_module` turns derivatives into the text of one module (deterministic: the same
+input gives the same bytes); `load_ahead_of_time` finds a present, fresh one for a
+function at run time, so that a package shipping its derivatives compiles nothing.
+
+Convention: the derivatives of functions in module `pkg.mod` live in `pkg.mod_s2sad`
+(the file `pkg/mod_s2sad.py`, next to the source), which lists them in
+`S2SAD_DERIVATIVES`. A module is fresh for a function when the source hash it records
+is the hash of the function's current source (and of its helpers').
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from s2sad.errors import S2SADError
+
+SUFFIX = "_s2sad"
+_RUNTIME_MODULE = "s2sad.ir.prims"
+
+
+class AheadOfTimeError(S2SADError):
+    kind = "error (ahead-of-time module)"
+
+
+@dataclass
+class DerivativeSpec:
+    """One derivative to write out: `target` is "module:function"."""
+
+    target: str
+    func: object
+    mode: str = "grad"
+    wrt: object = None  # as given to s2sad.grad & co (None: that transformation's default)
+    args: tuple | None = None  # example arguments to specialise on; None: generic
+    name: str | None = None  # the generated function's name (default `<func>_<mode>`)
+    out: str | None = None
+    args_text: str | None = field(default=None, compare=False)
+
+
+def default_out(module_name: str) -> Path:
+    """Where the derivatives of `module_name` go by default: `<module>_s2sad.py` beside it."""
+    module = sys.modules.get(module_name) or importlib.import_module(module_name)
+    path = Path(module.__file__)
+    last = module_name.rsplit(".", 1)[-1]
+    if path.name == "__init__.py":
+        return path.parent.parent / f"{last}{SUFFIX}.py"
+    return path.parent / f"{last}{SUFFIX}.py"
+
+
+def default_wrt(mode: str):
+    return 0 if mode in ("grad", "value_and_grad") else None
+
+
+# -- writing ----------------------------------------------------------------------
+
+
+def write_module(specs: list) -> str:
+    """The text of one ahead-of-time module holding the derivatives `specs`."""
+    from s2sad.codegen.cache import kinds_text, source_fingerprint
+    from s2sad.codegen.compile import namespace_of
+    from s2sad.ir.kinds import UNKNOWN, kind_of_value
+    from s2sad.transform import VERSION, generate, resolve_wrt
+
+    imports: dict = {"math": ("math", None), "np": ("numpy", None)}
+    helpers: dict = {}
+    bodies, table, header = [], [], []
+    used_names: set = set()
+    for spec in specs:
+        func = spec.func
+        wrt_spec = spec.wrt if spec.wrt is not None else default_wrt(spec.mode)
+        wrt, wrt_tuple = resolve_wrt(func, wrt_spec)
+        sig = inspect.signature(func)
+        positional = [n for n, p in sig.parameters.items()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if spec.args is None:
+            kinds, kinds_key = [UNKNOWN] * len(positional), None
+        else:
+            if len(spec.args) != len(positional):
+                raise AheadOfTimeError(
+                    f"{spec.target}: args gives {len(spec.args)} values but the function "
+                    f"takes {len(positional)} positional parameters {positional}")
+            kinds = [kind_of_value(a, keep_value=False) for a in spec.args]
+            kinds_key = kinds_text(kinds)
+        compiled = generate(func, spec.mode, wrt, wrt_tuple, kinds, {})
+        ns = namespace_of(compiled.function)
+        generated_name = compiled.function.__name__
+        name = spec.name or generated_name
+        base, k = name, 2
+        while name in used_names:
+            name, k = f"{base}_{k}", k + 1
+        used_names.add(name)
+        source = _renamed(compiled.source, generated_name, name)
+        for alias, value in ns.values.items():
+            path = ns.imports.get(alias) or _import_by_identity(value, func)
+            if path is None:
+                raise AheadOfTimeError(
+                    f"{spec.target}: the generated code uses `{alias}` ({type(value).__name__}), "
+                    "which cannot be imported from any module",
+                    hint="make it a module-level name of the function's module, or pass it "
+                         "as an argument")
+            if path[0] == _RUNTIME_MODULE:
+                _collect_helper(alias, path[1], helpers)
+                continue
+            if imports.setdefault(alias, tuple(path)) != tuple(path):
+                raise AheadOfTimeError(
+                    f"{spec.target}: `{alias}` means {imports[alias]} in another derivative "
+                    f"of this module but {tuple(path)} here",
+                    hint="write this derivative to a module of its own (set `out`)")
+        fingerprint = source_fingerprint(func, positions=False, strict=False)
+        what = f"{spec.mode} of {spec.target} with respect to " + \
+            ", ".join(positional[i] for i in wrt)
+        header.append(f"# {name}: {what}" +
+                      (f"; specialised for {spec.args_text}" if spec.args_text else ""))
+        header.append(f"#   source hash {fingerprint}")
+        bodies.append(source.rstrip("\n"))
+        table.append({"target": spec.target, "function": name, "mode": spec.mode,
+                      "wrt": tuple(wrt), "wrt_tuple": bool(wrt_tuple), "kinds": kinds_key,
+                      "source_hash": fingerprint})
+    clash = used_names & (set(imports) | set(helpers))
+    if clash:
+        raise AheadOfTimeError(f"generated names {sorted(clash)} clash with imported names",
+                               hint="give the derivatives other names (`name = ...`)")
+    targets = sorted({s.target for s in specs})
+    lines = [f"# Generated by s2sad {VERSION} (`s2sad build`) from "
+             f"{', '.join(targets)}: do not edit, regenerate.", *header,
+             f'"""Derivatives of {", ".join(targets)}, generated ahead of time by s2sad.',
+             "", "Importing this module needs NumPy (and the source module when the code uses "
+             "its names), not s2sad.", '"""', ""]
+    lines += _import_lines(imports)
+    text = "\n".join(lines) + "\n"
+    for alias in sorted(helpers):
+        text += "\n\n" + helpers[alias].rstrip("\n") + "\n"
+    for body in bodies:
+        text += "\n\n" + body + "\n"
+    text += "\n\nS2SAD_DERIVATIVES = (\n"
+    for entry in table:
+        text += "    {\n" + "".join(f"        {k!r}: {entry[k]!r},\n" for k in entry) + "    },\n"
+    text += ")\n"
+    return text
+
+
+def _renamed(source: str, old: str, new: str) -> str:
+    if old == new:
+        return source
+    lines = source.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith(f"def {old}("):
+            lines[i] = f"def {new}(" + line[len(f"def {old}("):]
+            return "\n".join(lines)
+    raise AheadOfTimeError(f"cannot find `def {old}(` in the generated code")
+
+
+def _import_by_identity(value, func):
+    """(module, name) of a module-level name of `func`'s module bound to `value`."""
+    module = getattr(func, "__module__", None)
+    scope = getattr(func, "__globals__", {})
+    if not module or module == "__main__":
+        return None
+    for name in sorted(scope):
+        if scope[name] is value and not name.startswith("__"):
+            return (module, name)
+    return None
+
+
+def _collect_helper(alias: str, qual, helpers: dict):
+    """Copy the source of a runtime helper (and of the helpers it calls) into the module."""
+    prims = importlib.import_module(_RUNTIME_MODULE)
+    fn = getattr(prims, qual or alias)
+    if not isinstance(fn, types.FunctionType):
+        raise AheadOfTimeError(f"the runtime helper `{alias}` is not a plain function")
+    text = inspect.getsource(fn)
+    if alias != fn.__name__:
+        text += f"\n\n{alias} = {fn.__name__}\n"
+    if helpers.get(alias) == text:
+        return
+    helpers[alias] = text
+    for name in fn.__code__.co_names:
+        if isinstance(getattr(prims, name, None), types.FunctionType):
+            _collect_helper(name, name, helpers)
+
+
+def _import_lines(imports: dict) -> list:
+    plain, froms = [], []
+    for alias, (module, qual) in sorted(imports.items()):
+        if qual is None:
+            plain.append(f"import {module}" if alias == module else
+                         f"import {module} as {alias}")
+        elif "." not in qual:
+            froms.append(f"from {module} import {qual}" + (f" as {alias}" if alias != qual
+                                                            else ""))
+        else:
+            root, rest = qual.split(".", 1)
+            froms.append(f"from {module} import {root} as _{alias}_owner\n"
+                         f"{alias} = _{alias}_owner.{rest}")
+    std = [ln for ln in plain if ln.split()[1] in ("math",)]
+    third = [ln for ln in plain if ln not in std]
+    out = std + [""] + third
+    if froms:
+        out += [""] + froms
+    return out
+
+
+# -- finding a module at run time -----------------------------------------------------
+
+_MODULES: dict = {}
+_FINGERPRINTS: dict = {}
+
+
+def load_ahead_of_time(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
+                       kw_kinds: dict):
+    """A Compiled from a present and fresh ahead-of-time module, or None."""
+    if os.environ.get("S2SAD_AOT", "1") == "0" or not isinstance(func, types.FunctionType):
+        return None
+    module_name = func.__module__
+    if not module_name or module_name == "__main__":
+        return None
+    module = _aot_module(module_name + SUFFIX)
+    if module is None:
+        return None
+    target = f"{module_name}:{func.__qualname__}"
+    entries = [e for e in getattr(module, "S2SAD_DERIVATIVES", ())
+               if e.get("target") == target and e.get("mode") == mode
+               and tuple(e.get("wrt", ())) == tuple(wrt)
+               and bool(e.get("wrt_tuple")) == bool(wrt_tuple)]
+    if not entries:
+        return None
+    from s2sad.codegen.cache import cached_compiled, kinds_text
+
+    wanted = None if kw_kinds else kinds_text(arg_kinds)
+    entry = next((e for e in entries if wanted is not None and e.get("kinds") == wanted), None)
+    entry = entry or next((e for e in entries if e.get("kinds") is None), None)
+    if entry is None or entry.get("source_hash") != _fingerprint(func):
+        return None
+    fn = getattr(module, entry.get("function", ""), None)
+    if fn is None:
+        return None
+
+    def rebuild_ir():
+        from s2sad.transform import derivative_ir
+
+        return derivative_ir(func, mode, wrt, arg_kinds, kw_kinds)
+
+    return cached_compiled(lambda: inspect.getsource(fn), fn, rebuild_ir)
+
+
+def _fingerprint(func):
+    from s2sad.codegen.cache import source_fingerprint
+
+    key = (func, func.__code__)
+    hit = _FINGERPRINTS.get(key)
+    if hit is None:
+        hit = _FINGERPRINTS[key] = source_fingerprint(func, positions=False, strict=False)
+    return hit
+
+
+def _aot_module(name: str):
+    if name in _MODULES:
+        return _MODULES[name]
+    module = sys.modules.get(name)
+    if module is None:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        module = importlib.import_module(name) if found else None
+    _MODULES[name] = module
+    return module

@@ -1,0 +1,12 @@
+"""Suite-wide setup: the s2sad disk cache lives in a temporary directory, never the user's."""
+
+import os
+import shutil
+import tempfile
+
+_CACHE_DIR = tempfile.mkdtemp(prefix="s2sad-test-cache-")
+os.environ["S2SAD_CACHE_DIR"] = _CACHE_DIR  # inherited by subprocesses the tests start
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_CACHE_DIR, ignore_errors=True)
