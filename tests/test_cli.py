@@ -1,0 +1,155 @@
+"""The `s2sad` command: show, build (--check), cache, demo; exit codes and messages."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+
+import pytest
+
+from s2sad.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MODULE = """
+import numpy as np
+
+
+def f(x, y):
+    return np.sum(np.sin(x) * y)
+
+
+def uses_try(x):
+    try:
+        return x * 2.0
+    except ValueError:
+        return x
+"""
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    name = f"climod_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent(MODULE))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return name
+
+
+def test_show_prints_the_generated_source(project, capsys):
+    assert main(["show", f"{project}:f", "--mode", "grad"]) == 0
+    out = capsys.readouterr().out
+    assert "def f_grad(x, y):" in out
+    assert "\x1b[" not in out  # not a terminal: plain text
+
+
+def test_show_specialises_on_example_arguments(project, capsys):
+    assert main(["show", f"{project}:f", "--mode", "vjp", "--wrt", "x",
+                 "--args", "np.ones(3), 2.0"]) == 0
+    out = capsys.readouterr().out
+    assert "def f_vjp(x, y):" in out
+    assert "float array (3,)" in out
+
+
+def test_show_ir(project, capsys):
+    assert main(["show", f"{project}:f", "--ir"]) == 0
+    assert "func " in capsys.readouterr().out
+    assert main(["show", f"{project}:f", "--ir", "--stage", "lowered"]) == 0
+    assert "np.sin" in capsys.readouterr().out
+
+
+def test_compile_error_exits_1_with_a_caret(project, capsys):
+    assert main(["show", f"{project}:uses_try", "--mode", "grad"]) == 1
+    err = capsys.readouterr().err
+    assert "`try` is not supported" in err or "try" in err
+    lines = err.splitlines()
+    caret = next(i for i, line in enumerate(lines) if line.strip() == "^")
+    assert "try:" in lines[caret - 1]
+
+
+@pytest.mark.parametrize("argv", [
+    [],
+    ["show"],
+    ["show", "no_colon"],
+    ["show", "no_such_module_xyz:f"],
+    ["show", "{project}:missing"],
+    ["show", "{project}:f", "--mode", "sideways"],
+    ["show", "{project}:f", "--args", "np.ones("],
+    ["show", "{project}:f", "--args", "1.0"],
+    ["cache", "explode"],
+    ["frobnicate"],
+])
+def test_usage_errors_exit_2(project, capsys, argv):
+    assert main([a.format(project=project) for a in argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip()
+    assert captured.out == ""
+
+
+def test_cache_info_and_clear(project, capsys):
+    assert main(["show", f"{project}:f", "--mode", "grad"]) == 0
+    assert main(["cache", "info"]) == 0
+    out = capsys.readouterr().out
+    assert os.environ["S2SAD_CACHE_DIR"] in out and "entries:" in out
+    assert main(["cache", "clear"]) == 0
+    assert "removed" in capsys.readouterr().out
+
+
+def test_demo_still_works(capsys):
+    assert main(["demo"]) == 0
+    assert "def f_jvp" in capsys.readouterr().out
+
+
+def run(tmp_path, *args):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
+    return subprocess.run([sys.executable, "-m", "s2sad", *args], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=180)
+
+
+def test_build_and_check_from_pyproject(tmp_path):
+    pkg = f"buildpkg_{uuid.uuid4().hex[:8]}"
+    (tmp_path / pkg).mkdir()
+    (tmp_path / pkg / "__init__.py").write_text("")
+    (tmp_path / pkg / "model.py").write_text(textwrap.dedent(MODULE))
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent(f"""
+        [project]
+        name = "demo"
+
+        [tool.s2sad]
+        derivatives = [
+            {{target = "{pkg}.model:f", mode = "grad", wrt = ["x"], args = "np.zeros(3), 1.0"}},
+            {{target = "{pkg}.model:f", mode = "vjp", out = "{pkg}/_f_vjp.py"}},
+        ]
+    """))
+    r = run(tmp_path, "build", "--check")
+    assert r.returncode == 1 and "missing" in r.stderr
+    r = run(tmp_path, "build")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / pkg / "model_s2sad.py").exists()
+    assert (tmp_path / pkg / "_f_vjp.py").exists()
+    r = run(tmp_path, "build", "--check")
+    assert r.returncode == 0, r.stderr
+    model = tmp_path / pkg / "model.py"
+    model.write_text(model.read_text().replace("np.sin(x) * y", "np.cos(x) * y"))
+    r = run(tmp_path, "build", "--check")
+    assert r.returncode == 1
+    assert "stale" in r.stderr and "model_s2sad.py" in r.stderr
+    r = run(tmp_path, "build")
+    assert r.returncode == 0, r.stderr
+    assert run(tmp_path, "build", "--check").returncode == 0
+
+
+def test_bad_configuration_is_a_usage_error(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.s2sad]\nderivatives = [{tagret = "x:f"}]\n')
+    r = run(tmp_path, "build")
+    assert r.returncode == 2
+    assert "unknown keys" in r.stderr
+
+
+def test_python_dash_m_reports_compile_errors(tmp_path):
+    (tmp_path / "trymod.py").write_text(textwrap.dedent(MODULE))
+    r = run(tmp_path, "show", "trymod:uses_try", "--mode", "grad")
+    assert r.returncode == 1
+    assert "^" in r.stderr and r.stdout == ""
