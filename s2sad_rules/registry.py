@@ -213,10 +213,10 @@ def def_nondiff(*fns):
 
 
 def def_linear(*fns, wrt=None):
-    """Mark callables as linear in the parameters `wrt` (all without default when None).
-
-    A linear function's JVP is the function applied to the tangents, and a zero
-    tangent maps to a zero tangent.
+    """Mark callables as linear in each of the argument positions `wrt` separately
+    (position 0 when None): a zero in any listed position gives a zero result, as for
+    x * y, x @ y or np.sum(x). Functions linear only jointly (x + y, np.where(c, x, y))
+    must not be listed.
     """
     for fn in fns:
         TABLE.linear[TABLE._key(fn)] = tuple(wrt) if wrt is not None else None

@@ -5,7 +5,16 @@ import operator
 import numpy as np
 
 from s2sad.ir import prims
-from s2sad.ir.prims import Attr, broadcast_like, index_add, unbroadcast, zeros_like
+from s2sad.ir.prims import (
+    Attr,
+    broadcast_like,
+    index_add,
+    index_update,
+    sum_to_shape,
+    take_slot,
+    unbroadcast,
+    zeros_like,
+)
 from s2sad_rules.registry import TABLE, def_linear, def_nondiff, defjvp, defvjp
 
 
@@ -31,6 +40,38 @@ def index_add_jvp(acc, index, g, acc_dot, g_dot):
 @defvjp(index_add, wrt=("acc", "v"))
 def index_add_vjp(g, acc, index, v):
     return g, g[index]
+
+
+@defjvp(index_update)
+def index_update_jvp(acc, index, v, acc_dot, v_dot):
+    return index_update(acc_dot, index, v_dot)
+
+
+@defvjp(index_update, wrt=("acc", "v"))
+def index_update_vjp(g, acc, index, v):
+    # the written value gets the slots' cotangent (read first); the overwritten slots none
+    v_bar = unbroadcast(take_slot(g, index), v)
+    return index_update(g, index, 0.0), v_bar
+
+
+@defjvp(take_slot)
+def take_slot_jvp(g, index, g_dot):
+    return take_slot(g_dot, index)
+
+
+@defvjp(take_slot, wrt=("t",))
+def take_slot_vjp(g, t, index):
+    return index_add(zeros_like(t), index, g)
+
+
+@defjvp(sum_to_shape)
+def sum_to_shape_jvp(g, shape, g_dot):
+    return sum_to_shape(g_dot, shape)
+
+
+@defvjp(sum_to_shape, wrt=("t",))
+def sum_to_shape_vjp(g, t, shape):
+    return np.broadcast_to(g, np.shape(t))
 
 
 @defjvp(Attr("T"))
@@ -75,11 +116,13 @@ def broadcast_like_vjp(g, t, x):
     return unbroadcast(g, t), zeros_like(x)
 
 
-def_linear(operator.getitem, Attr("T"), Attr("real"), unbroadcast, broadcast_like, wrt=(0,))
+def_linear(operator.getitem, Attr("T"), Attr("real"), unbroadcast, broadcast_like, take_slot,
+           sum_to_shape, wrt=(0,))
 # index_add is linear in (acc, g) jointly, like +: the simplifier handles its zeros
 def_nondiff(zeros_like, Attr("shape"), Attr("ndim"), Attr("size"), Attr("dtype"), slice, len,
             prims.new_tape, prims.tape_push, prims.tape_pop, prims.tape_reader, prims.tape_next,
-            prims.sweep_boundary, prims.index_add_inplace, prims.index_add_at)
+            prims.sweep_boundary, prims.index_add_inplace, prims.index_add_at,
+            prims.index_update_inplace)
 # tuples and lists are handled structurally by the passes; they are primitives all the same
 TABLE.nondiff.setdefault(prims.make_tuple, False)
 TABLE.nondiff.setdefault(prims.make_list, False)

@@ -34,7 +34,9 @@ CMP_AST = {operator.lt: gast.Lt, operator.le: gast.LtE, operator.gt: gast.Gt,
 UNARY_AST = {operator.neg: gast.USub, operator.pos: gast.UAdd, operator.not_: gast.Not,
              operator.invert: gast.Invert}
 NO_INLINE = {prims.new_tape, prims.tape_pop, prims.tape_push, prims.sweep_boundary,
-             prims.tape_reader, prims.tape_next, prims.index_add_inplace, prims.index_add_at}
+             prims.tape_reader, prims.tape_next, prims.index_add_inplace, prims.index_add_at,
+             prims.index_update_inplace}
+SCATTERS = (prims.index_add_inplace, prims.index_add_at, prims.index_update_inplace)
 
 
 def sink_temporaries(fn: Function) -> Function:
@@ -69,7 +71,9 @@ def sink_temporaries(fn: Function) -> Function:
                 j = next((k for k in range(i + 1, len(stmts))
                           if s.target in atoms_of(stmts[k]) or
                           s.target in _free_in(stmts[k], free_vars)), None)
-                if j is not None and j > i + 1 and s.target in atoms_of(stmts[j]):
+                if j is not None and j > i + 1 and s.target in atoms_of(stmts[j]) and \
+                        not any(isinstance(x, Call) and x.fn in NO_INLINE
+                                for x in stmts[i + 1:j]):
                     stmts.insert(j - 1, stmts.pop(i))
             i -= 1
         return Block(tuple(stmts), b.results)
@@ -128,9 +132,7 @@ def find_inlined(fn: Function, pos: "Positions") -> set:
                     continue
                 use_idx = n
             user = b.stmts[use_idx] if use_idx < n else None
-            if isinstance(user, Call) and user.fn in (prims.index_add_inplace,
-                                                      prims.index_add_at) \
-                    and user.args[0] == t:
+            if isinstance(user, Call) and user.fn in SCATTERS and user.args[0] == t:
                 continue  # the accumulator of `acc[i] += g` needs a name
             between = b.stmts[idx + 1:use_idx]
             if all(isinstance(x, Call) and x.target in out for x in between):
@@ -393,7 +395,7 @@ class Interference:
                 self.edges(t, live - {t})
                 live = live - {t}
                 live |= {a for a in atoms_of(s) if isinstance(a, Var)}
-                if s.fn in (prims.index_add_inplace, prims.index_add_at):
+                if s.fn in SCATTERS:
                     self.copy(t, s.args[0])
                 return live
             case If(cond=c, then=then, orelse=orelse, outputs=outs):
@@ -672,7 +674,9 @@ class Emitter:
         target = gast.Subscript(value=self.atom(acc), slice=self.index_expr(index),
                                 ctx=gast.Load())
         value = self.atom(g)
-        if self.scatter_basic:
+        if self.scatter_kind is prims.index_update_inplace:
+            self.out(indent, f"{self.src(target)} = {_bare(self.src(value))}")
+        elif self.scatter_kind is prims.index_add_inplace:
             self.out(indent, f"{self.src(target)} += {_bare(self.src(value))}")
         else:
             node = gast.Call(func=self.attr_path("np.add.at"),
@@ -690,8 +694,8 @@ class Emitter:
                     self.pending[t] = self.call_expr(fn, args, kw)
                     return
                 self.comment_for(s, indent)
-                if fn in (prims.index_add_inplace, prims.index_add_at):
-                    self.scatter_basic = fn is prims.index_add_inplace
+                if fn in SCATTERS:
+                    self.scatter_kind = fn
                     self.scatter(indent, t, args)
                     return
                 node = self.call_expr(fn, args, kw)
@@ -813,7 +817,7 @@ def emit_function(fn: Function, ns: Namespace, name: str, header: list, layout: 
     em.seeds = meta.get("seed_params", ())
     lines = [f"# {h}" if h else "#" for h in header]
     params = [names.name(p) for p in fn.params if p not in em.seeds]
-    kw = [f"{names.name(v)}={_default_src(d)}" for v, d in fn.kwonly]
+    kw = [f"{names.name(v)}={_default_src(d, ns, names.name(v))}" for v, d in fn.kwonly]
     sig = ", ".join(params + (["*"] + kw if kw else []))
     lines.append(f"def {name}({sig}):")
     results = fn.body.results
@@ -871,5 +875,14 @@ def _pack(em, atoms, as_tuple):
     return em.atom(atoms[0])
 
 
-def _default_src(d) -> str:
-    return repr(d)
+def _default_src(d, ns, name) -> str:
+    """A keyword default as source: a literal, or a name bound in the namespace."""
+    import ast as _ast
+
+    text = repr(d)
+    try:
+        if _ast.literal_eval(text) == d:
+            return text
+    except Exception:
+        pass
+    return ns.add_object(d, f"{name}_default")

@@ -20,6 +20,7 @@ import numpy as np
 from s2sad.errors import (
     MissingRuleError,
     NameResolutionError,
+    NonDifferentiableError,
     S2SADError,
     UnsupportedSyntaxError,
     raise_all,
@@ -93,6 +94,7 @@ class Scope:
     def __init__(self, parsed: ParsedFunction):
         self.parsed = parsed
         self.env: dict = {}
+        self.fresh: set = set()  # variables holding arrays this function created itself
 
 
 class Lowerer:
@@ -105,6 +107,8 @@ class Lowerer:
         self.stmts: list = []  # statements of the block being built
         self.inline_stack: list = []
         self.scope: Scope | None = None
+        self.view_base: dict = {}  # a view's variable -> the array it looks into
+        self.stmt_stack: list = []  # (statement list, index, in a loop body) being lowered
 
     # -- names and builder --------------------------------------------------
 
@@ -121,6 +125,11 @@ class Lowerer:
     def emit(self, fn, args, kwargs=(), hint="t", node=None) -> Var:
         target = self.fresh(hint)
         self.stmts.append(Call(target, fn, tuple(args), tuple(kwargs), self.loc(node)))
+        if self.scope is not None:
+            if _creates_array(fn):
+                self.scope.fresh.add(target)
+            elif fn in VIEW_FNS and args and isinstance(args[0], Var):
+                self.view_base[target] = self.view_base.get(args[0], args[0])
         return target
 
     def loc(self, node):
@@ -214,18 +223,37 @@ class Lowerer:
 
         Inside a loop body, returns the marker "continue"/"break" when the list ends in one.
         """
-        for s in stmts:
+        for k, s in enumerate(stmts):
             n_errors = len(self.errors)
+            self.stmt_stack.append((stmts, k, in_loop))
             try:
                 out = self.lower_stmt(s, in_loop)
             except _Abort:
                 self.poison(s)
                 continue
+            finally:
+                self.stmt_stack.pop()
             if len(self.errors) > n_errors:
                 self.poison(s)
             if out is not None:
                 return out
         return None
+
+    def read_later(self, name) -> bool:
+        """Might `name` be read after the statement being lowered (text order, and the next
+        iterations of enclosing loops)?"""
+        for stmts, k, loop in self.stmt_stack:
+            if any(_loads(st, name) for st in stmts[k + 1:]):
+                return True
+            if loop:
+                # earlier statements of a loop body run again after this one, unless they
+                # assign the name before reading it
+                for st in stmts[:k + 1]:
+                    if name in assigned_names([st]) and not _loads(st, name):
+                        break
+                    if _loads(st, name) and st is not stmts[k]:
+                        return True
+        return False
 
     def poison(self, s):
         """After an error in `s`, names it assigns are unknown but reported no further."""
@@ -240,17 +268,34 @@ class Lowerer:
                     self.assign(t, v)
             case gast.AnnAssign(target=target, value=value) if value is not None:
                 self.assign(target, self.expr(value))
+            case gast.AugAssign(target=gast.Subscript(value=base, slice=index) as target,
+                                op=op, value=value):
+                # `a[i] += v` reads then writes (NumPy's buffered semantics, not np.add.at)
+                old = self.expr(target)
+                new = self.call_value(BINOPS.get(type(op)), [old, self.expr(value)], [], s)
+                self.store_subscript(base, index, new, target)
             case gast.AugAssign(target=target, op=op, value=value):
                 if not isinstance(target, gast.Name):
-                    what = "subscript" if isinstance(target, gast.Subscript) else "attribute"
                     self.error(UnsupportedSyntaxError,
-                               f"augmented assignment to a {what} is not supported", target,
-                               self._mutation_hint())
+                               "augmented assignment to an attribute is not supported", target,
+                               "return the new value instead of storing it on an object")
                     return None
                 left = self.name_load(target.id, target)
                 right = self.expr(value)
                 fn = BINOPS.get(type(op))
                 self.assign(target, self.call_value(fn, [left, right], [], s, target.id))
+            case gast.Expr(value=gast.Call(func=func, args=[gast.Name() as base, index, value],
+                                           keywords=[])) \
+                    if self.peek_static(func) is not None and \
+                    _is_add_at(self.peek_static(func).obj):
+                # np.add.at(a, idx, v): accumulate at repeated indices, into a new version of a
+                cur = self.name_load(base.id, base)
+                self.check_writable(base.id, cur, base)
+                new = self.emit(prims.index_add, [cur, self.materialize(self.expr(index)),
+                                                  self.materialize(self.expr(value))],
+                                hint=base.id, node=s)
+                self.scope.fresh.add(new)
+                self.scope.env[base.id] = new
             case gast.Expr(value=value):
                 if isinstance(value, gast.Constant):
                     return None
@@ -339,14 +384,53 @@ class Lowerer:
                 items = self.unpack(value, len(elts), target)
                 for e, v in zip(elts, items):
                     self.assign(e, v)
-            case gast.Subscript():
-                self.error(UnsupportedSyntaxError, "assignment into a subscript (`x[i] = v`) is "
-                           "not supported", target, self._mutation_hint())
+            case gast.Subscript(value=base, slice=index):
+                self.store_subscript(base, index, value, target)
             case gast.Attribute():
                 self.error(UnsupportedSyntaxError, "assignment to an attribute is not supported",
                            target, "return the new value instead of storing it on an object")
             case _:
                 self.error(UnsupportedSyntaxError, "unsupported assignment target", target)
+
+    def store_subscript(self, base, index, value, node):
+        """`a[i] = v`: a new version of `a` (value semantics), proven not to be observed
+        through another name: `a` must be an array this function created, not an argument,
+        a view, or an array another live name refers to."""
+        if not isinstance(base, gast.Name):
+            self.error(UnsupportedSyntaxError, "assignment into a subscript of an expression",
+                       node, "assign into a named array: `a[i] = v`")
+            raise _Abort
+        name = base.id
+        cur = self.name_load(name, base)
+        self.check_writable(name, cur, base)
+        iv = self.materialize(self.expr(index))
+        new = self.emit(prims.index_update, [cur, iv, self.materialize(value)], hint=name,
+                        node=node)
+        self.scope.fresh.add(new)
+        self.scope.env[name] = new
+
+    def check_writable(self, name, cur, node):
+        if not isinstance(cur, Var) or cur not in self.scope.fresh:
+            params = {p for p in self.scope.parsed.node.args.args}
+            is_param = any(getattr(p, "id", None) == name for p in params)
+            what = ("an argument of the function" if is_param and cur is not None
+                    and not (isinstance(cur, Var) and cur in self.scope.fresh)
+                    else "not an array this function created")
+            if isinstance(cur, Var) and cur in self.view_base:
+                what = "a view of another array"
+            self.error(NonDifferentiableError, f"cannot write into `{name}`: it is {what}",
+                       node, f"write into a copy: `{name} = {name}.copy()` (or np.array(...)) "
+                       "before assigning into it; s2sad never modifies the caller's arrays")
+            raise _Abort
+        for other, v in self.scope.env.items():
+            if other == name:
+                continue
+            if (_holds(v, cur, self.view_base)) and self.read_later(other):
+                self.error(NonDifferentiableError, f"cannot write into `{name}`: `{other}` "
+                           "refers to the same array (or a view of it), and would see the write "
+                           "in Python but not in the derivative", node,
+                           f"make `{other}` a copy (`{other} = {name}.copy()`), or stop using it")
+                raise _Abort
 
     def rename(self, var: Var, name: str) -> Var:
         """Give the most recent statement's result the user's name when it defines `var`."""
@@ -355,6 +439,10 @@ class Lowerer:
             new = self.fresh(name)
             last = self.stmts[-1]
             self.stmts[-1] = Call(new, last.fn, last.args, last.kwargs, last.loc)
+            if var in self.scope.fresh:
+                self.scope.fresh.add(new)
+            if var in self.view_base:
+                self.view_base[new] = self.view_base[var]
             return new
         return var
 
@@ -445,6 +533,8 @@ class Lowerer:
             else_res.append(self.materialize_in(else_stmts, b))
             outs.append(self.fresh(name))
             self.scope.env[name] = outs[-1]
+            if a in self.scope.fresh and b in self.scope.fresh:
+                self.scope.fresh.add(outs[-1])
         # names bound in only one branch are undefined afterwards
         for name in set(then_env) ^ set(else_env):
             self.scope.env[name] = _Undefined(name)
@@ -477,6 +567,25 @@ class Lowerer:
             eenv["__break__"] = Const(True)
         self.merge_envs(s, cond, env0, ts, tenv, es, eenv)
         return None
+
+    def carry_fresh(self, inits, params):
+        """A loop variable starting from a fresh array holds one in every iteration, as long
+        as the body leaves it a fresh array (checked by check_carried_fresh)."""
+        for i, p in zip(inits, params):
+            if isinstance(i, Var) and i in self.scope.fresh:
+                self.scope.fresh.add(p)
+
+    def check_carried_fresh(self, params, results, outs, node, body_stmts=()):
+        for p, r, o in zip(params, results, outs):
+            if p in self.scope.fresh:
+                if isinstance(r, Var) and (r in self.scope.fresh or r == p):
+                    self.scope.fresh.add(o)
+                else:
+                    self.scope.fresh.discard(p)
+                    if _writes_into(body_stmts, p):
+                        self.error(NonDifferentiableError, "an array written into inside this "
+                                   "loop is replaced by one the loop did not create", node,
+                                   "assign a copy (`.copy()`) to the loop variable")
 
     def loop_carried(self, body_stmts, node):
         names = []
@@ -542,6 +651,7 @@ class Lowerer:
         index = self.fresh(index_name)
         for n, p in zip(carried, params):
             self.scope.env[n] = p
+        self.carry_fresh(inits, params)
         if element is None:
             self.scope.env[index_name] = index
 
@@ -558,6 +668,7 @@ class Lowerer:
         outs = [self.fresh(n) for n in carried]
         for n, o in zip(carried, outs):
             self.scope.env[n] = o
+        self.check_carried_fresh(params, results, outs, s, body_stmts)
         self.stmts.append(ForRange(index, start, stop, step, tuple(params), tuple(inits),
                                    Block(tuple(body_stmts), tuple(results)), tuple(outs),
                                    self.loc(s)))
@@ -577,6 +688,7 @@ class Lowerer:
         params = [self.fresh(idx_name), self.fresh("broke")] + [self.fresh(n) for n in carried]
         for n, p in zip(names, params):
             self.scope.env[n] = p
+        self.carry_fresh(inits, params)
 
         def cond():
             a = self.emit(cmp, [params[0], stop], hint="_c")
@@ -600,6 +712,7 @@ class Lowerer:
         body_stmts, results = self.sub_block(body)
         self.scope.env = env0
         outs = [self.fresh(n) for n in names]
+        self.check_carried_fresh(params, results, outs, s, body_stmts)
         for n, o in zip(names[2:], outs[2:]):
             self.scope.env[n] = o
         self.stmts.append(While(tuple(params), tuple(inits), Block(tuple(cond_stmts), (c,)),
@@ -620,6 +733,7 @@ class Lowerer:
         params = [self.fresh("broke" if n == "__break__" else n) for n in names]
         for n, p in zip(names, params):
             self.scope.env[n] = p
+        self.carry_fresh(inits, params)
 
         def cond():
             c = self.materialize(self.expr(s.test))
@@ -638,6 +752,7 @@ class Lowerer:
         body_stmts, results = self.sub_block(body)
         self.scope.env = env0
         outs = [self.fresh(n if n != "__break__" else "broke") for n in names]
+        self.check_carried_fresh(params, results, outs, s, body_stmts)
         for n, o in zip(names, outs):
             if n != "__break__":
                 self.scope.env[n] = o
@@ -661,8 +776,8 @@ class Lowerer:
             if _is_simple_constant(value.obj) or isinstance(value.obj, np.ndarray):
                 return Const(value.obj, value.name)
             return Const(value.obj, value.name)
-        if isinstance(value, _Undefined):
-            return Const(None)
+        if isinstance(value, (_Undefined, _Poisoned)):
+            raise _Abort  # already reported
         raise AssertionError(value)
 
     def constant(self, obj, name=None):
@@ -1040,6 +1155,67 @@ def _astype(x, dtype):
 
 def _item(x):
     return x.item()
+
+
+FRESH_FNS = {
+    np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
+    np.full_like, np.array, np.copy, np.arange, np.linspace, np.eye, np.identity,
+    np.concatenate, np.stack, np.vstack, np.hstack, np.outer, np.diag, prims.index_update,
+    prims.index_add, operator.add, operator.sub, operator.mul, operator.truediv,
+    operator.pow, operator.neg, operator.matmul, np.dot, np.matmul, np.cumsum, np.cumprod,
+}
+VIEW_FNS = {
+    operator.getitem, np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis,
+    np.expand_dims, np.squeeze, np.broadcast_to, np.asarray, np.atleast_1d, np.atleast_2d,
+    prims.Attr("T"), prims.Attr("real"), prims.Attr("imag"),
+}
+
+
+def _writes_into(stmts, p) -> bool:
+    """Does a statement (at any depth) write into the array `p` (a[i] = v, np.add.at)?"""
+    from s2sad.ir.nodes import blocks_of
+
+    for st in stmts:
+        if isinstance(st, Call) and st.fn in (prims.index_update, prims.index_add) and \
+                st.args and st.args[0] == p:
+            return True
+        for inner in blocks_of(st):
+            if _writes_into(inner.stmts, p):
+                return True
+    return False
+
+
+def _holds(value, var, view_base) -> bool:
+    """Does the lowered value refer to `var` (itself, a view of it, or inside a tuple)?"""
+    if isinstance(value, Var):
+        return value == var or view_base.get(value) == var
+    if isinstance(value, StaticSeq):
+        return any(_holds(v, var, view_base) for v in value.items)
+    return False
+
+
+def _loads(node, name) -> bool:
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load):
+            return True
+    return False
+
+
+def _is_add_at(obj) -> bool:
+    try:
+        return obj == np.add.at
+    except Exception:
+        return False
+
+
+def _creates_array(fn) -> bool:
+    """Does `fn` return a new array (never a view of an argument)?"""
+    try:
+        if fn in FRESH_FNS:
+            return True
+    except TypeError:
+        return False
+    return isinstance(fn, np.ufunc) and fn.signature is None
 
 
 class _Abort(Exception):

@@ -82,4 +82,11 @@ def assigned_names(stmts: list) -> list:
         for node in _walk(s, True):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 seen.setdefault(node.id, None)
+            elif isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
+                base = node.value  # a[i] = v makes a new version of a
+                if isinstance(base, gast.Name):
+                    seen.setdefault(base.id, None)
+            elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                    node.func.attr == "at" and node.args and isinstance(node.args[0], gast.Name):
+                seen.setdefault(node.args[0].id, None)  # np.add.at(a, ...)
     return list(seen)

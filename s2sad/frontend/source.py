@@ -78,7 +78,7 @@ def _parse(func) -> ParsedFunction:
     name = _describe(func)
     if isinstance(func, (types.MethodType,)):
         raise SourceUnavailableError(
-            f"{name} is a bound method",
+            f"{name} is a bound method", loc=_code_loc(func.__func__),
             hint="differentiate a plain function; pass the object's data as arguments")
     if not isinstance(func, types.FunctionType):
         raise SourceUnavailableError(
@@ -99,7 +99,7 @@ def _parse(func) -> ParsedFunction:
         lines, first_line = inspect.getsourcelines(func)
     except (OSError, TypeError) as e:
         raise SourceUnavailableError(
-            f"cannot read the source of {name}: {e}",
+            f"cannot read the source of {name}: {e}", loc=_code_loc(func),
             hint="define the function in a .py file (functions made by exec or typed "
                  "at the interactive prompt have no retrievable source)") from None
     filename = inspect.getsourcefile(func) or code.co_filename

@@ -33,6 +33,15 @@ class Kind:
     shape: tuple | None = None
     items: tuple = ()
     value: object = _UNSET
+    rank: int | None = None  # an array's number of dimensions when its shape is unknown
+
+    @property
+    def ndim(self) -> int | None:
+        if self.tag == "scalar":
+            return 0
+        if self.tag == "array":
+            return len(self.shape) if self.shape is not None else self.rank
+        return None
 
     @property
     def known(self) -> bool:
@@ -79,6 +88,13 @@ BOOL = Kind("scalar", "b")
 
 def scalar(dtype: str, value=_UNSET) -> Kind:
     return Kind("scalar", dtype, (), value=value)
+
+
+def array_of_rank(dtype: str, ndim) -> Kind:
+    """An array whose shape is unknown but whose number of dimensions is known."""
+    if ndim == 0:
+        return scalar(dtype)
+    return Kind("array", dtype, None, rank=ndim)
 
 
 def array(dtype: str, shape) -> Kind:
@@ -135,7 +151,9 @@ def join(a: Kind, b: Kind) -> Kind:
         db = b.dtype if b.dtype in order else "f"
         return scalar(order[max(order.index(da), order.index(db))])
     if a.tag == b.tag == "array" and a.dtype == b.dtype:
-        return array(a.dtype, a.shape if a.shape == b.shape else None)
+        if a.shape == b.shape and a.shape is not None:
+            return a
+        return array_of_rank(a.dtype, a.ndim) if a.ndim == b.ndim else array(a.dtype, None)
     if a.tag == b.tag and a.tag in ("tuple", "list") and len(a.items) == len(b.items):
         return Kind(a.tag, items=tuple(join(x, y) for x, y in zip(a.items, b.items)))
     if a.tag == b.tag == "object":
@@ -207,6 +225,9 @@ def _elementwise_result(fn, kinds) -> Kind | None:
     if any(s is None for s in shapes):
         if all(k.tag in ("scalar", "array") for k in kinds):
             dt = _result_dtype(fn, kinds)
+            ranks = [k.ndim for k in kinds]
+            if dt and all(r is not None for r in ranks):
+                return array_of_rank(dt, max(ranks))
             return array(dt, None) if dt else UNKNOWN
         return None
     dt = _result_dtype(fn, kinds)
@@ -289,6 +310,10 @@ def _getitem_kind(args, kwargs):
             return base.items[index.value]
         except IndexError:
             return UNKNOWN
+    if base.tag == "array" and base.shape is None and base.rank is not None:
+        n_int, ok = _count_int_indices(index)
+        if ok:
+            return array_of_rank(base.dtype, base.rank - n_int)
     if base.tag == "array" and base.shape is not None:
         # integer scalars index the same way whatever their value: evaluate with 0
         try:
@@ -303,6 +328,27 @@ def _getitem_kind(args, kwargs):
         shape = np.shape(result)
         return scalar(base.dtype) if shape == () else array(base.dtype, shape)
     return None
+
+
+def _count_int_indices(k: Kind):
+    """(number of integer entries, whether the index is only ints and slices)."""
+    if k.tag == "scalar" and k.dtype == "i":
+        return 1, True
+    if k.tag == "object" and k.known and isinstance(k.value, slice):
+        return 0, True
+    if k.tag == "object" and not k.known:
+        return 0, False
+    if k.tag == "tuple":
+        total = 0
+        for i in k.items:
+            n, ok = _count_int_indices(i)
+            if not ok:
+                return 0, False
+            total += n
+        return total, True
+    if k.known and isinstance(k.value, int) and not isinstance(k.value, bool):
+        return 1, True
+    return 0, False
 
 
 def _index_example(k: Kind):
@@ -368,7 +414,18 @@ def _len_kind(args, kwargs):
 
 def _unbroadcast_kind(args, kwargs):
     g, x = args
-    return Kind(x.tag, g.dtype or x.dtype, x.shape) if x.tag in ("scalar", "array") else x
+    if x.tag in ("scalar", "array"):
+        return Kind(x.tag, g.dtype or x.dtype, x.shape, rank=x.rank)
+    return x
+
+
+def _broadcast_to_kind(args, kwargs):
+    shape = args[1] if len(args) > 1 else kwargs.get("shape")
+    if shape is None or shape.known or args[0].tag not in ("scalar", "array"):
+        return None
+    if shape.tag == "tuple":
+        return array_of_rank(args[0].dtype or "f", len(shape.items))
+    return None
 
 
 def _like_kind(args, kwargs):
@@ -386,6 +443,7 @@ def _zeros_like_kind(args, kwargs):
 
 KIND_RULES = {
     operator.getitem: _getitem_kind,
+    prims.take_slot: _getitem_kind,
     prims.make_tuple: _make_tuple_kind,
     prims.make_list: _make_list_kind,
     slice: _slice_kind,
@@ -402,7 +460,53 @@ KIND_RULES = {
 
 def _np_shape_kind(args, kwargs):
     s = args[0].static_shape if args else None
-    return kind_of_value(tuple(s)) if s is not None else Kind("tuple")
+    if s is not None:
+        return kind_of_value(tuple(s))
+    nd = args[0].ndim if args else None
+    return Kind("tuple", items=(INT,) * nd) if nd is not None else OBJECT
+
+
+def _sum_to_shape_kind(args, kwargs):
+    g, shape = args
+    if shape.known:
+        return array(g.dtype or "f", tuple(shape.value)) if shape.value else scalar(g.dtype or "f")
+    return array(g.dtype or "f", None) if g.tag == "array" else UNKNOWN
+
+
+KIND_RULES[prims.sum_to_shape] = _sum_to_shape_kind
+KIND_RULES[np.broadcast_to] = _broadcast_to_kind
+
+
+def _constructor_kind(args, kwargs):
+    """np.zeros(n) and friends when n is not known at compile time: the rank is."""
+    if not args or args[0].known:
+        return None
+    shape = args[0]
+    if kwargs.get("dtype") is not None or len(args) > 2:
+        return None
+    if shape.tag == "scalar" and shape.dtype == "i":
+        return array_of_rank("f", 1)
+    if shape.tag == "tuple":
+        return array_of_rank("f", len(shape.items))
+    return None
+
+
+for _f in (np.zeros, np.ones, np.empty):
+    KIND_RULES[_f] = _constructor_kind
+
+
+def _reduction_kind(args, kwargs):
+    if not args or args[0].tag != "array" or args[0].shape is not None:
+        return None
+    axis = kwargs.get("axis", args[1] if len(args) > 1 else None)
+    if axis is None or (axis.known and axis.value is None):
+        if not (kwargs.get("keepdims") and kwargs["keepdims"].known and kwargs["keepdims"].value):
+            return scalar(args[0].dtype if args[0].dtype in "fc" else "f")
+    return None
+
+
+for _f in (np.sum, np.mean, np.max, np.min, np.prod):
+    KIND_RULES[_f] = _reduction_kind
 
 
 def _np_ndim_kind(args, kwargs):
@@ -418,12 +522,21 @@ def _np_size_kind(args, kwargs):
 def _index_add_kind(args, kwargs):
     acc, g = args[0], args[2]
     if acc.tag == "array":
-        return array("c" if "c" in (acc.dtype, g.dtype) else "f", acc.shape)
+        return Kind("array", "c" if "c" in (acc.dtype, g.dtype) else "f", acc.shape,
+                    rank=acc.rank)
     return None
 
 
 for _f in (prims.index_add, prims.index_add_inplace, prims.index_add_at):
     KIND_RULES[_f] = _index_add_kind
+
+
+def _index_update_kind(args, kwargs):
+    return args[0] if args[0].tag == "array" else None
+
+
+for _f in (prims.index_update, prims.index_update_inplace):
+    KIND_RULES[_f] = _index_update_kind
 KIND_RULES[np.shape] = _np_shape_kind
 KIND_RULES[np.ndim] = _np_ndim_kind
 KIND_RULES[np.size] = _np_size_kind
@@ -526,7 +639,7 @@ def _forget_value(k: Kind) -> Kind:
 
 def _widen(k: Kind) -> Kind:
     if k.tag == "array":
-        return array(k.dtype, None)
+        return array_of_rank(k.dtype, k.ndim) if k.ndim else array(k.dtype, None)
     if k.tag == "scalar":
         return k
     return UNKNOWN

@@ -114,6 +114,36 @@ def index_add_at(acc, index, g):
     return acc
 
 
+def index_update(acc, index, v):
+    """`acc` with `acc[index] = v`, as a new array (the value semantics of `a[i] = v`)."""
+    out = np.array(acc, copy=True)
+    out[index] = v
+    return out
+
+
+def index_update_inplace(acc, index, v):
+    """`acc[index] = v` on an array the generated code owns."""
+    acc[index] = v
+    return acc
+
+
+def take_slot(g, index):
+    """The entries of `g` that `a[index] = v` wrote, as a copy (for v's cotangent).
+
+    Where an integer-array index repeats a position, NumPy keeps the last write: only
+    that occurrence receives the cotangent.
+    """
+    out = np.array(g[index], copy=True) if isinstance(g, np.ndarray) else g
+    if isinstance(index, np.ndarray) and index.dtype.kind in "iu" and index.ndim == 1:
+        flat = index % g.shape[0]
+        _, last = np.unique(flat[::-1], return_index=True)
+        keep = np.zeros(len(flat), dtype=bool)
+        keep[len(flat) - 1 - last] = True
+        if not keep.all():
+            out[~keep] = 0.0
+    return out[()] if isinstance(out, np.ndarray) and out.ndim == 0 else out
+
+
 def zeros_like(x):
     """A zero cotangent/tangent for `x`: 0.0 for a scalar, a float array otherwise."""
     if isinstance(x, np.ndarray):
@@ -128,10 +158,11 @@ def ones_like_output(x):
 class ZeroValue:
     """Marker held in a Const: a symbolic zero tangent/cotangent of a given kind."""
 
-    __slots__ = ("kind",)
+    __slots__ = ("kind", "like")
 
-    def __init__(self, kind):
+    def __init__(self, kind, like=None):
         self.kind = kind
+        self.like = like  # a variable of the same shape, for when the kind's shape is unknown
 
     def __repr__(self) -> str:
         return "ZERO"
@@ -147,4 +178,4 @@ RUNTIME_HELPERS = (unbroadcast, sum_to_shape, broadcast_like, zeros_like)
 
 # statements that act on state: never removed, reordered, shared or folded away
 EFFECTFUL = frozenset({tape_push, tape_pop, tape_next, sweep_boundary, index_add_inplace,
-                       index_add_at})
+                       index_add_at, index_update_inplace})

@@ -42,6 +42,10 @@ def batch_loop(fn, flags, *args, **kwargs):
     return np.stack(outs, axis=-1)
 
 
+def with_batch_axis(shape, n):
+    return tuple(shape) + (n,)
+
+
 def batch_index(index):
     """The index selecting `index` from a batched array (the batch axis stays last)."""
     if index is Ellipsis:
@@ -328,6 +332,15 @@ class BatchPass:
         self.emit(em, s, prims.sum_to_shape, [args[0], Const(tuple(shape) + (self.n,))])
         return True
 
+    def _sum_to_shape(self, em, s, args, kw, flags, r):
+        if not flags[0] or flags[1]:
+            return False
+        k = self.kind(args[1])
+        shape = Const(tuple(k.value) + (self.n,)) if k.known else \
+            em.call(with_batch_axis, (args[1], Const(self.n)), hint="_shape")
+        self.emit(em, s, prims.sum_to_shape, [args[0], shape])
+        return True
+
     def _concatenate(self, em, s, args, kw, flags, r):
         return self._stacking(em, s, args, kw, 0)
 
@@ -404,6 +417,8 @@ def _rule_name(fn) -> str:
         return "unbroadcast"
     if fn is prims.index_add:
         return "index_add"
+    if fn is prims.sum_to_shape:
+        return "sum_to_shape"
     name = getattr(fn, "__name__", "")
     if getattr(np, name, None) is fn:
         return name

@@ -60,8 +60,8 @@ class ForwardPass:
 
     def tangent(self, a):
         if isinstance(a, Var) and a in self.active:
-            return self.tan.get(a, zero(self.kind(a)))
-        return zero(self.kind(a))
+            return self.tan.get(a, zero(self.kind(a), a))
+        return zero(self.kind(a), a)
 
     def run(self) -> Function:
         tparams = [self.namer.fresh(hint_of(p) + "_dot") for p in self.wrt_params]

@@ -90,8 +90,9 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None):
     return block.results
 
 
-def zero(kind: Kind) -> Const:
-    return Const(prims.ZeroValue(kind))
+def zero(kind: Kind, like=None) -> Const:
+    """A symbolic zero of `kind`; `like` (a variable of that shape) helps materialise it."""
+    return Const(prims.ZeroValue(kind, like if isinstance(like, Var) else None))
 
 
 def is_zero(a) -> bool:

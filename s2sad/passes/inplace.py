@@ -16,8 +16,14 @@ from s2sad.ir import prims
 from s2sad.ir.kinds import atom_kind, infer_kinds
 from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While, atoms_of, blocks_of
 
+VIEW_FNS = {
+    operator.getitem, np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis,
+    np.expand_dims, np.squeeze, np.broadcast_to, np.asarray, prims.broadcast_like,
+    prims.Attr("T"), prims.Attr("real"), prims.Attr("imag"),
+}
 FRESH_FNS = {
     np.zeros, prims.zeros_like, prims.index_add, prims.index_add_inplace, prims.index_add_at,
+    prims.index_update, prims.index_update_inplace, np.copy, np.array,
     operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, np.add,
     np.subtract, np.multiply, np.divide, np.negative,
 }
@@ -35,7 +41,61 @@ def _index_is_basic(k) -> bool:
     return False
 
 
+def copy_before_updating_loops(fn: Function, kinds: dict) -> Function:
+    """A loop that scatters into a carried array it did not create (a cotangent seed from
+    the caller, say) works on one copy made before the loop, instead of a copy per write."""
+    from s2sad.ir.builder import Namer
+
+    namer = Namer.for_function(fn)
+
+    def updates(p, body: Block) -> bool:
+        return any(isinstance(st, Call) and st.fn in (prims.index_update, prims.index_add)
+                   and st.args[0] == p for st in body.stmts)
+
+    def blk(b: Block) -> Block:
+        out = []
+        for st in b.stmts:
+            if isinstance(st, (ForRange, While)):
+                inits = list(st.inits)
+                for i, (p, init) in enumerate(zip(st.params, st.inits)):
+                    k = atom_kind(p, kinds)
+                    if isinstance(init, Var) and k.tag == "array" and updates(p, st.body):
+                        d = _def_of(fn, init)
+                        if not (isinstance(d, Call) and d.fn in FRESH_FNS):
+                            copy = namer.fresh("_" + init.name.lstrip("_") + "_copy")
+                            out.append(Call(copy, np.copy, (init,), (), st.loc))
+                            inits[i] = copy
+                body = blk(st.body)
+                if isinstance(st, ForRange):
+                    st = ForRange(st.index, st.start, st.stop, st.step, st.params, tuple(inits),
+                                  body, st.outputs, st.loc, st.reverse)
+                else:
+                    st = While(st.params, tuple(inits), blk(st.cond), body, st.outputs, st.loc)
+            elif isinstance(st, If):
+                st = If(st.cond, blk(st.then), blk(st.orelse), st.outputs, st.loc)
+            out.append(st)
+        return Block(tuple(out), b.results)
+
+    return Function(fn.name, fn.params, blk(fn.body), fn.returns_tuple, fn.kwonly,
+                    fn.defaults, fn.loc, fn.source_lines, fn.first_line, fn.meta)
+
+
+def _def_of(fn, v):
+    found = []
+
+    def walk(b: Block):
+        for st in b.stmts:
+            if v in st.defs:
+                found.append(st)
+            for inner in blocks_of(st):
+                walk(inner)
+
+    walk(fn.body)
+    return found[0] if found else None
+
+
 def accumulate_in_place(fn: Function, param_kinds: dict) -> Function:
+    fn = copy_before_updating_loops(fn, infer_kinds(fn, param_kinds))
     kinds = infer_kinds(fn, param_kinds)
     defs: dict = {}
     uses: dict = {}
@@ -62,15 +122,35 @@ def accumulate_in_place(fn: Function, param_kinds: dict) -> Function:
                     and fresh(res, depth + 1))
         return False
 
+    def last_use_here(acc, b: Block, k: int) -> bool:
+        """Is statement k of b the last reader of `acc`, with no view of it made earlier?"""
+        if uses.get(acc, 0) == 1:
+            return True
+        seen = 1
+        for j, st in enumerate(b.stmts):
+            if j == k:
+                continue
+            if isinstance(st, Call) and acc in st.args:
+                view = st.fn in VIEW_FNS and atom_kind(st.target, kinds).tag != "scalar"
+                if j > k or view or st.fn in prims.EFFECTFUL:
+                    return False
+                seen += sum(1 for a in atoms_of(st) if a == acc)
+            elif acc in atoms_of(st) or any(acc in _free(inner) for inner in blocks_of(st)):
+                return False
+        return seen == uses.get(acc, 0) and acc not in b.results
+
     def rewrite(b: Block) -> Block:
         out = []
-        for s in b.stmts:
+        for k, s in enumerate(b.stmts):
             match s:
                 case Call(fn=f, args=(acc, index, g)) if f is prims.index_add:
-                    if uses.get(acc, 0) == 1 and fresh(acc):
+                    if fresh(acc) and last_use_here(acc, b, k):
                         basic = _index_is_basic(atom_kind(index, kinds))
                         prim = prims.index_add_inplace if basic else prims.index_add_at
                         s = Call(s.target, prim, s.args, (), s.loc)
+                case Call(fn=f, args=(acc, index, g)) if f is prims.index_update:
+                    if fresh(acc) and last_use_here(acc, b, k):
+                        s = Call(s.target, prims.index_update_inplace, s.args, (), s.loc)
                 case If():
                     s = If(s.cond, rewrite(s.then), rewrite(s.orelse), s.outputs, s.loc)
                 case ForRange():
@@ -84,6 +164,12 @@ def accumulate_in_place(fn: Function, param_kinds: dict) -> Function:
 
     return Function(fn.name, fn.params, rewrite(fn.body), fn.returns_tuple, fn.kwonly,
                     fn.defaults, fn.loc, fn.source_lines, fn.first_line, fn.meta)
+
+
+def _free(b: Block) -> set:
+    from s2sad.ir.nodes import free_vars
+
+    return free_vars(b)
 
 
 def _scan(b: Block, defs: dict, uses: dict, loop_of: dict):

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from s2sad.errors import MissingRuleError, NonDifferentiableError
 from s2sad.ir import prims
 from s2sad.ir.builder import Emitter, Namer, hint_of, replace_atoms
@@ -320,6 +322,57 @@ class ReversePass:
         fwd.add(None)
         return plan
 
+    def store_shapes_only(self, rev_body: Block, fwd_defs: set, inner_fwd: Emitter) -> Block:
+        """Where the reverse loop needs an array only for its shape (a zero cotangent, an
+        unbroadcast), tape the shape instead of the array: O(1) per iteration, not O(size).
+        """
+        shapes: dict = {}
+
+        def unknown(v) -> bool:
+            return v in fwd_defs and self.kind(v).static_shape is None
+
+        def shape_of(v):
+            if v not in shapes:
+                shapes[v] = inner_fwd.call(np.shape, (v,), hint=hint_of(v) + "_shape")
+            return shapes[v]
+
+        def blk(b: Block) -> Block:
+            out = []
+            for st in b.stmts:
+                if isinstance(st, Call):
+                    a = st.args
+                    if st.fn is prims.zeros_like and a and unknown(a[0]):
+                        st = Call(st.target, np.zeros, (shape_of(a[0]),), (), st.loc)
+                    elif st.fn is prims.unbroadcast and unknown(a[1]):
+                        st = Call(st.target, prims.sum_to_shape, (a[0], shape_of(a[1])), (),
+                                  st.loc)
+                    elif st.fn is prims.broadcast_like and unknown(a[1]):
+                        st = Call(st.target, np.broadcast_to, (a[0], shape_of(a[1])), (),
+                                  st.loc)
+                elif isinstance(st, If):
+                    st = If(st.cond, blk(st.then), blk(st.orelse), st.outputs, st.loc)
+                elif isinstance(st, ForRange):
+                    st = ForRange(st.index, st.start, st.stop, st.step, st.params, st.inits,
+                                  blk(st.body), st.outputs, st.loc, st.reverse)
+                elif isinstance(st, While):
+                    st = While(st.params, st.inits, blk(st.cond), blk(st.body), st.outputs,
+                               st.loc)
+                out.append(st)
+            return Block(tuple(out), b.results)
+
+        return blk(rev_body)
+
+    def pushes_active(self, block: Block) -> bool:
+        """Does the block push onto an active tape (cotangents then arrive through it)?"""
+        from s2sad.ir.nodes import blocks_of
+
+        for st in block.stmts:
+            if isinstance(st, Call) and st.fn is prims.tape_push and st.args[0] in self.active:
+                return True
+            if any(self.pushes_active(b) for b in blocks_of(st)):
+                return True
+        return False
+
     def rematerialize(self, needed, body_stmts, params, index, index_map) -> list:
         """Recompute cheap residuals in the reverse loop instead of taping them.
 
@@ -388,6 +441,14 @@ class ReversePass:
         is_for = isinstance(s, ForRange)
         # carried cotangents: one per active loop parameter, one per active outer variable used
         act_params = [i for i, p in enumerate(s.params) if p in self.active]
+        if all(bars.get(s.outputs[i]) is None for i in act_params) and \
+                not self.pushes_active(s.body):
+            # no cotangent reaches the loop's results: its reverse contributes exactly zero
+            # (and is not run, so 0 * inf in unused intermediates cannot make NaNs)
+            act_params = []
+            skip_reverse = True
+        else:
+            skip_reverse = False
         body_free = free_vars(s.body) | free_vars(s.cond if not is_for else Block(()))
         loop_defs = set(s.params) | ({s.index} if is_for else set())
         outer = sorted((v for v in body_free if v in self.active and v not in loop_defs),
@@ -408,12 +469,12 @@ class ReversePass:
         # the reverse body
         body_rev = rev.nested()
         local = {}
+        for v, w in zip(outer, wb):
+            local[v] = w
         for i, p in zip(act_params, pb):
             r = s.body.results[i]
             if self.is_active(r):
                 self.add_bar(local, r, p, body_rev)
-        for v, w in zip(outer, wb):
-            local[v] = w
         for x, p in reversed(list(zip(s.body.stmts, plan["plans"]))):
             self.reverse_stmt(x, p, body_rev, local)
         results = []
@@ -427,6 +488,8 @@ class ReversePass:
             results.append(local[v])
         rev_body = Block(tuple(body_rev.stmts), tuple(results))
         # residuals from the forward body, via a tape
+        fwd_defs = _defined(Block(tuple(inner_fwd.stmts))) | set(s.params)
+        rev_body = self.store_shapes_only(rev_body, fwd_defs, inner_fwd)
         fwd_defs = _defined(Block(tuple(inner_fwd.stmts))) | set(s.params)
         needed = sorted((v for v in free_vars(rev_body) if v in fwd_defs), key=lambda v: v.name)
         index_map = {}
@@ -487,7 +550,7 @@ class ReversePass:
             start, stop, step = Const(0), count_out, Const(1)
             rev_index = self.namer.fresh("_")
         fwd.stmts[plan["index"]] = new_fwd
-        if not act_params and not outer:
+        if skip_reverse or (not act_params and not outer):
             return
         louts = [self.namer.fresh(x.name) for x in pb + wb]
         rev.add(ForRange(rev_index, start, stop, step, tuple(pb + wb), tuple(inits), rev_body,

@@ -343,13 +343,22 @@ class Simplifier:
                 return self.broadcast_to_kind(x, kt, s, out)
             neg = self.new_call(operator.neg, (y,), s.target.name, out, s.loc)
             return self.broadcast_to_kind(neg, kt, s, out)
+        if fn is prims.index_update and len(args) == 3:
+            acc, index, g = args
+            if zeros[0] and zeros[2]:
+                return zero(kt)
+            a2 = self.concrete_zero(acc.value.kind, out, s.loc, acc.value.like) if zeros[0] \
+                else acc
+            g2 = self.concrete_zero(g.value.kind, out, s.loc, g.value.like) if zeros[2] else g
+            out.append(Call(s.target, fn, (a2, index, g2), (), s.loc))
+            return s.target
         if fn is prims.index_add and len(args) == 3:
             acc, index, g = args
             if zeros[0] and zeros[2]:
                 return zero(kt)
             if zeros[2]:
                 return acc
-            zacc = self.concrete_zero(acc.value.kind, out, s.loc)
+            zacc = self.concrete_zero(acc.value.kind, out, s.loc, acc.value.like)
             out.append(Call(s.target, fn, (zacc, index, g), (), s.loc))
             return s.target
         lin = self.linear_positions(fn, len(args))
@@ -361,9 +370,9 @@ class Simplifier:
         new_args = list(args)
         for i, a in enumerate(args):
             if is_zero(a):
-                new_args[i] = self.concrete_zero(a.value.kind, out, s.loc)
-        kwargs = tuple((n, self.concrete_zero(a.value.kind, out, s.loc) if is_zero(a) else a)
-                       for n, a in s.kwargs)
+                new_args[i] = self.concrete_zero(a.value.kind, out, s.loc, a.value.like)
+        kwargs = tuple((n, self.concrete_zero(a.value.kind, out, s.loc, a.value.like)
+                        if is_zero(a) else a) for n, a in s.kwargs)
         out.append(Call(s.target, fn, tuple(new_args), kwargs, s.loc))
         return s.target
 
@@ -378,11 +387,13 @@ class Simplifier:
             return [0] if nargs else []
         return [i for i in spec if isinstance(i, int)]
 
-    def concrete_zero(self, kind: Kind, out, loc):
-        if kind.tag == "scalar" or (kind.tag == "unknown"):
-            return Const(0j if kind.dtype == "c" else 0.0)
+    def concrete_zero(self, kind: Kind, out, loc, like=None):
         if kind.tag == "array" and kind.shape is not None:
             return self.new_call(np.zeros, (Const(kind.shape),), "_zeros", out, loc)
+        if like is not None and kind.tag != "scalar":
+            return self.new_call(prims.zeros_like, (like,), "_zeros", out, loc)
+        if kind.tag == "scalar" or (kind.tag == "unknown"):
+            return Const(0j if kind.dtype == "c" else 0.0)
         return Const(0.0)
 
     def broadcast_to_kind(self, a, kt: Kind, s: Call, out):
@@ -690,10 +701,24 @@ def prune_tapes(fn: Function) -> Function:
         maker = by_target.get(item) if isinstance(item, Var) else None
         if whole or maker is None or maker.fn is not prims.make_tuple:
             continue
+        # constants need no tape: their reads become the constant
+        consts = {k for k in used_idx if isinstance(maker.args[k], Const)}
+        for p in pops:
+            for u in uses.get(p.target, []):
+                k = u.args[1].value
+                if k in consts:
+                    replace[id(u)] = Call(u.target, _identity, (maker.args[k],), (), u.loc)
+        used_idx -= consts
+        if not used_idx:
+            drop.add(id(c))
+            for p in pops:
+                drop.add(id(p))
+            continue
         keep = sorted(used_idx)
         if len(keep) == len(maker.args):
             continue
         remap = {old: new for new, old in enumerate(keep)}
+        pending_consts = consts
         if len(keep) == 1:
             replace[id(c)] = Call(c.target, c.fn, (tape, maker.args[keep[0]]), (), c.loc)
         else:
@@ -703,6 +728,8 @@ def prune_tapes(fn: Function) -> Function:
         for p in pops:
             for u in uses.get(p.target, []):
                 k = u.args[1].value
+                if k in pending_consts:
+                    continue
                 if len(keep) == 1:
                     # the entry itself is the value: getitem(entry, k) becomes a copy of it
                     replace[id(u)] = Call(u.target, _identity, (p.target,), (), u.loc)

@@ -146,6 +146,7 @@ def f(p0w, p1v, p2f):
 ''',
         "f", "vjp", ("wrong-derivative", "dot-test"),
         _has_loop,
+        fixed=True,
         message_has="nan",
     ),
     KnownBug(
@@ -206,6 +207,7 @@ def f(p0f, p1f):
 ''',
         "f", "vjp", ("wrong-derivative", "dot-test"),
         lambda src: _has_loop(src) and bool(re.search(r"^\s+\w+ = \w+$", src, re.M)),
+        fixed=True,
     )
 )
 
@@ -233,6 +235,7 @@ def f(p0w, p1f):
         # the same trigger also shows as a spurious NonDifferentiableError
         # ("an array written into inside this loop is replaced by one the loop did not create")
         message_has=("_Poisoned", "replaced by one the loop did not create"),
+        fixed=True,
     )
 )
 

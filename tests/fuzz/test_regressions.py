@@ -105,12 +105,12 @@ def _x(get, reason):
 
 
 @pytest.mark.parametrize("get", [
-    _x(_heapq_siftdown, "poisoned-assertion: heapq._siftdown (while with continue/break) raises an "
-     "internal AssertionError: _Poisoned(name='pos') from lower.materialize"),
-    _x(_any_dispatcher, "dispatcher-syntax-error: numpy's _any_dispatcher(a, axis=None, out=None, "
-     "keepdims=None, *, where=np._NoValue) yields generated source that is a SyntaxError"),
-    _x(_posixpath_abspath, "source-unavailable-no-location: SourceUnavailableError for a frozen "
-     "stdlib function has lineno None"),
+    # fixed: heapq._siftdown raised an internal AssertionError (_Poisoned) from materialize
+    _heapq_siftdown,
+    # fixed: a keyword default without a literal form (np._NoValue) made invalid source
+    _any_dispatcher,
+    # fixed: SourceUnavailableError for a frozen stdlib function had no location
+    _posixpath_abspath,
 ], ids=["poisoned-assertion", "dispatcher-syntax-error", "source-unavailable-no-location"])
 def test_real_function_compiles_or_refuses_with_location(get):
     _compile_or_located_refusal(get())

@@ -201,14 +201,8 @@ HOSTILE = {
 }
 
 
-_NO_LOC = pytest.mark.xfail(
-    strict=True, reason="bug source-unavailable-no-location: SourceUnavailableError has "
-    "lineno None although the function has a code object (co_filename, co_firstlineno)")
-
-
 @pytest.mark.parametrize(
-    "what", [pytest.param(w, marks=_NO_LOC) if w in ("exec", "bound method") else w
-             for w in sorted(HOSTILE)])
+    "what", sorted(HOSTILE))
 @pytest.mark.parametrize("mode", ["jvp", "vjp"])
 def test_hostile_shapes_compile_or_refuse_with_location(what, mode):
     f = HOSTILE[what]
