@@ -41,3 +41,10 @@ def softplus_sum(x):
 
 def rosen(x):
     return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def fill(x):
+    out = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        out[i] = math.sin(x[i]) * x[i]
+    return out

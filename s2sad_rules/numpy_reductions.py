@@ -46,7 +46,8 @@ def max_jvp(a, axis=None, keepdims=False, a_dot=0.0, ans=0.0):
 def max_vjp(g, ans, a, axis=None, keepdims=False):
     mask = a == expand_reduced(ans, a, axis, keepdims)
     count = np.sum(mask, axis=axis, keepdims=True)
-    return expand_reduced(g, a, axis, keepdims) * mask / count
+    # ties share g evenly; divide the small array before touching the large one
+    return (expand_reduced(g, a, axis, keepdims) / count) * mask
 
 
 @defjvp(np.min, np.amin)
@@ -60,7 +61,8 @@ def min_jvp(a, axis=None, keepdims=False, a_dot=0.0, ans=0.0):
 def min_vjp(g, ans, a, axis=None, keepdims=False):
     mask = a == expand_reduced(ans, a, axis, keepdims)
     count = np.sum(mask, axis=axis, keepdims=True)
-    return expand_reduced(g, a, axis, keepdims) * mask / count
+    # ties share g evenly; divide the small array before touching the large one
+    return (expand_reduced(g, a, axis, keepdims) / count) * mask
 
 
 @defjvp(np.prod)

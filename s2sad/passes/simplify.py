@@ -296,6 +296,14 @@ class Simplifier:
                 r = self.emit_sum_to(args[0], kg.static_shape, tuple(args[1].value), t, out)
                 if r is not None:
                     return r
+        if fn is prims.index_add and len(args) == 3 and isinstance(args[0], Var):
+            # acc[i] += a; acc[i] += b  ->  acc[i] += a + b (one scatter)
+            d = self.defining(args[0], out)
+            if d is not None and d.fn is prims.index_add and d.args[1] == args[1] and \
+                    self.uses_once(args[0]) and self.kind(d.args[2]) == self.kind(args[2]):
+                total = self.new_call(operator.add, (d.args[2], args[2]), "_v", out, s.loc)
+                out.append(Call(t, prims.index_add, (d.args[0], args[1], total), (), s.loc))
+                return t
         if fn is prims.unbroadcast:
             g, x = args
             kg, kx = self.kind(g), self.kind(x)
