@@ -16,7 +16,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
@@ -101,23 +100,35 @@ def main():
     del os.environ["S2SAD_CACHE"]
     n_lines = len(source.splitlines()) - 3
 
-    # 2. warm lookups: the dispatcher, and a new Derivative of a compiled function
+    # 2. warm lookups, on a tiny function so that the lookup is what is timed
+    (work / "bench_tiny.py").write_text("def tiny(x):\n    return x * x + 1.0\n")
+    import bench_tiny
+
+    d = s2sad.grad(bench_tiny.tiny)
+    d(0.5)
     fn = d.compiled_function
-    n = 20000
+    n = 200000
     t = time.perf_counter()
     for _ in range(n):
-        d(*args)
+        d(0.5)
     t_dispatch = (time.perf_counter() - t) / n
     t = time.perf_counter()
     for _ in range(n):
-        fn(*args)
+        fn(0.5)
     t_direct = (time.perf_counter() - t) / n
     fresh = []
-    for _ in range(200):
-        d2 = s2sad.grad(mod.model)
+    for _ in range(500):  # a new Derivative of a compiled function: found in memory
+        d2 = s2sad.grad(bench_tiny.tiny)
         t = time.perf_counter()
-        d2(*args)
-        fresh.append(time.perf_counter() - t - t_direct)
+        d2(0.5)
+        fresh.append(time.perf_counter() - t)
+    lookup = []
+    for _ in range(500):  # the in-memory lookup alone (Derivative._compile on a hit)
+        d3 = s2sad.grad(bench_tiny.tiny)
+        key = (float,)
+        t = time.perf_counter()
+        d3._compile(key, (0.5,), {})
+        lookup.append(time.perf_counter() - t)
     assert api._GLOBAL_CACHE
 
     # 3. new processes: the first fills the disk cache, the next are served from it
@@ -125,7 +136,7 @@ def main():
 
     def child(code):
         r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                           text=True, cwd=work)
+                           text=True, cwd=work, check=False)
         if r.returncode:
             raise SystemExit(r.stderr)
         return json.loads(r.stdout)
@@ -139,7 +150,7 @@ def main():
     # 4. an ahead-of-time module
     r = subprocess.run([sys.executable, "-m", "s2sad", "build", "bench_model:model",
                         "--mode", "grad", "--args", ARGS], env=env, cwd=work,
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, check=False)
     if r.returncode:
         raise SystemExit(r.stderr)
     aot = [child(AOT_IMPORT.format(module="bench_model")) for _ in range(5)]
@@ -148,10 +159,14 @@ def main():
     print(f"cold compile, {n_lines}-line function (grad):   "
           f"{statistics.median(cold) * ms:7.1f} ms   (target < 50 ms; min "
           f"{min(cold) * ms:.1f})")
-    print(f"warm call through the dispatcher, overhead:  "
-          f"{(t_dispatch - t_direct) * us:7.2f} us  (target < 20 us)")
-    print(f"warm lookup, new Derivative, first call:     "
-          f"{statistics.median(fresh) * us:7.2f} us  (target < 20 us)")
+    print(f"warm call, dispatcher overhead per call:     "
+          f"{(t_dispatch - t_direct) * us:7.2f} us  (target < 20 us; tiny function "
+          f"{t_direct * us:.2f} us)")
+    print(f"warm lookup, new Derivative's first call:    "
+          f"{statistics.median(fresh) * us:7.2f} us  (target < 20 us; in-memory hit, "
+          "installs its dispatcher)")
+    print(f"  of which the in-memory lookup:             "
+          f"{statistics.median(lookup) * us:7.2f} us")
     print(f"new process, disk-cache hit, first call:     {hit * ms:7.2f} ms   "
           f"(target < 5 ms beyond importing s2sad; served by {served[0]['served_by']})")
     print(f"new process, cold disk cache, first call:    "

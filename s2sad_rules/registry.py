@@ -124,7 +124,15 @@ def _content_hash(table: RuleTable) -> str:
     import hashlib
     import re
 
+    names: dict = {}
+
     def name(obj) -> str:
+        text = names.get(id(obj))
+        if text is None:
+            text = names[id(obj)] = describe(obj)
+        return text
+
+    def describe(obj) -> str:
         mod = getattr(obj, "__module__", None) or type(obj).__module__
         qual = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
         line = getattr(getattr(obj, "__code__", None), "co_firstlineno", "")

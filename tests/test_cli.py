@@ -105,7 +105,7 @@ def test_demo_still_works(capsys):
 def run(tmp_path, *args):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
     return subprocess.run([sys.executable, "-m", "s2sad", *args], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=180)
+                          capture_output=True, text=True, timeout=180, check=False)
 
 
 def test_build_and_check_from_pyproject(tmp_path):

@@ -13,7 +13,6 @@ import linecache
 import marshal
 import os
 import sys
-import tempfile
 import types
 import warnings
 from pathlib import Path
@@ -387,6 +386,8 @@ def slot(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds) -> Slot:
 
 def write_entry(path: Path, payload: bytes):
     """Write `payload` with its hash, atomically: readers see the old entry or the new one."""
+    import tempfile
+
     digest = hashlib.sha256(payload).hexdigest()
     data = f"{_MAGIC} {ENTRY_FORMAT} {digest}\n".encode() + payload
     try:
@@ -473,7 +474,7 @@ def _rebuild_ir(func, spec):
     from s2sad.transform import derivative_ir
 
     mode, wrt, wrt_tuple, arg_kinds, kw_kinds = spec
-    return derivative_ir(func, mode, wrt, arg_kinds, kw_kinds)
+    return derivative_ir(func, mode, wrt, arg_kinds, kw_kinds, wrt_tuple=wrt_tuple)
 
 
 _CACHED_CLASS = None

@@ -8,7 +8,6 @@ import textwrap
 import uuid
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parents[2]
 
 MODEL = """
@@ -55,7 +54,7 @@ def run(tmp_path, *args, code=None, env_extra=None):
     env.update(env_extra or {})
     cmd = [sys.executable, "-c", code] if code else [sys.executable, "-m", "s2sad", *args]
     return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=180)
+                          timeout=180, check=False)
 
 
 def build(tmp_path, pkg, *extra):
