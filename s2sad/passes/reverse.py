@@ -188,6 +188,9 @@ class ReversePass:
             self.reverse_tuple_getitem(s, g, rev, bars)
             return
         rule = self.table.vjp_rules.get(fn)
+        if rule is None and fn in self.table.jvp_rules:
+            self.transposed_vjp(s, self.table.jvp_rules[fn], g, rev, bars)
+            return
         if rule is None:
             raise MissingRuleError(
                 f"no VJP rule for `{callee_name(fn)}`", s.loc,
@@ -209,6 +212,59 @@ class ReversePass:
             a = bindings[p]
             if self.is_active(a):
                 self.add_bar(bars, a, c, rev)
+
+    def transposed_vjp(self, s: Call, jrule, g, rev: Emitter, bars: dict):
+        """A primitive with only a JVP rule: its VJP is the transpose of that rule, which is
+        linear in the tangents, and the compiler gets it by running this reverse pass over
+        the rule's own IR with respect to the tangents (at zero tangents, as it is linear).
+        """
+        if s.fn in _TRANSPOSING:
+            raise MissingRuleError(
+                f"no VJP rule for `{callee_name(s.fn)}`, and its JVP rule calls "
+                f"`{callee_name(s.fn)}` itself, so it cannot be transposed", s.loc,
+                f"register a VJP rule with @s2sad.defvjp({callee_name(s.fn)}), or write the "
+                "JVP rule with other primitives")
+        _TRANSPOSING.add(s.fn)
+        try:
+            self._transposed_vjp(s, jrule, g, rev, bars)
+        finally:
+            _TRANSPOSING.discard(s.fn)
+
+    def _transposed_vjp(self, s: Call, jrule, g, rev: Emitter, bars: dict):
+        from s2sad.ir.builder import substitute_block
+        from s2sad.ir.kinds import infer_kinds
+        from s2sad.passes.inline_rules import rule_ir
+
+        ir = rule_ir(jrule, self.table)
+        bindings = bind_call(jrule, s)
+        check_differentiable(jrule, bindings, self.is_active, s)
+        kinds_in, mapping = {}, {}
+        wrt = []
+        for i, p in enumerate(ir.params):
+            if p.name.endswith("_dot"):
+                primal = bindings[p.name[:-4]]
+                kinds_in[p] = self.kind(primal)
+                mapping[p] = zero(self.kind(primal), primal)
+                if self.is_active(primal):
+                    wrt.append(i)
+            elif p.name == "ans":
+                kinds_in[p] = self.kind(s.target)
+                mapping[p] = s.target
+            else:
+                kinds_in[p] = self.kind(bindings[p.name])
+                mapping[p] = bindings[p.name]
+        if not wrt:
+            return
+        joint = reverse_pass(ir, infer_kinds(ir, kinds_in), tuple(wrt), self.table)
+        (seed,) = joint.meta["seed_params"]
+        mapping[seed] = g
+        body = Block(tuple(st for st in joint.body.stmts
+                           if not (isinstance(st, Call) and st.fn is prims.sweep_boundary)),
+                     joint.body.results)
+        block = substitute_block(body, mapping, rev.namer, loc=s.loc)
+        rev.stmts.extend(block.stmts)
+        for i, b in zip(wrt, block.results[1:]):
+            self.add_bar(bars, bindings[ir.params[i].name[:-4]], b, rev)
 
     def reverse_tuple_getitem(self, s: Call, g, rev: Emitter, bars: dict):
         base, idx = s.args
@@ -559,6 +615,9 @@ class ReversePass:
             bars[v] = o
         for i, o in zip(act_params, louts[:len(act_params)]):
             self.add_bar(bars, s.inits[i], o, rev)
+
+
+_TRANSPOSING: set = set()  # primitives whose JVP rule is being transposed
 
 
 def _reader_tapes(block: Block) -> dict:

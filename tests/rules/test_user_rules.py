@@ -29,7 +29,21 @@ def scaled_cumsum(x, scale):
 
 @s2sad.defjvp(scaled_cumsum)
 def scaled_cumsum_jvp(x, scale, x_dot):
-    return scaled_cumsum(x_dot, scale)
+    return scale * np.cumsum(x_dot)
+
+
+def self_linear(x):
+    """A primitive whose JVP rule calls the primitive itself: it cannot be transposed."""
+    return 3.0 * x
+
+
+@s2sad.defjvp(self_linear)
+def self_linear_jvp(x, x_dot):
+    return self_linear(x_dot)
+
+
+def loss_self_linear(x):
+    return np.sum(self_linear(x) ** 2)
 
 
 s2sad.def_linear(scaled_cumsum, wrt=(0,))
@@ -64,10 +78,16 @@ def test_jvp_only_rule_works_in_forward_mode():
     assert_close(t, numerical_jvp(loss_jvp_only, [x], (0,), [v]))
 
 
-@pytest.mark.xfail(strict=True, reason="VJP by transposition not implemented yet")
 def test_jvp_only_rule_gets_its_vjp_by_transposition():
     x = np.array([0.5, -1.0, 2.0])
     assert_close(s2sad.grad(loss_jvp_only)(x), numerical_grad(loss_jvp_only, [x], (0,))[0])
+    _, pb = s2sad.vjp(loss_jvp_only)(x)
+    assert_close(pb(1.0)[0], numerical_grad(loss_jvp_only, [x], (0,))[0])
+
+
+def test_jvp_rule_calling_its_own_primitive_cannot_be_transposed():
+    with pytest.raises(s2sad.MissingRuleError, match="cannot be transposed"):
+        s2sad.grad(loss_self_linear)(np.ones(3))
 
 
 def test_rule_that_does_not_fit_its_function_is_rejected_at_registration():
