@@ -500,7 +500,7 @@ class Emitter:
             return gast.Tuple(elts=[self.const(Const(x)) for x in v], ctx=gast.Load())
         if isinstance(v, slice):
             return self.call_expr(slice, [Const(v.start), Const(v.stop), Const(v.step)], [])
-        if v in (float, int, complex, bool):
+        if isinstance(v, type) and v in (float, int, complex, bool):
             return self.attr_path(v.__name__)
         if callable(v) and not isinstance(v, np.ndarray):
             return self.attr_path(self.ns.spell_callable(v))

@@ -55,6 +55,7 @@ class Simplifier:
         self.kinds = infer_kinds(fn, param_kinds)
         self.param_kinds = param_kinds
         self.changed = False
+        self._def_index: dict = {}
 
     def kind(self, a) -> Kind:
         return atom_kind(a, self.kinds)
@@ -476,10 +477,20 @@ class Simplifier:
         return d is not None and (d.fn is prims.zeros_like or d.fn is np.zeros)
 
     def defining(self, v, out):
-        for s in reversed(out):
-            if isinstance(s, Call) and s.target == v:
-                return s
-        return None
+        """The statement of the block being built (`out`) that defines `v`, if any."""
+        index = self._def_index.get(id(out))
+        if index is None or index[2] is not out:
+            index = (0, {}, out)  # keep the list alive: its id cannot be reused
+        if index[0] != len(out):
+            # index the statements appended since the last lookup
+            table = index[1]
+            for s in out[index[0]:]:
+                if isinstance(s, Call):
+                    table[s.target] = s
+            index = (len(out), table, out)
+        self._def_index[id(out)] = index
+        d = index[1].get(v)
+        return d if d is not None and d.target == v else None
 
 
 _NOFOLD = object()
