@@ -385,9 +385,12 @@ class ReversePass:
         shapes: dict = {}
 
         def unknown(v) -> bool:
-            return v in fwd_defs and self.kind(v).static_shape is None
+            return v in fwd_defs
 
         def shape_of(v):
+            known = self.kind(v).static_shape
+            if known is not None:
+                return Const(tuple(known))  # nothing to store at all
             if v not in shapes:
                 shapes[v] = inner_fwd.call(np.shape, (v,), hint=hint_of(v) + "_shape")
             return shapes[v]
@@ -397,7 +400,8 @@ class ReversePass:
             for st in b.stmts:
                 if isinstance(st, Call):
                     a = st.args
-                    if st.fn is prims.zeros_like and a and unknown(a[0]):
+                    if st.fn is prims.zeros_like and a and unknown(a[0]) and \
+                            self.kind(a[0]).dtype != "c":
                         st = Call(st.target, np.zeros, (shape_of(a[0]),), (), st.loc)
                     elif st.fn is prims.unbroadcast and unknown(a[1]):
                         st = Call(st.target, prims.sum_to_shape, (a[0], shape_of(a[1])), (),

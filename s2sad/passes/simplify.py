@@ -305,6 +305,10 @@ class Simplifier:
                 total = self.new_call(operator.add, (d.args[2], args[2]), "_v", out, s.loc)
                 out.append(Call(t, prims.index_add, (d.args[0], args[1], total), (), s.loc))
                 return t
+        if fn is prims.take_slot and kt.tag == "scalar" and \
+                self.kind(args[1]).tag == "scalar" and self.kind(args[1]).dtype == "i":
+            # one entry: a plain read is already a copy (no view to protect)
+            return self.new_call(operator.getitem, args, t.name, out, s.loc)
         if fn is prims.unbroadcast:
             g, x = args
             kg, kx = self.kind(g), self.kind(x)
