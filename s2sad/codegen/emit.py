@@ -239,23 +239,27 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     Then print each class of variables with its user's name (`x`, `x_bar`) where no
     other class with that name is live at the same time, else with a numbered variant.
     """
-    graph = Interference()
+    graph = Interference(_copy_candidates(fn) | set(fn.params) |
+                         {v for v, _ in fn.kwonly}, pos)
     live = graph.block(fn.body, set(a for a in fn.body.results if isinstance(a, Var)))
     for p in fn.params:
         graph.edges(p, live | set(fn.params))
     for v, _ in fn.kwonly:
         graph.edges(v, live | set(fn.params))
     names = Names()
+    members: dict = {}
     for a, b in graph.copies:
         ra, rb = names.find(a), names.find(b)
         if ra == rb:
             continue
-        ca = [v for v in graph.nodes if names.find(v) == ra] or [a]
-        cb = [v for v in graph.nodes if names.find(v) == rb] or [b]
-        if any(y in graph.adj.get(x, ()) for x in ca for y in cb):
+        ca = members.get(ra, {ra})
+        cb = members.get(rb, {rb})
+        if any(graph.adj.get(x, _EMPTY) & cb for x in ca):
             continue
         keep, other = (ra, rb) if _prefer(ra, rb, fn) else (rb, ra)
         names.union(keep, other)
+        members[keep] = ca | cb
+        members.pop(other, None)
     _assign_names(fn, pos, graph, names, inlined, reserved)
     return names
 
@@ -362,21 +366,80 @@ def _prefer(a: Var, b: Var, fn: Function) -> bool:
     return ka <= kb
 
 
-class Interference:
-    """Backward liveness over the structured IR, recording which variables interfere."""
+_EMPTY: frozenset = frozenset()
 
-    def __init__(self):
+
+def _copy_candidates(fn: Function) -> set:
+    """Variables that take part in copies (loop and branch inputs and outputs)."""
+    out: set = set()
+
+    def walk(b: Block):
+        for st in b.stmts:
+            match st:
+                case If(then=then, orelse=orelse, outputs=outs):
+                    out.update(outs)
+                    out.update(r for r in then.results + orelse.results if isinstance(r, Var))
+                case ForRange(params=ps, inits=inits, body=body, outputs=outs) | \
+                        While(params=ps, inits=inits, body=body, outputs=outs):
+                    out.update(ps)
+                    out.update(outs)
+                    out.update(a for a in inits + body.results if isinstance(a, Var))
+                case Call(fn=f, args=args) if f in SCATTERS:
+                    out.add(st.target)
+                    if isinstance(args[0], Var):
+                        out.add(args[0])
+            for inner in blocks_of(st):
+                walk(inner)
+
+    walk(fn.body)
+    return out
+
+
+class Interference:
+    """Backward liveness over the structured IR, recording which variables interfere.
+
+    Only interferences that can matter are recorded: any involving a variable that takes
+    part in a copy (`special`), and those between variables of the same base name (which
+    may be printed with the same name). That keeps the graph small for long functions.
+    """
+
+    def __init__(self, special: set, pos):
         self.adj: dict = {}
         self.copies: list = []  # (dest, source) pairs worth coalescing, in program order
         self.nodes: set = set()
+        self.special = special
+        self.pos = pos
+        self.by_base: dict = {}  # the name a variable would be printed with -> variables
+        self.base_of: dict = {}
+        for v in list(pos.defpos):
+            if isinstance(v, Var):
+                self._base(v)
+
+    def _base(self, v) -> set:
+        b = self.base_of.get(v)
+        if b is None:
+            b = self.base_of[v] = _base_name(v, {v}, self.pos)
+        group = self.by_base.get(b)
+        if group is None:
+            group = self.by_base[b] = set()
+        group.add(v)
+        return group
 
     def edges(self, v, live):
         self.nodes.add(v)
-        for w in live:
-            if w is not v and isinstance(w, Var):
-                self.adj.setdefault(v, set()).add(w)
+        group = self._base(v)
+        if v in self.special:
+            others = set(live)
+        else:
+            others = (live & group) | (live & self.special)
+        others.discard(v)
+        if not others:
+            return
+        self.adj.setdefault(v, set()).update(others)
+        for w in others:
+            if isinstance(w, Var):
                 self.adj.setdefault(w, set()).add(v)
-                self.nodes.add(w)
+        self.nodes.update(others)
 
     def copy(self, dest, src):
         if isinstance(src, Var):
@@ -390,11 +453,12 @@ class Interference:
         return live
 
     def stmt(self, s, live: set) -> set:
+        """The variables live before `s`, given those live after it (updated in place)."""
         match s:
             case Call(target=t):
-                self.edges(t, live - {t})
-                live = live - {t}
-                live |= {a for a in atoms_of(s) if isinstance(a, Var)}
+                live.discard(t)
+                self.edges(t, live)
+                live.update(a for a in atoms_of(s) if isinstance(a, Var))
                 if s.fn in SCATTERS:
                     self.copy(t, s.args[0])
                 return live

@@ -47,6 +47,7 @@ def copy_before_updating_loops(fn: Function, kinds: dict) -> Function:
     from s2sad.ir.builder import Namer
 
     namer = Namer.for_function(fn)
+    copies = []
 
     def updates(p, body: Block) -> bool:
         return any(isinstance(st, Call) and st.fn in (prims.index_update, prims.index_add)
@@ -65,6 +66,7 @@ def copy_before_updating_loops(fn: Function, kinds: dict) -> Function:
                             copy = namer.fresh("_" + init.name.lstrip("_") + "_copy")
                             out.append(Call(copy, np.copy, (init,), (), st.loc))
                             inits[i] = copy
+                            copies.append(copy)
                 body = blk(st.body)
                 if isinstance(st, ForRange):
                     st = ForRange(st.index, st.start, st.stop, st.step, st.params, tuple(inits),
@@ -76,7 +78,10 @@ def copy_before_updating_loops(fn: Function, kinds: dict) -> Function:
             out.append(st)
         return Block(tuple(out), b.results)
 
-    return Function(fn.name, fn.params, blk(fn.body), fn.returns_tuple, fn.kwonly,
+    body = blk(fn.body)
+    if not copies:
+        return fn
+    return Function(fn.name, fn.params, body, fn.returns_tuple, fn.kwonly,
                     fn.defaults, fn.loc, fn.source_lines, fn.first_line, fn.meta)
 
 
@@ -95,8 +100,11 @@ def _def_of(fn, v):
 
 
 def accumulate_in_place(fn: Function, param_kinds: dict) -> Function:
-    fn = copy_before_updating_loops(fn, infer_kinds(fn, param_kinds))
-    kinds = infer_kinds(fn, param_kinds)
+    kinds = fn.meta.pop("kinds", None) or infer_kinds(fn, param_kinds)
+    copied = copy_before_updating_loops(fn, kinds)
+    if copied is not fn:
+        kinds = infer_kinds(copied, param_kinds)
+    fn = copied
     defs: dict = {}
     uses: dict = {}
     loop_of: dict = {}

@@ -49,10 +49,11 @@ def _simple_value(v) -> bool:
 
 
 class Simplifier:
-    def __init__(self, fn: Function, param_kinds: dict, table):
+    def __init__(self, fn: Function, param_kinds: dict, table, kinds: dict | None = None):
         self.fn = fn
         self.table = table
-        self.kinds = infer_kinds(fn, param_kinds)
+        # rewrites preserve values, so the kinds of a previous round stay valid
+        self.kinds = kinds if kinds is not None else infer_kinds(fn, param_kinds)
         self.param_kinds = param_kinds
         self.changed = False
         self._def_index: dict = {}
@@ -790,13 +791,19 @@ def _rewrite_block(b: Block, drop: set, replace: dict) -> Block:
 
 def simplify(fn: Function, param_kinds: dict, table, max_rounds: int = 8) -> Function:
     """Simplify `fn` to a fixed point (see module doc)."""
+    kinds = None
     for _ in range(max_rounds):
-        simp = Simplifier(fn, param_kinds, table)
+        simp = Simplifier(fn, param_kinds, table, kinds)
         new = simp.run()
-        new = prune_tapes(eliminate_dead_code(new))
-        if not simp.changed and new == fn:
-            return new
-        fn = new
+        dce = eliminate_dead_code(new)
+        pruned = prune_tapes(dce)
+        # a pruned tape changes what its reads hold: infer the kinds afresh then
+        kinds = simp.kinds if pruned is dce else None
+        if not simp.changed and pruned == fn:
+            if kinds is not None:
+                pruned.meta["kinds"] = kinds
+            return pruned
+        fn = pruned
     return fn
 
 
