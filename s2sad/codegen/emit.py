@@ -332,8 +332,6 @@ def _temp_name(defn) -> str:
         return "saved"
     if fn is prims.tape_reader:
         return f"{defn.args[0].name}_reader" if isinstance(defn.args[0], Var) else "reader"
-    if fn is prims.make_tuple:
-        return "saved"
     if fn is operator.getitem and isinstance(defn.args[0], Var) and \
             isinstance(defn.args[1], Const) and type(defn.args[1].value) is int and \
             0 <= defn.args[1].value < 100 and not defn.args[0].name.startswith("_"):
@@ -637,6 +635,8 @@ class Emitter:
         if fn is prims.tape_pop:
             return gast.Call(func=gast.Attribute(value=self.atom(args[0]), attr="pop",
                                                  ctx=gast.Load()), args=[], keywords=[])
+        if fn is prims.apply_pullback:
+            return gast.Call(func=self.atom(args[0]), args=[self.atom(args[1])], keywords=[])
         if fn is prims.tape_reader:
             return gast.Call(func=self.attr_path("reversed"), args=[self.atom(args[0])],
                              keywords=[])
@@ -873,7 +873,7 @@ def emit_function(fn: Function, ns: Namespace, name: str, header: list, layout: 
 
     reserved = RESERVED | set(ns.values) | {name} | set(RUNTIME_NAMES.values())
     names = coalesce(fn, pos, inlined, reserved)
-    ns.avoid = set(names.printed.values())
+    ns.avoid = set(names.printed.values()) | {name}
     em = Emitter(fn, ns, names, pos)
     em.inlined = inlined
     em.pending_calls = {}

@@ -25,7 +25,9 @@ def _index():
                ("numpy.linalg", np.linalg, "np.linalg.")]
     for _, mod, prefix in sources:
         names = sorted(n for n in dir(mod) if not n.startswith("_"))
-        for n in sorted(names, key=len):
+        # an object's own name first (np.concatenate, not its alias np.concat)
+        own = [n for n in names if getattr(getattr(mod, n, None), "__name__", None) == n]
+        for n in own + sorted(names, key=len):
             obj = getattr(mod, n, None)
             if obj is None or isinstance(obj, (int, float, str, bool, type(mod))):
                 continue

@@ -1069,6 +1069,32 @@ class Lowerer:
                    f"or mark it non-differentiable with s2sad.def_nondiff({label})")
         raise _Abort
 
+    def recursive_call(self, fn, args, kwargs, node):
+        """Recursion is not inlined: a call that the derivative code makes to the derivative
+        of the same function (see prims.RecursiveCall)."""
+        try:
+            sig = inspect.signature(fn)
+            bound = sig.bind(*args, **dict(kwargs))
+        except TypeError as e:
+            self.error(UnsupportedSyntaxError, f"call of `{fn.__name__}` does not match its "
+                       f"signature: {e}", node)
+            raise _Abort
+        bound.apply_defaults()
+        positional, keywords = [], []
+        for pname, p in sig.parameters.items():
+            value = bound.arguments[pname]
+            if not isinstance(value, (Var, Const, StaticSeq, Static)):
+                value = self.global_value(value, pname)
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                positional.append(self.materialize(value))
+            elif p.kind is p.KEYWORD_ONLY:
+                keywords.append((pname, self.materialize(value)))
+            else:
+                self.error(UnsupportedSyntaxError, "recursion through *args or **kwargs", node)
+                raise _Abort
+        return self.emit(prims.RecursiveCall(fn), positional, keywords, hint="_" + fn.__name__,
+                         node=node)
+
     def inline_derivative(self, d, args, kwargs, node):
         """A call of a function the user already transformed: inline its derivative's IR.
 
@@ -1104,9 +1130,7 @@ class Lowerer:
 
     def inline_call(self, fn, args, kwargs, node):
         if fn in self.inline_stack:
-            self.error(UnsupportedSyntaxError, f"recursive call of `{fn.__name__}`", node,
-                       "rewrite the recursion as a loop")
-            raise _Abort
+            return self.recursive_call(fn, args, kwargs, node)
         try:
             parsed = parse_function(fn)
         except S2SADError as e:

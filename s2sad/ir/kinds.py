@@ -258,6 +258,14 @@ def _result_dtype(fn, kinds) -> str | None:
     return top
 
 
+def _opaque_call(fn) -> bool:
+    if isinstance(fn, prims.RecursiveCall) or fn is prims.apply_pullback:
+        return True
+    from s2sad.api import Derivative
+
+    return isinstance(fn, Derivative)
+
+
 def _is_elementwise_ufunc(fn) -> bool:
     """A plain ufunc (np.sin, np.add), not a generalised one like np.matmul."""
     return isinstance(fn, np.ufunc) and fn.signature is None
@@ -265,6 +273,8 @@ def _is_elementwise_ufunc(fn) -> bool:
 
 def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
     """The result kind of calling primitive `fn` on values of the given kinds."""
+    if _opaque_call(fn):
+        return UNKNOWN  # recursion and derivative calls: never run at compile time
     spec = KIND_RULES.get(fn) if _hashable(fn) else None
     if spec is not None:
         r = spec(arg_kinds, dict(kwarg_kinds))

@@ -9,6 +9,50 @@ from __future__ import annotations
 import numpy as np
 
 
+class RecursiveCall:
+    """A call of a user function that is already being lowered (recursion): not inlined.
+
+    Its derivatives call the derivative of the function itself, dispatched on the kinds of
+    the arguments at run time, so the derivative recurses the way the function does.
+    """
+
+    _instances: dict = {}
+
+    def __new__(cls, func):
+        inst = cls._instances.get(func)
+        if inst is None:
+            inst = super().__new__(cls)
+            inst.func = func
+            inst.__name__ = func.__name__
+            inst.derivatives = {}
+            cls._instances[func] = inst
+        return inst
+
+    def __call__(self, *args, **kwargs):
+        return self.func(*args, **kwargs)
+
+    def derivative(self, mode: str, wrt: tuple):
+        """The s2sad derivative (a Derivative object) this recursion calls."""
+        key = (mode, wrt)
+        d = self.derivatives.get(key)
+        if d is None:
+            from s2sad.api import Derivative
+
+            d = self.derivatives[key] = Derivative(self.func, mode, wrt)
+        return d
+
+    def __repr__(self) -> str:
+        return f"RecursiveCall({self.__name__})"
+
+    def __reduce__(self):
+        return (RecursiveCall, (self.func,))
+
+
+def apply_pullback(pullback, g):
+    """`pullback(g)`: the reverse sweep of a recursive call."""
+    return pullback(g)
+
+
 def make_tuple(*items):
     return items
 

@@ -8,6 +8,8 @@ materialised at a merge point.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from s2sad.errors import MissingRuleError
@@ -86,6 +88,9 @@ class ForwardPass:
                 case Call(fn=fn) if fn in TAPE_OPS or fn is prims.new_tape:
                     em.add(s)
                     self.tape_op(s, em)
+                case Call(fn=fn) if isinstance(fn, prims.RecursiveCall) and \
+                        s.target in self.active:
+                    self.recursive_call(s, em)
                 case Call():
                     em.add(s)
                     if s.target in self.active:
@@ -94,6 +99,17 @@ class ForwardPass:
                     self.if_(s, em)
                 case ForRange() | While():
                     self.loop(s, em)
+
+    def recursive_call(self, s: Call, em: Emitter):
+        """A recursive call: call the JVP of the function itself (it returns both)."""
+        act = tuple(i for i, a in enumerate(s.args) if isinstance(a, Var) and a in self.active)
+        d = s.fn.derivative("jvp", act)
+        tans = [materialize(em, self.tangent(s.args[i]), self.kind(s.args[i]), s.args[i],
+                            hint_of(s.args[i]) + "_dot") for i in act]
+        pair = em.call(d, tuple(s.args) + tuple(tans), s.kwargs, hint="_pair", loc=s.loc)
+        em.add(Call(s.target, operator.getitem, (pair, Const(0)), (), s.loc))
+        self.tan[s.target] = em.call(operator.getitem, (pair, Const(1)),
+                                     hint=hint_of(s.target) + "_dot", loc=s.loc)
 
     def tape_op(self, s: Call, em: Emitter):
         """Tapes of the code being differentiated get parallel tapes of tangents."""

@@ -104,6 +104,15 @@ class ReversePass:
     def forward_stmt(self, s, fwd: Emitter):
         """Emit the forward version of `s`; returns a plan the reverse step needs."""
         match s:
+            case Call(fn=fn) if isinstance(fn, prims.RecursiveCall) and s.target in self.active:
+                # a recursive call: the VJP of the function itself, keeping its pullback
+                act = tuple(i for i, a in enumerate(s.args) if self.is_active(a))
+                d = fn.derivative("vjp", act)
+                pair = fwd.call(d, s.args, s.kwargs, hint="_pair", loc=s.loc)
+                fwd.add(Call(s.target, operator.getitem, (pair, Const(0)), (), s.loc))
+                pb = fwd.call(operator.getitem, (pair, Const(1)),
+                              hint=hint_of(s.target) + "_pullback", loc=s.loc)
+                return {"pullback": pb, "act": act}
             case Call():
                 fwd.add(s)
                 return None
@@ -115,6 +124,17 @@ class ReversePass:
 
     def reverse_stmt(self, s, plan, rev: Emitter, bars: dict):
         match s:
+            case Call() if isinstance(plan, dict) and "pullback" in plan:
+                g = bars.get(s.target)
+                if g is None:
+                    return
+                got = rev.call(prims.apply_pullback, (plan["pullback"], g),
+                               hint="_bars", loc=s.loc)
+                for k, i in enumerate(plan["act"]):
+                    a = s.args[i]
+                    part = rev.call(operator.getitem, (got, Const(k)),
+                                    hint=hint_of(a) + "_bar", loc=s.loc)
+                    self.add_bar(bars, a, part, rev)
             case Call():
                 self.reverse_call(s, rev, bars)
             case If():
