@@ -48,3 +48,9 @@ def fill(x):
     for i in range(x.shape[0]):
         out[i] = math.sin(x[i]) * x[i]
     return out
+
+
+def power(x, n):
+    if n == 0:
+        return 1.0
+    return x * power(x, n - 1)

@@ -1092,8 +1092,8 @@ class Lowerer:
             else:
                 self.error(UnsupportedSyntaxError, "recursion through *args or **kwargs", node)
                 raise _Abort
-        return self.emit(prims.RecursiveCall(fn), positional, keywords, hint="_" + fn.__name__,
-                         node=node)
+        return self.emit(prims.RecursiveCall(fn), positional, keywords,
+                         hint=fn.__name__ + "_value", node=node)
 
     def inline_derivative(self, d, args, kwargs, node):
         """A call of a function the user already transformed: inline its derivative's IR.

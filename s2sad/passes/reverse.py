@@ -108,10 +108,11 @@ class ReversePass:
                 # a recursive call: the VJP of the function itself, keeping its pullback
                 act = tuple(i for i, a in enumerate(s.args) if self.is_active(a))
                 d = fn.derivative("vjp", act)
-                pair = fwd.call(d, s.args, s.kwargs, hint="_pair", loc=s.loc)
+                name = fn.__name__
+                pair = fwd.call(d, s.args, s.kwargs, hint="_" + name + "_vjp", loc=s.loc)
                 fwd.add(Call(s.target, operator.getitem, (pair, Const(0)), (), s.loc))
                 pb = fwd.call(operator.getitem, (pair, Const(1)),
-                              hint=hint_of(s.target) + "_pullback", loc=s.loc)
+                              hint=name + "_pullback", loc=s.loc)
                 return {"pullback": pb, "act": act}
             case Call():
                 fwd.add(s)
