@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from s2sad.ir.prims import unbroadcast
+from s2sad.ir.prims import index_add, unbroadcast, zeros_like
 from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
 
 
@@ -44,6 +44,11 @@ def max_jvp(a, axis=None, keepdims=False, a_dot=0.0, ans=0.0):
 
 @defvjp(np.max, np.amax)
 def max_vjp(g, ans, a, axis=None, keepdims=False):
+    if axis is None and np.ndim(a) > 0:
+        # the whole array: g goes to the few positions holding the extremum (ties share
+        # it evenly), a scatter instead of full-size mask arithmetic
+        where = np.nonzero(a == ans)
+        return index_add(zeros_like(a), where, g / len(where[0]))
     mask = a == expand_reduced(ans, a, axis, keepdims)
     count = np.sum(mask, axis=axis, keepdims=True)
     # ties share g evenly; divide the small array before touching the large one
@@ -59,6 +64,11 @@ def min_jvp(a, axis=None, keepdims=False, a_dot=0.0, ans=0.0):
 
 @defvjp(np.min, np.amin)
 def min_vjp(g, ans, a, axis=None, keepdims=False):
+    if axis is None and np.ndim(a) > 0:
+        # the whole array: g goes to the few positions holding the extremum (ties share
+        # it evenly), a scatter instead of full-size mask arithmetic
+        where = np.nonzero(a == ans)
+        return index_add(zeros_like(a), where, g / len(where[0]))
     mask = a == expand_reduced(ans, a, axis, keepdims)
     count = np.sum(mask, axis=axis, keepdims=True)
     # ties share g evenly; divide the small array before touching the large one

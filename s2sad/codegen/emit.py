@@ -735,17 +735,16 @@ class Emitter:
         """`acc[i] += g` (or np.add.at for indices that may repeat), then the result's name."""
         acc, index, g = args
         name = self.names.name(acc)
-        target = gast.Subscript(value=self.atom(acc), slice=self.index_expr(index),
-                                ctx=gast.Load())
+        index_node = self.index_expr(index)  # once: it may consume a folded temporary
         value = self.atom(g)
-        if self.scatter_kind is prims.index_update_inplace:
-            self.out(indent, f"{self.src(target)} = {_bare(self.src(value))}")
-        elif self.scatter_kind is prims.index_add_inplace:
-            self.out(indent, f"{self.src(target)} += {_bare(self.src(value))}")
-        else:
+        if self.scatter_kind is prims.index_add_at:
             node = gast.Call(func=self.attr_path("np.add.at"),
-                             args=[self.atom(acc), self.index_expr(index), value], keywords=[])
+                             args=[self.atom(acc), index_node, value], keywords=[])
             self.out(indent, self.src(node))
+        else:
+            target = gast.Subscript(value=self.atom(acc), slice=index_node, ctx=gast.Load())
+            op = "=" if self.scatter_kind is prims.index_update_inplace else "+="
+            self.out(indent, f"{self.src(target)} {op} {_bare(self.src(value))}")
         if self.names.name(t) != name:
             self.out(indent, f"{self.names.name(t)} = {name}")
 

@@ -271,10 +271,30 @@ def _is_elementwise_ufunc(fn) -> bool:
     return isinstance(fn, np.ufunc) and fn.signature is None
 
 
+DATA_DEPENDENT = {np.nonzero, np.flatnonzero, np.argwhere, np.unique, np.extract,
+                  np.compress}
+
+
+def _unsized(k: Kind) -> Kind:
+    """The kind with every array size forgotten (ranks kept)."""
+    if k.tag == "array":
+        return array_of_rank(k.dtype, k.ndim) if k.ndim else k
+    if k.tag in ("tuple", "list"):
+        return Kind(k.tag, items=tuple(_unsized(i) for i in k.items))
+    return k
+
+
 def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
     """The result kind of calling primitive `fn` on values of the given kinds."""
     if _opaque_call(fn):
         return UNKNOWN  # recursion and derivative calls: never run at compile time
+    if fn in DATA_DEPENDENT:
+        # sizes depend on the data: evaluate on examples for the structure only
+        return _unsized(_eval_kind(fn, arg_kinds, kwarg_kinds))
+    return _eval_kind(fn, arg_kinds, kwarg_kinds)
+
+
+def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:
     spec = KIND_RULES.get(fn) if _hashable(fn) else None
     if spec is not None:
         r = spec(arg_kinds, dict(kwarg_kinds))
@@ -320,6 +340,14 @@ def _getitem_kind(args, kwargs):
             return base.items[index.value]
         except IndexError:
             return UNKNOWN
+    masks = [k for k in ((index,) if index.tag != "tuple" else index.items)
+             if k.tag == "array" and k.dtype == "b"]
+    if masks and base.tag == "array":
+        # a boolean mask selects a number of entries only known at run time
+        m = masks[0].ndim
+        if len(masks) == 1 and index.tag != "tuple" and base.ndim is not None and m is not None:
+            return array_of_rank(base.dtype, base.ndim - m + 1)
+        return array(base.dtype, None)
     if base.tag == "array" and base.shape is None and base.rank is not None:
         n_int, ok = _count_int_indices(index)
         if ok:

@@ -522,7 +522,7 @@ MATS = {
 }
 for _name, _shape in MATS.items():
     add(globals()[_name], lambda rng, s=_shape: [distinct(rng, s)], family="shape",
-        core_bugs={"vjp": FOLDED_ARRAY_BUG} if "repeat" in _name else None)
+        core_bugs=None)
 add(np_pad_reflect_jvp, lambda rng: [real(rng, (3, 4))], family="shape-jvp-only")
 for _fn in [np_atleast_1d, np_atleast_2d, np_atleast_3d]:
     add(_fn, lambda rng: [real(rng)], family="shape", name=_fn.__name__ + "_scalar")
