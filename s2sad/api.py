@@ -18,6 +18,7 @@ from s2sad.transform import generate, resolve_wrt
 
 _ndarray = np.ndarray
 _GLOBAL_CACHE: dict = {}
+_DISPATCH_CODE: dict = {}  # dispatcher source -> compiled code (its constants live in env)
 _LAST_BY_FUNC: dict = {}  # (func, code, mode, wrt, wrt_tuple) -> last specialisation
 
 
@@ -181,7 +182,11 @@ class Derivative:
             lines.append(f"    if {cond}:")
             lines.append(f"        return F{k}({sig})")
         lines.append(f"    return slow({sig})")
-        exec("\n".join(lines), env)
+        source = "\n".join(lines)
+        code = _DISPATCH_CODE.get(source)
+        if code is None:  # the same chain of tests for another function: compile once
+            code = _DISPATCH_CODE[source] = compile(source, "<s2sad dispatch>", "exec")
+        exec(code, env)
         type(self).__call__ = staticmethod(env["dispatch"])
 
     # -- inspection ------------------------------------------------------
