@@ -102,6 +102,18 @@ def _rebuild(s, blk):
     return s
 
 
+SUMS = {operator.add, operator.sub}
+
+
+def _partial_sum(s: Call, stmts, idx) -> bool:
+    """`x_bar = x_bar + a` followed by `x_bar = x_bar + b`: print one sum, not two."""
+    if s.fn not in SUMS or idx + 1 >= len(stmts):
+        return False
+    nxt = stmts[idx + 1]
+    return (isinstance(nxt, Call) and nxt.fn in SUMS and nxt.args and nxt.args[0] == s.target
+            and _strip_suffix(nxt.target.name) == _strip_suffix(s.target.name))
+
+
 def find_inlined(fn: Function, pos: "Positions") -> set:
     """Compiler temporaries to fold into the one expression that reads them.
 
@@ -121,7 +133,9 @@ def find_inlined(fn: Function, pos: "Positions") -> set:
             if not isinstance(s, Call):
                 continue
             t = s.target
-            if not t.name.startswith("_") or s.fn in NO_INLINE or pos.count(t) != 1:
+            if s.fn in NO_INLINE or pos.count(t) != 1:
+                continue
+            if not t.name.startswith("_") and not _partial_sum(s, b.stmts, idx):
                 continue
             (_, ublk), = pos.uses[t]
             if ublk != id(b):
