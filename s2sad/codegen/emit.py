@@ -333,6 +333,15 @@ def _base_name(root, members, pos) -> str:
     return _temp_name(defn)
 
 
+def _root_name(name: str) -> str:
+    """`x_1_2` -> `x`: every numeric suffix removed."""
+    while True:
+        stripped = _strip_suffix(name)
+        if stripped == name:
+            return name
+        name = stripped
+
+
 def _strip_suffix(name: str) -> str:
     base, _, tail = name.rpartition("_")
     return base if base and tail.isdigit() else name
@@ -430,7 +439,8 @@ class Interference:
     def _base(self, v) -> set:
         b = self.base_of.get(v)
         if b is None:
-            b = self.base_of[v] = _base_name(v, {v}, self.pos)
+            # numbered variants (x_1, x_1_1) can be printed for any x: one group for all
+            b = self.base_of[v] = _root_name(_base_name(v, {v}, self.pos))
         group = self.by_base.get(b)
         if group is None:
             group = self.by_base[b] = set()

@@ -108,6 +108,7 @@ class Lowerer:
         self.inline_stack: list = []
         self.scope: Scope | None = None
         self.view_base: dict = {}  # a view's variable -> the array it looks into
+        self.renamable = None  # the value of the assignment being lowered, if fresh
         self.stmt_stack: list = []  # (statement list, index, in a loop body) being lowered
 
     # -- names and builder --------------------------------------------------
@@ -263,9 +264,13 @@ class Lowerer:
     def lower_stmt(self, s, in_loop):
         match s:
             case gast.Assign(targets=targets, value=value):
+                n_before = len(self.stmts)
                 v = self.expr(value)
+                # only a value computed by this very expression may take the target's name
+                self.renamable = v if len(self.stmts) > n_before else None
                 for t in targets:
                     self.assign(t, v)
+                self.renamable = None
             case gast.AnnAssign(target=target, value=value) if value is not None:
                 self.assign(target, self.expr(value))
             case gast.AugAssign(target=gast.Subscript(value=base, slice=index) as target,
@@ -373,8 +378,9 @@ class Lowerer:
     def assign(self, target, value):
         match target:
             case gast.Name(id=name):
-                if isinstance(value, Var):
+                if isinstance(value, Var) and value is self.renamable:
                     value = self.rename(value, name)
+                    self.renamable = None
                 self.scope.env[name] = value
             case gast.Tuple(elts=elts) | gast.List(elts=elts):
                 if any(isinstance(e, gast.Starred) for e in elts):
@@ -507,6 +513,11 @@ class Lowerer:
             self.stmts = saved
 
     def merge_envs(self, s, cond, env0, then_stmts, then_env, else_stmts, else_env):
+        for n in then_env:
+            # both branches bound the name to the same value: no merge needed, but the
+            # name does change (`if c: y = s else: y = s`)
+            if n in else_env and then_env[n] is else_env[n] and env0.get(n) is not then_env[n]:
+                self.scope.env[n] = then_env[n]
         names = [n for n in then_env if n in else_env and then_env[n] is not else_env[n]]
         then_res, else_res, outs = [], [], []
         for name in names:

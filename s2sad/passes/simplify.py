@@ -789,6 +789,16 @@ def _rewrite_block(b: Block, drop: set, replace: dict) -> Block:
     return Block(tuple(out), b.results)
 
 
+def _size(b: Block) -> int:
+    """Statements and yielded values, recursively: what dead code elimination can remove."""
+    n = len(b.results)
+    for s in b.stmts:
+        n += 1 + len(s.defs)
+        for inner in blocks_of(s):
+            n += _size(inner)
+    return n
+
+
 def simplify(fn: Function, param_kinds: dict, table, max_rounds: int = 8) -> Function:
     """Simplify `fn` to a fixed point (see module doc)."""
     kinds = None
@@ -799,7 +809,7 @@ def simplify(fn: Function, param_kinds: dict, table, max_rounds: int = 8) -> Fun
         pruned = prune_tapes(dce)
         # a pruned tape changes what its reads hold: infer the kinds afresh then
         kinds = simp.kinds if pruned is dce else None
-        if not simp.changed and pruned == fn:
+        if not simp.changed and pruned is dce and _size(dce.body) == _size(new.body):
             if kinds is not None:
                 pruned.meta["kinds"] = kinds
             return pruned
