@@ -18,7 +18,7 @@ from s2sad.errors import MissingRuleError, NonDifferentiableError
 from s2sad.ir import prims
 from s2sad.ir.builder import Emitter, Namer, hint_of, replace_atoms
 from s2sad.ir.kinds import atom_kind
-from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While, free_vars
+from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While, atoms_of, free_vars
 from s2sad.passes.activity import active_vars
 from s2sad.passes.forward import materialize
 from s2sad.passes.inline_rules import bind_call, callee_name, check_differentiable, inline, zero
@@ -443,6 +443,33 @@ class ReversePass:
 
         return blk(rev_body)
 
+    def reached_params(self, s, act_params, bars) -> set:
+        """Indices of the loop's carried values whose cotangent can be nonzero: those whose
+        result has one, and, to a fixed point, those read by a value that can."""
+        from s2sad.ir.nodes import blocks_of
+
+        reached = {i for i in act_params if bars.get(s.outputs[i]) is not None}
+        pindex = {p: i for i, p in enumerate(s.params)}
+        while True:
+            hot = {s.body.results[i] for i in reached if isinstance(s.body.results[i], Var)}
+            changed = True
+            while changed:
+                changed = False
+                for st in reversed(s.body.stmts):
+                    if not any(d in hot for d in st.defs):
+                        continue
+                    inner = set()
+                    for b in blocks_of(st):
+                        inner |= free_vars(b)
+                    for a in list(atoms_of(st)) + list(inner):
+                        if isinstance(a, Var) and self.is_active(a) and a not in hot:
+                            hot.add(a)
+                            changed = True
+            more = {pindex[v] for v in hot if v in pindex and pindex[v] in act_params}
+            if more <= reached:
+                return reached
+            reached |= more
+
     def pushes_active(self, block: Block) -> bool:
         """Does the block push onto an active tape (cotangents then arrive through it)?"""
         from s2sad.ir.nodes import blocks_of
@@ -530,6 +557,11 @@ class ReversePass:
             skip_reverse = True
         else:
             skip_reverse = False
+            if not self.pushes_active(s.body):
+                # carried values that no cotangent can reach keep a zero cotangent: leave
+                # them out of the reversed loop (no work, and no 0 * inf from dead values)
+                reached = self.reached_params(s, act_params, bars)
+                act_params = [i for i in act_params if i in reached]
         body_free = free_vars(s.body) | free_vars(s.cond if not is_for else Block(()))
         loop_defs = set(s.params) | ({s.index} if is_for else set())
         outer = sorted((v for v in body_free if v in self.active and v not in loop_defs),
