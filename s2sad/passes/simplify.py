@@ -339,6 +339,17 @@ class Simplifier:
             d = self.defining(args[0], out)
             if d is not None and d.fn in NEGS:
                 return d.args[0]
+            scaled = self.scaled(args[0], out, 1)
+            if scaled is not None:  # -(c * v) -> (-c) * v
+                c, v = scaled
+                out.append(Call(t, operator.mul, (Const(-c), v), (), s.loc))
+                return t
+        if fn in ADDS and len(args) == 2 and args[0] == args[1] and isinstance(args[0], Var):
+            scaled = self.scaled(args[0], out, 2)
+            if scaled is not None:  # c * v + c * v -> (2c) * v
+                c, v = scaled
+                out.append(Call(t, operator.mul, (Const(2 * c), v), (), s.loc))
+                return t
         return None
 
     def rewrite_zero(self, s: Call, zeros, kt, out):
@@ -467,6 +478,22 @@ class Simplifier:
         self.kinds[target] = eval_kind(fn, [self.kind(a) for a in args],
                                        [(n, self.kind(a)) for n, a in kwargs])
         return target
+
+    def scaled(self, v, out, uses: int):
+        """(c, w) when `v` is `c * w` for a number c, read `uses` times in all; else None."""
+        d = self.defining(v, out)
+        if d is None or d.fn not in MULS or d.kwargs:
+            return None
+        self.uses_once(v)
+        if self._counts.get(v, 0) != uses:
+            return None
+        x, y = d.args
+        kt = self.kind(v)
+        for c, w in ((x, y), (y, x)):
+            if isinstance(c, Const) and type(c.value) in (int, float) and \
+                    not isinstance(c.value, bool) and self.kind(w) == kt:
+                return float(c.value), w
+        return None
 
     def uses_once(self, v) -> bool:
         counts = getattr(self, "_counts", None)
