@@ -249,3 +249,304 @@ def classify(reproducer: str, mode: str, category: str, message: str = ""):
         if category in bug.categories and bug.matches(reproducer):
             return bug.id
     return None
+
+
+# --------------------------------------------------------------------------
+# found by the 2,000-program default run (seeds 0..43), fixed by a5c1837
+# --------------------------------------------------------------------------
+
+
+def _parse(src: str):
+    import ast
+
+    try:
+        return ast.parse(src)
+    except SyntaxError:
+        return None
+
+
+def _same_assignment_in_both_branches(src: str) -> bool:
+    """An if/else whose two branches contain the same assignment statement."""
+    import ast
+
+    tree = _parse(src)
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and node.orelse:
+            a = {ast.dump(s) for s in node.body if isinstance(s, ast.Assign)}
+            b = {ast.dump(s) for s in node.orelse if isinstance(s, ast.Assign)}
+            if a & b:
+                return True
+    return False
+
+
+def _param_written_after_inner_loop(src: str) -> bool:
+    """A loop whose body holds an inner loop followed by an assignment to a
+    parameter of the function."""
+    import ast
+
+    tree = _parse(src)
+    if tree is None:
+        return False
+    for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+        params = {a.arg for a in fn.args.args}
+        for loop in (n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))):
+            seen_inner = False
+            for s in loop.body:
+                if isinstance(s, (ast.For, ast.While)):
+                    seen_inner = True
+                elif seen_inner and isinstance(s, ast.Assign) and any(
+                        isinstance(t, ast.Name) and t.id in params for t in s.targets):
+                    return True
+    return False
+
+
+KNOWN_BUGS.append(
+    KnownBug(
+        "if-same-assignment-both-branches",
+        "if/else whose two branches both assign the same variable (s) to the same "
+        "target: the assignment is dropped, jvp/vjp return the target's old value "
+        "(the argument yf) instead of s, and the derivative with it",
+        '''import math
+
+import numpy as np
+
+
+def f(p0f, p1f):
+    s = 2.0
+    if p0f > 0.3:
+        p1f = s
+    else:
+        p1f = s
+    return p1f
+''',
+        "f", "jvp", ("wrong-primal", "wrong-derivative", "kind", "dot-test"),
+        _same_assignment_in_both_branches,
+        fixed=True,
+    )
+)
+
+KNOWN_BUGS.append(
+    KnownBug(
+        "nested-loop-param-write-cotangent",
+        "a loop body with an inner loop that overwrites a carried variable, followed "
+        "by a (dead) assignment to another parameter: the pullback's cotangent for "
+        "p1f is wrong (the JVP is right: the dot-product test fails)",
+        '''import math
+
+import numpy as np
+
+
+def f(p0f, p1f):
+    w = p1f
+    for i in range(1):
+        w = p1f * w
+        for j in range(1):
+            p1f = 2.0
+        p0f = p1f * w
+    return w
+''',
+        "f", "vjp", ("wrong-derivative", "dot-test"),
+        _param_written_after_inner_loop,
+        fixed=True,
+    )
+)
+
+KNOWN_BUGS.append(
+    KnownBug(
+        "helper-alias-of-constant-arg",
+        "a helper called with a non-literal constant argument (math.sqrt(2.0)) that "
+        "aliases that parameter (s1 = b) and uses both in a dead expression: "
+        "compiling raises the internal IRVerificationError 'variable _t is used "
+        "before it is defined' (not an S2SADError)",
+        '''import math
+
+import numpy as np
+
+
+def _h(a, b):
+    s1 = b
+    w2 = s1 * b
+    return a
+
+
+def f(p0f):
+    return _h(p0f, math.sqrt(2.0))
+''',
+        "f", "jvp", ("exception:IRVerificationError",),
+        lambda src: "\ndef _h" in src,
+        message_has="used before it is defined",
+        fixed=True,
+    )
+)
+
+KNOWN_BUGS.append(
+    KnownBug(
+        "dead-value-in-live-loop-nan",
+        "a value computed in a loop but never used by the output is still reversed "
+        "when the loop also carries a live value (the fully dead loop is skipped since "
+        "dead-loop-nan-cotangent was fixed): when the dead value overflows, 0 * inf "
+        "makes its argument's cotangent NaN instead of 0. (The fuzz harness now keeps "
+        "evaluation points where intermediates overflow out of the random-program run, "
+        "so only this regression test shows it.)",
+        '''import math
+
+import numpy as np
+
+
+def f(p0f, p1f):
+    m = p1f
+    for i in range(1):
+        m = np.exp(800.0 + m)
+        p0f = 2.0 * p0f
+    return p0f
+''',
+        "f", "vjp", ("wrong-derivative", "dot-test"),
+        _has_loop,
+        message_has="nan",
+        fixed=True,
+    )
+)
+
+
+# --------------------------------------------------------------------------
+# found by the deep run (seeds 100000..100439), fixed by a5c1837
+# --------------------------------------------------------------------------
+
+
+def _loops_nested(fn):
+    import ast
+
+    for outer in (n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))):
+        for inner in ast.walk(outer):
+            if inner is not outer and isinstance(inner, (ast.For, ast.While)):
+                yield outer, inner
+
+
+def _inner_loop_assigns_param_from_subscript(src: str) -> bool:
+    """A loop nested in a loop whose body assigns a parameter (possibly in a
+    tuple) from an expression holding a subscript."""
+    import ast
+
+    tree = _parse(src)
+    if tree is None:
+        return False
+    for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+        params = {a.arg for a in fn.args.args}
+        for _, inner in _loops_nested(fn):
+            for s in ast.walk(inner):
+                if not isinstance(s, ast.Assign):
+                    continue
+                names = {n.id for t in s.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+                if names & params and any(isinstance(n, ast.Subscript) for n in ast.walk(s.value)):
+                    return True
+    return False
+
+
+def _helper_with_branch_called_in_loop(src: str) -> bool:
+    import ast
+
+    tree = _parse(src)
+    if tree is None:
+        return False
+    helpers = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)
+               and n.name.startswith("_h") and any(isinstance(s, ast.If) for s in ast.walk(n))}
+    for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in helpers):
+        for loop in (n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))):
+            for c in ast.walk(loop):
+                if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in helpers:
+                    return True
+    return False
+
+
+KNOWN_BUGS.append(
+    KnownBug(
+        "nested-loop-param-from-subscript",
+        "an inner loop that sets a parameter from a slice of a carried matrix and "
+        "updates the matrix (p0w = m[0][1:]; m = m ** 3) inside an outer loop that "
+        "recomputes the matrix from that parameter: the pullback's cotangent is wrong "
+        "(the JVP is right)",
+        '''import math
+
+import numpy as np
+
+
+def f(p0w):
+    for j in range(1):
+        m = np.outer(p0w, np.array([1.0, -0.5, 2.0]))
+        m = m * m
+        for i in range(1):
+            p0w = m[0][1:]
+            m = m ** 3
+    return p0w[0]
+''',
+        "f", "vjp", ("wrong-derivative", "dot-test"),
+        _inner_loop_assigns_param_from_subscript,
+        fixed=True,
+    )
+)
+
+KNOWN_BUGS.append(
+    KnownBug(
+        "helper-with-branch-in-loop",
+        "a helper containing an if, called inside a loop with the same argument twice "
+        "(p0f = _h(p0f, p0f)): vjp's cotangent is wrong while grad and the JVP are "
+        "right (without the loop, or without the if, it is right)",
+        '''import math
+
+import numpy as np
+
+
+def _h(a, b):
+    m1 = b * np.array([1.0, 0.5, -1.0])
+    if a > -5.0:
+        m1 = (m1 * m1[0]) ** 2
+    return np.mean(np.arctan(m1))
+
+
+def f(p0f, p1f):
+    for j in range(1):
+        p0f = _h(p0f, p0f)
+    return p0f
+''',
+        "f", "vjp", ("wrong-derivative", "dot-test"),
+        _helper_with_branch_called_in_loop,
+        fixed=True,
+    )
+)
+
+KNOWN_BUGS.append(
+    KnownBug(
+        "mean-axis-cotangent-shape-in-loop-branch",
+        "np.mean(s * M, axis=1) of a loop-carried scalar s in the else branch of an if "
+        "inside a while loop: the pullback raises ValueError 'cannot broadcast a "
+        "non-scalar to a scalar array' from np.broadcast_to(g / n, np.shape(t)) "
+        "(the shape is taken from the scalar, not from s * M). Shrunk by the fuzzer; "
+        "smaller variants do not fail.",
+        '''import math
+
+import numpy as np
+
+
+def f(p0w):
+    v227, w228 = np.dot(p0w, np.outer(p0w, np.array([1.0, -0.5, 2.0]))), np.dot(np.outer(p0w, np.array([1.0, -0.5, 2.0])), np.dot(p0w, np.array([[1.0, 0.5, -1.0], [0.25, 2.0, 0.5]])))
+    s230 = 0.5
+    j236 = 0
+    while j236 < 1:
+        if s230 > np.mean(v227):
+            v227 = (np.log(1.0 + v227 * v227) + s230)
+        else:
+            p0w = np.mean((s230 * np.array([[1.0, 0.5, -1.0], [0.25, 2.0, 0.5]])), axis=1)
+            s230 = w228.sum()
+        m238 = np.square(((s230 * np.array([[1.0, 0.5, -1.0], [0.25, 2.0, 0.5]])) * v227))
+        w228 = np.dot(np.arctan(m238), np.log(1.0 + v227 * v227))
+        j236 = j236 + 1
+    return (np.exp(0.3 * s230) + s230)
+''',
+        "f", "vjp", ("exception:ValueError",),
+        lambda src: "axis=" in src and _has_loop(src),
+        message_has="cannot broadcast a non-scalar to a scalar array",
+        fixed=True,
+    )
+)

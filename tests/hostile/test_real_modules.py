@@ -6,7 +6,9 @@ given to `s2sad.jvp(f)` and `s2sad.vjp(f)` and its generic derivative compiled
 location (lineno not None): never another exception type, never a hang (a
 SIGALRM guard of TIMEOUT_S seconds per function and mode).
 
-Counts of compiled / refused-by-kind are printed and recorded in RESULTS.
+Counts of compiled / refused-by-kind are printed as a table (run with -s to
+see it) and written to SUMMARY_FILE (s2sad-hostile-summary.txt in the temp
+directory); RESULTS holds them too.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from __future__ import annotations
 import collections
 import importlib
 import inspect
+import os
 import signal
 import sys
+import tempfile
 import traceback
 
 import pytest
@@ -81,27 +85,74 @@ def try_compile(f, mode):
         signal.signal(signal.SIGALRM, old)
 
 
+SUMMARY_FILE = os.path.join(tempfile.gettempdir(), "s2sad-hostile-summary.txt")
+
+
+def _outcome(status, info):
+    return status if status != "refused" else f"refused:{info}"
+
+
 @pytest.fixture(scope="module")
 def hostile_results():
     funcs = collect_functions()
-    counts = collections.Counter()
+    counts = collections.Counter()  # (mode, outcome) -> n
+    per_function = collections.Counter()  # outcome of the function -> n
     bad = []
     for qual, f in funcs:
+        outcomes = {}
         for mode in ("jvp", "vjp"):
             status, info = try_compile(f, mode)
-            counts[(mode, status if status != "refused" else f"refused:{info}")] += 1
+            outcomes[mode] = _outcome(status, info)
+            counts[(mode, outcomes[mode])] += 1
             if status == "bad":
                 bad.append((qual, mode, info))
-    RESULTS.update(n_functions=len(funcs), counts=dict(counts), bad=bad)
+        # a function "compiled" when both modes compiled; otherwise it counts
+        # under the first mode's refusal (or under "partly compiled")
+        o = set(outcomes.values())
+        if o == {"compiled"}:
+            per_function["compiled"] += 1
+        elif "compiled" in o:
+            per_function["compiled in one mode, " + (o - {"compiled"}).pop()] += 1
+        else:
+            per_function[outcomes["jvp"]] += 1
+    RESULTS.update(n_functions=len(funcs), counts=dict(counts), bad=bad,
+                   per_function=dict(per_function))
     return RESULTS
+
+
+def summary_table(r) -> str:
+    """The closing-note table: functions and (function, mode) pairs by outcome."""
+    outcomes = sorted({k[1] for k in r["counts"]}, key=lambda k: (k != "compiled", k))
+    extra = sorted(set(r["per_function"]) - set(outcomes))
+    w = max(len(k) for k in ["outcome", *outcomes, *extra])
+    lines = [f"s2sad hostile input: {r['n_functions']} functions from {len(MODULES)} modules",
+             "", f"{'outcome':{w}s} {'functions':>9s} {'jvp':>5s} {'vjp':>5s}"]
+    for k in outcomes:
+        lines.append(f"{k:{w}s} {r['per_function'].get(k, 0):9d} "
+                     f"{r['counts'].get(('jvp', k), 0):5d} {r['counts'].get(('vjp', k), 0):5d}")
+    for k in extra:
+        lines.append(f"{k:{w}s} {r['per_function'][k]:9d} {'':5s} {'':5s}")
+    total = sum(r["per_function"].values())
+    lines.append(f"{'total':{w}s} {total:9d} "
+                 f"{sum(n for (m, _), n in r['counts'].items() if m == 'jvp'):5d} "
+                 f"{sum(n for (m, _), n in r['counts'].items() if m == 'vjp'):5d}")
+    lines.append("")
+    lines.append("functions: compiled = compiled in both modes; a refused function counts "
+                 "under its jvp refusal")
+    return "\n".join(lines) + "\n"
 
 
 def test_real_module_functions_compile_or_refuse_with_location(hostile_results, capsys):
     r = hostile_results
+    table = summary_table(r)
+    try:
+        with open(SUMMARY_FILE, "w") as fh:
+            fh.write(table)
+    except OSError:  # pragma: no cover - a read-only temp dir
+        pass
     with capsys.disabled():
-        print(f"\n[hostile] {r['n_functions']} functions from {len(MODULES)} modules")
-        for key, n in sorted(r["counts"].items()):
-            print(f"[hostile]   {key[0]:3s} {key[1]:40s} {n}")
+        print("\n" + "\n".join("[hostile] " + line for line in table.splitlines()))
+        print(f"[hostile] (also written to {SUMMARY_FILE})")
     assert r["n_functions"] >= MIN_FUNCTIONS
     known = collections.Counter()
     offenders = []
@@ -117,18 +168,11 @@ def test_real_module_functions_compile_or_refuse_with_location(hostile_results, 
 
 
 # open compiler bugs (each has a strict-xfail test in tests/fuzz/test_regressions.py):
-# bug id -> a string that identifies its symptom in the failure message
-KNOWN_OFFENDERS: dict = {
-    # inspect cannot read the source (frozen stdlib modules such as posixpath):
-    # SourceUnavailableError carries no location although co_filename/co_firstlineno exist
-    "source-unavailable-no-location": "SourceUnavailableError without a location",
-    # lowering a variable defined on some paths only (break/continue/early exit)
-    # trips an internal `AssertionError: _Poisoned(name=...)` in lower.materialize
-    "poisoned-assertion": "AssertionError: _Poisoned(",
-    # numpy's *_dispatcher functions (keyword-only `where=np._NoValue`, tuple return)
-    # produce generated source that does not parse
-    "dispatcher-syntax-error": "SyntaxError: invalid syntax (<s2sad:",
-}
+# bug id -> a string that identifies its symptom in the failure message.
+# None open: source-unavailable-no-location, poisoned-assertion and
+# dispatcher-syntax-error are fixed (plain regression tests now), so any such
+# symptom fails this test again.
+KNOWN_OFFENDERS: dict = {}
 
 
 # --------------------------------------------------------------------------
