@@ -116,24 +116,29 @@ def expm1_vjp(g, ans, x):
     return g * (ans + 1.0)
 
 
+# The log family divides by its argument, which may be a Python float: np.divide keeps
+# NumPy's semantics there (1/0 is inf with a warning, as np.log(0.0) is -inf), where the
+# `/` of two Python floats would raise ZeroDivisionError.
+
+
 @defjvp(np.log)
 def log_jvp(x, x_dot):
-    return x_dot / x
+    return np.divide(x_dot, x)
 
 
 @defvjp(np.log)
 def log_vjp(g, x):
-    return g / x
+    return np.divide(g, x)
 
 
 @defjvp(np.log1p)
 def log1p_jvp(x, x_dot):
-    return x_dot / (1.0 + x)
+    return np.divide(x_dot, 1.0 + x)
 
 
 @defvjp(np.log1p)
 def log1p_vjp(g, x):
-    return g / (1.0 + x)
+    return np.divide(g, 1.0 + x)
 
 
 @defjvp(np.sqrt)

@@ -38,22 +38,22 @@ def exp2_vjp(g, ans, x):
 
 @defjvp(np.log2)
 def log2_jvp(x, x_dot):
-    return x_dot / (x * LN2)
+    return np.divide(x_dot, x * LN2)  # NumPy's 1/0 (see np.log's rules)
 
 
 @defvjp(np.log2)
 def log2_vjp(g, x):
-    return g / (x * LN2)
+    return np.divide(g, x * LN2)
 
 
 @defjvp(np.log10)
 def log10_jvp(x, x_dot):
-    return x_dot / (x * LN10)
+    return np.divide(x_dot, x * LN10)  # NumPy's 1/0 (see np.log's rules)
 
 
 @defvjp(np.log10)
 def log10_vjp(g, x):
-    return g / (x * LN10)
+    return np.divide(g, x * LN10)
 
 
 @defjvp(np.arcsinh)

@@ -327,9 +327,6 @@ def test_nan_inf_inputs_propagate_without_exceptions(fn, value):
     del expected
 
 
-@pytest.mark.xfail(strict=True, reason="bug log-zero-division: jvp of np.log at the Python "
-                   "float 0.0 raises ZeroDivisionError from `x_dot / x` in generated code "
-                   "instead of returning inf")
 def test_log_at_zero_and_negative():
     import warnings
 
