@@ -254,7 +254,7 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     other class with that name is live at the same time, else with a numbered variant.
     """
     graph = Interference(_copy_candidates(fn) | set(fn.params) |
-                         {v for v, _ in fn.kwonly}, pos)
+                         {v for v, _ in fn.kwonly}, pos, inlined)
     live = graph.block(fn.body, set(a for a in fn.body.results if isinstance(a, Var)))
     for p in fn.params:
         graph.edges(p, live | set(fn.params))
@@ -424,7 +424,7 @@ class Interference:
     may be printed with the same name). That keeps the graph small for long functions.
     """
 
-    def __init__(self, special: set, pos):
+    def __init__(self, special: set, pos, inlined=frozenset()):
         self.adj: dict = {}
         self.copies: list = []  # (dest, source) pairs worth coalescing, in program order
         self.nodes: set = set()
@@ -432,8 +432,9 @@ class Interference:
         self.pos = pos
         self.by_base: dict = {}  # the name a variable would be printed with -> variables
         self.base_of: dict = {}
+        self.inlined = inlined  # folded into expressions: never printed, never named
         for v in list(pos.defpos):
-            if isinstance(v, Var):
+            if isinstance(v, Var) and v not in inlined:
                 self._base(v)
 
     def _base(self, v) -> set:
@@ -448,6 +449,8 @@ class Interference:
         return group
 
     def edges(self, v, live):
+        if v in self.inlined:
+            return
         self.nodes.add(v)
         group = self._base(v)
         if v in self.special:
