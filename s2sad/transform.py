@@ -21,6 +21,7 @@ from s2sad.ir.kinds import UNKNOWN, Kind, infer_kinds, kind_of_value
 from s2sad.ir.nodes import Const, Var
 from s2sad.ir.verify import verify
 from s2sad.passes.forward import forward_pass
+from s2sad.passes.hoist import hoist_views
 from s2sad.passes.inplace import accumulate_in_place
 from s2sad.passes.reverse import reverse_pass
 from s2sad.passes.simplify import simplify
@@ -286,7 +287,7 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
     if mode in ("jacfwd", "jacrev"):
         out, param_kinds = jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple)
         verify(out)
-        out = simplify(out, param_kinds, TABLE)
+        out = hoist_views(simplify(out, param_kinds, TABLE))
         if in_place:
             out = accumulate_in_place(out, param_kinds)
         verify(out)
@@ -327,7 +328,7 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
         if mode in ("grad", "value_and_grad"):
             out = _seed_with_one(out, keep_value=mode == "value_and_grad")
     verify(out)
-    out = simplify(out, param_kinds, TABLE)
+    out = hoist_views(simplify(out, param_kinds, TABLE))
     if in_place:
         out = accumulate_in_place(out, param_kinds)
     out.meta["wrt_tuple"] = wrt_tuple

@@ -21,9 +21,12 @@ VIEW_FNS = {
     np.expand_dims, np.squeeze, np.broadcast_to, np.asarray, prims.broadcast_like,
     prims.Attr("T"), prims.Attr("real"), prims.Attr("imag"),
 }
+# statements that keep a reference to their operand (a tuple, a tape): a later in-place
+# update would change what they hold
+RETAINING = {prims.make_tuple, prims.make_list, prims.tape_push}
 FRESH_FNS = {
     np.zeros, prims.zeros_like, prims.index_add, prims.index_add_inplace, prims.index_add_at,
-    prims.index_update, prims.index_update_inplace, np.copy, np.array,
+    prims.index_update, prims.index_update_inplace, np.copy, np.array, prims.add_inplace,
     operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, np.add,
     np.subtract, np.multiply, np.divide, np.negative,
 }
@@ -139,7 +142,8 @@ def accumulate_in_place(fn: Function, param_kinds: dict) -> Function:
             if j == k:
                 continue
             if isinstance(st, Call) and acc in st.args:
-                view = st.fn in VIEW_FNS and atom_kind(st.target, kinds).tag != "scalar"
+                view = (st.fn in VIEW_FNS and atom_kind(st.target, kinds).tag != "scalar") or \
+                    st.fn in RETAINING
                 if j > k or view or st.fn in prims.EFFECTFUL:
                     return False
                 seen += sum(1 for a in atoms_of(st) if a == acc)
@@ -159,6 +163,12 @@ def accumulate_in_place(fn: Function, param_kinds: dict) -> Function:
                 case Call(fn=f, args=(acc, index, g)) if f is prims.index_update:
                     if fresh(acc) and last_use_here(acc, b, k):
                         s = Call(s.target, prims.index_update_inplace, s.args, (), s.loc)
+                case Call(fn=f, args=(acc, g)) if f in (operator.add, np.add) and not s.kwargs:
+                    # acc + g -> acc += g: no new array when acc is ours and has the sum's shape
+                    ka, kt = atom_kind(acc, kinds), atom_kind(s.target, kinds)
+                    if ka.tag == "array" and ka.shape is not None and ka == kt and \
+                            acc != g and fresh(acc) and last_use_here(acc, b, k):
+                        s = Call(s.target, prims.add_inplace, s.args, (), s.loc)
                 case If():
                     s = If(s.cond, rewrite(s.then), rewrite(s.orelse), s.outputs, s.loc)
                 case ForRange():

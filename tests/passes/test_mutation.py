@@ -107,3 +107,19 @@ def test_recurrence_tape_holds_scalars_per_step():
         total += h * h
         dtotal += 2 * h * d
     assert pullback(1.0)[0] == pytest.approx(dtotal, rel=1e-9)
+
+
+def taped_then_updated(v):
+    for i in range(2):
+        s = np.mean(v + 1.0)
+        v = v / (1.5 + s * s) + v
+    return v
+
+
+def test_an_array_on_the_tape_is_never_updated_in_place():
+    # regression (fuzz seed 25): `acc += g` on an array a tape still held
+    v = RNG.uniform(0.5, 1.0, 3)
+    J = fd_jacobian(taped_then_updated, (v,), 0)
+    _, pullback = s2sad.vjp(taped_then_updated)(v)
+    u = RNG.standard_normal(3)
+    np.testing.assert_allclose(pullback(u)[0], u @ J, rtol=1e-6, atol=1e-8)
