@@ -151,37 +151,57 @@ def accumulate_in_place(fn: Function, param_kinds: dict) -> Function:
                 return False
         return seen == uses.get(acc, 0) and acc not in b.results
 
-    def rewrite(b: Block) -> Block:
+    def rewrite(b: Block, scope=None) -> Block:
+        """`scope`: inside a loop body, the variables each iteration makes afresh (its
+        parameters and what the body defines); an array from outside the loop is shared
+        by all iterations and must not be updated in place."""
         out = []
+
+        def mine(acc) -> bool:
+            return scope is None or acc in scope
+
         for k, s in enumerate(b.stmts):
             match s:
                 case Call(fn=f, args=(acc, index, g)) if f is prims.index_add:
-                    if fresh(acc) and last_use_here(acc, b, k):
+                    if mine(acc) and fresh(acc) and last_use_here(acc, b, k):
                         basic = _index_is_basic(atom_kind(index, kinds))
                         prim = prims.index_add_inplace if basic else prims.index_add_at
                         s = Call(s.target, prim, s.args, (), s.loc)
                 case Call(fn=f, args=(acc, index, g)) if f is prims.index_update:
-                    if fresh(acc) and last_use_here(acc, b, k):
+                    if mine(acc) and fresh(acc) and last_use_here(acc, b, k):
                         s = Call(s.target, prims.index_update_inplace, s.args, (), s.loc)
                 case Call(fn=f, args=(acc, g)) if f in (operator.add, np.add) and not s.kwargs:
                     # acc + g -> acc += g: no new array when acc is ours and has the sum's shape
                     ka, kt = atom_kind(acc, kinds), atom_kind(s.target, kinds)
                     if ka.tag == "array" and ka.shape is not None and ka == kt and \
-                            acc != g and fresh(acc) and last_use_here(acc, b, k):
+                            acc != g and mine(acc) and fresh(acc) and last_use_here(acc, b, k):
                         s = Call(s.target, prims.add_inplace, s.args, (), s.loc)
                 case If():
-                    s = If(s.cond, rewrite(s.then), rewrite(s.orelse), s.outputs, s.loc)
+                    s = If(s.cond, rewrite(s.then, scope), rewrite(s.orelse, scope),
+                           s.outputs, s.loc)
                 case ForRange():
+                    inner = _owned(s.body) | set(s.params)
                     s = ForRange(s.index, s.start, s.stop, s.step, s.params, s.inits,
-                                 rewrite(s.body), s.outputs, s.loc, s.reverse)
+                                 rewrite(s.body, inner), s.outputs, s.loc, s.reverse)
                 case While():
-                    s = While(s.params, s.inits, rewrite(s.cond), rewrite(s.body), s.outputs,
-                              s.loc)
+                    inner = _owned(s.body) | set(s.params)
+                    s = While(s.params, s.inits, rewrite(s.cond, inner), rewrite(s.body, inner),
+                              s.outputs, s.loc)
             out.append(s)
         return Block(tuple(out), b.results)
 
     return Function(fn.name, fn.params, rewrite(fn.body), fn.returns_tuple, fn.kwonly,
                     fn.defaults, fn.loc, fn.source_lines, fn.first_line, fn.meta)
+
+
+def _owned(b: Block) -> set:
+    """Variables a block defines (through branches; a nested loop's own are its business)."""
+    out = set()
+    for st in b.stmts:
+        out.update(st.defs)
+        if isinstance(st, If):
+            out |= _owned(st.then) | _owned(st.orelse)
+    return out
 
 
 def _free(b: Block) -> set:
