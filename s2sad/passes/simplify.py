@@ -302,7 +302,8 @@ class Simplifier:
             # acc[i] += a; acc[i] += b  ->  acc[i] += a + b (one scatter)
             d = self.defining(args[0], out)
             if d is not None and d.fn is prims.index_add and d.args[1] == args[1] and \
-                    self.uses_once(args[0]) and self.kind(d.args[2]) == self.kind(args[2]):
+                    self.uses_once(args[0]) and self.kind(d.args[2]) == self.kind(args[2]) \
+                    and self.kind(args[2]).tag == "scalar":  # arrays: a sum is a pass too
                 total = self.new_call(operator.add, (d.args[2], args[2]), "_v", out, s.loc)
                 out.append(Call(t, prims.index_add, (d.args[0], args[1], total), (), s.loc))
                 return t
