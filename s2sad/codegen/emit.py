@@ -46,21 +46,9 @@ def sink_temporaries(fn: Function) -> Function:
     Pure statements can move freely in SSA form; this puts a tangent next to its use so
     that it can be folded into the expression (`z_dot = x_dot * np.cos(x) * y + ...`).
     """
-    from s2sad.ir.nodes import free_vars
+    from s2sad.ir.nodes import count_uses, free_vars
 
-    def count_uses(b: Block, counts: dict):
-        for s in b.stmts:
-            for a in atoms_of(s):
-                if isinstance(a, Var):
-                    counts[a] = counts.get(a, 0) + 1
-            for inner in blocks_of(s):
-                count_uses(inner, counts)
-        for r in b.results:
-            if isinstance(r, Var):
-                counts[r] = counts.get(r, 0) + 1
-
-    counts: dict = {}
-    count_uses(fn.body, counts)
+    counts = count_uses(fn.body)
 
     def blk(b: Block) -> Block:
         stmts = [_rebuild(s, blk) for s in b.stmts]

@@ -214,3 +214,18 @@ def free_vars(block: Block, bound: frozenset = frozenset()) -> set:
 
     walk(block)
     return free
+
+
+def count_uses(block: Block, counts: dict | None = None) -> dict:
+    """How many times each variable is read in `block` (recursively, results included)."""
+    counts = {} if counts is None else counts
+    for s in block.stmts:
+        for a in atoms_of(s):
+            if isinstance(a, Var):
+                counts[a] = counts.get(a, 0) + 1
+        for inner in blocks_of(s):
+            count_uses(inner, counts)
+    for r in block.results:
+        if isinstance(r, Var):
+            counts[r] = counts.get(r, 0) + 1
+    return counts

@@ -15,7 +15,7 @@ import numpy as np
 from s2sad.ir import prims
 from s2sad.ir.kinds import Kind, atom_kind, eval_kind, infer_kinds, kind_of_value
 from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While, atoms_of
-from s2sad.ir.nodes import blocks_of
+from s2sad.ir.nodes import blocks_of, count_uses
 from s2sad.passes.inline_rules import is_zero, zero
 
 ADDS = {operator.add, np.add}
@@ -500,7 +500,7 @@ class Simplifier:
         counts = getattr(self, "_counts", None)
         if counts is None:
             counts = self._counts = {}
-            _count_uses(self.fn.body, counts)
+            count_uses(self.fn.body, counts)
         return counts.get(v, 0) == 1
 
     def is_zeros(self, a, out) -> bool:
@@ -542,18 +542,6 @@ def _fresh_name(simp, hint):
     name = f"{base}_{n}"
     taken.add(name)
     return name
-
-
-def _count_uses(b: Block, counts: dict):
-    for s in b.stmts:
-        for a in atoms_of(s):
-            if isinstance(a, Var):
-                counts[a] = counts.get(a, 0) + 1
-        for inner in blocks_of(s):
-            _count_uses(inner, counts)
-    for r in b.results:
-        if isinstance(r, Var):
-            counts[r] = counts.get(r, 0) + 1
 
 
 def _is_num(a, value) -> bool:
