@@ -40,6 +40,13 @@ def all_vars(fn: Function) -> set:
     return out
 
 
+def block_vars(block: Block) -> set:
+    """Every variable a block defines, at any depth (loop indices and parameters too)."""
+    out: set = set()
+    _collect(block, out)
+    return out
+
+
 def _collect(block: Block, out: set):
     for s in block.stmts:
         out.update(s.defs)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from s2sad.ir import prims
-from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While, blocks_of
+from s2sad.ir.builder import block_vars
+from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While
 
 HOISTABLE = {np.swapaxes, np.transpose, np.moveaxis, np.expand_dims, prims.Attr("T")}
 
@@ -22,7 +23,7 @@ def hoist_views(fn: Function) -> Function:
             match st:
                 case ForRange() | While():
                     body = blk(st.body)
-                    inner_defs = _defs(body) | set(st.params)
+                    inner_defs = block_vars(body) | set(st.params)
                     if isinstance(st, ForRange):
                         inner_defs.add(st.index)
                     keep, moved = [], []
@@ -48,18 +49,3 @@ def hoist_views(fn: Function) -> Function:
 
     return Function(fn.name, fn.params, blk(fn.body), fn.returns_tuple, fn.kwonly,
                     fn.defaults, fn.loc, fn.source_lines, fn.first_line, fn.meta)
-
-
-def _defs(b: Block) -> set:
-    out = set()
-    for st in b.stmts:
-        out.update(st.defs)
-        match st:
-            case ForRange(index=i, params=ps):
-                out.add(i)
-                out.update(ps)
-            case While(params=ps):
-                out.update(ps)
-        for inner in blocks_of(st):
-            out |= _defs(inner)
-    return out
