@@ -730,8 +730,6 @@ class Emitter:
             self.stmt(s, b, i, indent)
         if result_targets is not None:
             self.copies(indent, result_targets, b.results)
-        if not b.stmts and result_targets is None:
-            pass
 
     def copies(self, indent, targets, results):
         pairs = [(t, r) for t, r in zip(targets, results)

@@ -186,8 +186,6 @@ class Lowerer:
         if args.kwarg is not None:
             self.error(UnsupportedSyntaxError, "**kwargs parameters are not supported",
                        args.kwarg, "use keyword-only parameters with defaults")
-        if getattr(args, "posonlyargs", None):
-            pass  # positional-only parameters behave like positional ones here
 
     def lower_body(self, body, fnode):
         """Lower a function body; returns (result atoms, returns_tuple)."""

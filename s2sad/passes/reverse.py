@@ -18,7 +18,19 @@ from s2sad.errors import MissingRuleError, NonDifferentiableError
 from s2sad.ir import prims
 from s2sad.ir.builder import Emitter, Namer, hint_of, replace_atoms
 from s2sad.ir.kinds import atom_kind
-from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While, atoms_of, free_vars
+from s2sad.ir.nodes import (
+    Block,
+    Call,
+    Const,
+    ForRange,
+    Function,
+    If,
+    Var,
+    While,
+    atoms_of,
+    blocks_of,
+    free_vars,
+)
 from s2sad.passes.activity import active_vars
 from s2sad.passes.forward import materialize
 from s2sad.passes.inline_rules import bind_call, callee_name, check_differentiable, inline, zero
@@ -446,8 +458,6 @@ class ReversePass:
     def reached_params(self, s, act_params, bars) -> set:
         """Indices of the loop's carried values whose cotangent can be nonzero: those whose
         result has one, and, to a fixed point, those read by a value that can."""
-        from s2sad.ir.nodes import blocks_of
-
         reached = {i for i in act_params if bars.get(s.outputs[i]) is not None}
         pindex = {p: i for i, p in enumerate(s.params)}
         while True:
@@ -472,8 +482,6 @@ class ReversePass:
 
     def pushes_active(self, block: Block) -> bool:
         """Does the block push onto an active tape (cotangents then arrive through it)?"""
-        from s2sad.ir.nodes import blocks_of
-
         for st in block.stmts:
             if isinstance(st, Call) and st.fn is prims.tape_push and st.args[0] in self.active:
                 return True
@@ -682,15 +690,9 @@ def _reader_tapes(block: Block) -> dict:
     for st in block.stmts:
         if isinstance(st, Call) and st.fn is prims.tape_reader:
             out[st.target] = st.args[0]
-        for inner in _blocks(st):
+        for inner in blocks_of(st):
             out.update(_reader_tapes(inner))
     return out
-
-
-def _blocks(st):
-    from s2sad.ir.nodes import blocks_of
-
-    return blocks_of(st)
 
 
 def _bar_name(r, i, n, as_tuple) -> str:

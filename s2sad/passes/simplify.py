@@ -390,8 +390,6 @@ class Simplifier:
         lin = self.linear_positions(fn, len(args))
         if lin is not None and any(zeros[i] for i in lin if i < len(args)):
             return zero(kt)
-        if fn in (prims.make_tuple, prims.make_list):
-            pass
         # a zero reaching a non-linear operation is made concrete
         new_args = list(args)
         for i, a in enumerate(args):
@@ -428,26 +426,14 @@ class Simplifier:
             return a
         if kt.tag == "array" and kt.shape is not None:
             return self.new_call(np.broadcast_to, (a, Const(kt.shape)), s.target.name, out, s.loc)
-        # unknown shapes: keep the operation with a concrete zero operand
-        other = [x for x in s.args if is_zero(x)][0]
-        zk = other.value.kind
-        if zk.tag == "array" and zk.shape is None:
-            return None if False else self._keep_with_zero(s, out)
-        return self._keep_with_zero(s, out)
-
-    def _keep_with_zero(self, s, out):
-        args = tuple(self.concrete_zero(a.value.kind, out, s.loc) if is_zero(a) else a
-                     for a in s.args)
-        if any(isinstance(a, Const) and a.value == 0.0 and is_zero(b)
-               for a, b in zip(args, s.args)):
-            # shape unknown: fall back to the runtime helper on the zero's own primal
-            pass
+        # unknown shapes: keep the operation with a concrete zero operand, made like the
+        # zero's primal, so that the sum still broadcasts to the result's shape
+        args = tuple(self.concrete_zero(x.value.kind, out, s.loc, x.value.like)
+                     if is_zero(x) else x for x in s.args)
         out.append(Call(s.target, s.fn, args, s.kwargs, s.loc))
         return s.target
 
     def new_call(self, fn, args, hint, out, loc):
-        from s2sad.ir.builder import Namer  # noqa: F401  (names come from the pass namer)
-
         target = Var(_fresh_name(self, hint))
         call = Call(target, fn, tuple(args), (), loc)
         self.kinds[target] = eval_kind(fn, [self.kind(a) for a in args], [])
