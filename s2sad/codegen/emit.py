@@ -218,9 +218,13 @@ class Names:
         self.parent: dict = {}
 
     def find(self, v):
-        while v in self.parent:
-            v = self.parent[v]
-        return v
+        parent = self.parent
+        root = v
+        while root in parent:
+            root = parent[root]
+        while v in parent and parent[v] != root:  # path compression
+            parent[v], v = root, parent[v]
+        return root
 
     def union(self, keep, other):
         a, b = self.find(keep), self.find(other)
@@ -269,15 +273,17 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
 
 def _assign_names(fn, pos, graph, names: Names, inlined: set, reserved: set):
     classes: dict = {}
+    root_of: dict = {}
     for v in graph.nodes | set(fn.params) | set(pos.defpos):
+        root_of[v] = r = names.find(v)
         if isinstance(v, Var) and v not in inlined:
-            classes.setdefault(names.find(v), set()).add(v)
+            classes.setdefault(r, set()).add(v)
     adj: dict = {}
     for root, members in classes.items():
         nbrs = set()
         for m in members:
             for w in graph.adj.get(m, ()):
-                nbrs.add(names.find(w))
+                nbrs.add(root_of[w] if w in root_of else names.find(w))
         nbrs.discard(root)
         adj[root] = nbrs
     boundary = getattr(pos, "boundary", None) if fn.meta.get("split") else None
@@ -293,21 +299,18 @@ def _assign_names(fn, pos, graph, names: Names, inlined: set, reserved: set):
                                            min(pos.defpos.get(m, -1) for m in classes[r]),
                                            r.name))
     printed: dict = {}
-    taken_by: dict = {}  # printed name -> roots using it
     for r in order:
         base = _base_name(r, classes[r], pos)
         if r in fn.params or any(m in fn.params for m in classes[r]):
             base = next(m for m in [r] + sorted(classes[r], key=lambda m: m.name)
                         if m in fn.params or m is r).name
+        blocked = {printed[w] for w in adj[r] if w in printed}  # names of live neighbours
         n = 0
-        while True:
-            cand = base if n == 0 else f"{base}_{n}"
-            users = taken_by.get(cand, ())
-            if cand not in reserved and not any(u in adj[r] for u in users):
-                break
+        cand = base
+        while cand in reserved or cand in blocked:
             n += 1
+            cand = f"{base}_{n}"
         printed[r] = cand
-        taken_by.setdefault(cand, []).append(r)
     names.printed = printed
 
 

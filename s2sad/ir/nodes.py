@@ -13,14 +13,42 @@ from typing import Union
 from s2sad.errors import Loc
 
 
-@dataclass(frozen=True)
 class Var:
-    """An SSA variable; `name` is unique in its function and keeps the user's name as a hint."""
+    """An SSA variable; `name` is unique in its function and keeps the user's name as a hint.
 
+    Variables are interned: `Var("x") is Var("x")`, so equality and hashing are by identity,
+    done in C. Every pass keys dicts and sets by variables, and this is their hot path.
+    """
+
+    __slots__ = ("name",)
+    __match_args__ = ("name",)
     name: str
+
+    def __new__(cls, name: str):
+        v = _INTERNED.get(name)
+        if v is None:
+            v = object.__new__(cls)
+            object.__setattr__(v, "name", name)
+            v = _INTERNED.setdefault(name, v)  # atomic: one object per name, even racing
+        return v
+
+    def __setattr__(self, attr, value):
+        raise AttributeError("Var is immutable")
+
+    def __reduce__(self):
+        return (Var, (self.name,))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
 
     def __repr__(self) -> str:
         return self.name
+
+
+_INTERNED: dict = {}
 
 
 @dataclass(frozen=True)

@@ -133,21 +133,37 @@ def accumulate_in_place(fn: Function, param_kinds: dict) -> Function:
                     and fresh(res, depth + 1))
         return False
 
+    readers_of: dict = {}  # id(block) -> {var: indices of the statements that read it}
+
+    def readers(b: Block) -> dict:
+        table = readers_of.get(id(b))
+        if table is None:
+            table = {}
+            for j, st in enumerate(b.stmts):
+                read = {a for a in atoms_of(st) if isinstance(a, Var)}
+                for inner in blocks_of(st):
+                    read |= _free(inner)
+                for a in read:
+                    table.setdefault(a, []).append(j)
+            readers_of[id(b)] = table
+        return table
+
     def last_use_here(acc, b: Block, k: int) -> bool:
         """Is statement k of b the last reader of `acc`, with no view of it made earlier?"""
         if uses.get(acc, 0) == 1:
             return True
         seen = 1
-        for j, st in enumerate(b.stmts):
+        for j in readers(b).get(acc, ()):
             if j == k:
                 continue
+            st = b.stmts[j]
             if isinstance(st, Call) and acc in st.args:
                 view = (st.fn in VIEW_FNS and atom_kind(st.target, kinds).tag != "scalar") or \
                     st.fn in RETAINING
                 if j > k or view or st.fn in prims.EFFECTFUL:
                     return False
                 seen += sum(1 for a in atoms_of(st) if a == acc)
-            elif acc in atoms_of(st) or any(acc in _free(inner) for inner in blocks_of(st)):
+            else:
                 return False
         return seen == uses.get(acc, 0) and acc not in b.results
 

@@ -693,6 +693,8 @@ def prune_tapes(fn: Function) -> Function:
     """Drop tape entries that the reverse sweep never reads (and tapes nobody reads)."""
     calls: list = []
     _walk_calls(fn.body, calls)
+    if not any(c.fn is prims.tape_push for c in calls):
+        return fn
     uses: dict = {}
     _all_uses(fn.body, uses)
     by_target = {c.target: c for c in calls}
