@@ -17,6 +17,7 @@ import gast
 import numpy as np
 
 from s2sad.codegen.names import Namespace
+from s2sad.codegen.unparse import Unsupported, unparse
 from s2sad.ir import prims
 from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While, atoms_of
 from s2sad.ir.nodes import blocks_of
@@ -676,7 +677,10 @@ class Emitter:
         self.lines.append("    " * indent + text)
 
     def src(self, node) -> str:
-        return astor.to_source(gast.gast_to_ast(node), pretty_source=_one_line).strip()
+        try:
+            return unparse(node)
+        except Unsupported:
+            return astor.to_source(gast.gast_to_ast(node), pretty_source=_one_line).strip()
 
     def src_item(self, node) -> str:
         """Source of `node` as one item of a tuple (a tuple keeps its parentheses)."""
