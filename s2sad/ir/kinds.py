@@ -284,14 +284,30 @@ def _unsized(k: Kind) -> Kind:
     return k
 
 
+_MEMO: dict = {}  # (fn, arg kinds, kwarg kinds) -> result kind
+
+
 def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
     """The result kind of calling primitive `fn` on values of the given kinds."""
     if _opaque_call(fn):
         return UNKNOWN  # recursion and derivative calls: never run at compile time
+    try:
+        key = (fn, tuple(arg_kinds), tuple(kwarg_kinds))
+        hit = _MEMO.get(key)
+    except TypeError:  # an unhashable operand or known value: evaluate every time
+        key = hit = None
+    if hit is not None:
+        return hit
     if fn in DATA_DEPENDENT:
         # sizes depend on the data: evaluate on examples for the structure only
-        return _unsized(_eval_kind(fn, arg_kinds, kwarg_kinds))
-    return _eval_kind(fn, arg_kinds, kwarg_kinds)
+        result = _unsized(_eval_kind(fn, arg_kinds, kwarg_kinds))
+    else:
+        result = _eval_kind(fn, arg_kinds, kwarg_kinds)
+    if key is not None:
+        if len(_MEMO) > 20000:
+            _MEMO.clear()
+        _MEMO[key] = result
+    return result
 
 
 def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:

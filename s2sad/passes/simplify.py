@@ -137,7 +137,7 @@ class Simplifier:
         pick = lambda xs: tuple(xs[k] for k in keep)  # noqa: E731
         return pick(ps), pick(inits), Block(body.stmts, pick(body.results)), pick(outs)
 
-    def call(self, s: Call, sub, cse, out):
+    def call(self, s: Call, sub, cse, out, depth=0):
         args = tuple(_sub(a, sub) for a in s.args)
         kwargs = tuple((n, _sub(a, sub)) for n, a in s.kwargs)
         s = Call(s.target, s.fn, args, kwargs, s.loc)
@@ -147,6 +147,13 @@ class Simplifier:
             # the rewrite emitted a replacement statement defining the same variable
             changed = len(out) != n_out + 1 or out[-1] != s
             self.changed = self.changed or changed
+            if changed and depth < 4 and out and isinstance(out[-1], Call) and \
+                    out[-1].target == s.target:
+                # simplify the replacement now, not in another round over the function
+                self.call(out.pop(), sub, cse, out, depth + 1)
+                return
+            if not changed:
+                self.remember(s, cse)
             return
         if res is not None:
             if isinstance(res, Var) and res.name.startswith("_") and \
@@ -176,6 +183,13 @@ class Simplifier:
                     return
                 cse[key] = s.target
         out.append(s)
+
+    def remember(self, s: Call, cse):
+        """Record a statement kept as it is for common subexpression elimination."""
+        if s.fn not in prims.EFFECTFUL and s.fn not in (prims.new_tape, prims.tape_reader):
+            key = _cse_key(s)
+            if key is not None and key not in cse:
+                cse[key] = s.target
 
     # -- local rewrites ----------------------------------------------------
 
