@@ -56,7 +56,6 @@ class Simplifier:
         self.kinds = kinds if kinds is not None else infer_kinds(fn, param_kinds)
         self.param_kinds = param_kinds
         self.changed = False
-        self._def_index: dict = {}
 
     def kind(self, a) -> Kind:
         return atom_kind(a, self.kinds)
@@ -69,7 +68,7 @@ class Simplifier:
         return _replace_body(self.fn, body)
 
     def block(self, b: Block, sub: dict, cse: dict) -> Block:
-        out = []
+        out = _Out()
         cse = dict(cse)
         for s in b.stmts:
             self.stmt(s, sub, cse, out)
@@ -138,9 +137,11 @@ class Simplifier:
         return pick(ps), pick(inits), Block(body.stmts, pick(body.results)), pick(outs)
 
     def call(self, s: Call, sub, cse, out, depth=0):
-        args = tuple(_sub(a, sub) for a in s.args)
-        kwargs = tuple((n, _sub(a, sub)) for n, a in s.kwargs)
-        s = Call(s.target, s.fn, args, kwargs, s.loc)
+        if sub:
+            args = tuple([_sub(a, sub) for a in s.args])
+            kwargs = tuple([(n, _sub(a, sub)) for n, a in s.kwargs]) if s.kwargs else ()
+            if args != s.args or kwargs != s.kwargs:
+                s = Call(s.target, s.fn, args, kwargs, s.loc)
         n_out = len(out)
         res = self.rewrite(s, out)
         if res is not None and res == s.target:
@@ -197,14 +198,17 @@ class Simplifier:
         """An atom equal to the call's value, or None to keep the call."""
         fn, args, t = s.fn, s.args, s.target
         kt = self.kind(t)
-        zeros = [is_zero(a) for a in args] + [is_zero(a) for _, a in s.kwargs]
         if fn in prims.EFFECTFUL or fn in (prims.new_tape, prims.tape_reader):
             return None
-        if any(zeros):
-            return self.rewrite_zero(s, zeros, kt, out)
+        consts = any(type(a) is Const for a in args) or \
+            any(type(a) is Const for _, a in s.kwargs)
+        if consts:
+            zeros = [is_zero(a) for a in args] + [is_zero(a) for _, a in s.kwargs]
+            if any(zeros):
+                return self.rewrite_zero(s, zeros, kt, out)
         # constant folding
-        if all(isinstance(a, Const) for a in args) and all(isinstance(a, Const)
-                                                           for _, a in s.kwargs):
+        if consts and all(type(a) is Const for a in args) and \
+                all(type(a) is Const for _, a in s.kwargs):
             if fn not in (prims.make_list,):
                 try:
                     val = fn(*(a.value for a in args), **{n: a.value for n, a in s.kwargs})
@@ -219,24 +223,10 @@ class Simplifier:
             return Const(kt.value)
         if len(args) == 2 and not s.kwargs:
             x, y = args
-            if fn in MULS:
-                if _is_num(y, 1) and self.kind(x) == kt:
-                    return x
-                if _is_num(x, 1) and self.kind(y) == kt:
-                    return y
-                if _is_num(y, -1) and self.kind(x) == kt:
-                    return self.new_call(operator.neg, (x,), t.name, out, s.loc)
-                if _is_num(x, -1) and self.kind(y) == kt:
-                    return self.new_call(operator.neg, (y,), t.name, out, s.loc)
-            if fn in DIVS and _is_num(y, 1) and self.kind(x) == kt:
-                return x
-            if fn in ADDS:
-                if _is_num(y, 0) and self.kind(x) == kt:
-                    return x
-                if _is_num(x, 0) and self.kind(y) == kt:
-                    return y
-            if fn in SUBS and _is_num(y, 0) and self.kind(x) == kt:
-                return x
+            if consts:
+                r = self.rewrite_identity(fn, x, y, kt, t, out, s.loc)
+                if r is not None:
+                    return r
             if fn in ADDS:
                 # a + (-b) -> a - b
                 for first, second in ((x, y), (y, x)):
@@ -244,14 +234,13 @@ class Simplifier:
                     if d is not None and d.fn in NEGS and self.uses_once(second):
                         out.append(Call(t, operator.sub, (first, d.args[0]), (), s.loc))
                         return t
-            if fn is operator.pow and _is_num(y, 1) and self.kind(x) == kt:
-                return x
         if (fn in ELEMENTWISE2 or _is_plain_ufunc(fn)) and len(args) == 2 and not s.kwargs \
                 and kt.tag == "array" and kt.shape is not None:
             # an operand broadcast explicitly is broadcast implicitly by the operation itself
             new_args = list(args)
+            defs = [self.defining(a, out) if isinstance(a, Var) else None for a in args]
             for k, a in enumerate(args):
-                d = self.defining(a, out) if isinstance(a, Var) else None
+                d = defs[k]
                 if d is not None and d.fn is np.broadcast_to and not d.kwargs:
                     other = self.kind(new_args[1 - k]).static_shape
                     inner = self.kind(d.args[0]).static_shape
@@ -267,7 +256,7 @@ class Simplifier:
                 return t
             # broadcast_to(v, S) op scalar -> broadcast_to(v op scalar, S): scalar work
             for k, a in enumerate(args):
-                d = self.defining(a, out) if isinstance(a, Var) else None
+                d = defs[k]
                 other = args[1 - k]
                 if d is not None and d.fn is np.broadcast_to and not d.kwargs and \
                         self.kind(other).tag == "scalar" and self.kind(d.args[0]).is_scalar:
@@ -365,6 +354,30 @@ class Simplifier:
                 c, v = scaled
                 out.append(Call(t, operator.mul, (Const(2 * c), v), (), s.loc))
                 return t
+        return None
+
+    def rewrite_identity(self, fn, x, y, kt, t, out, loc):
+        """x * 1, x / 1, x + 0, x - 0, x ** 1 -> x; x * -1 -> -x."""
+        if fn in MULS:
+            if _is_num(y, 1) and self.kind(x) == kt:
+                return x
+            if _is_num(x, 1) and self.kind(y) == kt:
+                return y
+            if _is_num(y, -1) and self.kind(x) == kt:
+                return self.new_call(operator.neg, (x,), t.name, out, loc)
+            if _is_num(x, -1) and self.kind(y) == kt:
+                return self.new_call(operator.neg, (y,), t.name, out, loc)
+        if fn in DIVS and _is_num(y, 1) and self.kind(x) == kt:
+            return x
+        if fn in ADDS:
+            if _is_num(y, 0) and self.kind(x) == kt:
+                return x
+            if _is_num(x, 0) and self.kind(y) == kt:
+                return y
+        if fn in SUBS and _is_num(y, 0) and self.kind(x) == kt:
+            return x
+        if fn is operator.pow and _is_num(y, 1) and self.kind(x) == kt:
+            return x
         return None
 
     def rewrite_zero(self, s: Call, zeros, kt, out):
@@ -511,19 +524,40 @@ class Simplifier:
 
     def defining(self, v, out):
         """The statement of the block being built (`out`) that defines `v`, if any."""
-        index = self._def_index.get(id(out))
-        if index is None or index[2] is not out:
-            index = (0, {}, out)  # keep the list alive: its id cannot be reused
-        if index[0] != len(out):
-            # index the statements appended since the last lookup
-            table = index[1]
-            for s in out[index[0]:]:
-                if isinstance(s, Call):
-                    table[s.target] = s
-            index = (len(out), table, out)
-        self._def_index[id(out)] = index
-        d = index[1].get(v)
-        return d if d is not None and d.target == v else None
+        return out.defs.get(v)
+
+
+class _Out(list):
+    """The statements of a block being built, indexed by the variable each defines."""
+
+    __slots__ = ("defs",)
+
+    def __init__(self):
+        super().__init__()
+        self.defs: dict = {}
+
+    def append(self, s):
+        list.append(self, s)
+        if type(s) is Call:
+            self.defs[s.target] = s
+
+    def extend(self, stmts):
+        for s in stmts:
+            self.append(s)
+
+    def pop(self, i=-1):
+        s = list.pop(self, i)
+        if type(s) is Call and self.defs.get(s.target) is s:
+            del self.defs[s.target]
+        return s
+
+    def __setitem__(self, i, s):
+        old = self[i]
+        if type(old) is Call and self.defs.get(old.target) is old:
+            del self.defs[old.target]
+        list.__setitem__(self, i, s)
+        if type(s) is Call:
+            self.defs[s.target] = s
 
 
 _NOFOLD = object()
