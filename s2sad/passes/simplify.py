@@ -63,8 +63,11 @@ class Simplifier:
     # -- rewriting walk ------------------------------------------------------
 
     def run(self) -> Function:
-        sub: dict = {}
-        body = self.block(self.fn.body, sub, {})
+        # uses per variable, kept current as variables are replaced (see `alias`); the
+        # uses inside statements this round removes still count, which errs on the safe side
+        self._counts = {}
+        count_uses(self.fn.body, self._counts)
+        body = self.block(self.fn.body, _Sub(self._counts), {})
         return _replace_body(self.fn, body)
 
     def block(self, b: Block, sub: dict, cse: dict) -> Block:
@@ -148,6 +151,8 @@ class Simplifier:
             # the rewrite emitted a replacement statement defining the same variable
             changed = len(out) != n_out + 1 or out[-1] != s
             self.changed = self.changed or changed
+            if changed:
+                self.recount(s, out, n_out)
             if changed and depth < 4 and out and isinstance(out[-1], Call) and \
                     out[-1].target == s.target:
                 # simplify the replacement now, not in another round over the function
@@ -162,6 +167,7 @@ class Simplifier:
                     isinstance(out[-1], Call) and out[-1].target == res and \
                     res is not s.target:
                 # keep the readable name: `x_bar = g * 2 * x`, not `_t = ...; x_bar = _t`
+                self.recount(s, out, n_out)
                 last = out[-1]
                 out[-1] = Call(s.target, last.fn, last.args, last.kwargs, last.loc)
                 self.kinds[s.target] = self.kinds.get(res, self.kind(s.target))
@@ -171,6 +177,7 @@ class Simplifier:
                         cse[k] = s.target
                 self.changed = True
                 return
+            self.recount(s, out, n_out)
             sub[s.target] = res
             self.changed = True
             return
@@ -179,11 +186,34 @@ class Simplifier:
             if key is not None:
                 prev = cse.get(key)
                 if prev is not None:
+                    self.recount(s, out, len(out))
                     sub[s.target] = prev
                     self.changed = True
                     return
                 cse[key] = s.target
         out.append(s)
+
+    def recount(self, s: Call, out, start: int):
+        """Use counts after `s` gave way to the statements out[start:]."""
+        counts = self._counts
+        kept = False
+        for st in out[start:]:
+            if st is s:
+                kept = True
+            elif type(st) is Call:
+                for a in st.args:
+                    if type(a) is Var:
+                        counts[a] = counts.get(a, 0) + 1
+                for _, a in st.kwargs:
+                    if type(a) is Var:
+                        counts[a] = counts.get(a, 0) + 1
+        if not kept:
+            for a in s.args:
+                if type(a) is Var:
+                    counts[a] = counts.get(a, 0) - 1
+            for _, a in s.kwargs:
+                if type(a) is Var:
+                    counts[a] = counts.get(a, 0) - 1
 
     def remember(self, s: Call, cse):
         """Record a statement kept as it is for common subexpression elimination."""
@@ -525,6 +555,21 @@ class Simplifier:
     def defining(self, v, out):
         """The statement of the block being built (`out`) that defines `v`, if any."""
         return out.defs.get(v)
+
+
+class _Sub(dict):
+    """Substitutions made this round; a replaced variable's uses become its replacement's."""
+
+    __slots__ = ("counts",)
+
+    def __init__(self, counts: dict):
+        super().__init__()
+        self.counts = counts
+
+    def __setitem__(self, old, new):
+        dict.__setitem__(self, old, new)
+        if isinstance(new, Var):
+            self.counts[new] = self.counts.get(new, 0) + self.counts.get(old, 0)
 
 
 class _Out(list):
