@@ -280,11 +280,16 @@ def _assign_names(fn, pos, graph, names: Names, inlined: set, reserved: set):
         if isinstance(v, Var) and v not in inlined:
             classes.setdefault(r, set()).add(v)
     adj: dict = {}
+    merged = {v for v, r in root_of.items() if r is not v}
     for root, members in classes.items():
-        nbrs = set()
-        for m in members:
-            for w in graph.adj.get(m, ()):
-                nbrs.add(root_of[w] if w in root_of else names.find(w))
+        if len(members) == 1 and root in members and \
+                merged.isdisjoint(graph.adj.get(root, _EMPTY)):
+            nbrs = set(graph.adj.get(root, _EMPTY))  # neighbours that are their own class
+        else:
+            nbrs = set()
+            for m in members:
+                for w in graph.adj.get(m, ()):
+                    nbrs.add(root_of[w] if w in root_of else names.find(w))
         nbrs.discard(root)
         adj[root] = nbrs
     boundary = getattr(pos, "boundary", None) if fn.meta.get("split") else None
@@ -305,7 +310,7 @@ def _assign_names(fn, pos, graph, names: Names, inlined: set, reserved: set):
         if r in fn.params or any(m in fn.params for m in classes[r]):
             base = next(m for m in [r] + sorted(classes[r], key=lambda m: m.name)
                         if m in fn.params or m is r).name
-        blocked = {printed[w] for w in adj[r] if w in printed}  # names of live neighbours
+        blocked = {printed[w] for w in adj[r] & printed.keys()}  # names of live neighbours
         n = 0
         cand = base
         while cand in reserved or cand in blocked:

@@ -53,11 +53,19 @@ def normalize_exits(stmts: list) -> list:
 
 
 def contains(stmts: list, types: tuple, into_loops: bool = True) -> gast.AST | None:
-    """The first node of one of `types` in `stmts` (optionally not entering nested loops)."""
+    """The first statement of one of `types` (statement types: Return, Break, ...) in
+    `stmts`, looking into compound statements (optionally not into nested loops)."""
     for s in stmts:
-        for node in _walk(s, into_loops):
-            if isinstance(node, types):
-                return node
+        if isinstance(s, types):
+            return s
+        if not into_loops and isinstance(s, (gast.For, gast.While)):
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list):
+                found = contains(inner, types, into_loops)
+                if found is not None:
+                    return found
     return None
 
 
