@@ -23,6 +23,7 @@ from s2sad.ir.verify import verify
 from s2sad.passes.forward import forward_pass
 from s2sad.passes.hoist import hoist_views
 from s2sad.passes.inplace import accumulate_in_place
+from s2sad.passes.outer import batch_outer_products
 from s2sad.passes.reverse import reverse_pass
 from s2sad.passes.simplify import simplify
 from s2sad_rules import TABLE
@@ -329,6 +330,8 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
             out = _seed_with_one(out, keep_value=mode == "value_and_grad")
     verify(out)
     out = hoist_views(simplify(out, param_kinds, TABLE))
+    if mode in ("vjp", "grad", "value_and_grad"):
+        out = batch_outer_products(out, param_kinds)
     if in_place:
         out = accumulate_in_place(out, param_kinds)
     out.meta["wrt_tuple"] = wrt_tuple

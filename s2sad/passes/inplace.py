@@ -25,7 +25,7 @@ VIEW_FNS = {
 # update would change what they hold
 RETAINING = {prims.make_tuple, prims.make_list, prims.tape_push}
 FRESH_FNS = {
-    np.zeros, prims.zeros_like, prims.index_add, prims.index_add_inplace, prims.index_add_at,
+    np.zeros, np.empty, prims.zeros_like, prims.index_add, prims.index_add_inplace, prims.index_add_at,
     prims.index_update, prims.index_update_inplace, np.copy, np.array, prims.add_inplace,
     operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, np.add,
     np.subtract, np.multiply, np.divide, np.negative,

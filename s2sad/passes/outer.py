@@ -1,0 +1,195 @@
+"""Sum of outer products over a loop -> one matrix product after the loop.
+
+The cotangent of `W @ h` with respect to `W` is the outer product of the output's
+cotangent with `h`. In a loop (an RNN step, a Kalman filter), the reverse sweep adds one
+outer product per iteration:
+
+    for k in reversed(range(N)):
+        ...
+        W_bar = W_bar + u[:, None] * v          # an (n, m) array made and summed N times
+
+This pass keeps the factors instead, one row per iteration, and multiplies once:
+
+    u_rows = np.empty((N, n)); v_rows = np.empty((N, m))
+    for k in reversed(range(N)):
+        ...
+        u_rows[k] = u; v_rows[k] = v
+    W_bar = W_bar + u_rows.T @ v_rows           # sum over k of outer(u_k, v_k)
+
+which moves N (n, m) temporaries into one BLAS call. It applies when the accumulator is
+carried by a `for k in range(N)` loop with N a constant, is read only by that sum, and the
+outer product is large enough for rows to be cheaper (n * m > 4 (n + m)).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from s2sad.ir import prims
+from s2sad.ir.builder import Namer, hint_of
+from s2sad.ir.kinds import atom_kind, infer_kinds
+from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While, count_uses
+from s2sad.passes.simplify import eliminate_dead_code
+
+ADDS = (operator.add, np.add)
+MULS = (operator.mul, np.multiply)
+_T = prims.Attr("T")
+
+
+def batch_outer_products(fn: Function, param_kinds: dict) -> Function:
+    if not _has_loop(fn.body):
+        return fn
+    kinds = fn.meta.get("kinds") or infer_kinds(fn, param_kinds)
+    namer = Namer.for_function(fn)
+    changed = [False]
+
+    def block(b: Block) -> Block:
+        out = []
+        local: dict = {}  # what this block's statements so far define
+        for s in b.stmts:
+            if isinstance(s, Call):
+                local[s.target] = s
+            match s:
+                case ForRange():
+                    body = block(s.body)
+                    s = ForRange(s.index, s.start, s.stop, s.step, s.params, s.inits, body,
+                                 s.outputs, s.loc, s.reverse)
+                    out.extend(_batch_loop(s, kinds, namer, changed, local))
+                    continue
+                case If():
+                    s = If(s.cond, block(s.then), block(s.orelse), s.outputs, s.loc)
+                case While():
+                    s = While(s.params, s.inits, block(s.cond), block(s.body), s.outputs,
+                              s.loc)
+            out.append(s)
+        return Block(tuple(out), b.results)
+
+    body = block(fn.body)
+    if not changed[0]:
+        return fn
+    meta = dict(fn.meta)
+    meta.pop("kinds", None)
+    # the per-iteration products, and an accumulator's zeros, are no longer read
+    return eliminate_dead_code(Function(fn.name, fn.params, body, fn.returns_tuple, fn.kwonly,
+                                        fn.defaults, fn.loc, fn.source_lines, fn.first_line,
+                                        meta))
+
+
+def _has_loop(b: Block) -> bool:
+    for s in b.stmts:
+        if isinstance(s, (ForRange, While)):
+            return True
+        if isinstance(s, If) and (_has_loop(s.then) or _has_loop(s.orelse)):
+            return True
+    return False
+
+
+def _batch_loop(loop: ForRange, kinds: dict, namer: Namer, changed: list, local: dict) -> list:
+    """The loop, and what follows it, with its outer-product sums batched (or as it was)."""
+    if not (_is_int(loop.start, 0) and _is_int(loop.step, 1) and isinstance(loop.stop, Const)
+            and type(loop.stop.value) is int and loop.stop.value >= 1):
+        return [loop]
+    n_iter = loop.stop.value
+    uses: dict = {}
+    count_uses(loop.body, uses)
+    defs = {s.target: s for s in loop.body.stmts if isinstance(s, Call)}
+    params, inits, results, outputs = (list(loop.params), list(loop.inits),
+                                       list(loop.body.results), list(loop.outputs))
+    stmts = list(loop.body.stmts)
+    before, after = [], []
+    for k in reversed(range(len(params))):
+        found = _outer_sum(params[k], results[k], defs, uses, kinds)
+        if found is None:
+            continue
+        add_stmt, mul_stmt, u, v = found
+        n, m = atom_kind(u, kinds).shape[0], atom_kind(v, kinds).shape[0]
+        loc = add_stmt.loc
+        made = []
+        rows = []
+        acc = _root(hint_of(outputs[k]))
+        for side, factor, size in (("u", u, n), ("v", v, m)):
+            hint = f"{acc}_{side}"  # W_bar = W_bar_u.T @ W_bar_v
+            init = namer.fresh(hint)
+            before.append(Call(init, np.empty, (Const((n_iter, size)),), (), loop.loc))
+            param, res, out = namer.fresh(hint), namer.fresh(hint), namer.fresh(hint)
+            made.append(Call(res, prims.index_update, (param, loop.index, factor), (), loc))
+            rows.append((param, init, res, out))
+        drop = {id(add_stmt)}
+        if uses.get(mul_stmt.target, 0) == 1:
+            drop.add(id(mul_stmt))
+        at = next(i for i, s in enumerate(stmts) if s is add_stmt)
+        stmts[at:at + 1] = made
+        stmts = [s for s in stmts if id(s) not in drop]
+        acc_init, acc_out = inits[k], outputs[k]
+        del params[k], inits[k], results[k], outputs[k]
+        for param, init, res, out in rows:
+            params.append(param)
+            inits.append(init)
+            results.append(res)
+            outputs.append(out)
+        (u_out, v_out) = (rows[0][3], rows[1][3])
+        u_t = namer.fresh("_t")
+        after.append(Call(u_t, _T, (u_out,), (), loc))
+        zeros = local.get(acc_init)
+        if zeros is not None and zeros.fn in (np.zeros, prims.zeros_like):
+            after.append(Call(acc_out, operator.matmul, (u_t, v_out), (), loc))
+        else:
+            total = namer.fresh("_t")
+            after.append(Call(total, operator.matmul, (u_t, v_out), (), loc))
+            after.append(Call(acc_out, operator.add, (acc_init, total), (), loc))
+    if not after:
+        return [loop]
+    changed[0] = True
+    new = ForRange(loop.index, loop.start, loop.stop, loop.step, tuple(params), tuple(inits),
+                   Block(tuple(stmts), tuple(results)), tuple(outputs), loop.loc, loop.reverse)
+    return before + [new] + after
+
+
+def _outer_sum(param, result, defs: dict, uses: dict, kinds: dict):
+    """(add, mul, u, v) when `result` is `param + u[:, None] * v` and nothing else reads
+    `param` or the sum in the loop body; else None."""
+    add = defs.get(result)
+    if add is None or add.fn not in ADDS or add.kwargs or uses.get(param, 0) != 1 or \
+            uses.get(result, 0) != 1 or param not in add.args:
+        return None
+    other = add.args[1] if add.args[0] == param else add.args[0]
+    mul = defs.get(other)
+    if mul is None or mul.fn not in MULS or mul.kwargs:
+        return None
+    kp = atom_kind(param, kinds)
+    if kp.tag != "array" or kp.shape is None or len(kp.shape) != 2 or kp.dtype != "f" or \
+            atom_kind(other, kinds) != atom_kind(result, kinds) or \
+            atom_kind(result, kinds).shape != kp.shape:
+        return None
+    for col, row in (mul.args, mul.args[::-1]):
+        d = defs.get(col)
+        if d is None or d.fn is not np.expand_dims or d.kwargs or \
+                d.args[1] != Const(-1):
+            continue
+        u = d.args[0]
+        ku, kv = atom_kind(u, kinds), atom_kind(row, kinds)
+        if ku.tag == kv.tag == "array" and ku.dtype == kv.dtype == "f" and \
+                ku.shape is not None and kv.shape is not None and len(ku.shape) == 1 and \
+                len(kv.shape) == 1 and (ku.shape[0], kv.shape[0]) == kp.shape:
+            n, m = kp.shape
+            if n * m > 4 * (n + m):
+                return add, mul, u, row
+    return None
+
+
+def _root(name: str) -> str:
+    """`W_bar_3` -> `W_bar`."""
+    while True:
+        base, _, tail = name.rpartition("_")
+        if not (base and tail.isdigit()):
+            return name
+        name = base
+
+
+def _is_int(a, value) -> bool:
+    return isinstance(a, Const) and type(a.value) is int and a.value == value
+
+
+__all__ = ["batch_outer_products"]

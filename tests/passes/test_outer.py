@@ -1,0 +1,96 @@
+"""Outer products summed over a loop become one matrix product after the loop
+(s2sad/passes/outer.py). Gradients are checked against central finite differences and,
+through check_grads, the VJP against the JVP (dot-product test)."""
+
+import numpy as np
+import pytest
+
+import s2sad
+from s2sad.check import check_grads
+from tests.oracle import assert_close, numerical_grad
+
+
+def rnn(W, h0, x):
+    h = h0
+    for t in range(12):
+        h = np.tanh(W @ h + x[t])
+    return np.sum(h * h)
+
+
+def rnn_with_decay(W, h0, x):
+    """W's cotangent starts nonzero (from the penalty) before the loop adds to it."""
+    h = h0
+    for t in range(6):
+        h = np.tanh(W @ h + x[t])
+    return np.sum(h * h) + 0.1 * np.sum(W * W)
+
+
+def two_layers(W, V, h0, x):
+    h = h0
+    for t in range(5):
+        g = np.tanh(W @ h + x[t])
+        h = np.sin(V @ g)
+    return np.sum(h)
+
+
+def epochs(W, h0, x):
+    total = 0.0
+    for e in range(3):
+        h = h0
+        for t in range(4):
+            h = np.tanh(W @ h + x[t] * (e + 1.0))
+        total = total + np.sum(h)
+    return total
+
+
+def args_for(n, m=None, steps=12, seed=0):
+    rng = np.random.default_rng(seed)
+    m = m or n
+    return (rng.standard_normal((n, m)) * 0.3, rng.standard_normal(m) * 0.3,
+            rng.standard_normal((steps, n)) * 0.5)
+
+
+@pytest.mark.parametrize("f, wrt", [(rnn, 0), (rnn, (0, 1)), (rnn_with_decay, 0),
+                                    (epochs, (0, 1))])
+def test_batched_outer_products_give_the_gradient(f, wrt):
+    args = args_for(16)
+    g = s2sad.grad(f, wrt=wrt)
+    got = g(*args)
+    idx = wrt if isinstance(wrt, tuple) else (wrt,)
+    expected = numerical_grad(f, args, idx)
+    assert_close(got if isinstance(wrt, tuple) else (got,), expected, rtol=1e-6, atol=1e-8)
+    # the per-step outer products are gone: one product of stacked rows after the loop
+    assert "expand_dims" not in g.source and "W_bar_u[" in g.source
+
+
+def test_two_matrices_in_one_loop_and_the_vjp_agrees_with_the_jvp():
+    rng = np.random.default_rng(1)
+    args = (rng.standard_normal((16, 16)) * 0.3, rng.standard_normal((16, 16)) * 0.3,
+            rng.standard_normal(16) * 0.3, rng.standard_normal((5, 16)) * 0.5)
+    check_grads(two_layers, args)
+    g = s2sad.grad(two_layers, wrt=(0, 1))
+    assert_close(g(*args), numerical_grad(two_layers, args, (0, 1)), rtol=1e-6, atol=1e-8)
+    assert g.source.count(".T @ ") == 2
+
+
+def test_small_outer_products_stay_in_the_loop():
+    args = args_for(3, steps=12)
+    g = s2sad.grad(rnn, wrt=0)
+    assert_close((g(*args),), numerical_grad(rnn, args, (0,)), rtol=1e-6, atol=1e-8)
+    assert "W_bar_u" not in g.source  # 3 x 3: nine products are cheaper than rows
+
+
+def test_rectangular_weights():
+    rng = np.random.default_rng(2)
+
+    def f(W, h0, x):
+        h = h0
+        for t in range(7):
+            h = np.tanh(W @ np.tanh(W.T @ h) + x[t])
+        return np.sum(h)
+
+    args = (rng.standard_normal((12, 20)) * 0.3, rng.standard_normal(12) * 0.3,
+            rng.standard_normal((7, 12)) * 0.5)
+    check_grads(f, args)
+    g = s2sad.grad(f, wrt=0)
+    assert_close((g(*args),), numerical_grad(f, args, (0,)), rtol=1e-6, atol=1e-8)
