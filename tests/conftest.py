@@ -6,6 +6,7 @@ import tempfile
 
 _CACHE_DIR = tempfile.mkdtemp(prefix="s2sad-test-cache-")
 os.environ["S2SAD_CACHE_DIR"] = _CACHE_DIR  # inherited by subprocesses the tests start
+os.environ["S2SAD_VERIFY"] = "1"  # verify the IR between passes too (s2sad.transform)
 
 
 def pytest_sessionfinish(session, exitstatus):

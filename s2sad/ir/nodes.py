@@ -188,8 +188,11 @@ class Function:
     meta: dict = field(default_factory=dict, compare=False)  # mode, result layout, ...
 
 
-def atoms_of(stmt) -> list:
+def atoms_of(stmt) -> tuple | list:
     """The operand atoms a statement reads directly (not those inside its blocks)."""
+    if type(stmt) is Call:
+        kwargs = stmt.kwargs
+        return stmt.args + tuple(a for _, a in kwargs) if kwargs else stmt.args
     match stmt:
         case Call(args=args, kwargs=kwargs):
             return list(args) + [a for _, a in kwargs]
