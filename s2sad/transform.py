@@ -334,7 +334,8 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
             out = _seed_with_one(out, keep_value=mode == "value_and_grad")
     if VERIFY_EACH_PASS:
         verify(out)
-    out = hoist_views(simplify(out, param_kinds, TABLE))
+    # the derivative keeps the primal's statements: their kinds are known already
+    out = hoist_views(simplify(out, param_kinds, TABLE, known_kinds=kinds))
     if mode in ("vjp", "grad", "value_and_grad"):
         out = batch_outer_products(out, param_kinds)
     if in_place:

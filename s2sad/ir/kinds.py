@@ -599,10 +599,17 @@ for _a in ("T", "shape", "ndim", "size", "real", "imag", "dtype"):
     KIND_RULES[prims.Attr(_a)] = _attr_kind(_a)
 
 
-def infer_kinds(fn: Function, arg_kinds: dict) -> dict:
-    """Map every variable of `fn` to its Kind, given the kinds of the parameters."""
+_TAPE_OPS = (prims.tape_push, prims.tape_pop, prims.tape_reader, prims.tape_next)
+
+
+def infer_kinds(fn: Function, arg_kinds: dict, known: dict | None = None) -> dict:
+    """Map every variable of `fn` to its Kind, given the kinds of the parameters.
+
+    `known`: kinds already inferred for some of the variables, by the same statements (a
+    derivative's IR keeps its primal's statements, variables included); those are reused.
+    """
     kinds: dict = dict(arg_kinds)
-    infer_block(fn.body, kinds)
+    infer_block(fn.body, kinds, known)
     return kinds
 
 
@@ -615,12 +622,16 @@ def atom_kind(a, kinds: dict) -> Kind:
     return kind_of_value(v)
 
 
-def infer_block(block: Block, kinds: dict):
+def infer_block(block: Block, kinds: dict, known: dict | None = None):
     for s in block.stmts:
-        infer_stmt(s, kinds)
+        if known is not None and type(s) is Call and s.target in known and \
+                s.fn not in _TAPE_OPS:
+            kinds[s.target] = known[s.target]
+            continue
+        infer_stmt(s, kinds, known)
 
 
-def infer_stmt(s, kinds: dict):
+def infer_stmt(s, kinds: dict, known: dict | None = None):
     match s:
         case Call(target=t, fn=fn, args=args) if fn is prims.tape_push:
             # a tape yields what was pushed onto it (pushes precede pops in program order)
@@ -639,8 +650,8 @@ def infer_stmt(s, kinds: dict):
             kinds[t] = eval_kind(fn, [atom_kind(a, kinds) for a in args],
                                  [(n, atom_kind(a, kinds)) for n, a in kw])
         case If(cond=c, then=then, orelse=orelse, outputs=outs):
-            infer_block(then, kinds)
-            infer_block(orelse, kinds)
+            infer_block(then, kinds, known)
+            infer_block(orelse, kinds, known)
             ck = atom_kind(c, kinds)
             taken = None
             if ck.known:
@@ -656,18 +667,18 @@ def infer_stmt(s, kinds: dict):
                                     atom_kind(orelse.results[i], kinds))
         case ForRange(index=i, params=ps, inits=inits, body=body, outputs=outs):
             kinds[i] = INT
-            _infer_loop(ps, inits, [body], body, outs, kinds)
+            _infer_loop(ps, inits, [body], body, outs, kinds, known)
         case While(params=ps, inits=inits, cond=cond, body=body, outputs=outs):
-            _infer_loop(ps, inits, [cond, body], body, outs, kinds)
+            _infer_loop(ps, inits, [cond, body], body, outs, kinds, known)
 
 
-def _infer_loop(params, inits, blocks, body, outs, kinds):
+def _infer_loop(params, inits, blocks, body, outs, kinds, known=None):
     current = [_forget_value(atom_kind(a, kinds)) for a in inits]
     for _ in range(4):
         for p, k in zip(params, current):
             kinds[p] = k
         for b in blocks:
-            infer_block(b, kinds)
+            infer_block(b, kinds, known)
         nxt = [join(c, _forget_value(atom_kind(r, kinds))) for c, r in zip(current, body.results)]
         if nxt == current:
             break
@@ -677,7 +688,7 @@ def _infer_loop(params, inits, blocks, body, outs, kinds):
         for p, k in zip(params, current):
             kinds[p] = k
         for b in blocks:
-            infer_block(b, kinds)
+            infer_block(b, kinds, known)
     for o, k in zip(outs, current):
         kinds[o] = k
 

@@ -10,7 +10,7 @@ import inspect
 
 from s2sad.errors import MissingRuleError, NonDifferentiableError
 from s2sad.ir import prims
-from s2sad.ir.builder import Emitter, substitute_block
+from s2sad.ir.builder import Emitter, _strip, substitute_block
 from s2sad.ir.kinds import Kind
 from s2sad.ir.nodes import Call, Const, Var
 
@@ -35,8 +35,33 @@ def callee_name(fn) -> str:
     return name
 
 
+def _positional(rule):
+    """(names, defaults as Consts) when every primal parameter can be passed by position,
+    for binding without inspect; else None. Cached on the rule."""
+    spec = rule.__dict__.get("_positional", False)
+    if spec is False:
+        params = list(rule.signature.parameters.values())
+        spec = None
+        if all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params):
+            spec = (tuple(p.name for p in params),
+                    tuple(None if p.default is inspect.Parameter.empty else Const(p.default)
+                          for p in params))
+        rule.__dict__["_positional"] = spec
+    return spec
+
+
 def bind_call(rule, stmt: Call) -> dict:
     """Map the rule's primal parameter names to the call's operand atoms (defaults as Consts)."""
+    spec = _positional(rule)
+    if spec is not None and not stmt.kwargs and len(stmt.args) <= len(spec[0]):
+        names, defaults = spec
+        out = dict(zip(names, stmt.args))
+        for name, default in zip(names[len(stmt.args):], defaults[len(stmt.args):]):
+            if default is None:
+                break  # a required argument is missing: let inspect say so below
+            out[name] = default
+        else:
+            return out
     sig: inspect.Signature = rule.signature
     try:
         bound = sig.bind(*stmt.args, **dict(stmt.kwargs))
@@ -85,6 +110,16 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None):
     for r, h in zip(results, result_hints):
         if isinstance(r, Var) and r not in mapping and r not in hints:
             hints[r] = h
+    if all(type(st) is Call for st in fn.body.stmts):  # straight-line: copy it directly
+        fresh, out = em.namer.fresh, em.stmts
+        for st in fn.body.stmts:
+            args = tuple([mapping.get(a, a) if type(a) is Var else a for a in st.args])
+            kw = tuple([(n, mapping.get(a, a) if type(a) is Var else a)
+                        for n, a in st.kwargs]) if st.kwargs else ()
+            t = st.target
+            nv = mapping[t] = fresh(hints[t] if t in hints else _strip(t.name))
+            out.append(Call(nv, st.fn, args, kw, loc if loc is not None else st.loc))
+        return tuple(mapping.get(r, r) if type(r) is Var else r for r in results)
     block = substitute_block(fn.body, mapping, em.namer, hints, loc=loc)
     em.stmts.extend(block.stmts)
     return block.results

@@ -896,9 +896,10 @@ def _size(b: Block) -> int:
     return n
 
 
-def simplify(fn: Function, param_kinds: dict, table, max_rounds: int = 8) -> Function:
-    """Simplify `fn` to a fixed point (see module doc)."""
-    kinds = None
+def simplify(fn: Function, param_kinds: dict, table, max_rounds: int = 8,
+             known_kinds: dict | None = None) -> Function:
+    """Simplify `fn` to a fixed point (see module doc). `known_kinds`: see infer_kinds."""
+    kinds = infer_kinds(fn, param_kinds, known_kinds) if known_kinds is not None else None
     for _ in range(max_rounds):
         simp = Simplifier(fn, param_kinds, table, kinds)
         new = simp.run()
