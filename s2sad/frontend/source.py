@@ -6,8 +6,10 @@ builtins) so that a primitive is found by the object it names.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import inspect
+import linecache
 import textwrap
 import types
 from dataclasses import dataclass
@@ -96,7 +98,7 @@ def _parse(func) -> ParsedFunction:
             "cannot differentiate a lambda", loc=_code_loc(func),
             hint="define the function with `def` so its source can be read")
     try:
-        lines, first_line = inspect.getsourcelines(func)
+        lines, first_line = _source_lines(func)
     except (OSError, TypeError) as e:
         raise SourceUnavailableError(
             f"cannot read the source of {name}: {e}", loc=_code_loc(func),
@@ -128,6 +130,34 @@ def _parse(func) -> ParsedFunction:
                 pass
     return ParsedFunction(func, node, filename, first_line, shift,
                           [ln.rstrip("\n") for ln in lines], func.__globals__, closure)
+
+
+_MODULES: dict = {}  # filename -> (its lines as linecache holds them, {(name, line): (start, end)})
+
+
+def _source_lines(func) -> tuple:
+    """`inspect.getsourcelines(func)`, found through the module's syntax tree (parsed once
+    per file, in C) instead of tokenizing from the function's first line."""
+    code = func.__code__
+    try:
+        filename = inspect.getsourcefile(func)
+        if filename:
+            linecache.checkcache(filename)
+            lines = linecache.getlines(filename, func.__globals__)
+            cached = _MODULES.get(filename)
+            if cached is None or cached[0] is not lines:
+                spans = {}
+                for node in ast.walk(ast.parse("".join(lines))):
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                        spans[(node.name, start)] = (start, node.end_lineno)
+                cached = _MODULES[filename] = (lines, spans)
+            span = cached[1].get((code.co_name, code.co_firstlineno))
+            if span is not None:
+                return lines[span[0] - 1:span[1]], span[0]
+    except (SyntaxError, ValueError, OSError, TypeError):
+        pass
+    return inspect.getsourcelines(func)
 
 
 def _indent_of(line: str) -> int:
