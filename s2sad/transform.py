@@ -24,7 +24,7 @@ from s2sad.ir.verify import verify
 from s2sad.passes.forward import forward_pass
 from s2sad.passes.hoist import hoist_views
 from s2sad.passes.inplace import accumulate_in_place
-from s2sad.passes.outer import batch_outer_products
+from s2sad.passes.loops import rewrite_loop_accumulators
 from s2sad.passes.reverse import reverse_pass
 from s2sad.passes.simplify import simplify
 from s2sad_rules import TABLE
@@ -337,7 +337,7 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
     # the derivative keeps the primal's statements: their kinds are known already
     out = hoist_views(simplify(out, param_kinds, TABLE, known_kinds=kinds))
     if mode in ("vjp", "grad", "value_and_grad"):
-        out = batch_outer_products(out, param_kinds)
+        out = rewrite_loop_accumulators(out, param_kinds)
     if in_place:
         out = accumulate_in_place(out, param_kinds)
     out.meta["wrt_tuple"] = wrt_tuple

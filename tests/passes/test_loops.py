@@ -1,5 +1,6 @@
-"""Outer products summed over a loop become one matrix product after the loop
-(s2sad/passes/outer.py). Gradients are checked against central finite differences and,
+"""Loop accumulator rewrites (s2sad/passes/loops.py): outer products summed over a loop
+become one matrix product after it, and scatters into zeros at the loop index become
+plain writes. Gradients are checked against central finite differences and,
 through check_grads, the VJP against the JVP (dot-product test)."""
 
 import numpy as np
@@ -94,3 +95,42 @@ def test_rectangular_weights():
     check_grads(f, args)
     g = s2sad.grad(f, wrt=0)
     assert_close((g(*args),), numerical_grad(f, args, (0,)), rtol=1e-6, atol=1e-8)
+
+
+def indexed_sum(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = s + np.sin(x[i]) * x[i]
+    return s
+
+
+def wraps_around(x):
+    s = 0.0
+    for i in range(-3, 3):  # x[-3] and x[3] are one entry of a 6-vector: reached twice
+        s = s + x[i] * x[i] * (i + 4.0)
+    return s
+
+
+def repeated_index(x):
+    s = 0.0
+    for i in range(6):
+        s = s + np.cos(x[i % 3]) * (i + 1.0)
+    return s
+
+
+def also_read_whole(x):
+    """The reverse sweep reaches the loop with x_bar already holding 2 x: it must add."""
+    s = 0.0
+    for i in range(1, 5, 2):
+        s = s + x[i] ** 3
+    return s + np.sum(x * x)
+
+
+@pytest.mark.parametrize("f, plain_write", [(indexed_sum, True), (wraps_around, False),
+                                            (repeated_index, False), (also_read_whole, False)])
+def test_scatter_at_the_loop_index(f, plain_write):
+    x = np.random.default_rng(3).uniform(-1.5, 1.5, 6)
+    g = s2sad.grad(f)
+    assert_close((g(x),), numerical_grad(f, (x,), (0,)), rtol=1e-6, atol=1e-8)
+    check_grads(f, (x,))
+    assert ("x_bar[i] = " in g.source) == plain_write, g.source

@@ -1,8 +1,9 @@
-"""Sum of outer products over a loop -> one matrix product after the loop.
+"""Rewrites of cotangent accumulators in reversed loops.
 
-The cotangent of `W @ h` with respect to `W` is the outer product of the output's
-cotangent with `h`. In a loop (an RNN step, a Kalman filter), the reverse sweep adds one
-outer product per iteration:
+**Outer products summed over a loop -> one matrix product after the loop.** The cotangent
+of `W @ h` with respect to `W` is the outer product of the output's cotangent with `h`. In
+a loop (an RNN step, a Kalman filter), the reverse sweep adds one outer product per
+iteration:
 
     for k in reversed(range(N)):
         ...
@@ -10,15 +11,21 @@ outer product per iteration:
 
 This pass keeps the factors instead, one row per iteration, and multiplies once:
 
-    u_rows = np.empty((N, n)); v_rows = np.empty((N, m))
+    W_bar_u = np.empty((N, n)); W_bar_v = np.empty((N, m))
     for k in reversed(range(N)):
         ...
-        u_rows[k] = u; v_rows[k] = v
-    W_bar = W_bar + u_rows.T @ v_rows           # sum over k of outer(u_k, v_k)
+        W_bar_u[k] = u; W_bar_v[k] = v
+    W_bar = W_bar + W_bar_u.T @ W_bar_v         # sum over k of outer(u_k, v_k)
 
 which moves N (n, m) temporaries into one BLAS call. It applies when the accumulator is
 carried by a `for k in range(N)` loop with N a constant, is read only by that sum, and the
 outer product is large enough for rows to be cheaper (n * m > 4 (n + m)).
+
+**A scatter into zeros at the loop index is a plain write.** `x_bar[i] += g` in
+`for i in range(a, b)` with `x_bar` starting as zeros writes each entry once, into a zero:
+it is `x_bar[i] = g` (one store instead of a read, an add and a store). This applies when
+the indices cannot repeat (a start >= 0 and a positive step) and nothing else in the loop
+reads or writes the accumulator.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ MULS = (operator.mul, np.multiply)
 _T = prims.Attr("T")
 
 
-def batch_outer_products(fn: Function, param_kinds: dict) -> Function:
+def rewrite_loop_accumulators(fn: Function, param_kinds: dict) -> Function:
     if not _has_loop(fn.body):
         return fn
     kinds = fn.meta.get("kinds") or infer_kinds(fn, param_kinds)
@@ -56,6 +63,7 @@ def batch_outer_products(fn: Function, param_kinds: dict) -> Function:
                     body = block(s.body)
                     s = ForRange(s.index, s.start, s.stop, s.step, s.params, s.inits, body,
                                  s.outputs, s.loc, s.reverse)
+                    s = _first_writes(s, local, changed)
                     out.extend(_batch_loop(s, kinds, namer, changed, local))
                     continue
                 case If():
@@ -147,6 +155,31 @@ def _batch_loop(loop: ForRange, kinds: dict, namer: Namer, changed: list, local:
     return before + [new] + after
 
 
+def _first_writes(loop: ForRange, local: dict, changed: list) -> ForRange:
+    """The loop with `acc[i] += g` made `acc[i] = g` where acc[i] is still zero (see top)."""
+    if not (isinstance(loop.start, Const) and type(loop.start.value) is int and
+            loop.start.value >= 0 and isinstance(loop.step, Const) and
+            type(loop.step.value) is int and loop.step.value > 0):
+        return loop
+    uses: dict = {}
+    count_uses(loop.body, uses)
+    defs = {s.target: s for s in loop.body.stmts if isinstance(s, Call)}
+    replace = {}
+    for param, init, result in zip(loop.params, loop.inits, loop.body.results):
+        d = defs.get(result)
+        z = local.get(init)
+        if d is not None and d.fn is prims.index_add and d.args[0] == param and \
+                d.args[1] == loop.index and not d.kwargs and uses.get(param, 0) == 1 and \
+                uses.get(result, 0) == 1 and z is not None and z.fn is np.zeros:
+            replace[id(d)] = Call(d.target, prims.index_update, d.args, (), d.loc)
+    if not replace:
+        return loop
+    changed[0] = True
+    body = Block(tuple(replace.get(id(s), s) for s in loop.body.stmts), loop.body.results)
+    return ForRange(loop.index, loop.start, loop.stop, loop.step, loop.params, loop.inits,
+                    body, loop.outputs, loop.loc, loop.reverse)
+
+
 def _outer_sum(param, result, defs: dict, uses: dict, kinds: dict):
     """(add, mul, u, v) when `result` is `param + u[:, None] * v` and nothing else reads
     `param` or the sum in the loop body; else None."""
@@ -192,4 +225,4 @@ def _is_int(a, value) -> bool:
     return isinstance(a, Const) and type(a.value) is int and a.value == value
 
 
-__all__ = ["batch_outer_products"]
+__all__ = ["rewrite_loop_accumulators"]
