@@ -24,7 +24,7 @@ from s2sad.ir.verify import verify
 from s2sad.passes.forward import forward_pass
 from s2sad.passes.hoist import hoist_views
 from s2sad.passes.inplace import accumulate_in_place
-from s2sad.passes.loops import rewrite_loop_accumulators
+from s2sad.passes.loops import iterate_tapes, rewrite_loop_accumulators
 from s2sad.passes.reverse import reverse_pass
 from s2sad.passes.simplify import simplify
 from s2sad_rules import TABLE
@@ -338,8 +338,9 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
     out = hoist_views(simplify(out, param_kinds, TABLE, known_kinds=kinds))
     if mode in ("vjp", "grad", "value_and_grad"):
         out = rewrite_loop_accumulators(out, param_kinds)
-    if in_place:
+    if in_place:  # the IR goes to code generation (not into another transformation)
         out = accumulate_in_place(out, param_kinds)
+        out = iterate_tapes(out)
     out.meta["wrt_tuple"] = wrt_tuple
     verify(out)
     return out

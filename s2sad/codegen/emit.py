@@ -86,7 +86,7 @@ def _rebuild(s, blk):
             return If(s.cond, blk(s.then), blk(s.orelse), s.outputs, s.loc)
         case ForRange():
             return ForRange(s.index, s.start, s.stop, s.step, s.params, s.inits, blk(s.body),
-                            s.outputs, s.loc, s.reverse)
+                            s.outputs, s.loc, s.reverse, s.over)
         case While():
             return While(s.params, s.inits, blk(s.cond), blk(s.body), s.outputs, s.loc)
     return s
@@ -123,8 +123,12 @@ def find_inlined(fn: Function, pos: "Positions") -> set:
             if not isinstance(s, Call):
                 continue
             t = s.target
-            if s.fn in NO_INLINE or pos.count(t) != 1:
+            if pos.count(t) != 1:
                 continue
+            if s.fn in NO_INLINE and not (
+                    s.fn is prims.tape_reader and idx + 1 < n and
+                    isinstance(b.stmts[idx + 1], ForRange) and b.stmts[idx + 1].over == t):
+                continue  # (a reader the next loop iterates reads as `for x in reversed(t)`)
             if not t.name.startswith("_") and not _partial_sum(s, b.stmts, idx):
                 continue
             (_, ublk), = pos.uses[t]
@@ -184,6 +188,8 @@ class Positions:
             match s:
                 case ForRange(index=i, params=ps):
                     self.define(i, start, s.body)
+                    if s.over is not None:  # named like what it takes from the tape
+                        self.defining[i] = Call(i, prims.tape_next, (s.over,))
                     for p in ps:
                         self.define(p, start, s.body)
                 case While(params=ps):
@@ -502,7 +508,8 @@ class Interference:
                 return ins
             case ForRange(index=i, start=a, stop=st, step=sp, params=ps, inits=inits, body=body,
                           outputs=outs):
-                return self.loop(s, live, ps, inits, body, outs, [], i, [a, st, sp])
+                bounds = [a, st, sp] if s.over is None else [s.over]
+                return self.loop(s, live, ps, inits, body, outs, [], i, bounds)
             case While(params=ps, inits=inits, cond=cond, body=body, outputs=outs):
                 return self.loop(s, live, ps, inits, body, outs, [cond], None, [])
         raise TypeError(s)
@@ -823,14 +830,17 @@ class Emitter:
                           outputs=outs):
                 self.comment_for(s, indent)
                 self.copies(indent, [self.names.name(p) for p in ps], inits)
-                rng = [a, b, st]
-                if isinstance(st, Const) and st.value == 1:
-                    rng = [a, b] if not (isinstance(a, Const) and a.value == 0) else [b]
-                rng_node = gast.Call(func=self.attr_path("range"),
-                                     args=[self.atom(x) for x in rng], keywords=[])
-                if getattr(s, "reverse", False):
-                    rng_node = gast.Call(func=self.attr_path("reversed"), args=[rng_node],
-                                         keywords=[])
+                if s.over is not None:  # the items of a tape reader (passes.loops)
+                    rng_node = self.atom(s.over)
+                else:
+                    rng = [a, b, st]
+                    if isinstance(st, Const) and st.value == 1:
+                        rng = [a, b] if not (isinstance(a, Const) and a.value == 0) else [b]
+                    rng_node = gast.Call(func=self.attr_path("range"),
+                                         args=[self.atom(x) for x in rng], keywords=[])
+                    if getattr(s, "reverse", False):
+                        rng_node = gast.Call(func=self.attr_path("reversed"), args=[rng_node],
+                                             keywords=[])
                 used = self.pos.count(i) > 0
                 iname = self.names.name(i) if used else "_"
                 self.out(indent, f"for {iname} in {self.src(rng_node)}:")

@@ -122,7 +122,7 @@ def substitute_block(block: Block, mapping: dict, namer: Namer, hints: dict | No
                 ps2 = tuple(new(p) for p in ps)
                 body = block_copy(body)
                 return ForRange(i2, a, b, st, ps2, inits, body, tuple(new(o) for o in outs),
-                                where, s.reverse)
+                                where, s.reverse, sub(s.over) if s.over is not None else None)
             case While(params=ps, inits=inits, cond=cond, body=body, outputs=outs):
                 inits = tuple(sub(x) for x in inits)
                 ps2 = tuple(new(p) for p in ps)
@@ -171,7 +171,7 @@ def replace_atoms(block: Block, mapping: dict) -> Block:
             case ForRange():
                 return ForRange(s.index, sub(s.start), sub(s.stop), sub(s.step), s.params,
                                 tuple(sub(x) for x in s.inits), blk(s.body), s.outputs, s.loc,
-                                s.reverse)
+                                s.reverse, sub(s.over) if s.over is not None else None)
             case While():
                 return While(s.params, tuple(sub(x) for x in s.inits), blk(s.cond), blk(s.body),
                              s.outputs, s.loc)

@@ -140,6 +140,10 @@ class ForRange:
     outputs: tuple
     loc: Loc | None = None
     reverse: bool = False  # iterate the range backwards (reverse sweeps of loops)
+    # set by the last pass before code generation (passes.loops.iterate_tapes): the loop
+    # runs once per item left in this tape reader, binding `index` to the item; start,
+    # stop and step are then unused
+    over: Var | None = None
 
     @property
     def defs(self) -> tuple:
@@ -198,8 +202,8 @@ def atoms_of(stmt) -> tuple | list:
             return list(args) + [a for _, a in kwargs]
         case If(cond=cond):
             return [cond]
-        case ForRange(start=s, stop=e, step=st, inits=inits):
-            return [s, e, st, *inits]
+        case ForRange(start=s, stop=e, step=st, inits=inits, over=over):
+            return [s, e, st, *inits] if over is None else [over, *inits]
         case While(inits=inits):
             return list(inits)
     raise TypeError(stmt)

@@ -46,9 +46,10 @@ def _block(b: Block, depth: int, lines: list):
                           outputs=outs):
                 carried = ", ".join(f"{p.name}={_atom(x)}" for p, x in zip(ps, inits))
                 rev = "reversed " if s.reverse else ""
+                what = f"{rev}range({_atom(a)}, {_atom(b2)}, {_atom(st)})" if s.over is None \
+                    else f"items of {s.over.name}"
                 lines.append(f"{pad}{', '.join(o.name for o in outs) or '_'} = for {i.name} in "
-                             f"{rev}range({_atom(a)}, {_atom(b2)}, {_atom(st)}) "
-                             f"carry({carried}) {{")
+                             f"{what} carry({carried}) {{")
                 _block(body, depth + 1, lines)
                 lines.append(f"{pad}}}")
             case While(params=ps, inits=inits, cond=cond, body=body, outputs=outs):

@@ -225,4 +225,51 @@ def _is_int(a, value) -> bool:
     return isinstance(a, Const) and type(a.value) is int and a.value == value
 
 
-__all__ = ["rewrite_loop_accumulators"]
+def iterate_tapes(fn: Function) -> Function:
+    """`for _ in reversed(range(n)): x = next(reader)` -> `for x in reversed(tape):`.
+
+    For the readers the reverse pass marked exact (the tape of a loop that runs once, one
+    push per iteration: the reversed loop takes every item). A `while` loop's trip counter
+    then has no reader left and goes. The last pass before code generation: the loop form
+    it makes is one only the code generator knows.
+    """
+    exact = fn.meta.get("exact_readers")
+    if not exact:
+        return fn
+    uses: dict = {}
+    count_uses(fn.body, uses)
+    readers = {s.target: s for s in fn.body.stmts
+               if isinstance(s, Call) and s.fn is prims.tape_reader and s.target in exact and
+               uses.get(s.target, 0) == 1}
+    taken = {}  # reader -> the loop that iterates it
+    for s in fn.body.stmts:
+        if isinstance(s, ForRange) and s.over is None and s.reverse and \
+                _is_int(s.start, 0) and _is_int(s.step, 1) and s.body.stmts and \
+                uses.get(s.index, 0) == 0:
+            first = s.body.stmts[0]
+            if isinstance(first, Call) and first.fn is prims.tape_next and \
+                    first.args[0] in readers:
+                taken[first.args[0]] = s
+    if not taken:
+        return fn
+    stmts = []
+    for s in fn.body.stmts:
+        if isinstance(s, Call) and s.target in taken:
+            continue  # the reader moves down to its loop
+        if isinstance(s, ForRange) and s.body.stmts and \
+                getattr(s.body.stmts[0], "fn", None) is prims.tape_next and \
+                taken.get(s.body.stmts[0].args[0]) is s:
+            first = s.body.stmts[0]
+            stmts.append(readers[first.args[0]])
+            s = ForRange(first.target, Const(0), Const(0), Const(1), s.params, s.inits,
+                         Block(s.body.stmts[1:], s.body.results), s.outputs, s.loc, s.reverse,
+                         over=first.args[0])
+        stmts.append(s)
+    # a while loop's trip count, now unread, is dropped with its counter
+    return eliminate_dead_code(Function(fn.name, fn.params, Block(tuple(stmts),
+                                                                  fn.body.results),
+                                        fn.returns_tuple, fn.kwonly, fn.defaults, fn.loc,
+                                        fn.source_lines, fn.first_line, fn.meta))
+
+
+__all__ = ["iterate_tapes", "rewrite_loop_accumulators"]

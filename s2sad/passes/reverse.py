@@ -55,6 +55,8 @@ class ReversePass:
         self.readers: list = []  # statements opening each tape for the reverse sweep
         self.cot_tapes: dict = {}  # tape of the differentiated code -> its cotangent tape
         self.reader_tape = _reader_tapes(fn.body)
+        self.loop_depth = 0  # loops being reversed around the current statement
+        self.exact_readers: set = set()
 
     def kind(self, a):
         return atom_kind(a, self.kinds)
@@ -85,7 +87,8 @@ class ReversePass:
         stmts = list(self.tapes) + list(body_stmts)
         boundary = Call(self.namer.fresh("_sweep"), prims.sweep_boundary, ())
         stmts += [boundary] + self.readers + rev.stmts
-        meta = {"mode": "vjp", "n_primal": len(results), "seed_params": tuple(seeds)}
+        meta = {"mode": "vjp", "n_primal": len(results), "seed_params": tuple(seeds),
+                "exact_readers": frozenset(self.exact_readers)}
         return Function(fn.name, fn.params + tuple(seeds), Block(tuple(stmts),
                                                                  tuple(results + outs)),
                         fn.returns_tuple, fn.kwonly, (), fn.loc, fn.source_lines,
@@ -596,8 +599,10 @@ class ReversePass:
             r = s.body.results[i]
             if self.is_active(r):
                 self.add_bar(local, r, p, body_rev)
+        self.loop_depth += 1
         for x, p in reversed(list(zip(s.body.stmts, plan["plans"]))):
             self.reverse_stmt(x, p, body_rev, local)
+        self.loop_depth -= 1
         results = []
         for i in act_params:
             p = s.params[i]
@@ -628,6 +633,10 @@ class ReversePass:
             self.tapes.append(Call(tape, prims.new_tape, ()))
             reader = self.namer.fresh("_" + tape.name)
             self.readers.append(Call(reader, prims.tape_reader, (tape,)))
+            if self.loop_depth == 0:
+                # one push per iteration of a loop that runs once: the reversed loop takes
+                # every item, one per iteration (see passes.loops.iterate_tapes)
+                self.exact_readers.add(reader)
             # push as soon as the last residual is defined (parameters: at the top)
             where = 0
             for k, st in enumerate(fwd_body_stmts):

@@ -115,7 +115,8 @@ class Simplifier:
                 inits = tuple(_sub(x, sub) for x in inits)
                 ps, inits, body, outs = self.drop_invariant(ps, inits, body, outs, sub)
                 body = self.block(body, sub, {})
-                out.append(ForRange(i, a, b, st, ps, inits, body, outs, s.loc, s.reverse))
+                out.append(ForRange(i, a, b, st, ps, inits, body, outs, s.loc, s.reverse,
+                                    _sub(s.over, sub) if s.over is not None else None))
             case While(params=ps, inits=inits, cond=cond, body=body, outputs=outs):
                 inits = tuple(_sub(x, sub) for x in inits)
                 ps, inits, body, outs = self.drop_invariant(ps, inits, body, outs, sub)
@@ -740,11 +741,11 @@ def _dce_loop(s, live: set):
     live.update(a for a in inits if isinstance(a, Var))
     live.update(v for v in probe_live if isinstance(v, Var))
     if isinstance(s, ForRange):
-        for a in (s.start, s.stop, s.step):
+        for a in (s.start, s.stop, s.step, s.over):
             if isinstance(a, Var):
                 live.add(a)
         return ForRange(s.index, s.start, s.stop, s.step, params2, inits, pruned, outs, s.loc,
-                        s.reverse)
+                        s.reverse, s.over)
     cond = _dce_block(s.cond, live)
     return While(params2, inits, cond, pruned, outs, s.loc)
 
@@ -878,7 +879,8 @@ def _rewrite_block(b: Block, drop: set, replace: dict) -> Block:
                        _rewrite_block(s.orelse, drop, replace), s.outputs, s.loc)
             case ForRange():
                 s = ForRange(s.index, s.start, s.stop, s.step, s.params, s.inits,
-                             _rewrite_block(s.body, drop, replace), s.outputs, s.loc, s.reverse)
+                             _rewrite_block(s.body, drop, replace), s.outputs, s.loc, s.reverse,
+                             s.over)
             case While():
                 s = While(s.params, s.inits, _rewrite_block(s.cond, drop, replace),
                           _rewrite_block(s.body, drop, replace), s.outputs, s.loc)

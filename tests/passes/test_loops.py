@@ -134,3 +134,35 @@ def test_scatter_at_the_loop_index(f, plain_write):
     assert_close((g(x),), numerical_grad(f, (x,), (0,)), rtol=1e-6, atol=1e-8)
     check_grads(f, (x,))
     assert ("x_bar[i] = " in g.source) == plain_write, g.source
+
+
+def nested(x, n):
+    for i in range(n):
+        for j in range(3):
+            x = np.sin(x) * 0.9 + 0.1 * j
+    return x
+
+
+def newton(a):
+    x = a
+    dx = 1.0
+    while abs(dx) > 1e-12:
+        dx = (x * x * x - a) / (3.0 * x * x)
+        x = x - dx
+    return x
+
+
+def test_a_loop_that_runs_once_takes_its_tape_items_in_turn():
+    g = s2sad.grad(newton)
+    # d/da of a ** (1/3), the cube root Newton converges to
+    assert g(2.0) == pytest.approx(2.0 ** (-2.0 / 3.0) / 3.0, rel=1e-12)
+    assert " in reversed(tape):" in g.source and "trips" not in g.source
+    check_grads(newton, (2.0,))
+
+
+def test_nested_loops_read_the_inner_tape_by_count():
+    g = s2sad.grad(nested, wrt=0)
+    assert_close((g(0.4, 3),), numerical_grad(nested, (0.4, 3), (0,)), rtol=1e-6, atol=1e-8)
+    # the inner loop runs once per outer iteration: its tape holds every run's items
+    assert "next(" in g.source
+    check_grads(nested, (0.4, 3), wrt=0)
