@@ -32,7 +32,7 @@ FRESH_FNS = {
 }
 
 
-def _index_is_basic(k) -> bool:
+def index_is_basic(k) -> bool:
     """Integers, slices, None, Ellipsis and tuples of them: no repeated positions."""
     if k.tag == "scalar":
         return k.dtype in ("i", "b") and k.dtype != "b"
@@ -40,7 +40,7 @@ def _index_is_basic(k) -> bool:
         v = k.value if k.known else None
         return isinstance(v, slice) or v is None or v is Ellipsis
     if k.tag == "tuple":
-        return all(_index_is_basic(i) for i in k.items)
+        return all(index_is_basic(i) for i in k.items)
     return False
 
 
@@ -180,7 +180,7 @@ def accumulate_in_place(fn: Function, param_kinds: dict) -> Function:
             match s:
                 case Call(fn=f, args=(acc, index, g)) if f is prims.index_add:
                     if mine(acc) and fresh(acc) and last_use_here(acc, b, k):
-                        basic = _index_is_basic(atom_kind(index, kinds))
+                        basic = index_is_basic(atom_kind(index, kinds))
                         prim = prims.index_add_inplace if basic else prims.index_add_at
                         s = Call(s.target, prim, s.args, (), s.loc)
                 case Call(fn=f, args=(acc, index, g)) if f is prims.index_update:

@@ -17,6 +17,7 @@ from s2sad.ir.kinds import Kind, atom_kind, eval_kind, infer_kinds, kind_of_valu
 from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While, atoms_of
 from s2sad.ir.nodes import blocks_of, count_uses
 from s2sad.passes.inline_rules import is_zero, zero
+from s2sad.passes.inplace import index_is_basic
 
 ADDS = {operator.add, np.add}
 SUBS = {operator.sub, np.subtract}
@@ -49,8 +50,12 @@ def _simple_value(v) -> bool:
 
 
 class Simplifier:
-    def __init__(self, fn: Function, param_kinds: dict, table, kinds: dict | None = None):
+    def __init__(self, fn: Function, param_kinds: dict, table, kinds: dict | None = None,
+                 primal: frozenset = frozenset()):
         self.fn = fn
+        # the primal's own statements (a derivative keeps them): rewrites that would change
+        # how the user's code reads (its signs, its constant factors) leave them alone
+        self.primal = primal
         self.table = table
         # rewrites preserve values, so the kinds of a previous round stay valid
         self.kinds = kinds if kinds is not None else infer_kinds(fn, param_kinds)
@@ -309,8 +314,9 @@ class Simplifier:
             # A + scatter(zeros, i, v) -> scatter(A, i, v): one array, no extra copy
             for acc, other in ((args[0], args[1]), (args[1], args[0])):
                 d = self.defining(other, out) if isinstance(other, Var) else None
-                if d is not None and d.fn is prims.index_add and self.uses_once(other) and \
-                        self.is_zeros(d.args[0], out):
+                if d is not None and self.uses_once(other) and self.is_zeros(d.args[0], out) \
+                        and (d.fn is prims.index_add or (d.fn is prims.index_update and
+                                                         index_is_basic(self.kind(d.args[1])))):
                     out.append(Call(t, prims.index_add, (acc,) + d.args[1:], (), s.loc))
                     return t
         if fn is np.reshape and len(args) == 2 and not s.kwargs and \
@@ -333,14 +339,27 @@ class Simplifier:
                 if r is not None:
                     return r
         if fn is prims.index_add and len(args) == 3 and isinstance(args[0], Var):
-            # acc[i] += a; acc[i] += b  ->  acc[i] += a + b (one scatter)
             d = self.defining(args[0], out)
-            if d is not None and d.fn is prims.index_add and d.args[1] == args[1] and \
-                    self.uses_once(args[0]) and self.kind(d.args[2]) == self.kind(args[2]) \
-                    and self.kind(args[2]).tag == "scalar":  # arrays: a sum is a pass too
-                total = self.new_call(operator.add, (d.args[2], args[2]), "_v", out, s.loc)
-                out.append(Call(t, prims.index_add, (d.args[0], args[1], total), (), s.loc))
+            if d is not None and d.fn is np.zeros and self.uses_once(args[0]) and \
+                    index_is_basic(self.kind(args[1])) and t not in self.primal:
+                # the first scatter into fresh zeros, at positions that cannot repeat, is a
+                # write: x_bar[:-1] = g, not x_bar[:-1] += g
+                out.append(Call(t, prims.index_update, args, (), s.loc))
                 return t
+            # acc[i] += a; acc[i] += b  ->  acc[i] += a + b (one scatter)
+            if d is not None and d.fn is prims.index_add and d.args[1] == args[1] and \
+                    self.uses_once(args[0]) and self.kind(d.args[2]) == self.kind(args[2]):
+                g = args[2]
+                if d.args[2] == g and isinstance(g, Var) and self.kind(g).is_float:
+                    # acc[i] += g twice (the two factors of g * g): acc[i] += 2 g
+                    total = self.scale(2.0, g, 2, out, s.loc)
+                elif self.kind(g).tag == "scalar":  # arrays: a sum is a pass too
+                    total = self.new_call(operator.add, (d.args[2], g), "_v", out, s.loc)
+                else:
+                    total = None
+                if total is not None:
+                    out.append(Call(t, prims.index_add, (d.args[0], args[1], total), (), s.loc))
+                    return t
         if fn is prims.take_slot and kt.tag == "scalar" and \
                 self.kind(args[1]).tag == "scalar" and self.kind(args[1]).dtype == "i":
             # one entry: a plain read is already a copy (no view to protect)
@@ -385,7 +404,61 @@ class Simplifier:
                 c, v = scaled
                 out.append(Call(t, operator.mul, (Const(2 * c), v), (), s.loc))
                 return t
+            if kt.dtype in ("f", "c") and self.kind(args[0]) == kt and t not in self.primal:
+                # v + v -> 2.0 * v: a constant factor that later products can absorb
+                r = self.scale(2.0, args[0], 2, out, s.loc)
+                if isinstance(r, Var) and out and getattr(out[-1], "target", None) == r:
+                    last = out.pop()
+                    out.append(Call(t, last.fn, last.args, last.kwargs, last.loc))
+                    return t
+                return r
+        if fn in MULS and len(args) == 2 and not s.kwargs and t not in self.primal:
+            x, y = args
+            for k, v in ((x, y), (y, x)):
+                if isinstance(k, Const) and type(k.value) in (int, float) and \
+                        not isinstance(k.value, bool) and isinstance(v, Var) and \
+                        self.kind(v) == kt:
+                    # k * (c * w) -> (k c) * w; k * (-u) -> (-k) * u
+                    folded = self.fold_scale(float(k.value), v, 1, out)
+                    if folded is not None:
+                        c, w = folded
+                        if c == 1.0:
+                            return w
+                        out.append(Call(t, operator.mul, (Const(c), w), (), s.loc))
+                        return t
+            for n, u in ((x, y), (y, x)):
+                d = self.defining(n, out) if isinstance(n, Var) else None
+                if d is not None and d.fn in NEGS and self.uses_once(n) and \
+                        self.kind(d.args[0]) == self.kind(n):
+                    # (-a) * b -> -(a * b): the sign moves out, where a sum or a constant
+                    # factor can take it
+                    pair = (d.args[0], u) if n is x else (u, d.args[0])
+                    inner = self.new_call(fn, pair, "_t", out, s.loc)
+                    out.append(Call(t, operator.neg, (inner,), (), s.loc))
+                    return t
         return None
+
+    def fold_scale(self, k: float, v, uses: int, out):
+        """(k', w) with k * v == k' * w, when `v` is `c * w` or `-w` and read `uses` times
+        in all (so the product replaces every read of v); else None."""
+        sc = self.scaled(v, out, uses)
+        if sc is not None:
+            return k * sc[0], sc[1]
+        d = self.defining(v, out)
+        if d is not None and d.fn in NEGS and self._counts.get(v, 0) == uses and \
+                self.kind(d.args[0]) == self.kind(v):
+            return -k, d.args[0]
+        return None
+
+    def scale(self, k: float, v, uses: int, out, loc):
+        """An atom equal to k * v (see fold_scale)."""
+        folded = self.fold_scale(k, v, uses, out)
+        c, w = folded if folded is not None else (k, v)
+        if c == 1.0:
+            return w
+        if c == -1.0:
+            return self.new_call(operator.neg, (w,), "_t", out, loc)
+        return self.new_call(operator.mul, (Const(c), w), "_t", out, loc)
 
     def rewrite_identity(self, fn, x, y, kt, t, out, loc):
         """x * 1, x / 1, x + 0, x - 0, x ** 1 -> x; x * -1 -> -x."""
@@ -902,8 +975,10 @@ def simplify(fn: Function, param_kinds: dict, table, max_rounds: int = 8,
              known_kinds: dict | None = None) -> Function:
     """Simplify `fn` to a fixed point (see module doc). `known_kinds`: see infer_kinds."""
     kinds = infer_kinds(fn, param_kinds, known_kinds) if known_kinds is not None else None
+    primal = frozenset(v for v in known_kinds if isinstance(v, Var)) if known_kinds else \
+        frozenset()
     for _ in range(max_rounds):
-        simp = Simplifier(fn, param_kinds, table, kinds)
+        simp = Simplifier(fn, param_kinds, table, kinds, primal)
         new = simp.run()
         dce = eliminate_dead_code(new)
         pruned = prune_tapes(dce)
