@@ -253,8 +253,7 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     Then print each class of variables with its user's name (`x`, `x_bar`) where no
     other class with that name is live at the same time, else with a numbered variant.
     """
-    graph = Interference(_copy_candidates(fn) | set(fn.params) |
-                         {v for v, _ in fn.kwonly}, pos, inlined)
+    graph = Interference(_special(fn, pos), pos, inlined)
     live = graph.block(fn.body, set(a for a in fn.body.results if isinstance(a, Var)))
     for p in fn.params:
         graph.edges(p, live | set(fn.params))
@@ -409,15 +408,54 @@ def _copy_candidates(fn: Function) -> set:
                     out.update(ps)
                     out.update(outs)
                     out.update(a for a in inits + body.results if isinstance(a, Var))
-                case Call(fn=f, args=args) if f in SCATTERS:
-                    out.add(st.target)
-                    if isinstance(args[0], Var):
-                        out.add(args[0])
             for inner in blocks_of(st):
                 walk(inner)
 
     walk(fn.body)
     return out
+
+
+def _special(fn: Function, pos) -> set:
+    """The variables whose every interference is recorded (see Interference).
+
+    Those of loop and branch copies, and the parameters. The result and the accumulator
+    of an in-place update (`x_bar += g`) are coalesced too, but a chain of such updates
+    whose members all print with one base name, and that meets no other copy, only needs
+    the interferences within that name's group: it stays out of the special set, which
+    keeps the graph small when a function accumulates many cotangents in place.
+    """
+    special = _copy_candidates(fn) | set(fn.params) | {v for v, _ in fn.kwonly}
+    pairs = []
+
+    def walk(b: Block):
+        for st in b.stmts:
+            if isinstance(st, Call) and st.fn in SCATTERS and isinstance(st.args[0], Var):
+                pairs.append((st.target, st.args[0]))
+            for inner in blocks_of(st):
+                walk(inner)
+
+    walk(fn.body)
+    if not pairs:
+        return special
+    parent: dict = {}
+
+    def find(v):
+        while v in parent:
+            v = parent[v]
+        return v
+
+    for t, a in pairs:
+        rt, ra = find(t), find(a)
+        if rt is not ra:
+            parent[rt] = ra
+    groups: dict = {}  # chain -> its members
+    for t, a in pairs:
+        groups.setdefault(find(a), set()).update((t, a))
+    for members in groups.values():
+        bases = {_root_name(_base_name(v, {v}, pos)) for v in members}
+        if len(bases) > 1 or not special.isdisjoint(members):
+            special |= members
+    return special
 
 
 class Interference:
