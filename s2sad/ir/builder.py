@@ -162,10 +162,13 @@ def replace_atoms(block: Block, mapping: dict) -> Block:
         return Block(tuple(st(s) for s in b.stmts), tuple(sub(r) for r in b.results))
 
     def st(s):
+        if type(s) is Call:
+            args = tuple([sub(a) for a in s.args])
+            kw = tuple([(n, sub(a)) for n, a in s.kwargs]) if s.kwargs else ()
+            if args == s.args and kw == s.kwargs:
+                return s  # statements are immutable: an unchanged one is shared
+            return Call(s.target, s.fn, args, kw, s.loc)
         match s:
-            case Call(target=t, fn=fn, args=args, kwargs=kw):
-                return Call(t, fn, tuple(sub(a) for a in args),
-                            tuple((n, sub(a)) for n, a in kw), s.loc)
             case If(cond=c, then=then, orelse=orelse, outputs=outs):
                 return If(sub(c), blk(then), blk(orelse), outs, s.loc)
             case ForRange():
