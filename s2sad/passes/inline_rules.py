@@ -94,10 +94,13 @@ def check_differentiable(rule, bindings: dict, active, stmt: Call):
                 "rule that covers it")
 
 
-def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None):
+def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kind_of=None,
+           g_kind=None):
     """Splice the rule's body into `em`; returns the tuple of atoms the rule returns.
 
-    `result_hints` names the results (one hint, or one per result).
+    `result_hints` names the results (one hint, or one per result). With `kind_of` (the
+    kinds of the bound atoms) and `g_kind` (the cotangent's), an `unbroadcast` whose
+    operand already has the target's shape is left out (the simplifier would remove it).
     """
     fn = rule_ir(rule, table)
     mapping = {}
@@ -112,7 +115,23 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None):
             hints[r] = h
     if all(type(st) is Call for st in fn.body.stmts):  # straight-line: copy it directly
         fresh, out = em.namer.fresh, em.stmts
+        skip: set = set()
+        if kind_of is not None:
+            rule_kind = _rule_kinds(fn, bindings, kind_of, g_kind)
+            for st in reversed(fn.body.stmts):
+                if st.fn is prims.unbroadcast and len(st.args) == 2:
+                    kg, kx = rule_kind(st.args[0]), rule_kind(st.args[1])
+                    if kx.static_shape is not None and kg.static_shape == kx.static_shape:
+                        skip.add(id(st))
+                        g = st.args[0]
+                        if st.target in hints and type(g) is Var and g not in mapping and \
+                                g not in hints:
+                            hints[g] = hints[st.target]  # the operand takes the result's name
         for st in fn.body.stmts:
+            if id(st) in skip:
+                g = st.args[0]
+                mapping[st.target] = mapping.get(g, g) if type(g) is Var else g
+                continue
             args = tuple([mapping.get(a, a) if type(a) is Var else a for a in st.args])
             kw = tuple([(n, mapping.get(a, a) if type(a) is Var else a)
                         for n, a in st.kwargs]) if st.kwargs else ()
@@ -123,6 +142,31 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None):
     block = substitute_block(fn.body, mapping, em.namer, hints, loc=loc)
     em.stmts.extend(block.stmts)
     return block.results
+
+
+def _rule_kinds(fn, bindings: dict, kind_of, g_kind):
+    """The kind of an atom of a rule's body, evaluated on demand from the bound atoms."""
+    from s2sad.ir.kinds import UNKNOWN, atom_kind, eval_kind
+
+    known: dict = {}
+    for p in fn.params:
+        known[p] = g_kind if p.name == "g" and g_kind is not None else \
+            kind_of(bindings[p.name])
+    defs = {st.target: st for st in fn.body.stmts}
+
+    def kind(a):
+        if type(a) is not Var:
+            return atom_kind(a, known)
+        k = known.get(a)
+        if k is None:
+            st = defs.get(a)
+            if st is None:
+                return UNKNOWN
+            k = known[a] = eval_kind(st.fn, [kind(x) for x in st.args],
+                                     [(n, kind(x)) for n, x in st.kwargs])
+        return k
+
+    return kind
 
 
 def zero(kind: Kind, like=None) -> Const:

@@ -239,7 +239,8 @@ class ReversePass:
         # a contribution added to an existing cotangent is a temporary, folded into the sum
         hints = [("_" if bars.get(bindings[p]) is not None else "") + hint_of(bindings[p]) +
                  "_bar" for p in rule.diff_params]
-        contribs = inline(rule, self.table, rev, bindings, hints, loc=s.loc)
+        contribs = inline(rule, self.table, rev, bindings, hints, loc=s.loc,
+                          kind_of=self.kind, g_kind=_cotangent_kind(self.kind(t)))
         if len(contribs) != len(rule.diff_params):
             raise NonDifferentiableError(
                 f"the VJP rule for `{callee_name(fn)}` returns {len(contribs)} values for "
@@ -692,6 +693,17 @@ class ReversePass:
 
 
 _TRANSPOSING: set = set()  # primitives whose JVP rule is being transposed
+
+
+def _cotangent_kind(k):
+    """A cotangent has its primal's shape (ints and bools get float cotangents)."""
+    from s2sad.ir.kinds import Kind
+
+    if k.tag in ("scalar", "array") and k.dtype not in ("f", "c"):
+        return Kind(k.tag, "f", k.shape, rank=k.rank)
+    if k.known:
+        return Kind(k.tag, k.dtype, k.shape, k.items, rank=k.rank)
+    return k
 
 
 def _reader_tapes(block: Block) -> dict:
