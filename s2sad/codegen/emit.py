@@ -19,8 +19,19 @@ import numpy as np
 from s2sad.codegen.names import Namespace
 from s2sad.codegen.unparse import Unsupported, unparse
 from s2sad.ir import prims
-from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While, atoms_of
-from s2sad.ir.nodes import blocks_of
+from s2sad.ir.builder import root_name, strip_suffix
+from s2sad.ir.nodes import (
+    Block,
+    Call,
+    Const,
+    ForRange,
+    Function,
+    If,
+    Var,
+    While,
+    atoms_of,
+    blocks_of,
+)
 
 BINOP_AST = {
     operator.add: gast.Add, operator.sub: gast.Sub, operator.mul: gast.Mult,
@@ -101,7 +112,7 @@ def _partial_sum(s: Call, stmts, idx) -> bool:
         return False
     nxt = stmts[idx + 1]
     return (isinstance(nxt, Call) and nxt.fn in SUMS and nxt.args and nxt.args[0] == s.target
-            and _strip_suffix(nxt.target.name) == _strip_suffix(s.target.name))
+            and strip_suffix(nxt.target.name) == strip_suffix(s.target.name))
 
 
 def find_inlined(fn: Function, pos: "Positions") -> set:
@@ -330,24 +341,10 @@ def _base_name(root, members, pos) -> str:
     named = sorted((m for m in members if not m.name.startswith("_")),
                    key=lambda m: pos.defpos.get(m, -1))
     if named:
-        return _strip_suffix(named[0].name)
+        return strip_suffix(named[0].name)
     defn = pos.defining.get(root) or next((pos.defining.get(m) for m in members
                                            if pos.defining.get(m) is not None), None)
     return _temp_name(defn)
-
-
-def _root_name(name: str) -> str:
-    """`x_1_2` -> `x`: every numeric suffix removed."""
-    while True:
-        stripped = _strip_suffix(name)
-        if stripped == name:
-            return name
-        name = stripped
-
-
-def _strip_suffix(name: str) -> str:
-    base, _, tail = name.rpartition("_")
-    return base if base and tail.isdigit() else name
 
 
 def _temp_name(defn) -> str:
@@ -362,7 +359,7 @@ def _temp_name(defn) -> str:
             isinstance(defn.args[1], Const) and type(defn.args[1].value) is int and \
             0 <= defn.args[1].value < 100 and not defn.args[0].name.startswith("_"):
         # x[0] -> x0, x_dot[1] -> x1_dot
-        base, k = _strip_suffix(defn.args[0].name), defn.args[1].value
+        base, k = strip_suffix(defn.args[0].name), defn.args[1].value
         for suffix in ("_dot", "_bar"):
             if base.endswith(suffix):
                 return f"{base[:-len(suffix)]}{k}{suffix}"
@@ -375,7 +372,7 @@ def _temp_name(defn) -> str:
         return "t"
     arg = defn.args[0] if defn.args else None
     if isinstance(arg, Var) and not arg.name.startswith("_") and len(defn.args) == 1:
-        return f"{label.lower()}_{_strip_suffix(arg.name)}"
+        return f"{label.lower()}_{strip_suffix(arg.name)}"
     return "t"
 
 
@@ -452,7 +449,7 @@ def _special(fn: Function, pos) -> set:
     for t, a in pairs:
         groups.setdefault(find(a), set()).update((t, a))
     for members in groups.values():
-        bases = {_root_name(_base_name(v, {v}, pos)) for v in members}
+        bases = {root_name(_base_name(v, {v}, pos)) for v in members}
         if len(bases) > 1 or not special.isdisjoint(members):
             special |= members
     return special
@@ -483,7 +480,7 @@ class Interference:
         b = self.base_of.get(v)
         if b is None:
             # numbered variants (x_1, x_1_1) can be printed for any x: one group for all
-            b = self.base_of[v] = _root_name(_base_name(v, {v}, self.pos))
+            b = self.base_of[v] = root_name(_base_name(v, {v}, self.pos))
         group = self.by_base.get(b)
         if group is None:
             group = self.by_base[b] = set()

@@ -90,7 +90,7 @@ def substitute_block(block: Block, mapping: dict, namer: Namer, hints: dict | No
     hints = hints or {}
 
     def new(v: Var) -> Var:
-        nv = namer.fresh(hints.get(v, _strip(v.name)))
+        nv = namer.fresh(hints.get(v, strip_suffix(v.name)))
         mapping[v] = nv
         return nv
 
@@ -133,16 +133,25 @@ def substitute_block(block: Block, mapping: dict, namer: Namer, hints: dict | No
     return block_copy(block)
 
 
-def _strip(name: str) -> str:
-    """`x_3` -> `x`: a hint from an SSA name."""
+def strip_suffix(name: str) -> str:
+    """`x_3` -> `x`: a hint from an SSA name (one numeric suffix removed)."""
     base, _, tail = name.rpartition("_")
     if base and tail.isdigit():
         return base
     return name
 
 
+def root_name(name: str) -> str:
+    """`x_1_2` -> `x`: every numeric suffix removed."""
+    while True:
+        stripped = strip_suffix(name)
+        if stripped == name:
+            return name
+        name = stripped
+
+
 def hint_of(v) -> str:
-    return _strip(v.name) if isinstance(v, Var) else "t"
+    return strip_suffix(v.name) if isinstance(v, Var) else "t"
 
 
 def is_const(a, value=None) -> bool:

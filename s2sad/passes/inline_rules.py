@@ -10,7 +10,7 @@ import inspect
 
 from s2sad.errors import MissingRuleError, NonDifferentiableError
 from s2sad.ir import prims
-from s2sad.ir.builder import Emitter, _strip, substitute_block
+from s2sad.ir.builder import Emitter, strip_suffix, substitute_block
 from s2sad.ir.kinds import Kind
 from s2sad.ir.nodes import Call, Const, Var
 
@@ -136,7 +136,7 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kin
             kw = tuple([(n, mapping.get(a, a) if type(a) is Var else a)
                         for n, a in st.kwargs]) if st.kwargs else ()
             t = st.target
-            nv = mapping[t] = fresh(hints[t] if t in hints else _strip(t.name))
+            nv = mapping[t] = fresh(hints[t] if t in hints else strip_suffix(t.name))
             out.append(Call(nv, st.fn, args, kw, loc if loc is not None else st.loc))
         return tuple(mapping.get(r, r) if type(r) is Var else r for r in results)
     block = substitute_block(fn.body, mapping, em.namer, hints, loc=loc)

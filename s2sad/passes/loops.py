@@ -35,9 +35,9 @@ import operator
 import numpy as np
 
 from s2sad.ir import prims
-from s2sad.ir.builder import Namer, hint_of
+from s2sad.ir.builder import Namer, hint_of, root_name
 from s2sad.ir.kinds import atom_kind, infer_kinds
-from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While, count_uses
+from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, While, count_uses
 from s2sad.passes.simplify import eliminate_dead_code
 
 ADDS = (operator.add, np.add)
@@ -116,7 +116,7 @@ def _batch_loop(loop: ForRange, kinds: dict, namer: Namer, changed: list, local:
         loc = add_stmt.loc
         made = []
         rows = []
-        acc = _root(hint_of(outputs[k]))
+        acc = root_name(hint_of(outputs[k]))
         for side, factor, size in (("u", u, n), ("v", v, m)):
             hint = f"{acc}_{side}"  # W_bar = W_bar_u.T @ W_bar_v
             init = namer.fresh(hint)
@@ -210,15 +210,6 @@ def _outer_sum(param, result, defs: dict, uses: dict, kinds: dict):
             if n * m > 4 * (n + m):
                 return add, mul, u, row
     return None
-
-
-def _root(name: str) -> str:
-    """`W_bar_3` -> `W_bar`."""
-    while True:
-        base, _, tail = name.rpartition("_")
-        if not (base and tail.isdigit()):
-            return name
-        name = base
 
 
 def _is_int(a, value) -> bool:

@@ -14,8 +14,19 @@ import numpy as np
 
 from s2sad.ir import prims
 from s2sad.ir.kinds import Kind, atom_kind, eval_kind, infer_kinds, kind_of_value
-from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While, atoms_of
-from s2sad.ir.nodes import blocks_of, count_uses
+from s2sad.ir.nodes import (
+    Block,
+    Call,
+    Const,
+    ForRange,
+    Function,
+    If,
+    Var,
+    While,
+    atoms_of,
+    blocks_of,
+    count_uses,
+)
 from s2sad.passes.inline_rules import is_zero, zero
 from s2sad.passes.inplace import index_is_basic
 
