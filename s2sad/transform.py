@@ -339,7 +339,7 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
     if mode in ("vjp", "grad", "value_and_grad"):
         out = rewrite_loop_accumulators(out, param_kinds)
     if in_place:  # the IR goes to code generation (not into another transformation)
-        out = accumulate_in_place(out, param_kinds)
+        out = accumulate_in_place(out, param_kinds, split=mode == "vjp")
         out = iterate_tapes(out)
     out.meta["wrt_tuple"] = wrt_tuple
     verify(out)

@@ -47,9 +47,9 @@ UNARY_AST = {operator.neg: gast.USub, operator.pos: gast.UAdd, operator.not_: ga
              operator.invert: gast.Invert}
 NO_INLINE = {prims.new_tape, prims.tape_pop, prims.tape_push, prims.sweep_boundary,
              prims.tape_reader, prims.tape_next, prims.index_add_inplace, prims.index_add_at,
-             prims.index_update_inplace, prims.add_inplace}
+             prims.index_update_inplace, prims.add_inplace, prims.mul_inplace}
 SCATTERS = (prims.index_add_inplace, prims.index_add_at, prims.index_update_inplace,
-            prims.add_inplace)
+            prims.add_inplace, prims.mul_inplace)
 
 
 def sink_temporaries(fn: Function) -> Function:
@@ -801,9 +801,10 @@ class Emitter:
 
     def scatter(self, indent, t, args):
         """`acc[i] += g` (or np.add.at for indices that may repeat), then the result's name."""
-        if self.scatter_kind is prims.add_inplace:
+        if self.scatter_kind in (prims.add_inplace, prims.mul_inplace):
             acc, g = args
-            self.out(indent, f"{self.names.name(acc)} += {_bare(self.src(self.atom(g)))}")
+            op = "+=" if self.scatter_kind is prims.add_inplace else "*="
+            self.out(indent, f"{self.names.name(acc)} {op} {_bare(self.src(self.atom(g)))}")
             if self.names.name(t) != self.names.name(acc):
                 self.out(indent, f"{self.names.name(t)} = {self.names.name(acc)}")
             return

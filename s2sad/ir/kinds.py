@@ -589,7 +589,8 @@ def _index_update_kind(args, kwargs):
     return args[0] if args[0].tag == "array" else None
 
 
-for _f in (prims.index_update, prims.index_update_inplace, prims.add_inplace):
+for _f in (prims.index_update, prims.index_update_inplace, prims.add_inplace,
+           prims.mul_inplace):
     KIND_RULES[_f] = _index_update_kind
 KIND_RULES[np.shape] = _np_shape_kind
 KIND_RULES[np.ndim] = _np_ndim_kind

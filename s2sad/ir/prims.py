@@ -177,6 +177,12 @@ def add_inplace(acc, g):
     return acc
 
 
+def mul_inplace(acc, g):
+    """`acc *= g` on an array the generated code owns (the product has acc's shape)."""
+    acc *= g
+    return acc
+
+
 def take_slot(g, index):
     """The entries of `g` that `a[index] = v` wrote, as a copy (for v's cotangent).
 
@@ -228,4 +234,4 @@ RUNTIME_HELPERS = (unbroadcast, sum_to_shape, broadcast_like, zeros_like)
 
 # statements that act on state: never removed, reordered, shared or folded away
 EFFECTFUL = frozenset({tape_push, tape_pop, tape_next, sweep_boundary, index_add_inplace,
-                       index_add_at, index_update_inplace, add_inplace})
+                       index_add_at, index_update_inplace, add_inplace, mul_inplace})

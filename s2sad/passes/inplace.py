@@ -27,6 +27,7 @@ RETAINING = {prims.make_tuple, prims.make_list, prims.tape_push}
 FRESH_FNS = {
     np.zeros, np.empty, prims.zeros_like, prims.index_add, prims.index_add_inplace, prims.index_add_at,
     prims.index_update, prims.index_update_inplace, np.copy, np.array, prims.add_inplace,
+    prims.mul_inplace,
     operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, np.add,
     np.subtract, np.multiply, np.divide, np.negative,
 }
@@ -102,7 +103,9 @@ def _def_of(fn, v):
     return found[0] if found else None
 
 
-def accumulate_in_place(fn: Function, param_kinds: dict) -> Function:
+def accumulate_in_place(fn: Function, param_kinds: dict, split: bool = False) -> Function:
+    """`split`: the statements after the sweep boundary become a pullback closure, which
+    may be called many times: it must not update the forward sweep's arrays in place."""
     kinds = fn.meta.pop("kinds", None) or infer_kinds(fn, param_kinds)
     copied = copy_before_updating_loops(fn, kinds)
     if copied is not fn:
@@ -167,6 +170,23 @@ def accumulate_in_place(fn: Function, param_kinds: dict) -> Function:
                 return False
         return seen == uses.get(acc, 0) and acc not in b.results
 
+    converted: set = set()  # targets of the in-place statements made so far
+    after_boundary = [False]
+    forward: set = set(fn.params)  # what the forward sweep defines (split: read-only later)
+    if split:
+        from s2sad.ir.builder import block_vars
+
+        for st in fn.body.stmts:
+            if isinstance(st, Call) and st.fn is prims.sweep_boundary:
+                break
+            forward.update(st.defs)
+            for inner in blocks_of(st):
+                forward |= block_vars(inner)
+
+    def named(v) -> bool:
+        """Will the generated code hold `v` in a variable (not fold it into an expression)?"""
+        return uses.get(v, 0) > 1 or v in converted or not v.name.startswith("_")
+
     def rewrite(b: Block, scope=None) -> Block:
         """`scope`: inside a loop body, the variables each iteration makes afresh (its
         parameters and what the body defines); an array from outside the loop is shared
@@ -174,9 +194,13 @@ def accumulate_in_place(fn: Function, param_kinds: dict) -> Function:
         out = []
 
         def mine(acc) -> bool:
+            if split and after_boundary[0] and acc in forward:
+                return False
             return scope is None or acc in scope
 
         for k, s in enumerate(b.stmts):
+            if isinstance(s, Call) and s.fn is prims.sweep_boundary:
+                after_boundary[0] = True
             match s:
                 case Call(fn=f, args=(acc, index, g)) if f is prims.index_add:
                     if mine(acc) and fresh(acc) and last_use_here(acc, b, k):
@@ -192,6 +216,20 @@ def accumulate_in_place(fn: Function, param_kinds: dict) -> Function:
                     if ka.tag == "array" and ka.shape is not None and ka == kt and \
                             acc != g and mine(acc) and fresh(acc) and last_use_here(acc, b, k):
                         s = Call(s.target, prims.add_inplace, s.args, (), s.loc)
+                case Call(fn=f, args=(x, y)) if f in (operator.mul, np.multiply) and \
+                        not s.kwargs:
+                    # c * acc -> acc *= c: no new array when acc is ours and dies here
+                    kt = atom_kind(s.target, kinds)
+                    for acc, g in ((y, x), (x, y)):
+                        ka = atom_kind(acc, kinds)
+                        if ka.tag == "array" and ka.shape is not None and ka == kt and \
+                                acc != g and ka.dtype == "f" and \
+                                atom_kind(g, kinds).dtype in ("f", "i", "b") and \
+                                mine(acc) and fresh(acc) and last_use_here(acc, b, k):
+                            if named(acc):  # a temporary inside an expression is
+                                # already reused by NumPy: keep the expression whole
+                                s = Call(s.target, prims.mul_inplace, (acc, g), (), s.loc)
+                            break
                 case If():
                     s = If(s.cond, rewrite(s.then, scope), rewrite(s.orelse, scope),
                            s.outputs, s.loc)
@@ -203,6 +241,8 @@ def accumulate_in_place(fn: Function, param_kinds: dict) -> Function:
                     inner = _owned(s.body) | set(s.params)
                     s = While(s.params, s.inits, rewrite(s.cond, inner), rewrite(s.body, inner),
                               s.outputs, s.loc)
+            if isinstance(s, Call) and s.fn in prims.EFFECTFUL:
+                converted.add(s.target)
             out.append(s)
         return Block(tuple(out), b.results)
 

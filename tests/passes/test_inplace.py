@@ -33,3 +33,24 @@ def test_an_array_from_outside_a_loop_is_not_updated_in_place():
     src = s2sad.jvp(loop_reuses_outer_sum).source_for(0.7, np.ones((2, 3)), np.ones((2, 3)),
                                                      1.0, np.ones((2, 3)), np.ones((2, 3)))
     assert "+=" not in src.split("for ")[1]
+
+
+def scaled_sine(x):
+    return np.sin(x) * 3.0
+
+
+def weighted(x, y):
+    return np.sum(scaled_sine(x) * y)
+
+
+def test_a_pullback_never_updates_the_forward_sweeps_arrays():
+    """y's cotangent is the forward value sin(x) * 3 times out_bar: computed into a new
+    array, since the pullback may be called again (and the closure only reads)."""
+    x, y = np.linspace(0.1, 1.0, 5), np.arange(5.0)
+    out, pullback = s2sad.vjp(weighted)(x, y)
+    first = pullback(1.0)
+    again = pullback(2.0)
+    np.testing.assert_allclose(first[1], 3.0 * np.sin(x), rtol=1e-13)
+    np.testing.assert_allclose(again[1], 6.0 * np.sin(x), rtol=1e-13)
+    np.testing.assert_allclose(again[0], 2.0 * 3.0 * np.cos(x) * y, rtol=1e-13)
+    check_grads(weighted, (x, y))
