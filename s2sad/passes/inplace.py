@@ -198,6 +198,12 @@ def accumulate_in_place(fn: Function, param_kinds: dict, split: bool = False) ->
                 return False
             return scope is None or acc in scope
 
+        def carried(loop) -> set:
+            """A loop's parameters that each iteration may update: those starting from an
+            array of this scope (not one an enclosing loop's iterations share)."""
+            return {p for p, init in zip(loop.params, loop.inits)
+                    if not isinstance(init, Var) or mine(init)}
+
         for k, s in enumerate(b.stmts):
             if isinstance(s, Call) and s.fn is prims.sweep_boundary:
                 after_boundary[0] = True
@@ -234,11 +240,11 @@ def accumulate_in_place(fn: Function, param_kinds: dict, split: bool = False) ->
                     s = If(s.cond, rewrite(s.then, scope), rewrite(s.orelse, scope),
                            s.outputs, s.loc)
                 case ForRange():
-                    inner = _owned(s.body) | set(s.params)
+                    inner = _owned(s.body) | carried(s)
                     s = ForRange(s.index, s.start, s.stop, s.step, s.params, s.inits,
-                                 rewrite(s.body, inner), s.outputs, s.loc, s.reverse)
+                                 rewrite(s.body, inner), s.outputs, s.loc, s.reverse, s.over)
                 case While():
-                    inner = _owned(s.body) | set(s.params)
+                    inner = _owned(s.body) | carried(s)
                     s = While(s.params, s.inits, rewrite(s.cond, inner), rewrite(s.body, inner),
                               s.outputs, s.loc)
             if isinstance(s, Call) and s.fn in prims.EFFECTFUL:

@@ -550,3 +550,36 @@ def f(p0w):
         fixed=True,
     )
 )
+
+KNOWN_BUGS.append(
+    KnownBug(
+        "inner-loop-updates-outer-tangent-in-place",
+        "A loop inside a loop starts a carried tangent from an array the outer loop's "
+        "iterations share (b_dot = p0v_dot); the inner loop multiplied it in place "
+        "(b_dot *= cos(b)), so the second outer iteration started from a corrupted "
+        "tangent. A carried parameter is now updated in place only when its initial "
+        "value belongs to the enclosing iteration.",
+        '''import math
+
+import numpy as np
+
+
+def _h100196_0(a, b):
+    s1 = math.atan(a)
+    for i2 in range(2):
+        w3 = np.matmul((b + np.array([[1.0, 0.5, -1.0], [0.25, 2.0, 0.5]])) / (1.5 + b * b), np.sin(b))
+        b = np.sin(b)
+    return ((a * b[1:]) @ np.square((b + np.array([[1.0, 0.5, -1.0], [0.25, 2.0, 0.5]]))))
+
+
+def f100196_44(p0v, p1f):
+    p0v = np.mean(np.cos((p0v + np.array([[1.0, 0.5, -1.0], [0.25, 2.0, 0.5]]))), axis=0)
+    for i229 in range(4):
+        p1f = np.mean(_h100196_0(0.25, p0v))
+    return p1f
+''',
+        "f100196_44", "jvp", ("wrong-derivative", "dot-test"),
+        lambda src: False,
+        fixed=True,
+    )
+)
