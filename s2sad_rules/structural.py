@@ -122,7 +122,7 @@ def_linear(operator.getitem, Attr("T"), Attr("real"), unbroadcast, broadcast_lik
 def_nondiff(zeros_like, Attr("shape"), Attr("ndim"), Attr("size"), Attr("dtype"), slice, len,
             prims.new_tape, prims.tape_push, prims.tape_pop, prims.tape_reader, prims.tape_next,
             prims.sweep_boundary, prims.index_add_inplace, prims.index_add_at,
-            prims.index_update_inplace, prims.add_inplace)
+            prims.index_update_inplace, prims.add_inplace, prims.mul_inplace)
 # tuples and lists are handled structurally by the passes; they are primitives all the same
 TABLE.nondiff.setdefault(prims.make_tuple, False)
 TABLE.nondiff.setdefault(prims.make_list, False)
