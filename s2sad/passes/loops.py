@@ -46,6 +46,7 @@ _T = prims.Attr("T")
 
 
 def rewrite_loop_accumulators(fn: Function, param_kinds: dict) -> Function:
+    """The two accumulator rewrites of the module doc, over every `for` loop of `fn`."""
     if not _has_loop(fn.body):
         return fn
     kinds = fn.meta.get("kinds") or infer_kinds(fn, param_kinds)
