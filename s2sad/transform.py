@@ -18,7 +18,7 @@ from s2sad.codegen.emit import emit_function
 from s2sad.codegen.names import Namespace
 from s2sad.errors import NonDifferentiableError, WrtError
 from s2sad.frontend.lower import lower
-from s2sad.ir.kinds import UNKNOWN, Kind, infer_kinds, kind_of_value
+from s2sad.ir.kinds import UNKNOWN, Kind, float_kind, infer_kinds, kind_of_value
 from s2sad.ir.nodes import Const, Var
 from s2sad.ir.verify import verify
 from s2sad.passes.forward import forward_pass
@@ -309,7 +309,7 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
                             out.source_lines, out.first_line, out.meta)
         param_kinds = dict(kinds_in)
         for p, tp in zip([ir.params[i] for i in wrt], out.meta["tangent_params"]):
-            param_kinds[tp] = _float_kind(kinds_in[p])
+            param_kinds[tp] = float_kind(kinds_in[p])
     else:
         results = ir.body.results
         if mode in ("grad", "value_and_grad"):
@@ -328,7 +328,7 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
         out = reverse_pass(ir, kinds, wrt, TABLE)
         param_kinds = dict(kinds_in)
         for r, sp in zip(results, out.meta["seed_params"]):
-            param_kinds[sp] = _float_kind(kinds.get(r, UNKNOWN) if hasattr(r, "name") and
+            param_kinds[sp] = float_kind(kinds.get(r, UNKNOWN) if hasattr(r, "name") and
                                           not hasattr(r, "value") else kind_of_value(r.value))
         if mode in ("grad", "value_and_grad"):
             out = _seed_with_one(out, keep_value=mode == "value_and_grad")
@@ -344,14 +344,6 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
     out.meta["wrt_tuple"] = wrt_tuple
     verify(out)
     return out
-
-
-def _float_kind(k: Kind) -> Kind:
-    if k.tag in ("scalar", "array") and k.dtype not in ("f", "c"):
-        return Kind(k.tag, "f", k.shape)
-    if k.known:
-        return Kind(k.tag, k.dtype, k.shape, k.items)
-    return k
 
 
 def _seed_with_one(fn, keep_value: bool):

@@ -434,20 +434,12 @@ def _special(fn: Function, pos) -> set:
     walk(fn.body)
     if not pairs:
         return special
-    parent: dict = {}
-
-    def find(v):
-        while v in parent:
-            v = parent[v]
-        return v
-
+    chains = Names()  # union-find over the pairs: one class per chain of updates
     for t, a in pairs:
-        rt, ra = find(t), find(a)
-        if rt is not ra:
-            parent[rt] = ra
+        chains.union(a, t)
     groups: dict = {}  # chain -> its members
     for t, a in pairs:
-        groups.setdefault(find(a), set()).update((t, a))
+        groups.setdefault(chains.find(a), set()).update((t, a))
     for members in groups.values():
         bases = {root_name(_base_name(v, {v}, pos)) for v in members}
         if len(bases) > 1 or not special.isdisjoint(members):

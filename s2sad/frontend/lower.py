@@ -1078,9 +1078,8 @@ class Lowerer:
                    f"or mark it non-differentiable with s2sad.def_nondiff({label})")
         raise _Abort
 
-    def recursive_call(self, fn, args, kwargs, node):
-        """Recursion is not inlined: a call that the derivative code makes to the derivative
-        of the same function (see prims.RecursiveCall)."""
+    def bind(self, fn, args, kwargs, node):
+        """(signature, arguments with defaults applied) of a call of the user's `fn`."""
         try:
             sig = inspect.signature(fn)
             bound = sig.bind(*args, **dict(kwargs))
@@ -1089,6 +1088,12 @@ class Lowerer:
                        f"signature: {e}", node)
             raise _Abort
         bound.apply_defaults()
+        return sig, bound
+
+    def recursive_call(self, fn, args, kwargs, node):
+        """Recursion is not inlined: a call that the derivative code makes to the derivative
+        of the same function (see prims.RecursiveCall)."""
+        sig, bound = self.bind(fn, args, kwargs, node)
         positional, keywords = [], []
         for pname, p in sig.parameters.items():
             value = bound.arguments[pname]
@@ -1146,14 +1151,7 @@ class Lowerer:
             e.loc = e.loc or self.loc(node)
             self.errors.append(e)
             raise _Abort
-        try:
-            sig = inspect.signature(fn)
-            bound = sig.bind(*args, **dict(kwargs))
-        except TypeError as e:
-            self.error(UnsupportedSyntaxError, f"call of `{fn.__name__}` does not match its "
-                       f"signature: {e}", node)
-            raise _Abort
-        bound.apply_defaults()
+        sig, bound = self.bind(fn, args, kwargs, node)
         scope = Scope(parsed)
         for pname, value in bound.arguments.items():
             if not isinstance(value, (Var, Const, StaticSeq, Static)):

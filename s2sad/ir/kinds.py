@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from s2sad.ir import prims
-from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While
+from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While
 
 _UNSET = object()
 
@@ -84,6 +84,16 @@ OBJECT = Kind("object")
 FLOAT = Kind("scalar", "f")
 INT = Kind("scalar", "i")
 BOOL = Kind("scalar", "b")
+
+
+def float_kind(k: Kind) -> Kind:
+    """The kind of a derivative (tangent or cotangent) of a value of kind `k`: the same
+    shape, a float for an int or bool, no compile-time value."""
+    if k.tag in ("scalar", "array") and k.dtype not in ("f", "c"):
+        return Kind(k.tag, "f", k.shape, rank=k.rank)
+    if k.known:
+        return Kind(k.tag, k.dtype, k.shape, k.items, rank=k.rank)
+    return k
 
 
 def scalar(dtype: str, value=_UNSET) -> Kind:

@@ -35,7 +35,7 @@ import operator
 import numpy as np
 
 from s2sad.ir import prims
-from s2sad.ir.builder import Namer, hint_of, root_name
+from s2sad.ir.builder import Namer, hint_of, is_const, root_name
 from s2sad.ir.kinds import atom_kind, infer_kinds
 from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, While, count_uses
 from s2sad.passes.simplify import eliminate_dead_code
@@ -97,7 +97,7 @@ def _has_loop(b: Block) -> bool:
 
 def _batch_loop(loop: ForRange, kinds: dict, namer: Namer, changed: list, local: dict) -> list:
     """The loop, and what follows it, with its outer-product sums batched (or as it was)."""
-    if not (_is_int(loop.start, 0) and _is_int(loop.step, 1) and isinstance(loop.stop, Const)
+    if not (is_const(loop.start, 0) and is_const(loop.step, 1) and isinstance(loop.stop, Const)
             and type(loop.stop.value) is int and loop.stop.value >= 1):
         return [loop]
     n_iter = loop.stop.value
@@ -112,7 +112,7 @@ def _batch_loop(loop: ForRange, kinds: dict, namer: Namer, changed: list, local:
         found = _outer_sum(params[k], results[k], defs, uses, kinds)
         if found is None:
             continue
-        add_stmt, mul_stmt, u, v = found
+        add_stmt, u, v = found
         n, m = atom_kind(u, kinds).shape[0], atom_kind(v, kinds).shape[0]
         loc = add_stmt.loc
         made = []
@@ -125,12 +125,8 @@ def _batch_loop(loop: ForRange, kinds: dict, namer: Namer, changed: list, local:
             param, res, out = namer.fresh(hint), namer.fresh(hint), namer.fresh(hint)
             made.append(Call(res, prims.index_update, (param, loop.index, factor), (), loc))
             rows.append((param, init, res, out))
-        drop = {id(add_stmt)}
-        if uses.get(mul_stmt.target, 0) == 1:
-            drop.add(id(mul_stmt))
         at = next(i for i, s in enumerate(stmts) if s is add_stmt)
-        stmts[at:at + 1] = made
-        stmts = [s for s in stmts if id(s) not in drop]
+        stmts[at:at + 1] = made  # the product itself, now unread, goes with dead code
         acc_init, acc_out = inits[k], outputs[k]
         del params[k], inits[k], results[k], outputs[k]
         for param, init, res, out in rows:
@@ -182,7 +178,7 @@ def _first_writes(loop: ForRange, local: dict, changed: list) -> ForRange:
 
 
 def _outer_sum(param, result, defs: dict, uses: dict, kinds: dict):
-    """(add, mul, u, v) when `result` is `param + u[:, None] * v` and nothing else reads
+    """(add, u, v) when `result` is `param + u[:, None] * v` and nothing else reads
     `param` or the sum in the loop body; else None."""
     add = defs.get(result)
     if add is None or add.fn not in ADDS or add.kwargs or uses.get(param, 0) != 1 or \
@@ -209,12 +205,8 @@ def _outer_sum(param, result, defs: dict, uses: dict, kinds: dict):
                 len(kv.shape) == 1 and (ku.shape[0], kv.shape[0]) == kp.shape:
             n, m = kp.shape
             if n * m > 4 * (n + m):
-                return add, mul, u, row
+                return add, u, row
     return None
-
-
-def _is_int(a, value) -> bool:
-    return isinstance(a, Const) and type(a.value) is int and a.value == value
 
 
 def iterate_tapes(fn: Function) -> Function:
@@ -236,7 +228,7 @@ def iterate_tapes(fn: Function) -> Function:
     taken = {}  # reader -> the loop that iterates it
     for s in fn.body.stmts:
         if isinstance(s, ForRange) and s.over is None and s.reverse and \
-                _is_int(s.start, 0) and _is_int(s.step, 1) and s.body.stmts and \
+                is_const(s.start, 0) and is_const(s.step, 1) and s.body.stmts and \
                 uses.get(s.index, 0) == 0:
             first = s.body.stmts[0]
             if isinstance(first, Call) and first.fn is prims.tape_next and \

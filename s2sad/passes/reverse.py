@@ -17,7 +17,7 @@ import numpy as np
 from s2sad.errors import MissingRuleError, NonDifferentiableError
 from s2sad.ir import prims
 from s2sad.ir.builder import Emitter, Namer, hint_of, replace_atoms
-from s2sad.ir.kinds import atom_kind
+from s2sad.ir.kinds import atom_kind, float_kind
 from s2sad.ir.nodes import (
     Block,
     Call,
@@ -240,7 +240,7 @@ class ReversePass:
         hints = [("_" if bars.get(bindings[p]) is not None else "") + hint_of(bindings[p]) +
                  "_bar" for p in rule.diff_params]
         contribs = inline(rule, self.table, rev, bindings, hints, loc=s.loc,
-                          kind_of=self.kind, g_kind=_cotangent_kind(self.kind(t)))
+                          kind_of=self.kind, g_kind=float_kind(self.kind(t)))
         if len(contribs) != len(rule.diff_params):
             raise NonDifferentiableError(
                 f"the VJP rule for `{callee_name(fn)}` returns {len(contribs)} values for "
@@ -347,7 +347,7 @@ class ReversePass:
 
     def reverse_if(self, s: If, plan, rev: Emitter, bars: dict):
         fwd = plan["fwd"]
-        rev_blocks, residual_lists, touched = [], [], set()
+        rev_blocks, touched = [], set()
         results_bars = []
         for (blk, inner_fwd, plans), res in zip(plan["branches"], (s.then.results,
                                                                  s.orelse.results)):
@@ -693,17 +693,6 @@ class ReversePass:
 
 
 _TRANSPOSING: set = set()  # primitives whose JVP rule is being transposed
-
-
-def _cotangent_kind(k):
-    """A cotangent has its primal's shape (ints and bools get float cotangents)."""
-    from s2sad.ir.kinds import Kind
-
-    if k.tag in ("scalar", "array") and k.dtype not in ("f", "c"):
-        return Kind(k.tag, "f", k.shape, rank=k.rank)
-    if k.known:
-        return Kind(k.tag, k.dtype, k.shape, k.items, rank=k.rank)
-    return k
 
 
 def _reader_tapes(block: Block) -> dict:

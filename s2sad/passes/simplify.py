@@ -198,16 +198,15 @@ class Simplifier:
             sub[s.target] = res
             self.changed = True
             return
-        if s.fn not in prims.EFFECTFUL and s.fn not in (prims.new_tape, prims.tape_reader):
-            key = _cse_key(s)
-            if key is not None:
-                prev = cse.get(key)
-                if prev is not None:
-                    self.recount(s, out, len(out))
-                    sub[s.target] = prev
-                    self.changed = True
-                    return
-                cse[key] = s.target
+        key = self.cse_key(s)
+        if key is not None:
+            prev = cse.get(key)
+            if prev is not None:
+                self.recount(s, out, len(out))
+                sub[s.target] = prev
+                self.changed = True
+                return
+            cse[key] = s.target
         out.append(s)
 
     def recount(self, s: Call, out, start: int):
@@ -234,10 +233,16 @@ class Simplifier:
 
     def remember(self, s: Call, cse):
         """Record a statement kept as it is for common subexpression elimination."""
-        if s.fn not in prims.EFFECTFUL and s.fn not in (prims.new_tape, prims.tape_reader):
-            key = _cse_key(s)
-            if key is not None and key not in cse:
-                cse[key] = s.target
+        key = self.cse_key(s)
+        if key is not None and key not in cse:
+            cse[key] = s.target
+
+    @staticmethod
+    def cse_key(s: Call):
+        """What identifies the statement's value, or None when it may not be shared."""
+        if s.fn in prims.EFFECTFUL or s.fn in (prims.new_tape, prims.tape_reader):
+            return None
+        return _cse_key(s)
 
     # -- local rewrites ----------------------------------------------------
 

@@ -287,24 +287,17 @@ def check_mode(f, mode: str, args, v, u, scalar_output: bool):
                                f"out_dot={oracle.flatten(got)}\nFD(central)={exp1}\nFD(5pt)={exp2}")
         return None
 
-    if mode == "vjp":
-        if not isinstance(got, tuple) or len(got) != n:
-            return Failure(mode, "kind", f"pullback returned {type(got).__name__} {got!r}")
-        for i, (c, a) in enumerate(zip(got, args)):
-            problem = _kind_problem(c, a, f"cotangent {i}")
-            if problem:
-                return Failure(mode, "kind", problem)
-        cots = got
-    else:
-        if not scalar_output:
-            return None
-        if not isinstance(got, tuple) or len(got) != n:
-            return Failure(mode, "kind", f"grad returned {type(got).__name__} {got!r}")
-        for i, (c, a) in enumerate(zip(got, args)):
-            problem = _kind_problem(c, a, f"gradient {i}")
-            if problem:
-                return Failure(mode, "kind", problem)
-        cots = got
+    if mode != "vjp" and not scalar_output:
+        return None
+    what, each = ("pullback", "cotangent") if mode == "vjp" else ("grad", "gradient")
+    if not isinstance(got, tuple) or len(got) != n:
+        return Failure(mode, "kind", f"{what} returned {type(got).__name__} {got!r}")
+    for i, (c, a) in enumerate(zip(got, args)):
+        problem = _kind_problem(c, a, f"{each} {i}")
+        if problem:
+            return Failure(mode, "kind", problem)
+    cots = got
+    if mode != "vjp":
         u = 1.0
 
     exp1 = fd_vjp(f, args, u, fd_jvp_central)
