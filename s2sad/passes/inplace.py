@@ -13,6 +13,7 @@ import operator
 import numpy as np
 
 from s2sad.ir import prims
+from s2sad.ir.builder import block_vars
 from s2sad.ir.kinds import atom_kind, infer_kinds
 from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While, atoms_of, blocks_of
 
@@ -25,9 +26,9 @@ VIEW_FNS = {
 # update would change what they hold
 RETAINING = {prims.make_tuple, prims.make_list, prims.tape_push}
 FRESH_FNS = {
-    np.zeros, np.empty, prims.zeros_like, prims.index_add, prims.index_add_inplace, prims.index_add_at,
-    prims.index_update, prims.index_update_inplace, np.copy, np.array, prims.add_inplace,
-    prims.mul_inplace,
+    np.zeros, np.empty, prims.zeros_like, prims.index_add, prims.index_add_inplace,
+    prims.index_add_at, prims.index_update, prims.index_update_inplace, np.copy, np.array,
+    prims.add_inplace, prims.mul_inplace,
     operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, np.add,
     np.subtract, np.multiply, np.divide, np.negative,
 }
@@ -174,8 +175,6 @@ def accumulate_in_place(fn: Function, param_kinds: dict, split: bool = False) ->
     after_boundary = [False]
     forward: set = set(fn.params)  # what the forward sweep defines (split: read-only later)
     if split:
-        from s2sad.ir.builder import block_vars
-
         for st in fn.body.stmts:
             if isinstance(st, Call) and st.fn is prims.sweep_boundary:
                 break
