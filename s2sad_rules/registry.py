@@ -45,8 +45,24 @@ class RuleTable:
         self.nondiff: dict = {}  # callable -> True
         self.linear: dict = {}  # callable -> tuple of parameter names it is linear in
         self.spelling: dict = {}  # callable -> (module path, attribute name) for imports
-        self.version = 0
+        self._listeners: list = []
+        self._version = 0
         self._fingerprint = None  # (version, hash)
+
+    @property
+    def version(self) -> int:
+        """The table's generation: bumped by every registration."""
+        return self._version
+
+    @version.setter
+    def version(self, value: int):
+        self._version = value
+        for listener in list(self._listeners):
+            listener()
+
+    def add_listener(self, callback):
+        """Call `callback()` after every registration (compiled derivatives are dropped)."""
+        self._listeners.append(callback)
 
     def _key(self, fn):
         try:
