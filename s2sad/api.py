@@ -314,7 +314,7 @@ class Derivative:
             refreshed = True
         if refreshed:
             self._install_dispatcher()
-        out = hit.function(*pos, **kw)
+        out = _precision_of(self, primal, hit)(*pos, **kw)
         return _checked_vjp(out, self.__name__) if self.mode == "vjp" else out
 
     def _install_dispatcher(self):
@@ -384,7 +384,7 @@ class Derivative:
                                  f"{name}.dtype == {_PREFIX}D{k}_{name}")
             if tests is None:
                 continue
-            env[f"{_PREFIX}F{k}"] = hit.function
+            env[f"{_PREFIX}F{k}"] = _precision_of(self, primal, hit)
             test = " and ".join(tests) if tests else "True"
             result = f"{_PREFIX}F{k}({call})"
             lines.append(f"        if {test}:")
@@ -450,6 +450,77 @@ class Derivative:
 
 def _generic_call(self, *args, **kwargs):
     return self._slow_call(*args, **kwargs)
+
+
+_LOW_PRECISION = (np.dtype(np.float32), np.dtype(np.float16))
+
+
+def _low_precision(a):
+    dt = getattr(a, "dtype", None)
+    return dt if dt in _LOW_PRECISION and isinstance(a, (np.ndarray, np.floating)) else None
+
+
+def _precision_of(d: Derivative, primal, hit):
+    """The generated function, or a wrapper returning derivatives in the precision of the
+    arguments they belong to (float32 in, float32 out) where some argument is float32 or
+    float16. NumPy promotes some intermediate values to float64 (a Python float broadcast
+    to an array, a bool mask times a float); the results are cast back."""
+    dts = [_low_precision(a) for a in primal]
+    if not any(dt is not None for dt in dts):
+        return hit.function
+    fn, mode, wrt = hit.function, d.mode, d._wrt
+    common = np.result_type(*[dt if dt is not None else np.float64 for dt in dts])
+
+    def per_wrt(grads):
+        if d._wrt_tuple or (mode == "vjp" and isinstance(grads, tuple)):
+            return tuple(_cast(g, dts[i]) for g, i in zip(grads, wrt))
+        return _cast(grads, dts[wrt[0]])
+
+    if mode == "grad":
+        def run(*args, **kw):
+            return per_wrt(fn(*args, **kw))
+    elif mode == "value_and_grad":
+        def run(*args, **kw):
+            value, grads = fn(*args, **kw)
+            return value, per_wrt(grads)
+    elif mode == "vjp":
+        def run(*args, **kw):
+            out, pullback = fn(*args, **kw)
+
+            def pullback_low(g):
+                return per_wrt(pullback(g))
+            pullback_low.__wrapped__ = pullback
+            return out, pullback_low
+    elif mode == "jvp":
+        def run(*args, **kw):
+            out, out_dot = fn(*args, **kw)
+            if type(out) is tuple:
+                return out, tuple(_cast(t, getattr(o, "dtype", None)) for o, t in zip(out, out_dot))
+            return out, _cast(out_dot, getattr(out, "dtype", None))
+    elif mode == "hvp":
+        def run(*args, **kw):
+            return per_wrt(fn(*args, **kw))
+    else:  # jacobians, hessians: the arguments' common precision
+        def run(*args, **kw):
+            out = fn(*args, **kw)
+            if type(out) is tuple:
+                return tuple(_cast(o, common) for o in out)
+            return _cast(out, common)
+    run.__wrapped__ = fn
+    return run
+
+
+def _cast(value, dtype):
+    if dtype is None or dtype not in _LOW_PRECISION:
+        return value
+    if isinstance(value, np.ndarray):
+        return value if value.dtype == dtype or value.dtype.kind != "f" else \
+            value.astype(dtype)
+    if isinstance(value, (float, np.floating)):
+        return dtype.type(value)
+    if type(value) is tuple:
+        return tuple(_cast(v, dtype) for v in value)
+    return value
 
 
 def _shape_of(value):

@@ -160,7 +160,7 @@ def _content_hash(table: RuleTable) -> str:
     for mode, rules in (("jvp", table.jvp_rules), ("vjp", table.vjp_rules)):
         for fn, rule in rules.items():
             # which rule function it is shows in its file's content, hashed below
-            entries.append(f"{mode} {name(fn)} {rule.diff_params}")
+            entries.append(f"{mode} {name(fn)} {rule.diff_params} {name(rule.func)}")
             files.add(getattr(getattr(rule.func, "__code__", None), "co_filename", ""))
     entries += [f"nondiff {name(fn)} {v}" for fn, v in table.nondiff.items()]
     entries += [f"linear {name(fn)} {v}" for fn, v in table.linear.items()]
