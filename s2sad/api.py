@@ -308,13 +308,15 @@ class Derivative:
                 hit = None
         if hit is None:
             hit = self._compile(key, primal, kw)
-            self._fast_paths = [fp for fp in self._fast_paths if fp[2] is not hit]
-            self._fast_paths.insert(0, (primal, kw, hit))
-            del self._fast_paths[4:]
+            with _COMPILE_LOCK:
+                paths = [fp for fp in self._fast_paths if fp[1] is not hit]
+                # what the dispatcher tests, not the arrays (they are not kept alive)
+                self._fast_paths = [(_sample(primal, kw, self._kwonly), hit)] + paths[:3]
             refreshed = True
         if refreshed:
-            self._install_dispatcher()
-        out = _precision_of(self, primal, hit)(*pos, **kw)
+            with _COMPILE_LOCK:
+                self._install_dispatcher()
+        out = _precision_of(self, _sample(primal, kw, self._kwonly), hit)(*pos, **kw)
         return _checked_vjp(out, self.__name__) if self.mode == "vjp" else out
 
     def _install_dispatcher(self):
@@ -342,16 +344,21 @@ class Derivative:
                 params.append("*")
             if p.default is not p.empty:
                 params.append(f"{n}={_PREFIX}DEFAULT")
-                env[f"{_PREFIX}D_{n}"] = current[n].default
+                if i < n_pos:  # guarded by the identity of the function's __defaults__
+                    env[f"{_PREFIX}D_{n}"] = current[n].default
+                    value = f"{_PREFIX}D_{n}"
+                else:  # read when used, as the function reads its __kwdefaults__
+                    env[f"{_PREFIX}FUNC"] = self.func
+                    value = f"{_PREFIX}FUNC.__kwdefaults__[{n!r}]"
                 fill.append(f"        if {n} is {_PREFIX}DEFAULT:\n"
-                            f"            {n} = {_PREFIX}D_{n}")
+                            f"            {n} = {value}")
             else:
                 params.append(n)
         if self._kwonly and "*" not in params:
             params.insert(n_pos, "*")
         call = ", ".join(names[:n_pos] + [f"{n}={n}" for n in self._kwonly])
         guards = Guards()
-        for _, _, hit in self._fast_paths:
+        for _, hit in self._fast_paths:
             guards = guards.merged(hit.guards)
         cond = guards.condition(env, _PREFIX + "G")
         wrap = f"{_PREFIX}vjp" if self.mode == "vjp" else ""
@@ -359,37 +366,40 @@ class Derivative:
             env[wrap] = functools.partial(_checked_vjp, name=self.__name__)
         fname = self.__name__ if self.__name__.isidentifier() else "derivative"
         lines = [f"def {fname}({', '.join(params)}):"]
-        if cond == "True":
-            lines.append(f"    {_PREFIX}ok = True")
+        if cond == "True" and not fill:
+            lines += ["    if True:"]
         else:
-            lines += ["    try:", f"        {_PREFIX}ok = {cond}", "    except Exception:",
-                      f"        {_PREFIX}ok = False"]
-        lines.append(f"    if {_PREFIX}ok:")
-        lines += fill or ["        pass"]
+            lines += ["    try:", f"        {_PREFIX}ok = {cond}"]
+            if fill:
+                lines += [f"        if {_PREFIX}ok:"]
+                lines += ["    " + ln.replace("\n", "\n    ") for ln in fill]
+            lines += ["    except Exception:", f"        {_PREFIX}ok = False",
+                      f"    if {_PREFIX}ok:"]
+        n_body = len(lines)
         arg_names = names[:self._n_params] + self._kwonly
-        for k, (primal, kw, hit) in enumerate(self._fast_paths):
+        for k, (sample, hit) in enumerate(self._fast_paths):
             tests = []
-            values = list(primal) + [kw[n] for n in self._kwonly]
-            for name, a in zip(arg_names, values):
-                t = type(a)
+            for name, (t, shape, dtype) in zip(arg_names, sample):
                 if t is tuple or t is list:
                     tests = None
                     break
                 env[f"{_PREFIX}T{k}_{name}"] = t
                 tests.append(f"type({name}) is {_PREFIX}T{k}_{name}")
                 if t is _ndarray:
-                    env[f"{_PREFIX}S{k}_{name}"] = a.shape
-                    env[f"{_PREFIX}D{k}_{name}"] = a.dtype
+                    env[f"{_PREFIX}S{k}_{name}"] = shape
+                    env[f"{_PREFIX}D{k}_{name}"] = dtype
                     tests.append(f"{name}.shape == {_PREFIX}S{k}_{name} and "
                                  f"{name}.dtype == {_PREFIX}D{k}_{name}")
             if tests is None:
                 continue
-            env[f"{_PREFIX}F{k}"] = _precision_of(self, primal, hit)
+            env[f"{_PREFIX}F{k}"] = _precision_of(self, sample, hit)
             test = " and ".join(tests) if tests else "True"
             result = f"{_PREFIX}F{k}({call})"
             lines.append(f"        if {test}:")
             lines.append(f"            return {wrap}({result})" if wrap else
                          f"            return {result}")
+        if len(lines) == n_body:
+            lines.append("        pass")
         lines.append(f"    return {_PREFIX}slow({call})")
         source = "\n".join(lines)
         code = _DISPATCH_CODE.get(source)
@@ -455,17 +465,24 @@ def _generic_call(self, *args, **kwargs):
 _LOW_PRECISION = (np.dtype(np.float32), np.dtype(np.float16))
 
 
-def _low_precision(a):
-    dt = getattr(a, "dtype", None)
-    return dt if dt in _LOW_PRECISION and isinstance(a, (np.ndarray, np.floating)) else None
+def _sample(primal, kw, kwonly) -> list:
+    """(type, shape, dtype) of each argument: what the dispatcher tests."""
+    return [(type(a), getattr(a, "shape", None), getattr(a, "dtype", None))
+            for a in list(primal) + [kw[n] for n in kwonly]]
 
 
-def _precision_of(d: Derivative, primal, hit):
+def _low_precision(t, dtype):
+    if dtype in _LOW_PRECISION and (t is _ndarray or issubclass(t, np.floating)):
+        return dtype
+    return None
+
+
+def _precision_of(d: Derivative, sample, hit):
     """The generated function, or a wrapper returning derivatives in the precision of the
     arguments they belong to (float32 in, float32 out) where some argument is float32 or
     float16. NumPy promotes some intermediate values to float64 (a Python float broadcast
     to an array, a bool mask times a float); the results are cast back."""
-    dts = [_low_precision(a) for a in primal]
+    dts = [_low_precision(t, dtype) for t, _, dtype in sample[:d._n_params]]
     if not any(dt is not None for dt in dts):
         return hit.function
     fn, mode, wrt = hit.function, d.mode, d._wrt

@@ -236,9 +236,14 @@ def collect(func) -> Guards:
         seen_fns.add(id(fn))
         code = fn.__code__
         add("attr", fn, "__code__", code)
-        add("attr", fn, "__defaults__", fn.__defaults__)
-        if code.co_kwonlyargcount:
-            add("attr", fn, "__kwdefaults__", fn.__kwdefaults__)
+        if depth > 0:  # a helper: lowering inlines its defaults
+            add("attr", fn, "__defaults__", fn.__defaults__)
+            if code.co_kwonlyargcount:
+                add("attr", fn, "__kwdefaults__", fn.__kwdefaults__)
+        elif fn.__defaults__ is not None:
+            # the function itself: a derivative call binds its arguments as the function
+            # does (the dispatcher keeps the positional defaults, reads keyword-only ones)
+            add("attr", fn, "__defaults__", fn.__defaults__)
         for d in (fn.__defaults__ or ()):
             value(d, depth)
         scope = fn.__globals__

@@ -114,6 +114,8 @@ def array(dtype: str, shape) -> Kind:
 
 def kind_of_value(v, keep_value: bool = True) -> Kind:
     """The kind of a concrete runtime value (used for arguments and constants)."""
+    if v is None or v is Ellipsis:
+        return Kind("object", value=v)  # its type is its value: known even for an argument
     if isinstance(v, bool):
         return scalar("b", v if keep_value else _UNSET)
     if isinstance(v, int):
