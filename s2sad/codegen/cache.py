@@ -25,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from s2sad_rules import TABLE as _TABLE
+
 ENTRY_FORMAT = 2
 _MAGIC = "s2sad-cache"
 _SUFFIX = ".entry"
@@ -524,8 +526,6 @@ def rule_digest(func, portable: bool) -> str:
     `portable`: the same in every Python version) and the values it reads: globals,
     closure variables (a rule made by a factory from a setting), defaults, and the user
     helpers it calls, recursively."""
-    from s2sad_rules import TABLE
-
     parts: list = []
     seen: set = set()
     queue = [func]
@@ -534,17 +534,17 @@ def rule_digest(func, portable: bool) -> str:
         if id(fn) in seen:
             continue
         seen.add(id(fn))
-        if not portable:
-            parts.append(code_digest(fn.__code__))
         if portable or not fn.__module__.startswith("s2sad_rules"):
-            # built-in rule files are covered by compiler_fingerprint in the disk key
+            # in the disk key, compiler_fingerprint covers the built-in rules' files
+            if not portable:
+                parts.append(code_digest(fn.__code__))
             try:
                 parts.append("".join(_source_lines(fn)[0]))
             except _Undescribable:
                 parts.append(code_digest(fn.__code__))
         for name, value in _referenced(fn, attributes=False):
             if isinstance(value, types.FunctionType) and not _is_library(value) \
-                    and not TABLE.is_primitive(value):
+                    and not _TABLE.is_primitive(value):
                 parts.append(("calls", name))
                 queue.append(value)
             else:
@@ -562,7 +562,7 @@ def callable_name(fn) -> str:
 def rules_digest(fns, portable: bool) -> str:
     """A hash of the rules of the primitives `fns`: which arguments each differentiates,
     the rule functions (`rule_digest`) and the linear / non-differentiable marks."""
-    from s2sad_rules import TABLE
+    TABLE = _TABLE
 
     digests: dict = {}
     lines = []
@@ -573,7 +573,7 @@ def rules_digest(fns, portable: bool) -> str:
             if rule is not None:
                 d = digests.get(id(rule.func))
                 if d is None:
-                    d = digests[id(rule.func)] = rule_digest(rule.func, portable)
+                    d = digests[id(rule.func)] = _rule_part(rule.func, portable)
                 line.append(f"{mode} {rule.diff_params} {rule.uses_ans} {d}")
         if fn in TABLE.nondiff:
             line.append(f"nondiff {TABLE.nondiff[fn]}")
@@ -583,10 +583,42 @@ def rules_digest(fns, portable: bool) -> str:
     return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()
 
 
+def _rule_part(func, portable: bool) -> str:
+    if portable or not func.__module__.startswith("s2sad_rules"):
+        return rule_digest(func, portable)
+    # a built-in rule: its code is in compiler_fingerprint and the globals it can read are
+    # in _builtin_rule_globals; what is left are its closure and defaults (the disk key,
+    # computed in every new process, stays cheap)
+    if not (func.__closure__ or func.__defaults__ or func.__kwdefaults__):
+        return "built-in"
+    cells = []
+    for cell in func.__closure__ or ():
+        try:
+            cells.append(_describe_value(cell.cell_contents, strict=False))
+        except ValueError:  # an empty cell
+            cells.append(None)
+    return repr((cells, _describe_value(func.__defaults__, strict=False),
+                 _describe_value(func.__kwdefaults__, strict=False)))
+
+
+def _builtin_rule_globals() -> str:
+    """A hash of the plain values (numbers, strings, containers, arrays) that the modules
+    of the built-in rules hold as globals."""
+    parts = []
+    for name in sorted(m for m in sys.modules if m.split(".")[0] == "s2sad_rules"):
+        for var, v in vars(sys.modules[name]).items():
+            if isinstance(v, _PLAIN) and not var.startswith("__") or isinstance(
+                    v, (tuple, list, frozenset)) and all(isinstance(x, _PLAIN) for x in v):
+                parts.append((name, var, repr(sorted(map(repr, v))) if isinstance(
+                    v, frozenset) else repr(v)))
+            elif isinstance(v, (np.ndarray, np.generic)):
+                parts.append((name, var, repr(v.tolist())))
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
 def table_primitives() -> list:
     """Every callable the rule table knows (with a rule, or marked linear/non-diff)."""
-    from s2sad_rules import TABLE
-
+    TABLE = _TABLE
     return list({id(f): f for table in (TABLE.jvp_rules, TABLE.vjp_rules, TABLE.nondiff,
                                          TABLE.linear) for f in table}.values())
 
@@ -600,7 +632,9 @@ def rules_fingerprint() -> str:
     from s2sad_rules import TABLE
 
     if not _RULES or _RULES[0][0] != TABLE.version:
-        _RULES[:] = [(TABLE.version, rules_digest(table_primitives(), portable=False))]
+        digest = hashlib.sha256(rules_digest(table_primitives(), portable=False).encode()
+                                + _builtin_rule_globals().encode()).hexdigest()
+        _RULES[:] = [(TABLE.version, digest)]
     return _RULES[0][1]
 
 
