@@ -126,8 +126,14 @@ def _open_checked(name: str, dir_fd: int | None, path, kind: int,
     try:
         fd = os.open(name, flags, dir_fd=dir_fd)
     except OSError as e:
-        if e.errno == errno.ELOOP:
-            raise UnsafeCacheError(f"{path} is a symbolic link") from None
+        # O_NOFOLLOW refuses a link: ELOOP, or ENOTDIR with O_DIRECTORY; lstat says which
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):
+            try:
+                link = stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+            except OSError:
+                link = False
+            raise UnsafeCacheError(f"{path} is a symbolic link" if link else
+                                   f"{path}: {e.strerror}") from None
         raise
     try:
         _check(fd, path, kind, private)
