@@ -247,11 +247,15 @@ _SECRETS: dict = {}
 
 def _secret(root_fd: int, root: Path, create: bool) -> bytes:
     """The user's key for authenticating entries: `<root>/secret`, random, mode 0600,
-    made on first use. Cached per directory (device, inode) for the process."""
-    st = os.fstat(root_fd)
-    known = _SECRETS.get((st.st_dev, st.st_ino))
-    if known is not None:
-        return known
+    made on first use. Remembered for the process by the file's identity (device, inode,
+    change time: a chmod or chown changes it), so that it is read and checked once."""
+    try:
+        st = os.stat(_SECRET, dir_fd=root_fd, follow_symlinks=False)
+        known = _SECRETS.get((st.st_dev, st.st_ino, st.st_ctime_ns))
+        if known is not None:
+            return known
+    except FileNotFoundError:
+        pass
     path = root / _SECRET
     for attempt in range(2):
         try:
@@ -263,11 +267,12 @@ def _secret(root_fd: int, root: Path, create: bool) -> bytes:
             _write_atomic(root_fd, _SECRET, os.urandom(_SECRET_BYTES), replace=False)
             continue
         with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
             secret = f.read(_SECRET_BYTES + 1)
         if len(secret) != _SECRET_BYTES:
             raise UnsafeCacheError(f"{path} is not an s2sad cache secret "
                                    f"({len(secret)} bytes); remove it")
-        _SECRETS[(st.st_dev, st.st_ino)] = secret
+        _SECRETS[(st.st_dev, st.st_ino, st.st_ctime_ns)] = secret
         return secret
     raise AssertionError("unreachable")
 
