@@ -167,17 +167,19 @@ def numpy_major() -> str:
 
 
 def primitive_names(func) -> tuple:
-    """The names of the primitives `func`'s lowered code calls (helpers are inlined)."""
+    """The names of the primitives with rules (or linear / non-differentiable marks) that
+    `func`'s lowered code calls (helpers are inlined)."""
     from s2sad.codegen.cache import callable_name
     from s2sad.ir.nodes import Call, blocks_of
     from s2sad.transform import lowered
 
+    index = _rule_index()
     names = set()
     stack = [lowered(func).body]
     while stack:
         block = stack.pop()
         for stmt in block.stmts:
-            if isinstance(stmt, Call):
+            if isinstance(stmt, Call) and callable_name(stmt.fn) in index:
                 names.add(callable_name(stmt.fn))
             stack.extend(blocks_of(stmt))
     return tuple(sorted(names))
@@ -189,7 +191,20 @@ _RULE_INDEX: list = []  # [(table version, {name: [primitive, ...]})]
 def rules_hash(names) -> str | None:
     """A hash of the rules of the primitives called `names` (every primitive of that name:
     the same in the build and at run time), or None when one has no entry in the table."""
-    from s2sad.codegen.cache import callable_name, rules_digest, table_primitives
+    from s2sad.codegen.cache import rules_digest
+
+    index = _rule_index()
+    fns = []
+    for name in names:
+        if name not in index:
+            return None
+        fns.extend(index[name])
+    return rules_digest(fns, portable=True)
+
+
+def _rule_index() -> dict:
+    """{callable_name: [primitive, ...]} over the rule table (rebuilt when it changes)."""
+    from s2sad.codegen.cache import callable_name, table_primitives
     from s2sad_rules import TABLE
 
     if not _RULE_INDEX or _RULE_INDEX[0][0] != TABLE.version:
@@ -197,13 +212,7 @@ def rules_hash(names) -> str | None:
         for fn in table_primitives():
             index.setdefault(callable_name(fn), []).append(fn)
         _RULE_INDEX[:] = [(TABLE.version, index)]
-    index = _RULE_INDEX[0][1]
-    fns = []
-    for name in names:
-        if name not in index:
-            return None
-        fns.extend(index[name])
-    return rules_digest(fns, portable=True)
+    return _RULE_INDEX[0][1]
 
 
 def _renamed(source: str, old: str, new: str) -> str:

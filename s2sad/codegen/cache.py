@@ -16,6 +16,7 @@ import inspect
 import linecache
 import marshal
 import os
+import re
 import stat
 import sys
 import time
@@ -567,7 +568,9 @@ def callable_name(fn) -> str:
     """`module.qualname` of a primitive, the same in every process."""
     mod = getattr(fn, "__module__", None) or type(fn).__module__
     qual = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
-    return f"{mod}.{qual}" if qual else type(fn).__qualname__
+    if qual is None:  # an instance, e.g. Attr('T'): its repr, without an address
+        qual = re.sub(r" at 0x[0-9a-fA-F]+", "", repr(fn))
+    return f"{mod}.{qual}"
 
 
 def rules_digest(fns, portable: bool) -> str:
