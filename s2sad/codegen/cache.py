@@ -23,10 +23,14 @@ import time
 import types
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from s2sad_rules import TABLE as _TABLE
+
+if TYPE_CHECKING:
+    from typing import Self
 
 ENTRY_FORMAT = 2
 _MAGIC = "s2sad-cache"
@@ -188,7 +192,7 @@ class _Store:
                 os.close(fd)
         self.fd = self.root_fd = None
 
-    def __enter__(self) -> _Store:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc):

@@ -167,7 +167,7 @@ def _functions(code):
 
 
 def test_served_code_is_the_shown_source(tmp_path, monkeypatch, cache_dir):
-    mod, path, payload = filled(tmp_path, monkeypatch, cache_dir)
+    mod, _, _ = filled(tmp_path, monkeypatch, cache_dir)
 
     def refuse(*a, **k):
         raise AssertionError("the compiler ran")
@@ -246,7 +246,7 @@ def test_symbolic_link_cache_directory_is_refused(tmp_path, monkeypatch, cache_d
 
 @posix_only
 def test_secret_readable_by_others_turns_the_cache_off(tmp_path, monkeypatch, cache_dir):
-    mod, path, payload = filled(tmp_path, monkeypatch, cache_dir)
+    mod, _, _ = filled(tmp_path, monkeypatch, cache_dir)
     secret = cache_dir / "secret"
     assert secret.stat().st_mode & 0o777 == 0o600
     secret.chmod(0o644)
@@ -629,11 +629,9 @@ def test_aot_entry_records_versions_and_rules(tmp_path, monkeypatch):
     from s2sad.transform import VERSION
 
     mod = write_module(tmp_path, monkeypatch, AOT_MODEL, prefix="aotfacts")
-    monkeypatch.setattr(mod, "__name__", mod.__name__)
     text = aot.write_module([aot.DerivativeSpec(f"{mod.__name__}:f", mod.f)])
-    scope: dict = {}
-    exec(compile(text, "<aot>", "exec"), scope)
-    (entry,) = scope["S2SAD_DERIVATIVES"]
+    (tmp_path / f"{mod.__name__}_s2sad.py").write_text(text)
+    (entry,) = importlib.import_module(f"{mod.__name__}_s2sad").S2SAD_DERIVATIVES
     assert entry["s2sad"] == VERSION and entry["numpy"] == np.__version__.split(".")[0]
     assert "numpy.sum" in entry["primitives"]
     assert aot.stale_reason(entry, mod.f) is None
