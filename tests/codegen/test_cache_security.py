@@ -466,7 +466,7 @@ def test_concurrent_writers_and_clear(tmp_path, cache_dir):
 
 @pytest.mark.slow
 def test_concurrent_writers_and_clear_long(tmp_path, cache_dir):
-    run_writers_and_clear(tmp_path, cache_dir, processes=8, rounds=25)
+    run_writers_and_clear(tmp_path, cache_dir, processes=8, rounds=100)
 
 
 def test_cli_clear_refuses_an_unsafe_directory(tmp_path, monkeypatch, cache_dir, capsys):
