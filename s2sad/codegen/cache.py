@@ -577,83 +577,97 @@ def callable_name(fn) -> str:
     return f"{mod}.{qual}"
 
 
-def rules_digest(fns, portable: bool) -> str:
+def rules_digest(fns, portable: bool = True) -> str:
     """A hash of the rules of the primitives `fns`: which arguments each differentiates,
-    the rule functions (`rule_digest`) and the linear / non-differentiable marks."""
-    TABLE = _TABLE
-
+    the rule functions (`rule_digest`) and the linear / non-differentiable marks (what
+    an ahead-of-time module records for the primitives its code calls)."""
+    T = _TABLE
     digests: dict = {}
     lines = []
     for fn in fns:
         line = [callable_name(fn)]
-        for mode, rules in (("jvp", TABLE.jvp_rules), ("vjp", TABLE.vjp_rules)):
+        for mode, rules in (("jvp", T.jvp_rules), ("vjp", T.vjp_rules)):
             rule = rules.get(fn)
             if rule is not None:
                 d = digests.get(id(rule.func))
                 if d is None:
-                    d = digests[id(rule.func)] = _rule_part(rule.func, portable)
+                    d = digests[id(rule.func)] = rule_digest(rule.func, portable)
                 line.append(f"{mode} {rule.diff_params} {rule.uses_ans} {d}")
-        if fn in TABLE.nondiff:
-            line.append(f"nondiff {TABLE.nondiff[fn]}")
-        if fn in TABLE.linear:
-            line.append(f"linear {TABLE.linear[fn]}")
+        if fn in T.nondiff:
+            line.append(f"nondiff {T.nondiff[fn]}")
+        if fn in T.linear:
+            line.append(f"linear {T.linear[fn]}")
         lines.append(" ".join(line))
     return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()
 
 
-def _rule_part(func, portable: bool) -> str:
-    if portable or not func.__module__.startswith("s2sad_rules"):
-        return rule_digest(func, portable)
-    # a built-in rule: its code is in compiler_fingerprint and the globals it can read are
-    # in _builtin_rule_globals; what is left are its closure and defaults (the disk key,
-    # computed in every new process, stays cheap)
-    if not (func.__closure__ or func.__defaults__ or func.__kwdefaults__):
-        return "built-in"
-    cells = []
-    for cell in func.__closure__ or ():
-        try:
-            cells.append(_describe_value(cell.cell_contents, strict=False))
-        except ValueError:  # an empty cell
-            cells.append(None)
-    return repr((cells, _describe_value(func.__defaults__, strict=False),
-                 _describe_value(func.__kwdefaults__, strict=False)))
-
-
-def _builtin_rule_globals() -> str:
-    """A hash of the plain values (numbers, strings, containers, arrays) that the modules
-    of the built-in rules hold as globals."""
-    parts = []
-    for name in sorted(m for m in sys.modules if m.split(".")[0] == "s2sad_rules"):
-        for var, v in vars(sys.modules[name]).items():
-            if isinstance(v, _PLAIN) and not var.startswith("__") or isinstance(
-                    v, (tuple, list, frozenset)) and all(isinstance(x, _PLAIN) for x in v):
-                parts.append((name, var, repr(sorted(map(repr, v))) if isinstance(
-                    v, frozenset) else repr(v)))
-            elif isinstance(v, (np.ndarray, np.generic)):
-                parts.append((name, var, repr(v.tolist())))
-    return hashlib.sha256(repr(parts).encode()).hexdigest()
-
-
 def table_primitives() -> list:
     """Every callable the rule table knows (with a rule, or marked linear/non-diff)."""
-    TABLE = _TABLE
-    return list({id(f): f for table in (TABLE.jvp_rules, TABLE.vjp_rules, TABLE.nondiff,
-                                         TABLE.linear) for f in table}.values())
+    T = _TABLE
+    return list({id(f): f for table in (T.jvp_rules, T.vjp_rules, T.nondiff, T.linear)
+                 for f in table}.values())
 
 
 _RULES: list = []  # [(table version, digest)]
+_PLAIN_TYPES = frozenset(_PLAIN)
 
 
 def rules_fingerprint() -> str:
-    """A hash of the whole rule table as this process would compile with it, rule values
-    included (computed once per table version)."""
-    from s2sad_rules import TABLE
-
-    if not _RULES or _RULES[0][0] != TABLE.version:
-        digest = hashlib.sha256(rules_digest(table_primitives(), portable=False).encode()
-                                + _builtin_rule_globals().encode()).hexdigest()
-        _RULES[:] = [(TABLE.version, digest)]
+    """A hash of the whole rule table as this process compiles with it, the values its
+    rules close over or read included (computed once per table version: the disk key)."""
+    if not _RULES or _RULES[0][0] != _TABLE.version:
+        _RULES[:] = [(_TABLE.version, _table_digest())]
     return _RULES[0][1]
+
+
+def _table_digest() -> str:
+    # Computed in every new process before its first disk hit, so kept cheap: a built-in
+    # rule (module s2sad_rules) counts by name, defaults and closure, since its code is in
+    # compiler_fingerprint and the globals it can read are in _builtin_rule_globals;
+    # every other rule by rule_digest (code, source, values, helpers).
+    T = _TABLE
+    items = []
+    user: dict = {}
+    for mode, rules in (("jvp", T.jvp_rules), ("vjp", T.vjp_rules)):
+        for fn, rule in rules.items():
+            f = rule.func
+            if f.__closure__ is None and f.__module__.startswith("s2sad_rules"):
+                defaults = f.__defaults__
+                if defaults and not all(type(d) in _PLAIN_TYPES for d in defaults):
+                    defaults = _describe_value(defaults, strict=False)
+                part = (f.__qualname__, defaults,
+                        f.__kwdefaults__ and _describe_value(f.__kwdefaults__, strict=False))
+            else:
+                part = user.get(id(f))
+                if part is None:
+                    part = user[id(f)] = rule_digest(f, portable=False)
+            items.append((mode, callable_name(fn), rule.diff_params, rule.uses_ans, part))
+    items += [("nondiff", callable_name(fn), v) for fn, v in T.nondiff.items()]
+    items += [("linear", callable_name(fn), v) for fn, v in T.linear.items()]
+    items.sort(key=lambda item: (item[0], item[1]))
+    return hashlib.sha256(repr(items).encode() + _builtin_rule_globals().encode()).hexdigest()
+
+
+def _builtin_rule_globals() -> str:
+    """A hash of the plain values (numbers, strings, sequences of them, NumPy values) that
+    the modules of the built-in rules hold as globals."""
+    parts = []
+    plain = _PLAIN_TYPES
+    for name in sorted(m for m in sys.modules if m.startswith("s2sad_rules")):
+        for var, v in vars(sys.modules[name]).items():
+            t = type(v)
+            if t in plain:
+                if not var.startswith("__"):
+                    parts.append((name, var, v))
+            elif t is tuple or t is list:
+                if all(type(x) in plain for x in v):
+                    parts.append((name, var, v))
+            elif t is frozenset or t is set:
+                if all(type(x) in plain for x in v):
+                    parts.append((name, var, sorted(map(repr, v))))
+            elif isinstance(v, (np.ndarray, np.generic)):
+                parts.append((name, var, v.tolist()))
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
 def kinds_text(kinds) -> str:
