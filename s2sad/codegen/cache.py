@@ -209,8 +209,8 @@ class _Store:
         except FileNotFoundError:
             return None
         except (UnsafeCacheError, OSError) as e:
-            _warn_once(self.path(name), f"not using the s2sad cache entry {self.path(name)}: "
-                                        f"{e}")
+            _warn_once(self.path(name), f"not using an s2sad cache entry: {e} (it is "
+                                        "compiled afresh; remove the file)")
             return None
         with os.fdopen(fd, "rb") as f:
             data = f.read()
@@ -296,7 +296,7 @@ def _authenticated(data: bytes, secret: bytes) -> bytes | None:
 def _open_store(create: bool) -> _Store | None:
     """The configured cache, open and checked; None (after one warning) when it is off or
     unsafe."""
-    if not enabled():
+    if not enabled() or not SUPPORTED:  # `s2sad cache info` says why
         return None
     root = configured_dir()
     try:
