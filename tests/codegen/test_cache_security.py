@@ -149,6 +149,21 @@ def test_entry_with_a_recomputed_checksum_is_not_executed(tmp_path, monkeypatch,
     assert cache.read_entry(path) is not None  # replaced by a good one
 
 
+def test_entry_planted_in_advance_under_a_predictable_key_is_not_executed(
+        tmp_path, monkeypatch, cache_dir):
+    mod, path, payload = filled(tmp_path, monkeypatch, cache_dir)
+    # another, still empty cache: the key can be computed by anyone who has the code
+    other = tmp_path / "fresh-cache"
+    monkeypatch.setenv("S2SAD_CACHE_DIR", str(other))
+    planted = other / path.parent.name / path.name
+    planted.parent.mkdir(parents=True, mode=0o700)
+    other.chmod(0o700)
+    marker = tmp_path / "executed"
+    planted.write_bytes(checksummed(evil_payload(payload, marker)))
+    planted.chmod(0o600)
+    served_correctly(mod, marker)
+
+
 def test_code_object_differing_from_the_source_is_not_executed(tmp_path, monkeypatch,
                                                                cache_dir):
     mod, path, payload = filled(tmp_path, monkeypatch, cache_dir)
