@@ -531,6 +531,10 @@ def _describe_value(v, strict: bool, depth: int = 3):
             return ("callable", mod, qual, getattr(code, "co_firstlineno", None))
     if strict:
         raise _Undescribable(f"cannot hash the content of {type(v).__name__} objects")
+    state = getattr(v, "__dict__", None)
+    if type(state) is dict and depth:  # a settings object a rule reads: its attributes
+        return ("object", type(v).__module__, type(v).__qualname__,
+                _describe_value(state, strict, depth - 1))
     return ("object", type(v).__module__, type(v).__qualname__)
 
 
