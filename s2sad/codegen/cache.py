@@ -998,6 +998,6 @@ def clear(now: float | None = None) -> int:
                     st = os.stat(name, dir_fd=store.fd, follow_symlinks=False)
                     if now - st.st_mtime > TMP_MAX_AGE:
                         os.unlink(name, dir_fd=store.fd)
-            except FileNotFoundError:  # another process removed or replaced it first
+            except OSError:  # removed or replaced by another process first, or a directory
                 pass
     return n
