@@ -626,28 +626,33 @@ def rules_fingerprint() -> str:
 
 def _table_digest() -> str:
     # Computed in every new process before its first disk hit, so kept cheap: a built-in
-    # rule (module s2sad_rules) counts by name, defaults and closure, since its code is in
-    # compiler_fingerprint and the globals it can read are in _builtin_rule_globals;
-    # every other rule by rule_digest (code, source, values, helpers).
+    # rule (module s2sad_rules, no closure) counts by name, since its code, defaults and
+    # registration are in compiler_fingerprint and the globals it can read are in
+    # _builtin_rule_globals; every other rule by rule_digest (code, source, values,
+    # helpers), with what it differentiates.
     T = _TABLE
+    names: dict = {}
+
+    def name(fn):
+        text = names.get(id(fn))
+        if text is None:
+            text = names[id(fn)] = callable_name(fn)
+        return text
+
     items = []
     user: dict = {}
     for mode, rules in (("jvp", T.jvp_rules), ("vjp", T.vjp_rules)):
         for fn, rule in rules.items():
             f = rule.func
             if f.__closure__ is None and f.__module__.startswith("s2sad_rules"):
-                defaults = f.__defaults__
-                if defaults and not all(type(d) in _PLAIN_TYPES for d in defaults):
-                    defaults = _describe_value(defaults, strict=False)
-                part = (f.__qualname__, defaults,
-                        f.__kwdefaults__ and _describe_value(f.__kwdefaults__, strict=False))
-            else:
-                part = user.get(id(f))
-                if part is None:
-                    part = user[id(f)] = rule_digest(f, portable=False)
-            items.append((mode, callable_name(fn), rule.diff_params, rule.uses_ans, part))
-    items += [("nondiff", callable_name(fn), v) for fn, v in T.nondiff.items()]
-    items += [("linear", callable_name(fn), v) for fn, v in T.linear.items()]
+                items.append((mode, name(fn), f.__qualname__))
+                continue
+            part = user.get(id(f))
+            if part is None:
+                part = user[id(f)] = rule_digest(f, portable=False)
+            items.append((mode, name(fn), part, rule.diff_params, rule.uses_ans))
+    items += [("nondiff", name(fn), v) for fn, v in T.nondiff.items()]
+    items += [("linear", name(fn), v) for fn, v in T.linear.items()]
     items.sort(key=lambda item: (item[0], item[1]))
     return hashlib.sha256(repr(items).encode() + _builtin_rule_globals().encode()).hexdigest()
 
