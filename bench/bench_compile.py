@@ -183,7 +183,8 @@ def main():
     print(f"  of which the in-memory lookup:             "
           f"{statistics.median(lookup) * us:7.2f} us")
     print(f"new process, disk-cache hit, first call:     {hit * ms:7.2f} ms   "
-          f"(target < 5 ms beyond importing s2sad; served by {served[0]['served_by']})")
+          f"(target < 5 ms beyond importing s2sad; owner-checked, HMAC-verified; served by "
+          f"{served[0]['served_by']})")
     print(f"new process, cold disk cache, first call:    "
           f"{(filling['first_call'] - filling['warm_call']) * ms:7.1f} ms")
     print(f"import s2sad (for reference):                {s2sad_import * ms:7.1f} ms")

@@ -254,7 +254,14 @@ def cmd_cache(args) -> int:
     from s2sad.codegen import cache
 
     if args.action == "clear":
-        print(f"removed {cache.clear()} entries from {cache.configured_dir()}")
+        try:
+            n = cache.clear()
+        except (cache.UnsafeCacheError, OSError) as e:
+            print(f"s2sad cache clear: not clearing {cache.configured_dir()}: {e}",
+                  file=sys.stderr)
+            return COMPILE_ERROR
+        print(f"removed {n} entries from {cache.configured_dir()} (temporary files of "
+              f"writers still at work, younger than {cache.TMP_MAX_AGE:.0f} s, are kept)")
         return 0
     d = cache.info()
     state = "off" if not d["enabled"] else ("refused" if d["problem"] else "on")

@@ -6,8 +6,11 @@ function at run time, so that a package shipping its derivatives compiles nothin
 
 Convention: the derivatives of functions in module `pkg.mod` live in `pkg.mod_s2sad`
 (the file `pkg/mod_s2sad.py`, next to the source), which lists them in
-`S2SAD_DERIVATIVES`. A module is fresh for a function when the source hash it records
-is the hash of the function's current source (and of its helpers').
+`S2SAD_DERIVATIVES`. A module is fresh for a function when the facts each entry records
+still hold: the hash of the function's source (and of its helpers' and of the values they
+read), the hash of the rules of the primitives it calls (their code and the values they
+close over), the s2sad version and the NumPy major version. A stale entry is ignored,
+with a StaleModuleWarning that says to run `s2sad build`.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import inspect
 import os
 import sys
 import types
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +33,10 @@ _RUNTIME_MODULE = "s2sad.ir.prims"
 
 class AheadOfTimeError(S2SADError):
     kind = "error (ahead-of-time module)"
+
+
+class StaleModuleWarning(UserWarning):
+    """An ahead-of-time module no longer matches what it was built from (it is ignored)."""
 
 
 @dataclass
@@ -115,6 +123,7 @@ def write_module(specs: list) -> str:
                     f"of this module but {tuple(path)} here",
                     hint="write this derivative to a module of its own (set `out`)")
         fingerprint = source_fingerprint(func, positions=False, strict=False)
+        primitives = primitive_names(func)
         what = f"{spec.mode} of {spec.target} with respect to " + \
             ", ".join(positional[i] for i in wrt)
         header.append(f"# {name}: {what}" +
@@ -123,7 +132,9 @@ def write_module(specs: list) -> str:
         bodies.append(source.rstrip("\n"))
         table.append({"target": spec.target, "function": name, "mode": spec.mode,
                       "wrt": tuple(wrt), "wrt_tuple": bool(wrt_tuple), "kinds": kinds_key,
-                      "source_hash": fingerprint})
+                      "source_hash": fingerprint, "primitives": primitives,
+                      "rules_hash": rules_hash(primitives), "s2sad": VERSION,
+                      "numpy": numpy_major()})
     clash = used_names & (set(imports) | set(helpers))
     if clash:
         raise AheadOfTimeError(f"generated names {sorted(clash)} clash with imported names",
@@ -147,6 +158,61 @@ def write_module(specs: list) -> str:
         text += "    {\n" + "".join(f"        {k!r}: {entry[k]!r},\n" for k in entry) + "    },\n"
     text += ")\n"
     return text
+
+
+def numpy_major() -> str:
+    import numpy as np
+
+    return np.__version__.split(".")[0]
+
+
+def primitive_names(func) -> tuple:
+    """The names of the primitives with rules (or linear / non-differentiable marks) that
+    `func`'s lowered code calls (helpers are inlined)."""
+    from s2sad.codegen.cache import callable_name
+    from s2sad.ir.nodes import Call, blocks_of
+    from s2sad.transform import lowered
+
+    index = _rule_index()
+    names = set()
+    stack = [lowered(func).body]
+    while stack:
+        block = stack.pop()
+        for stmt in block.stmts:
+            if isinstance(stmt, Call) and callable_name(stmt.fn) in index:
+                names.add(callable_name(stmt.fn))
+            stack.extend(blocks_of(stmt))
+    return tuple(sorted(names))
+
+
+_RULE_INDEX: list = []  # [(table version, {name: [primitive, ...]})]
+
+
+def rules_hash(names) -> str | None:
+    """A hash of the rules of the primitives called `names` (every primitive of that name:
+    the same in the build and at run time), or None when one has no entry in the table."""
+    from s2sad.codegen.cache import rules_digest
+
+    index = _rule_index()
+    fns = []
+    for name in names:
+        if name not in index:
+            return None
+        fns.extend(index[name])
+    return rules_digest(fns, portable=True)
+
+
+def _rule_index() -> dict:
+    """{callable_name: [primitive, ...]} over the rule table (rebuilt when it changes)."""
+    from s2sad.codegen.cache import callable_name, table_primitives
+    from s2sad_rules import TABLE
+
+    if not _RULE_INDEX or _RULE_INDEX[0][0] != TABLE.version:
+        index: dict = {}
+        for fn in table_primitives():
+            index.setdefault(callable_name(fn), []).append(fn)
+        _RULE_INDEX[:] = [(TABLE.version, index)]
+    return _RULE_INDEX[0][1]
 
 
 def _renamed(source: str, old: str, new: str) -> str:
@@ -239,7 +305,17 @@ def load_ahead_of_time(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: 
     wanted = None if kw_kinds else kinds_text(arg_kinds)
     entry = next((e for e in entries if wanted is not None and e.get("kinds") == wanted), None)
     entry = entry or next((e for e in entries if e.get("kinds") is None), None)
-    if entry is None or entry.get("source_hash") != _fingerprint(func):
+    if entry is None:
+        return None
+    problem = stale_reason(entry, func)
+    if problem is not None:
+        key = (module.__name__, target, entry.get("function"))
+        if key not in _WARNED:
+            _WARNED.add(key)
+            warnings.warn(f"not using {entry.get('function')} from the ahead-of-time module "
+                          f"{module.__name__}: {problem}; compiling {target} instead (run "
+                          "`s2sad build` to regenerate the module)", StaleModuleWarning,
+                          stacklevel=4)
         return None
     fn = getattr(module, entry.get("function", ""), None)
     if fn is None:
@@ -251,6 +327,38 @@ def load_ahead_of_time(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: 
         return derivative_ir(func, mode, wrt, arg_kinds, kw_kinds, wrt_tuple=wrt_tuple)
 
     return cached_compiled(lambda: inspect.getsource(fn), fn, rebuild_ir)
+
+
+def stale_reason(entry: dict, func) -> str | None:
+    """Why an entry of S2SAD_DERIVATIVES no longer holds for `func` (None: it is fresh)."""
+    from s2sad.transform import VERSION
+
+    built = entry.get("s2sad")
+    if built != VERSION:
+        return (f"it was generated by s2sad {built}, this is s2sad {VERSION}" if built else
+                "it records no s2sad version (generated by an older s2sad)")
+    if entry.get("numpy") != numpy_major():
+        return (f"it was generated with NumPy {entry.get('numpy')}.x, this is NumPy "
+                f"{numpy_major()}.x")
+    if entry.get("source_hash") != _fingerprint(func):
+        return "the source of the function, of a helper, or a value they read has changed"
+    names = tuple(entry.get("primitives") or ())
+    verdict = _RULES_SEEN.get(names)
+    if verdict is None or verdict[0] != _rules_version():
+        verdict = _RULES_SEEN[names] = (_rules_version(), rules_hash(names))
+    if verdict[1] is None or verdict[1] != entry.get("rules_hash"):
+        return "the derivative rules it was generated with have changed"
+    return None
+
+
+_RULES_SEEN: dict = {}
+_WARNED: set = set()
+
+
+def _rules_version():
+    from s2sad_rules import TABLE
+
+    return TABLE.version
 
 
 def _fingerprint(func):

@@ -1,34 +1,66 @@
-"""The disk cache of generated derivatives, shared by every process of one user.
+"""The disk cache of generated derivatives, private to one user.
 
-Owns the cache key (what generated code depends on), the entry format (content-hashed,
-written atomically) and the safety checks on the cache directory.
+Owns the cache key (everything generated code depends on), the entry format (authenticated
+with a per-user secret, written atomically) and the ownership checks on every directory and
+file it reads: entries are executed, so only files this user wrote in directories only this
+user can write are trusted, and each is checked through the descriptor it is read from.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import hmac
 import importlib
 import inspect
 import linecache
 import marshal
 import os
+import re
+import stat
 import sys
+import time
 import types
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-ENTRY_FORMAT = 1
+from s2sad_rules import TABLE as _TABLE
+
+if TYPE_CHECKING:
+    from typing import Self
+
+ENTRY_FORMAT = 2
 _MAGIC = "s2sad-cache"
 _SUFFIX = ".entry"
+_TMP_PREFIX = ".tmp-"
+_SECRET = "secret"
+_SECRET_BYTES = 32
+TMP_MAX_AGE = 60.0  # seconds: a temporary file younger than this may be a writer's in flight
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 _LIBRARY_ROOTS = ("numpy", "math", "builtins", "s2sad", "s2sad_rules", "operator")
 _WARNED: set = set()
 
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _O_NOFOLLOW | _O_CLOEXEC
+# O_NONBLOCK: a FIFO planted under an entry's name must not hang the open
+_READ_FLAGS = os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
+# Opening relative to a checked directory descriptor is what makes the checks hold for
+# what is read; a platform without it (Windows) has no disk cache.
+SUPPORTED = (os.name == "posix" and _O_NOFOLLOW != 0 and os.open in os.supports_dir_fd
+             and os.link in os.supports_dir_fd and os.unlink in os.supports_dir_fd)
+
 
 class CacheWarning(UserWarning):
-    """The disk cache could not be used (it then stays off; compilation goes on)."""
+    """The disk cache could not use a directory or an entry (compilation goes on)."""
+
+
+class UnsafeCacheError(Exception):
+    """A cache directory or file fails the ownership checks (or cannot be opened)."""
 
 
 class _Undescribable(Exception):
@@ -50,6 +82,7 @@ def default_cache_dir() -> Path:
 
 
 def enabled() -> bool:
+    """False when S2SAD_CACHE turns the disk cache off (0, false, no, off)."""
     return os.environ.get("S2SAD_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
@@ -59,52 +92,245 @@ def configured_dir() -> Path:
     return Path(env).expanduser() if env else default_cache_dir()
 
 
-def cache_dir(create: bool = True) -> Path | None:
-    """The directory of entries, or None when the cache is off or the directory unsafe."""
-    if not enabled():
-        return None
-    root = configured_dir()
-    if create:
-        try:
-            os.makedirs(root, mode=0o700, exist_ok=True)
-        except OSError as e:
-            _warn_once(root, f"cannot create the s2sad cache directory {root}: {e}")
-            return None
-    elif not root.is_dir():
-        return None
-    problem = unsafe_reason(root)
-    if problem:
-        _warn_once(root, f"not using the s2sad cache directory {root}: {problem}; "
-                         "the disk cache is off (fix the permissions, e.g. chmod 700, or set "
-                         "S2SAD_CACHE_DIR to a private directory)")
-        return None
-    return root / f"v{ENTRY_FORMAT}"
-
-
-def unsafe_reason(path: Path) -> str | None:
-    """Why `path` may not hold cache entries (None when it is safe).
-
-    Entries are executed, so a directory another user can write to (or owns) could be
-    used to run their code in our process.
-    """
-    if os.name != "posix":
-        return None
-    try:
-        st = os.stat(path)
-    except OSError as e:
-        return str(e)
-    if st.st_uid != os.getuid():
-        return f"it is owned by another user (uid {st.st_uid})"
-    if st.st_mode & 0o022:
-        return f"it is writable by group or others (mode {st.st_mode & 0o777:o})"
-    return None
+def entries_dir(root: Path | None = None) -> Path:
+    """The directory of the current format's entries under `root` (the configured one)."""
+    return (root or configured_dir()) / f"v{ENTRY_FORMAT}"
 
 
 def _warn_once(path, message: str):
-    key = (str(path), message)
-    if key not in _WARNED:
-        _WARNED.add(key)
+    if str(path) not in _WARNED:
+        _WARNED.add(str(path))
         warnings.warn(message, CacheWarning, stacklevel=4)
+
+
+# -- opening what we trust: descriptors, checked after opening -------------------------
+
+
+def _check(fd: int, path, kind: int, private: bool = False) -> os.stat_result:
+    """Check an open descriptor: its type, that this user owns it, and that no one else
+    can write it (with `private`, nor read it)."""
+    st = os.fstat(fd)
+    if stat.S_IFMT(st.st_mode) != kind:
+        what = "a directory" if kind == stat.S_IFDIR else "a regular file"
+        raise UnsafeCacheError(f"{path} is not {what}")
+    if st.st_uid != os.geteuid():
+        raise UnsafeCacheError(f"{path} is owned by another user (uid {st.st_uid})")
+    mask = 0o077 if private else 0o022
+    if st.st_mode & mask:
+        who = "accessible to" if private else "writable by"
+        raise UnsafeCacheError(f"{path} is {who} group or others "
+                               f"(mode {st.st_mode & 0o777:o})")
+    return st
+
+
+def _open_checked(name: str, dir_fd: int | None, path, kind: int,
+                  private: bool = False) -> int:
+    """Open `name` (relative to `dir_fd`) without following a symbolic link, then check
+    the descriptor; the caller reads or lists through it, never through the path again."""
+    flags = _DIR_FLAGS if kind == stat.S_IFDIR else _READ_FLAGS
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except OSError as e:
+        # O_NOFOLLOW refuses a link: ELOOP, or ENOTDIR with O_DIRECTORY; lstat says which
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):
+            try:
+                link = stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+            except OSError:
+                link = False
+            raise UnsafeCacheError(f"{path} is a symbolic link" if link else
+                                   f"{path}: {e.strerror}") from None
+        raise
+    try:
+        _check(fd, path, kind, private)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_dir(name: str, dir_fd: int | None, path, create: bool) -> int:
+    if create:
+        try:
+            os.mkdir(name, 0o700, dir_fd=dir_fd)
+        except FileExistsError:
+            pass
+    return _open_checked(name, dir_fd, path, stat.S_IFDIR)
+
+
+class _Store:
+    """An open cache: the root and entries directories as checked descriptors, and the
+    user's secret. Raises UnsafeCacheError (or FileNotFoundError without `create`)."""
+
+    def __init__(self, root: Path, create: bool, keyed: bool = True):
+        self.root = root
+        self.secret = b""
+        self.root_fd = self.fd = None
+        if not SUPPORTED:
+            raise UnsafeCacheError("this platform cannot open files relative to a checked "
+                                   "directory (no O_NOFOLLOW / dir_fd)")
+        root = Path(os.path.abspath(root))
+        try:
+            if create:
+                os.makedirs(root.parent, exist_ok=True)
+            # the ancestors are resolved once, here; from the root down nothing is
+            # followed and every level is checked through its descriptor
+            parent_fd = os.open(root.parent, _DIR_FLAGS & ~_O_NOFOLLOW)
+            try:
+                self.root_fd = _open_dir(root.name, parent_fd, root, create)
+            finally:
+                os.close(parent_fd)
+            self.fd = _open_dir(f"v{ENTRY_FORMAT}", self.root_fd, entries_dir(root), create)
+            if keyed:
+                self.secret = _secret(self.root_fd, root, create)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self):
+        for fd in (self.fd, self.root_fd):
+            if fd is not None:
+                os.close(fd)
+        self.fd = self.root_fd = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def path(self, name: str) -> Path:
+        return entries_dir(self.root) / name
+
+    def read(self, name: str) -> bytes | None:
+        """The authenticated payload of entry `name`, or None (absent, foreign, forged or
+        damaged: such an entry is never executed; the caller compiles and replaces it)."""
+        try:
+            fd = _open_checked(name, self.fd, self.path(name), stat.S_IFREG)
+        except FileNotFoundError:
+            return None
+        except (UnsafeCacheError, OSError) as e:
+            _warn_once(self.path(name), f"not using an s2sad cache entry: {e} (it is "
+                                        "compiled afresh; remove the file)")
+            return None
+        with os.fdopen(fd, "rb") as f:
+            data = f.read()
+        return _authenticated(data, self.secret)
+
+    def write(self, name: str, payload: bytes):
+        """Write an entry atomically: a reader sees the old entry or the new one, whole."""
+        mac = hmac.new(self.secret, payload, hashlib.sha256).hexdigest()
+        data = f"{_MAGIC} {ENTRY_FORMAT} {mac}\n".encode() + payload
+        _write_atomic(self.fd, name, data)
+
+
+def _write_atomic(dir_fd: int, name: str, data: bytes, replace: bool = True):
+    """Write a temporary file in the directory `dir_fd` and rename it to `name` (with
+    `replace=False`, link it, so that an existing `name` wins)."""
+    tmp = f"{_TMP_PREFIX}{os.getpid()}-{os.urandom(6).hex()}{_SUFFIX}"
+    fd = os.open(tmp, _CREATE_FLAGS, 0o600, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        if replace:
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        else:
+            try:
+                os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+            except FileExistsError:
+                pass
+            os.unlink(tmp, dir_fd=dir_fd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except OSError:
+            pass
+        raise
+
+
+_SECRETS: dict = {}
+
+
+def _secret(root_fd: int, root: Path, create: bool) -> bytes:
+    """The user's key for authenticating entries: `<root>/secret`, random, mode 0600,
+    made on first use. Remembered for the process by the file's identity (device, inode,
+    change time: a chmod or chown changes it), so that it is read and checked once."""
+    try:
+        st = os.stat(_SECRET, dir_fd=root_fd, follow_symlinks=False)
+        known = _SECRETS.get((st.st_dev, st.st_ino, st.st_ctime_ns))
+        if known is not None:
+            return known
+    except FileNotFoundError:
+        pass
+    path = root / _SECRET
+    for attempt in range(2):
+        try:
+            fd = _open_checked(_SECRET, root_fd, path, stat.S_IFREG, private=True)
+        except FileNotFoundError:
+            if not create or attempt:
+                raise
+            # link, not rename: when two processes race, the first secret stays
+            _write_atomic(root_fd, _SECRET, os.urandom(_SECRET_BYTES), replace=False)
+            continue
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            secret = f.read(_SECRET_BYTES + 1)
+        if len(secret) != _SECRET_BYTES:
+            raise UnsafeCacheError(f"{path} is not an s2sad cache secret "
+                                   f"({len(secret)} bytes); remove it")
+        _SECRETS[(st.st_dev, st.st_ino, st.st_ctime_ns)] = secret
+        return secret
+    raise AssertionError("unreachable")
+
+
+def _authenticated(data: bytes, secret: bytes) -> bytes | None:
+    head, sep, rest = data.partition(b"\n")
+    parts = head.decode("ascii", "replace").split(" ")
+    if not sep or len(parts) != 3 or parts[0] != _MAGIC or parts[1] != str(ENTRY_FORMAT):
+        return None
+    mac = hmac.new(secret, rest, hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(mac, parts[2]):
+        return None  # truncated, garbled or forged: never executed
+    return rest
+
+
+def _open_store(create: bool) -> _Store | None:
+    """The configured cache, open and checked; None (after one warning) when it is off or
+    unsafe."""
+    if not enabled() or not SUPPORTED:  # `s2sad cache info` says why
+        return None
+    root = configured_dir()
+    try:
+        return _Store(root, create)
+    except FileNotFoundError:
+        if create:
+            _warn_once(root, f"cannot create the s2sad cache directory {root}")
+        return None
+    except (UnsafeCacheError, OSError) as e:
+        _warn_once(root, f"not using the s2sad cache directory {root}: {e}; the disk cache "
+                         "is off (make it a private directory of yours, e.g. chmod 700, or "
+                         "set S2SAD_CACHE_DIR to one)")
+        return None
+
+
+def unsafe_reason(path: Path) -> str | None:
+    """Why the cache rooted at `path` may not be used (None when it may, or is absent)."""
+    try:
+        _Store(path, create=False).close()
+    except FileNotFoundError:
+        return None
+    except (UnsafeCacheError, OSError) as e:
+        return str(e)
+    return None
+
+
+def read_entry(path: Path) -> bytes | None:
+    """The authenticated payload of the entry file `path` (in `<root>/v<format>/`), or
+    None when it is absent, damaged, forged or fails the ownership checks."""
+    try:
+        with _Store(Path(path).parent.parent, create=False) as store:
+            return store.read(Path(path).name)
+    except (UnsafeCacheError, OSError):
+        return None
 
 
 # -- what a derivative depends on ----------------------------------------------------
@@ -115,10 +341,11 @@ def source_fingerprint(func, positions: bool = True, strict: bool = True) -> str
 
     That is the source of `func` and of every Python function it may inline (found
     through the global, closure and attribute names its code uses), and the values of
-    plain constants it reads (numbers, strings, array shapes). `positions` adds file
-    names and line numbers (generated code cites them in comments). With `strict`, a
-    dependency whose content cannot be hashed (an arbitrary object) gives None; otherwise
-    it counts by its type.
+    plain constants it reads (numbers, strings, containers of them, array shapes), its
+    defaults and keyword defaults. `positions` adds file names, line numbers (generated
+    code cites them in comments) and the functions' code objects (not portable between
+    Python versions). With `strict`, a dependency whose content cannot be hashed (an
+    arbitrary object) gives None; otherwise it counts by its type.
     """
     try:
         parts, _ = describe(func, positions, strict)
@@ -153,7 +380,7 @@ def describe(func, positions: bool = True, strict: bool = True):
         filename = fn.__code__.co_filename
         for f in {filename, inspect.getsourcefile(fn) or filename}:
             spans.setdefault(f, []).append((first, first + len(lines) - 1))
-        where = (filename, first) if positions else ()
+        where = (filename, first, code_digest(fn.__code__)) if positions else ()
         parts.append(("def", fn.__module__, fn.__qualname__, *where, "".join(lines)))
         for name, value in _referenced(fn):
             if isinstance(value, types.FunctionType) and not TABLE.is_primitive(value) \
@@ -163,6 +390,27 @@ def describe(func, positions: bool = True, strict: bool = True):
             else:
                 parts.append(("uses", name, _describe_value(value, strict)))
     return parts, spans
+
+
+def code_digest(code: types.CodeType) -> str:
+    """A hash of what a code object does (instructions, names, constants, nested code),
+    without its file name or line numbers."""
+    h = hashlib.sha256()
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        h.update(c.co_code)
+        h.update(repr((c.co_names, c.co_varnames, c.co_freevars, c.co_cellvars,
+                       c.co_argcount, c.co_kwonlyargcount, c.co_flags)).encode())
+        for k in c.co_consts:
+            if isinstance(k, types.CodeType):
+                stack.append(k)
+                h.update(b"<code>")
+            elif isinstance(k, frozenset):  # its repr's order depends on string hashing
+                h.update(repr(sorted(map(repr, k))).encode())
+            else:
+                h.update(repr(k).encode())
+    return h.hexdigest()
 
 
 def _source_lines(fn):
@@ -186,7 +434,7 @@ def _source_lines(fn):
     return lines[first - 1:last], first
 
 
-def _referenced(fn):
+def _referenced(fn, attributes: bool = True):
     """(name, value) of every global, closure variable and default `fn`'s code can read."""
     code = fn.__code__
     names: list = []
@@ -209,7 +457,8 @@ def _referenced(fn):
         else:
             continue
         out.append((name, value))
-        out.extend(_attributes(name, value, attr_names, depth=2))
+        if attributes:
+            out.extend(_attributes(name, value, attr_names, depth=2))
     if fn.__closure__:
         for var, cell in zip(code.co_freevars, fn.__closure__):
             try:
@@ -217,7 +466,8 @@ def _referenced(fn):
             except ValueError:
                 continue
             out.append((var, value))
-            out.extend(_attributes(var, value, attr_names, depth=2))
+            if attributes:
+                out.extend(_attributes(var, value, attr_names, depth=2))
     for i, d in enumerate(fn.__defaults__ or ()):
         out.append((f"<default {i}>", d))
     for k, d in sorted((fn.__kwdefaults__ or {}).items()):
@@ -252,11 +502,21 @@ def _is_library(obj) -> bool:
     return mod.split(".")[0] in _LIBRARY_ROOTS
 
 
-def _describe_value(v, strict: bool):
+_MAX_ITEMS = 1000  # a larger container is not described item by item
+
+
+def _describe_value(v, strict: bool, depth: int = 3):
     if isinstance(v, _PLAIN):
         return (type(v).__name__, repr(v))
-    if isinstance(v, (tuple, frozenset)) and all(isinstance(x, _PLAIN) for x in v):
-        return (type(v).__name__, repr(v))
+    if isinstance(v, (tuple, list)) and depth and len(v) <= _MAX_ITEMS:
+        return (type(v).__name__, tuple(_describe_value(x, strict, depth - 1) for x in v))
+    if isinstance(v, (set, frozenset)) and depth and len(v) <= _MAX_ITEMS \
+            and all(isinstance(x, _PLAIN) for x in v):
+        return (type(v).__name__, tuple(sorted(repr(x) for x in v)))
+    if type(v) is dict and depth and len(v) <= _MAX_ITEMS \
+            and all(isinstance(k, _PLAIN) for k in v):
+        return ("dict", tuple(sorted((repr(k), _describe_value(x, strict, depth - 1))
+                                     for k, x in v.items())))
     if isinstance(v, types.ModuleType):
         return ("module", v.__name__)
     if isinstance(v, np.ndarray):
@@ -271,7 +531,152 @@ def _describe_value(v, strict: bool):
             return ("callable", mod, qual, getattr(code, "co_firstlineno", None))
     if strict:
         raise _Undescribable(f"cannot hash the content of {type(v).__name__} objects")
+    state = getattr(v, "__dict__", None)
+    if type(state) is dict and depth:  # a settings object a rule reads: its attributes
+        return ("object", type(v).__module__, type(v).__qualname__,
+                _describe_value(state, strict, depth - 1))
     return ("object", type(v).__module__, type(v).__qualname__)
+
+
+# -- what the rules a derivative was built from depend on --------------------------------
+
+
+def rule_digest(func, portable: bool) -> str:
+    """A hash of a rule function as the compiler uses it: its code (its source text when
+    `portable`: the same in every Python version) and the values it reads: globals,
+    closure variables (a rule made by a factory from a setting), defaults, and the user
+    helpers it calls, recursively."""
+    parts: list = []
+    seen: set = set()
+    queue = [func]
+    while queue:
+        fn = queue.pop(0)
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        if portable or not fn.__module__.startswith("s2sad_rules"):
+            # in the disk key, compiler_fingerprint covers the built-in rules' files
+            if not portable:
+                parts.append(code_digest(fn.__code__))
+            try:
+                parts.append("".join(_source_lines(fn)[0]))
+            except _Undescribable:
+                parts.append(code_digest(fn.__code__))
+        for name, value in _referenced(fn, attributes=False):
+            if isinstance(value, types.FunctionType) and not _is_library(value) \
+                    and not _TABLE.is_primitive(value):
+                parts.append(("calls", name))
+                queue.append(value)
+            else:
+                parts.append(("uses", name, _describe_value(value, strict=False)))
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def callable_name(fn) -> str:
+    """`module.qualname` of a primitive, the same in every process."""
+    mod = getattr(fn, "__module__", None) or type(fn).__module__
+    qual = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if qual is None:  # an instance, e.g. Attr('T'): its repr, without an address
+        qual = re.sub(r" at 0x[0-9a-fA-F]+", "", repr(fn))
+    return f"{mod}.{qual}"
+
+
+def rules_digest(fns, portable: bool = True) -> str:
+    """A hash of the rules of the primitives `fns`: which arguments each differentiates,
+    the rule functions (`rule_digest`) and the linear / non-differentiable marks (what
+    an ahead-of-time module records for the primitives its code calls)."""
+    T = _TABLE
+    digests: dict = {}
+    lines = []
+    for fn in fns:
+        line = [callable_name(fn)]
+        for mode, rules in (("jvp", T.jvp_rules), ("vjp", T.vjp_rules)):
+            rule = rules.get(fn)
+            if rule is not None:
+                d = digests.get(id(rule.func))
+                if d is None:
+                    d = digests[id(rule.func)] = rule_digest(rule.func, portable)
+                line.append(f"{mode} {rule.diff_params} {rule.uses_ans} {d}")
+        if fn in T.nondiff:
+            line.append(f"nondiff {T.nondiff[fn]}")
+        if fn in T.linear:
+            line.append(f"linear {T.linear[fn]}")
+        lines.append(" ".join(line))
+    return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()
+
+
+def table_primitives() -> list:
+    """Every callable the rule table knows (with a rule, or marked linear/non-diff)."""
+    T = _TABLE
+    return list({id(f): f for table in (T.jvp_rules, T.vjp_rules, T.nondiff, T.linear)
+                 for f in table}.values())
+
+
+_RULES: list = []  # [(table version, digest)]
+_PLAIN_TYPES = frozenset(_PLAIN)
+
+
+def rules_fingerprint() -> str:
+    """A hash of the whole rule table as this process compiles with it, the values its
+    rules close over or read included (computed once per table version: the disk key)."""
+    if not _RULES or _RULES[0][0] != _TABLE.version:
+        _RULES[:] = [(_TABLE.version, _table_digest())]
+    return _RULES[0][1]
+
+
+def _table_digest() -> str:
+    # Computed in every new process before its first disk hit, so kept cheap: a built-in
+    # rule (module s2sad_rules, no closure) counts by name, since its code, defaults and
+    # registration are in compiler_fingerprint and the globals it can read are in
+    # _builtin_rule_globals; every other rule by rule_digest (code, source, values,
+    # helpers), with what it differentiates.
+    T = _TABLE
+    names: dict = {}
+
+    def name(fn):
+        text = names.get(id(fn))
+        if text is None:
+            text = names[id(fn)] = callable_name(fn)
+        return text
+
+    items = []
+    user: dict = {}
+    for mode, rules in (("jvp", T.jvp_rules), ("vjp", T.vjp_rules)):
+        for fn, rule in rules.items():
+            f = rule.func
+            if f.__closure__ is None and f.__module__.startswith("s2sad_rules"):
+                items.append((mode, name(fn), f.__qualname__))
+                continue
+            part = user.get(id(f))
+            if part is None:
+                part = user[id(f)] = rule_digest(f, portable=False)
+            items.append((mode, name(fn), part, rule.diff_params, rule.uses_ans))
+    items += [("nondiff", name(fn), v) for fn, v in T.nondiff.items()]
+    items += [("linear", name(fn), v) for fn, v in T.linear.items()]
+    items.sort(key=lambda item: (item[0], item[1]))
+    return hashlib.sha256(repr(items).encode() + _builtin_rule_globals().encode()).hexdigest()
+
+
+def _builtin_rule_globals() -> str:
+    """A hash of the plain values (numbers, strings, sequences of them, NumPy values) that
+    the modules of the built-in rules hold as globals."""
+    parts = []
+    plain = _PLAIN_TYPES
+    for name in sorted(m for m in sys.modules if m.startswith("s2sad_rules")):
+        for var, v in vars(sys.modules[name]).items():
+            t = type(v)
+            if t in plain:
+                if not var.startswith("__"):
+                    parts.append((name, var, v))
+            elif t is tuple or t is list:
+                if all(type(x) in plain for x in v):
+                    parts.append((name, var, v))
+            elif t is frozenset or t is set:
+                if all(type(x) in plain for x in v):
+                    parts.append((name, var, sorted(map(repr, v))))
+            elif isinstance(v, (np.ndarray, np.generic)):
+                parts.append((name, var, v.tolist()))
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
 def kinds_text(kinds) -> str:
@@ -288,7 +693,6 @@ def _kind_tuple(k):
 def cache_key(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds) -> str | None:
     """The key of a derivative's entry, or None when it cannot be cached safely."""
     from s2sad.transform import VERSION
-    from s2sad_rules import TABLE
 
     source = source_fingerprint(func, positions=True, strict=True)
     if source is None:
@@ -296,7 +700,7 @@ def cache_key(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds) -> str | None:
     options = (mode, tuple(wrt), bool(wrt_tuple), kinds_text(arg_kinds),
                kinds_text(kw_kinds[k] for k in sorted(kw_kinds)), tuple(sorted(kw_kinds)))
     text = repr((_MAGIC, ENTRY_FORMAT, VERSION, compiler_fingerprint(), np.__version__,
-                 sys.version_info[:2], TABLE.fingerprint(), options, source))
+                 sys.version_info[:2], rules_fingerprint(), options, source))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -316,16 +720,25 @@ def compiler_fingerprint() -> str:
         h = hashlib.sha256()
         for package in (s2sad, s2sad_rules):
             root = os.path.dirname(package.__file__)
-            for folder, dirs, files in os.walk(root):
-                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-                for name in sorted(f for f in files if f.endswith(".py")):
-                    path = os.path.join(folder, name)
-                    try:  # size and modification time: cheap, and they change with an edit
-                        st = os.stat(path)
-                        stamp = f"{st.st_size} {st.st_mtime_ns}"
-                    except OSError:
-                        stamp = "unreadable"
-                    h.update(f"{os.path.relpath(path, root)} {stamp}\0".encode())
+            stack = [""]
+            while stack:
+                rel = stack.pop()
+                try:
+                    found = sorted(os.scandir(os.path.join(root, rel)), key=lambda e: e.name)
+                except OSError:
+                    continue
+                for e in found:
+                    name = f"{rel}/{e.name}" if rel else e.name
+                    if e.is_dir(follow_symlinks=False):
+                        if e.name != "__pycache__":
+                            stack.append(name)
+                    elif e.name.endswith(".py"):
+                        try:  # size and modification time: cheap, and they change with an edit
+                            st = e.stat()
+                            stamp = f"{st.st_size} {st.st_mtime_ns}"
+                        except OSError:
+                            stamp = "unreadable"
+                        h.update(f"{name} {stamp}\0".encode())
         _COMPILER.append(h.hexdigest())
     return _COMPILER[0]
 
@@ -357,8 +770,7 @@ class Slot:
             payload = _format_payload(self.key, name, imports, source, marshal.dumps(code))
         except Exception:  # never let the cache break a compile that succeeded
             return False
-        write_entry(self.path, payload)
-        return True
+        return write_entry(self.path, payload)
 
 
 _OFF = Slot()
@@ -366,70 +778,46 @@ _OFF = Slot()
 
 def slot(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds) -> Slot:
     """Look a derivative up in the disk cache; a miss gives a Slot to fill after compiling."""
-    root = cache_dir()
-    if root is None:
+    store = _open_store(create=True)
+    if store is None:
         return _OFF
-    try:
-        key = cache_key(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
-    except Exception:  # the compiler reports problems with `func`; the cache stays out of it
-        return _OFF
-    if key is None:
-        return _OFF
-    path = root / (key + _SUFFIX)
+    with store:
+        try:
+            key = cache_key(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
+        except Exception:  # the compiler reports problems with `func`; the cache stays out
+            return _OFF
+        if key is None:
+            return _OFF
+        payload = store.read(key + _SUFFIX)
+        path = store.path(key + _SUFFIX)
     spec = (mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
-    payload = read_entry(path)
     hit = None
     if payload is not None:
         hit = _load(func, key, payload, spec)
     return Slot(func, key, path, hit, spec)
 
 
-def write_entry(path: Path, payload: bytes):
-    """Write `payload` with its hash, atomically: readers see the old entry or the new one."""
-    import tempfile
-
-    digest = hashlib.sha256(payload).hexdigest()
-    data = f"{_MAGIC} {ENTRY_FORMAT} {digest}\n".encode() + payload
+def write_entry(path: Path, payload: bytes) -> bool:
+    """Write the entry file `path` (in `<root>/v<format>/`): authenticated, atomically,
+    through the checked directory. False (after one warning) when it cannot be written."""
+    path = Path(path)
     try:
-        os.makedirs(path.parent, mode=0o700, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=_SUFFIX, dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-    except OSError as e:
-        _warn_once(path.parent, f"cannot write to the s2sad cache: {e}")
-
-
-def read_entry(path: Path) -> bytes | None:
-    """The payload of an entry, or None when it is absent, truncated or corrupt."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    head, sep, rest = data.partition(b"\n")
-    parts = head.decode("ascii", "replace").split(" ")
-    if not sep or len(parts) != 3 or parts[0] != _MAGIC or parts[1] != str(ENTRY_FORMAT):
-        return None
-    if hashlib.sha256(rest).hexdigest() != parts[2]:
-        return None  # truncated or garbled: never executed, regenerated by the caller
-    return rest
+        with _Store(path.parent.parent, create=True) as store:
+            store.write(path.name, payload)
+        return True
+    except (UnsafeCacheError, OSError) as e:
+        _warn_once(path.parent, f"cannot write to the s2sad cache {path.parent}: {e}")
+        return False
 
 
 def _load(func, key, payload: bytes, spec):
-    from s2sad.codegen.compile import compile_source
+    from s2sad.codegen.compile import code_filename, compile_source
     from s2sad.codegen.names import Namespace
 
     try:
         entry_key, name, imports, source, code = _parse_payload(payload)
-        if entry_key != key:
+        # the code was compiled from this very source (its file name hashes the source)
+        if entry_key != key or code.co_filename != code_filename(source, name):
             return None
         ns = Namespace()
         for alias, (module, qual) in imports.items():
@@ -568,37 +956,53 @@ def _covers_ir(func) -> bool:
     return True
 
 
+
 # -- maintenance (`s2sad cache info|clear`) ------------------------------------------
 
 
 def info() -> dict:
+    """Where the cache is, whether it is on (or why not), and its entries and bytes."""
     root = configured_dir()
     d = {"path": str(root), "enabled": enabled(), "entries": 0, "bytes": 0, "problem": None}
     if not enabled():
         d["problem"] = "turned off by S2SAD_CACHE=0"
         return d
-    if root.is_dir():
-        d["problem"] = unsafe_reason(root)
-        entries = root / f"v{ENTRY_FORMAT}"
-        if entries.is_dir():
-            for p in entries.iterdir():
-                if p.name.endswith(_SUFFIX) and not p.name.startswith("."):
+    try:
+        with _Store(root, create=False, keyed=False) as store:
+            for name in os.listdir(store.fd):
+                if name.endswith(_SUFFIX) and not name.startswith("."):
+                    st = os.stat(name, dir_fd=store.fd, follow_symlinks=False)
                     d["entries"] += 1
-                    d["bytes"] += p.stat().st_size
+                    d["bytes"] += st.st_size
+    except FileNotFoundError:
+        d["problem"] = unsafe_reason(root)
+    except (UnsafeCacheError, OSError) as e:
+        d["problem"] = str(e)
     return d
 
 
-def clear() -> int:
-    """Remove every entry (and stray temporary files); the number of entries removed."""
-    root = configured_dir() / f"v{ENTRY_FORMAT}"
-    n = 0
-    if not root.is_dir():
+def clear(now: float | None = None) -> int:
+    """Remove every entry, and the temporary files that no writer can still be writing
+    (older than TMP_MAX_AGE seconds); the number of entries removed.
+
+    Raises UnsafeCacheError when the cache directory fails the ownership checks.
+    """
+    now = time.time() if now is None else now
+    try:
+        store = _Store(configured_dir(), create=False, keyed=False)
+    except FileNotFoundError:
         return 0
-    for p in root.iterdir():
-        if p.name.endswith(_SUFFIX):
+    n = 0
+    with store:
+        for name in os.listdir(store.fd):
             try:
-                p.unlink()
-                n += not p.name.startswith(".")
-            except OSError:
+                if name.endswith(_SUFFIX) and not name.startswith("."):
+                    os.unlink(name, dir_fd=store.fd)
+                    n += 1
+                elif name.startswith(_TMP_PREFIX):
+                    st = os.stat(name, dir_fd=store.fd, follow_symlinks=False)
+                    if now - st.st_mtime > TMP_MAX_AGE:
+                        os.unlink(name, dir_fd=store.fd)
+            except OSError:  # removed or replaced by another process first, or a directory
                 pass
     return n

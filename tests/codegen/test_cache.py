@@ -1,4 +1,4 @@
-"""The disk cache: keys, atomic content-hashed entries, invalidation, unsafe directories."""
+"""The disk cache: keys, atomic authenticated entries, invalidation, unsafe directories."""
 
 import importlib
 import os
