@@ -1048,9 +1048,9 @@ class Lowerer:
                        f"call the NumPy function instead (np.{name}(x, ...)) if it exists")
             raise _Abort
         if fn == "astype":
-            fn = _astype
+            fn = prims.astype
         elif fn == "item":
-            fn = _item
+            fn = prims.item
         if name in VARARG_SHAPE_METHODS and len(args) > 1:
             args = [StaticSeq(tuple(args))]
         return self.call_value(fn, [recv] + args, kwargs, node)
@@ -1063,9 +1063,7 @@ class Lowerer:
             return self.emit(fn, a, k, hint=hint or "_t", node=node)
         if isinstance(fn, types.FunctionType):
             return self.inline_call(fn, args, kwargs, node)
-        from s2sad.api import Derivative
-
-        if isinstance(fn, Derivative):
+        if prims.is_derivative(fn):
             return self.inline_derivative(fn, args, kwargs, node)
         if fn is range:
             self.error(UnsupportedSyntaxError, "range() is only supported as the iterable of a "
@@ -1116,18 +1114,13 @@ class Lowerer:
         specialisation of the enclosing derivative makes it concrete.
         """
         from s2sad.ir.builder import substitute_block
-        from s2sad.ir.kinds import UNKNOWN
-        from s2sad.transform import as_primal, derivative_ir
 
         if kwargs:
             self.error(UnsupportedSyntaxError, "keyword arguments to a transformed function "
                        "are not supported here", node, "pass them positionally")
             raise _Abort
         try:
-            wrt = d._resolve()
-            ir = derivative_ir(d.func, d.mode, wrt, [UNKNOWN] * d._n_params, {},
-                               in_place=False, wrt_tuple=d._wrt_tuple)
-            ir = as_primal(ir, d)
+            ir = derivative_hook.as_function(d)
         except S2SADError as e:
             e.loc = e.loc or self.loc(node)
             self.errors.append(e)
@@ -1178,14 +1171,6 @@ class Lowerer:
         finally:
             self.inline_stack.pop()
             self.scope = saved_scope
-
-
-def _astype(x, dtype):
-    return x.astype(dtype)
-
-
-def _item(x):
-    return x.item()
 
 
 FRESH_FNS = {
@@ -1263,6 +1248,18 @@ class _Poisoned:
     """A name whose assignment failed with a reported error."""
 
     name: str
+
+
+class derivative_hook:  # noqa: N801 - a namespace holding the hook the driver installs
+    """How lowering gets the IR of a derivative object called inside a function.
+
+    The compile driver (s2sad.transform), a layer above, installs `as_function`: a
+    derivative object -> its generic IR as a function of the derivative's arguments.
+    """
+
+    @staticmethod
+    def as_function(d) -> Function:
+        raise NonDifferentiableError(f"cannot inline {d!r}: no compiler driver is loaded")
 
 
 def lower(func, table) -> Function:
