@@ -20,6 +20,7 @@ import numpy as np
 from s2sad.errors import ArgumentTypeError, Loc, WrtError
 from s2sad.frontend.guards import Guards, collect
 from s2sad.ir.kinds import UNKNOWN, kind_of_value
+from s2sad.ir.prims import RecursiveCall
 from s2sad.transform import generate, resolve_wrt
 from s2sad_rules import TABLE
 
@@ -54,6 +55,7 @@ def _rules_changed():
 
 
 TABLE.add_listener(_rules_changed)
+RecursiveCall.make_derivative = staticmethod(lambda func, mode, wrt: Derivative(func, mode, wrt))
 
 
 def _refuse_argument(func, name: str, value, path: str = ""):

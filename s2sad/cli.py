@@ -272,17 +272,17 @@ def cmd_cache(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    import s2sad
+    from s2sad.api import grad, jvp
     from s2sad.examples import seeds
 
-    f_jvp = s2sad.jvp(seeds.f)
+    f_jvp = jvp(seeds.f)
     x = np.array([2.0, 3.0])
     print("# f(x) = [x0 + x1, x0 * x1, sin(x0)] at x = [2, 3]")
     for v in (np.array([1.0, 0.0]), np.array([0.0, 1.0])):
         out, out_dot = f_jvp(x, v)
         print(f"# JVP along {v.tolist()}: {out_dot.tolist()}")
     print(f_jvp.source)
-    loss_grad = s2sad.grad(seeds.loss, wrt=0)
+    loss_grad = grad(seeds.loss, wrt=0)
     rng = np.random.default_rng(0)
     w, xb, yb = rng.standard_normal((3, 2)), rng.standard_normal((5, 3)), rng.standard_normal((5, 2))
     loss_grad(w, xb, yb)

@@ -18,8 +18,9 @@ from s2sad.codegen.emit import emit_function
 from s2sad.codegen.names import Namespace
 from s2sad.errors import NonDifferentiableError, WrtError
 from s2sad.frontend.guards import collect
-from s2sad.frontend.lower import lower
+from s2sad.frontend.lower import derivative_hook, lower
 from s2sad.ir.kinds import UNKNOWN, Kind, float_kind, infer_kinds, kind_of_value
+from s2sad.ir import prims
 from s2sad.ir.nodes import Const, Var
 from s2sad.ir.verify import verify
 from s2sad.passes.forward import forward_pass
@@ -106,15 +107,25 @@ def base_ir(func, arg_kinds: list, kw_kinds: dict):
     transformation: jvp(grad(f)), grad(grad(f)), ...), the inner derivative's own IR, as a
     function returning what the inner derivative returns: the compiler composes on the IR.
     """
-    from s2sad.api import Derivative
-
-    if not isinstance(func, Derivative):
+    if not prims.is_derivative(func):
         return lowered(func)
     inner_wrt = func._resolve()
     n = func._n_params
     inner = derivative_ir(func.func, func.mode, inner_wrt, list(arg_kinds[:n]), kw_kinds,
                           in_place=False, wrt_tuple=func._wrt_tuple)
     return as_primal(inner, func)
+
+
+def _derivative_as_function(d):
+    """The generic IR of the derivative object `d`, as a function of its call arguments
+    (installed as lowering's hook for derivatives called inside a function)."""
+    wrt = d._resolve()
+    ir = derivative_ir(d.func, d.mode, wrt, [UNKNOWN] * d._n_params, {}, in_place=False,
+                       wrt_tuple=d._wrt_tuple)
+    return as_primal(ir, d)
+
+
+derivative_hook.as_function = staticmethod(_derivative_as_function)
 
 
 def as_primal(ir, d):
@@ -399,9 +410,7 @@ def _boundary():
 
 
 def _base_name(func) -> str:
-    from s2sad.api import Derivative
-
-    if isinstance(func, Derivative):
+    if prims.is_derivative(func):
         return f"{_base_name(func.func)}_{func.mode}"
     return func.__name__
 

@@ -10,7 +10,7 @@ for every mode, all of which are linear); `take` supports mode="raise" only.
 
 import numpy as np
 
-from s2sad.frontend.lower import _astype
+from s2sad.ir.prims import astype as _astype
 from s2sad.ir.prims import unbroadcast, zeros_like
 from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
 from s2sad_rules.structural import index_add

@@ -276,9 +276,7 @@ def _result_dtype(fn, kinds) -> str | None:
 def _opaque_call(fn) -> bool:
     if isinstance(fn, prims.RecursiveCall) or fn is prims.apply_pullback:
         return True
-    from s2sad.api import Derivative
-
-    return isinstance(fn, Derivative)
+    return prims.is_derivative(fn)
 
 
 def _is_elementwise_ufunc(fn) -> bool:

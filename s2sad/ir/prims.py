@@ -17,6 +17,7 @@ class RecursiveCall:
     """
 
     _instances: dict = {}
+    make_derivative = None  # (func, mode, wrt) -> derivative object; set by s2sad.api
 
     def __new__(cls, func):
         inst = cls._instances.get(func)
@@ -36,9 +37,7 @@ class RecursiveCall:
         key = (mode, wrt)
         d = self.derivatives.get(key)
         if d is None:
-            from s2sad.api import Derivative
-
-            d = self.derivatives[key] = Derivative(self.func, mode, wrt)
+            d = self.derivatives[key] = RecursiveCall.make_derivative(self.func, mode, wrt)
         return d
 
     def __repr__(self) -> str:
@@ -46,6 +45,36 @@ class RecursiveCall:
 
     def __reduce__(self):
         return (RecursiveCall, (self.func,))
+
+
+def callee_name(fn) -> str:
+    """How messages and the IR printer name a callee (`np.sin`, `math.exp`, `.T`)."""
+    if isinstance(fn, Attr):
+        return f".{fn.name}"
+    mod = getattr(fn, "__module__", None) or ""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    if mod in ("numpy", "numpy.linalg") or mod.startswith("numpy"):
+        return f"np.{name}"
+    if mod in ("math", "operator", "builtins"):
+        return name if mod == "builtins" else f"{mod}.{name}"
+    return name
+
+
+def astype(x, dtype):
+    """`x.astype(dtype)`: the array method as a primitive."""
+    return x.astype(dtype)
+
+
+def item(x):
+    """`x.item()`: the array method as a primitive."""
+    return x.item()
+
+
+def is_derivative(obj) -> bool:
+    """Is `obj` a derivative object (it names the function it differentiates through the
+    `__s2sad_function__` protocol attribute)? Lower layers recognise the API's
+    `Derivative` this way without importing it."""
+    return getattr(type(obj), "__s2sad_function__", None) is not None
 
 
 def apply_pullback(pullback, g):
@@ -65,6 +94,7 @@ class Attr:
     """The primitive `x.<name>` (one object per attribute name)."""
 
     _instances: dict = {}
+    make_derivative = None  # (func, mode, wrt) -> derivative object; set by s2sad.api
 
     def __new__(cls, name: str):
         inst = cls._instances.get(name)

@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While
-
-
-def _callee(fn) -> str:
-    from s2sad.passes.inline_rules import callee_name
-
-    return callee_name(fn)
+from s2sad.ir.prims import callee_name as _callee
 
 
 def _atom(a) -> str:

@@ -23,16 +23,7 @@ def rule_ir(rule, table):
     return rule._ir
 
 
-def callee_name(fn) -> str:
-    if isinstance(fn, prims.Attr):
-        return f".{fn.name}"
-    mod = getattr(fn, "__module__", None) or ""
-    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
-    if mod in ("numpy", "numpy.linalg") or mod.startswith("numpy"):
-        return f"np.{name}"
-    if mod in ("math", "operator", "builtins"):
-        return name if mod == "builtins" else f"{mod}.{name}"
-    return name
+callee_name = prims.callee_name
 
 
 def _positional(rule):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from s2sad.frontend.lower import _astype
+from s2sad.ir.prims import astype as _astype
 from s2sad.ir.prims import broadcast_like, unbroadcast
 from s2sad_rules.numpy_construction import reshape_items
 from s2sad_rules.structural import index_add

@@ -1,0 +1,491 @@
+"""Register allocation for generated code: which SSA variables share one Python name.
+
+SSA names are coalesced back into the user's names where their live ranges allow it
+(`x = f(x)` in a loop body rather than `x_1 = f(x); x = x_1`), by an interference graph;
+temporaries used once are marked to be folded into the expression that reads them.
+"""
+
+from __future__ import annotations
+
+import operator
+
+from s2sad.codegen.sinking import is_partial_sum
+from s2sad.codegen.syntax import BINOP_AST, CMP_AST, NO_INLINE, SCATTERS, UNARY_AST
+from s2sad.ir import prims
+from s2sad.ir.builder import root_name, strip_suffix
+from s2sad.ir.nodes import (
+    Block,
+    Call,
+    Const,
+    ForRange,
+    Function,
+    If,
+    Var,
+    While,
+    atoms_of,
+    blocks_of,
+)
+
+
+def find_inlined(fn: Function, pos: Positions) -> set:
+    """Compiler temporaries to fold into the one expression that reads them.
+
+    A temporary qualifies when it is used once, in the same block, and every statement
+    between its definition and its use is itself folded: no assignment happens in between,
+    so every name the expression reads still holds the same value where it is printed.
+    """
+    out: set = set()
+
+    def walk(b: Block):
+        for s in b.stmts:
+            for inner in blocks_of(s):
+                walk(inner)
+        n = len(b.stmts)
+        for idx in range(n - 1, -1, -1):
+            s = b.stmts[idx]
+            if not isinstance(s, Call):
+                continue
+            t = s.target
+            if pos.count(t) != 1:
+                continue
+            if s.fn in NO_INLINE and not (
+                    s.fn is prims.tape_reader and idx + 1 < n and
+                    isinstance(b.stmts[idx + 1], ForRange) and b.stmts[idx + 1].over == t):
+                continue  # (a reader the next loop iterates reads as `for x in reversed(t)`)
+            if not t.name.startswith("_") and not is_partial_sum(s, b.stmts, idx):
+                continue
+            (_, ublk), = pos.uses[t]
+            if ublk != id(b):
+                continue
+            use_idx = next((j for j in range(idx + 1, n) if t in atoms_of(b.stmts[j])), None)
+            if use_idx is None:
+                if t not in b.results:
+                    continue
+                use_idx = n
+            user = b.stmts[use_idx] if use_idx < n else None
+            if isinstance(user, Call) and user.fn in SCATTERS and user.args[0] == t:
+                continue  # the accumulator of `acc[i] += g` needs a name
+            between = b.stmts[idx + 1:use_idx]
+            if all(isinstance(x, Call) and x.target in out for x in between):
+                out.add(t)
+
+    walk(fn.body)
+    return out
+
+
+# -- analysis: uses, positions ------------------------------------------------
+
+
+class Positions:
+    """Pre-order positions of statements, and where each variable is used and defined."""
+
+    def __init__(self, fn: Function):
+        self.n = 0
+        self.uses: dict = {}  # var -> list of (position, block id)
+        self.defpos: dict = {}
+        self.defblock: dict = {}
+        self.stmt_pos: dict = {}  # id(stmt) -> (start, end)
+        self.defining: dict = {}  # var -> the Call defining it
+        self.block_of_use: dict = {}
+        for p in fn.params:
+            self.defpos[p] = -1
+        self.block(fn.body)
+
+    def tick(self) -> int:
+        self.n += 1
+        return self.n
+
+    def use(self, a, pos, blk):
+        if isinstance(a, Var):
+            self.uses.setdefault(a, []).append((pos, id(blk)))
+
+    def define(self, v, pos, blk):
+        self.defpos[v] = pos
+        self.defblock[v] = id(blk)
+
+    def block(self, b: Block):
+        for s in b.stmts:
+            start = self.tick()
+            for a in atoms_of(s):
+                self.use(a, start, b)
+            match s:
+                case ForRange(index=i, params=ps):
+                    self.define(i, start, s.body)
+                    if s.over is not None:  # named like what it takes from the tape
+                        self.defining[i] = Call(i, prims.tape_next, (s.over,))
+                    for p in ps:
+                        self.define(p, start, s.body)
+                case While(params=ps):
+                    for p in ps:
+                        self.define(p, start, s.body)
+            for inner in blocks_of(s):
+                self.block(inner)
+            end = self.tick()
+            if isinstance(s, Call):
+                self.defining[s.target] = s
+                if s.fn is prims.sweep_boundary:
+                    self.boundary = start
+            for d in s.defs:
+                self.define(d, start if isinstance(s, Call) else end, b)
+            self.stmt_pos[id(s)] = (start, end)
+        pos = self.tick()
+        for r in b.results:
+            self.use(r, pos, b)
+        self.stmt_pos[id(b)] = (None, pos)
+
+    def count(self, v) -> int:
+        return len(self.uses.get(v, ()))
+
+    def last_use(self, v) -> int:
+        u = self.uses.get(v)
+        return max(p for p, _ in u) if u else -1
+
+
+class Names:
+    """Union-find over variables: the Python name each SSA variable is printed with."""
+
+    def __init__(self):
+        self.parent: dict = {}
+
+    def find(self, v):
+        parent = self.parent
+        root = v
+        while root in parent:
+            root = parent[root]
+        while v in parent and parent[v] != root:  # path compression
+            parent[v], v = root, parent[v]
+        return root
+
+    def union(self, keep, other):
+        a, b = self.find(keep), self.find(other)
+        if a != b:
+            self.parent[b] = a
+
+    printed: dict = None
+
+    def name(self, v: Var) -> str:
+        root = self.find(v)
+        if self.printed is not None and root in self.printed:
+            return self.printed[root]
+        return root.name
+
+
+def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names:
+    """Give copies' sources and destinations one name wherever their lifetimes allow.
+
+    Then print each class of variables with its user's name (`x`, `x_bar`) where no
+    other class with that name is live at the same time, else with a numbered variant.
+    """
+    graph = Interference(_special(fn, pos), pos, inlined)
+    live = graph.block(fn.body, set(a for a in fn.body.results if isinstance(a, Var)))
+    for p in fn.params:
+        graph.edges(p, live | set(fn.params))
+    for v, _ in fn.kwonly:
+        graph.edges(v, live | set(fn.params))
+    names = Names()
+    members: dict = {}
+    for a, b in graph.copies:
+        ra, rb = names.find(a), names.find(b)
+        if ra == rb:
+            continue
+        ca = members.get(ra, {ra})
+        cb = members.get(rb, {rb})
+        if any(graph.adj.get(x, _EMPTY) & cb for x in ca):
+            continue
+        keep, other = (ra, rb) if _prefer(ra, rb, fn) else (rb, ra)
+        names.union(keep, other)
+        members[keep] = ca | cb
+        members.pop(other, None)
+    _assign_names(fn, pos, graph, names, inlined, reserved)
+    return names
+
+
+def _assign_names(fn, pos, graph, names: Names, inlined: set, reserved: set):
+    classes: dict = {}
+    root_of: dict = {}
+    for v in graph.nodes | set(fn.params) | set(pos.defpos):
+        root_of[v] = r = names.find(v)
+        if isinstance(v, Var) and v not in inlined:
+            classes.setdefault(r, set()).add(v)
+    adj: dict = {}
+    merged = {v for v, r in root_of.items() if r is not v}
+    for root, members in classes.items():
+        if len(members) == 1 and root in members and \
+                merged.isdisjoint(graph.adj.get(root, _EMPTY)):
+            nbrs = set(graph.adj.get(root, _EMPTY))  # neighbours that are their own class
+        else:
+            nbrs = set()
+            for m in members:
+                for w in graph.adj.get(m, ()):
+                    nbrs.add(root_of[w] if w in root_of else names.find(w))
+        nbrs.discard(root)
+        adj[root] = nbrs
+    boundary = getattr(pos, "boundary", None) if fn.meta.get("split") else None
+    if boundary is not None:
+        # names assigned inside the pullback closure must not shadow the forward sweep's
+        fwd = {r for r, ms in classes.items() if min(pos.defpos.get(m, -1) for m in ms) < boundary}
+        rev = set(classes) - fwd
+        for r in rev:
+            adj[r] |= fwd
+        for f in fwd:
+            adj[f] |= rev
+    order = sorted(classes, key=lambda r: (r not in fn.params,
+                                           min(pos.defpos.get(m, -1) for m in classes[r]),
+                                           r.name))
+    printed: dict = {}
+    for r in order:
+        base = _base_name(r, classes[r], pos)
+        if r in fn.params or any(m in fn.params for m in classes[r]):
+            base = next(m for m in [r] + sorted(classes[r], key=lambda m: m.name)
+                        if m in fn.params or m is r).name
+        blocked = {printed[w] for w in adj[r] & printed.keys()}  # names of live neighbours
+        n = 0
+        cand = base
+        while cand in reserved or cand in blocked:
+            n += 1
+            cand = f"{base}_{n}"
+        printed[r] = cand
+    names.printed = printed
+
+
+def _base_name(root, members, pos) -> str:
+    """The user's name for a class: the hint of its first named member, or a made-up one."""
+    named = sorted((m for m in members if not m.name.startswith("_")),
+                   key=lambda m: pos.defpos.get(m, -1))
+    if named:
+        return strip_suffix(named[0].name)
+    defn = pos.defining.get(root) or next((pos.defining.get(m) for m in members
+                                           if pos.defining.get(m) is not None), None)
+    return _temp_name(defn)
+
+
+def _temp_name(defn) -> str:
+    if defn is None:
+        return "t"
+    fn = defn.fn
+    if fn in (prims.tape_pop, prims.tape_next):
+        return "saved"
+    if fn is prims.tape_reader:
+        return f"{defn.args[0].name}_reader" if isinstance(defn.args[0], Var) else "reader"
+    if fn is operator.getitem and isinstance(defn.args[0], Var) and \
+            isinstance(defn.args[1], Const) and type(defn.args[1].value) is int and \
+            0 <= defn.args[1].value < 100 and not defn.args[0].name.startswith("_"):
+        # x[0] -> x0, x_dot[1] -> x1_dot
+        base, k = strip_suffix(defn.args[0].name), defn.args[1].value
+        for suffix in ("_dot", "_bar"):
+            if base.endswith(suffix):
+                return f"{base[:-len(suffix)]}{k}{suffix}"
+        return f"{base}{k}"
+    label = getattr(fn, "__name__", None)
+    if isinstance(fn, prims.Attr):
+        label = fn.name
+    if fn in BINOP_AST or fn in CMP_AST or fn in UNARY_AST or fn is operator.getitem or \
+            label is None or not label.isidentifier():
+        return "t"
+    arg = defn.args[0] if defn.args else None
+    if isinstance(arg, Var) and not arg.name.startswith("_") and len(defn.args) == 1:
+        return f"{label.lower()}_{strip_suffix(arg.name)}"
+    return "t"
+
+
+def _prefer(a: Var, b: Var, fn: Function) -> bool:
+    """Which name a merged class keeps: a parameter's, else the shorter user name."""
+    if a in fn.params:
+        return True
+    if b in fn.params:
+        return False
+    ka = (a.name.startswith("_"), len(a.name), a.name)
+    kb = (b.name.startswith("_"), len(b.name), b.name)
+    return ka <= kb
+
+
+_EMPTY: frozenset = frozenset()
+
+
+def _copy_candidates(fn: Function) -> set:
+    """Variables that take part in copies (loop and branch inputs and outputs)."""
+    out: set = set()
+
+    def walk(b: Block):
+        for st in b.stmts:
+            match st:
+                case If(then=then, orelse=orelse, outputs=outs):
+                    out.update(outs)
+                    out.update(r for r in then.results + orelse.results if isinstance(r, Var))
+                case ForRange(params=ps, inits=inits, body=body, outputs=outs) | \
+                        While(params=ps, inits=inits, body=body, outputs=outs):
+                    out.update(ps)
+                    out.update(outs)
+                    out.update(a for a in inits + body.results if isinstance(a, Var))
+            for inner in blocks_of(st):
+                walk(inner)
+
+    walk(fn.body)
+    return out
+
+
+def _special(fn: Function, pos) -> set:
+    """The variables whose every interference is recorded (see Interference).
+
+    Those of loop and branch copies, and the parameters. The result and the accumulator
+    of an in-place update (`x_bar += g`) are coalesced too, but a chain of such updates
+    whose members all print with one base name, and that meets no other copy, only needs
+    the interferences within that name's group: it stays out of the special set, which
+    keeps the graph small when a function accumulates many cotangents in place.
+    """
+    special = _copy_candidates(fn) | set(fn.params) | {v for v, _ in fn.kwonly}
+    pairs = []
+
+    def walk(b: Block):
+        for st in b.stmts:
+            if isinstance(st, Call) and st.fn in SCATTERS and isinstance(st.args[0], Var):
+                pairs.append((st.target, st.args[0]))
+            for inner in blocks_of(st):
+                walk(inner)
+
+    walk(fn.body)
+    if not pairs:
+        return special
+    chains = Names()  # union-find over the pairs: one class per chain of updates
+    for t, a in pairs:
+        chains.union(a, t)
+    groups: dict = {}  # chain -> its members
+    for t, a in pairs:
+        groups.setdefault(chains.find(a), set()).update((t, a))
+    for members in groups.values():
+        bases = {root_name(_base_name(v, {v}, pos)) for v in members}
+        if len(bases) > 1 or not special.isdisjoint(members):
+            special |= members
+    return special
+
+
+class Interference:
+    """Backward liveness over the structured IR, recording which variables interfere.
+
+    Only interferences that can matter are recorded: any involving a variable that takes
+    part in a copy (`special`), and those between variables of the same base name (which
+    may be printed with the same name). That keeps the graph small for long functions.
+    """
+
+    def __init__(self, special: set, pos, inlined=frozenset()):
+        self.adj: dict = {}
+        self.copies: list = []  # (dest, source) pairs worth coalescing, in program order
+        self.nodes: set = set()
+        self.special = special
+        self.pos = pos
+        self.by_base: dict = {}  # the name a variable would be printed with -> variables
+        self.base_of: dict = {}
+        self.inlined = inlined  # folded into expressions: never printed, never named
+        for v in list(pos.defpos):
+            if isinstance(v, Var) and v not in inlined:
+                self._base(v)
+
+    def _base(self, v) -> set:
+        b = self.base_of.get(v)
+        if b is None:
+            # numbered variants (x_1, x_1_1) can be printed for any x: one group for all
+            b = self.base_of[v] = root_name(_base_name(v, {v}, self.pos))
+        group = self.by_base.get(b)
+        if group is None:
+            group = self.by_base[b] = set()
+        group.add(v)
+        return group
+
+    def edges(self, v, live):
+        if v in self.inlined:
+            return
+        self.nodes.add(v)
+        group = self._base(v)
+        if v in self.special:
+            others = set(live)
+        else:
+            others = (live & group) | (live & self.special)
+        others.discard(v)
+        if not others:
+            return
+        self.adj.setdefault(v, set()).update(others)
+        for w in others:
+            if isinstance(w, Var):
+                self.adj.setdefault(w, set()).add(v)
+        self.nodes.update(others)
+
+    def copy(self, dest, src):
+        if isinstance(src, Var):
+            self.copies.append((dest, src))
+            self.nodes.update((dest, src))
+
+    def block(self, b: Block, live_out: set) -> set:
+        live = set(live_out)
+        for s in reversed(b.stmts):
+            live = self.stmt(s, live)
+        return live
+
+    def stmt(self, s, live: set) -> set:
+        """The variables live before `s`, given those live after it (updated in place)."""
+        match s:
+            case Call(target=t):
+                live.discard(t)
+                self.edges(t, live)
+                live.update(a for a in atoms_of(s) if isinstance(a, Var))
+                if s.fn in SCATTERS:
+                    self.copy(t, s.args[0])
+                return live
+            case If(cond=c, then=then, orelse=orelse, outputs=outs):
+                after = live - set(outs)
+                ins = set()
+                for blk in (then, orelse):
+                    end = after | {r for r in blk.results if isinstance(r, Var)}
+                    for i, o in enumerate(outs):
+                        others = {r for j, r in enumerate(blk.results) if j != i}
+                        self.edges(o, (after | others | set(outs)) - {o})
+                    ins |= self.block(blk, end)
+                for o, a, b2 in zip(outs, then.results, orelse.results):
+                    self.copy(o, a)
+                    self.copy(o, b2)
+                if isinstance(c, Var):
+                    ins.add(c)
+                return ins
+            case ForRange(index=i, start=a, stop=st, step=sp, params=ps, inits=inits, body=body,
+                          outputs=outs):
+                bounds = [a, st, sp] if s.over is None else [s.over]
+                return self.loop(s, live, ps, inits, body, outs, [], i, bounds)
+            case While(params=ps, inits=inits, cond=cond, body=body, outputs=outs):
+                return self.loop(s, live, ps, inits, body, outs, [cond], None, [])
+        raise TypeError(s)
+
+    def loop(self, s, live, ps, inits, body, outs, cond_blocks, index, bounds):
+        pset = set(ps)
+        for o, p in zip(outs, ps):
+            self.edges(o, (live - {o}) | set(outs) - {o})
+        exit_live = (live - set(outs)) | pset
+        header = set(exit_live)
+        for _ in range(10):
+            end = (header - pset) | {r for r in body.results if isinstance(r, Var)}
+            for p, r in zip(ps, body.results):
+                self.edges(p, ((header - {p}) | {x for x in body.results if x is not r}) - {p})
+            top = self.block(body, end)
+            if index is not None:
+                self.edges(index, top - {index})
+                top = top - {index}
+            new_header = exit_live | top
+            for cb in cond_blocks:
+                new_header = self.block(cb, new_header | {
+                    r for r in cb.results if isinstance(r, Var)})
+            new_header |= {b for b in bounds if isinstance(b, Var)}
+            if new_header <= header:
+                break
+            header |= new_header
+        for p in ps:
+            self.edges(p, header - {p})
+        for o, p in zip(outs, ps):
+            self.copy(o, p)
+        for p, init in zip(ps, inits):
+            self.copy(p, init)
+        for p, r in zip(ps, body.results):
+            self.copy(p, r)
+        live_in = (header - pset) | {x for x in inits if isinstance(x, Var)}
+        live_in |= {b for b in bounds if isinstance(b, Var)}
+        return live_in
+
+
+# -- printing ------------------------------------------------------------------

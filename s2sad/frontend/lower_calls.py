@@ -1,0 +1,217 @@
+"""Lowering calls: primitives, array methods, the user's helpers (inlined), recursion (a
+call of the derivative itself) and derivative objects called inside a function.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+
+import gast
+
+from s2sad.errors import (
+    MissingRuleError,
+    NameResolutionError,
+    NonDifferentiableError,
+    S2SADError,
+    UnsupportedSyntaxError,
+)
+from s2sad.frontend.normalize import normalize_exits
+from s2sad.frontend.source import parse_function
+from s2sad.frontend.values import (
+    ARRAY_METHODS,
+    VARARG_SHAPE_METHODS,
+    Abort,
+    Scope,
+    Static,
+    StaticSeq,
+)
+from s2sad.ir import prims
+from s2sad.ir.nodes import Const, Function, Var
+
+
+class CallLowering:
+    """Methods of `Lowerer` (s2sad.frontend.lower): calls."""
+
+    def lower_call(self, node):
+        func = node.func
+        # method calls on runtime values: x.sum(axis=0) -> np.sum(x, axis=0)
+        if isinstance(func, gast.Attribute):
+            recv = self.expr(func.value)
+            if not isinstance(recv, Static):
+                return self.lower_method(recv, func.attr, node)
+            try:
+                callee = Static(getattr(recv.obj, func.attr), f"{recv.name}.{func.attr}")
+            except AttributeError:
+                self.error(NameResolutionError, f"`{recv.name}` has no attribute `{func.attr}`",
+                           func)
+                raise Abort
+        else:
+            callee = self.expr(func)
+        args, kwargs = self.call_args(node)
+        if not isinstance(callee, Static):
+            self.error(MissingRuleError, "cannot call a value computed inside the function",
+                       node, "call functions by their name")
+            raise Abort
+        return self.call_value(callee.obj, args, kwargs, node, name=callee.name)
+
+    def call_args(self, node):
+        args = []
+        for a in node.args:
+            if isinstance(a, gast.Starred):
+                self.error(UnsupportedSyntaxError, "`*args` in a call is not supported", a,
+                           "pass each argument explicitly")
+                raise Abort
+            args.append(self.expr(a))
+        kwargs = []
+        for k in node.keywords:
+            if k.arg is None:
+                self.error(UnsupportedSyntaxError, "`**kwargs` in a call is not supported", k,
+                           "pass each keyword argument explicitly")
+                raise Abort
+            kwargs.append((k.arg, self.expr(k.value)))
+        return args, kwargs
+
+    def lower_method(self, recv, name, node):
+        args, kwargs = self.call_args(node)
+        fn = ARRAY_METHODS.get(name)
+        if fn is None:
+            self.error(UnsupportedSyntaxError, f"method `.{name}()` is not supported", node.func,
+                       f"call the NumPy function instead (np.{name}(x, ...)) if it exists")
+            raise Abort
+        if fn == "astype":
+            fn = prims.astype
+        elif fn == "item":
+            fn = prims.item
+        if name in VARARG_SHAPE_METHODS and len(args) > 1:
+            args = [StaticSeq(tuple(args))]
+        return self.call_value(fn, [recv] + args, kwargs, node)
+
+    def call_value(self, fn, args, kwargs, node, hint=None, name=None):
+        """Emit a call of the object `fn`: a primitive, or an inlined user function."""
+        if self.table.is_primitive(fn):
+            a = [self.materialize(v) for v in args]
+            k = [(n, self.materialize(v)) for n, v in kwargs]
+            return self.emit(fn, a, k, hint=hint or "_t", node=node)
+        if isinstance(fn, types.FunctionType):
+            return self.inline_call(fn, args, kwargs, node)
+        if prims.is_derivative(fn):
+            return self.inline_derivative(fn, args, kwargs, node)
+        if fn is range:
+            self.error(UnsupportedSyntaxError, "range() is only supported as the iterable of a "
+                       "`for` loop", node, "use np.arange for an array of numbers")
+            raise Abort
+        label = name or getattr(fn, "__qualname__", None) or repr(fn)
+        self.error(MissingRuleError, f"no derivative rule for `{label}` and its source cannot "
+                   "be inlined", node,
+                   f"register rules with @s2sad.defjvp({label}) and @s2sad.defvjp({label}), "
+                   f"or mark it non-differentiable with s2sad.def_nondiff({label})")
+        raise Abort
+
+    def bind(self, fn, args, kwargs, node):
+        """(signature, arguments with defaults applied) of a call of the user's `fn`."""
+        try:
+            sig = inspect.signature(fn)
+            bound = sig.bind(*args, **dict(kwargs))
+        except TypeError as e:
+            self.error(UnsupportedSyntaxError, f"call of `{fn.__name__}` does not match its "
+                       f"signature: {e}", node)
+            raise Abort
+        bound.apply_defaults()
+        return sig, bound
+
+    def recursive_call(self, fn, args, kwargs, node):
+        """Recursion is not inlined: a call that the derivative code makes to the derivative
+        of the same function (see prims.RecursiveCall)."""
+        sig, bound = self.bind(fn, args, kwargs, node)
+        positional, keywords = [], []
+        for pname, p in sig.parameters.items():
+            value = bound.arguments[pname]
+            if not isinstance(value, (Var, Const, StaticSeq, Static)):
+                value = self.global_value(value, pname)
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                positional.append(self.materialize(value))
+            elif p.kind is p.KEYWORD_ONLY:
+                keywords.append((pname, self.materialize(value)))
+            else:
+                self.error(UnsupportedSyntaxError, "recursion through *args or **kwargs", node)
+                raise Abort
+        return self.emit(prims.RecursiveCall(fn), positional, keywords,
+                         hint=fn.__name__ + "_value", node=node)
+
+    def inline_derivative(self, d, args, kwargs, node):
+        """A call of a function the user already transformed: inline its derivative's IR.
+
+        The IR is the generic one (no argument kinds are known while lowering); the
+        specialisation of the enclosing derivative makes it concrete.
+        """
+        from s2sad.ir.builder import substitute_block
+
+        if kwargs:
+            self.error(UnsupportedSyntaxError, "keyword arguments to a transformed function "
+                       "are not supported here", node, "pass them positionally")
+            raise Abort
+        try:
+            ir = derivative_hook.as_function(d)
+        except S2SADError as e:
+            e.loc = e.loc or self.loc(node)
+            self.errors.append(e)
+            raise Abort
+        if len(args) != len(ir.params):
+            self.error(UnsupportedSyntaxError, f"`{d.__name__}` takes {len(ir.params)} "
+                       f"arguments, got {len(args)}", node)
+            raise Abort
+        mapping = {p: self.materialize(a) for p, a in zip(ir.params, args)}
+        block = substitute_block(ir.body, mapping, self, loc=self.loc(node))
+        self.stmts.extend(block.stmts)
+        res = block.results
+        return StaticSeq(tuple(res)) if ir.returns_tuple else res[0]
+
+    def inline_call(self, fn, args, kwargs, node):
+        if fn in self.inline_stack:
+            return self.recursive_call(fn, args, kwargs, node)
+        try:
+            parsed = parse_function(fn)
+        except S2SADError as e:
+            e.loc = e.loc or self.loc(node)
+            self.errors.append(e)
+            raise Abort
+        sig, bound = self.bind(fn, args, kwargs, node)
+        scope = Scope(parsed)
+        for pname, value in bound.arguments.items():
+            if not isinstance(value, (Var, Const, StaticSeq, Static)):
+                value = self.global_value(value, pname)
+            scope.env[pname] = value
+        saved_scope = self.scope
+        self.scope = scope
+        self.inline_stack.append(fn)
+        n_errors = len(self.errors)
+        try:
+            self._check_signature(parsed.node)
+            body = list(parsed.node.body)
+            if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value,
+                                                                      gast.Constant):
+                body = body[1:]
+            out = self.lower_stmts(normalize_exits(body), in_loop=False)
+            if out is None:
+                if len(self.errors) == n_errors:
+                    self.error(UnsupportedSyntaxError, f"helper `{fn.__name__}` does not return "
+                               "a value on every path", parsed.node,
+                               "end the helper with `return <value>`")
+                raise Abort
+            return out
+        finally:
+            self.inline_stack.pop()
+            self.scope = saved_scope
+
+
+class derivative_hook:  # noqa: N801 - a namespace holding the hook the driver installs
+    """How lowering gets the IR of a derivative object called inside a function.
+
+    The compile driver (s2sad.transform), a layer above, installs `as_function`: a
+    derivative object -> its generic IR as a function of the derivative's arguments.
+    """
+
+    @staticmethod
+    def as_function(d) -> Function:
+        raise NonDifferentiableError(f"cannot inline {d!r}: no compiler driver is loaded")

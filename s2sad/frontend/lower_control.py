@@ -1,0 +1,319 @@
+"""Lowering control flow: `if` (branches merge their values), `for` over `range` or an
+array's rows, and `while` (loop-carried values become block parameters).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import gast
+
+from s2sad.errors import NonDifferentiableError, UnsupportedSyntaxError
+from s2sad.frontend.normalize import assigned_names, contains, normalize_exits
+from s2sad.frontend.values import Abort, Static, StaticSeq, Undefined, writes_into
+from s2sad.ir.nodes import Block, Const, ForRange, If, Var, While
+
+
+class ControlFlowLowering:
+    """Methods of `Lowerer` (s2sad.frontend.lower): control."""
+
+    def lower_if(self, s, in_loop):
+        cond = self.materialize(self.expr(s.test))
+        env0 = dict(self.scope.env)
+        then_stmts, then_out = self.sub_block(lambda: self.lower_stmts(s.body, in_loop))
+        then_env = self.scope.env
+        self.scope.env = dict(env0)
+        else_stmts, else_out = self.sub_block(lambda: self.lower_stmts(s.orelse, in_loop))
+        else_env = self.scope.env
+        self.scope.env = dict(env0)
+        if in_loop:
+            # Loop bodies: "continue"/None fall through to the next iteration; "break" ends it.
+            return self.merge_loop_if(s, cond, env0, (then_stmts, then_out, then_env),
+                                      (else_stmts, else_out, else_env))
+        if then_out is not None and else_out is not None:
+            return self.merge_returns(s, cond, then_stmts, then_out, else_stmts, else_out)
+        if then_out is not None or else_out is not None:
+            self.error(UnsupportedSyntaxError, "only one branch of this `if` returns", s,
+                       "return from both branches or after the `if`")
+            raise Abort
+        self.merge_envs(s, cond, env0, then_stmts, then_env, else_stmts, else_env)
+        return None
+
+    def merge_returns(self, s, cond, then_stmts, then_out, else_stmts, else_out):
+        a, a_tuple = self.flatten_in(then_stmts, then_out)
+        b, b_tuple = self.flatten_in(else_stmts, else_out)
+        if len(a) != len(b) or a_tuple != b_tuple:
+            self.error(UnsupportedSyntaxError, "the branches return different numbers of values",
+                       s, "return the same number of values on every path")
+            raise Abort
+        outs = tuple(self.fresh("_r") for _ in a)
+        self.stmts.append(If(cond, Block(tuple(then_stmts), tuple(a)),
+                             Block(tuple(else_stmts), tuple(b)), outs, self.loc(s)))
+        return StaticSeq(outs) if a_tuple else outs[0]
+
+    def flatten_in(self, stmts, value):
+        saved = self.stmts
+        self.stmts = stmts
+        try:
+            return self.flatten_return(value)
+        finally:
+            self.stmts = saved
+
+    def merge_envs(self, s, cond, env0, then_stmts, then_env, else_stmts, else_env):
+        for n in then_env:
+            # both branches bound the name to the same value: no merge needed, but the
+            # name does change (`if c: y = s else: y = s`)
+            if n in else_env and then_env[n] is else_env[n] and env0.get(n) is not then_env[n]:
+                self.scope.env[n] = then_env[n]
+        names = [n for n in then_env if n in else_env and then_env[n] is not else_env[n]]
+        then_res, else_res, outs = [], [], []
+        for name in names:
+            a, b = then_env[name], else_env[name]
+            if isinstance(a, StaticSeq) or isinstance(b, StaticSeq):
+                if isinstance(a, StaticSeq) and isinstance(b, StaticSeq) and \
+                        len(a.items) == len(b.items) and a.is_list == b.is_list:
+                    parts = []
+                    for x, y in zip(a.items, b.items):
+                        if x is y:
+                            parts.append(x)
+                            continue
+                        then_res.append(self.materialize_in(then_stmts, x))
+                        else_res.append(self.materialize_in(else_stmts, y))
+                        outs.append(self.fresh(name))
+                        parts.append(outs[-1])
+                    self.scope.env[name] = StaticSeq(tuple(parts), a.is_list)
+                    continue
+            if isinstance(a, Static) or isinstance(b, Static):
+                if a == b:
+                    self.scope.env[name] = a
+                    continue
+            then_res.append(self.materialize_in(then_stmts, a))
+            else_res.append(self.materialize_in(else_stmts, b))
+            outs.append(self.fresh(name))
+            self.scope.env[name] = outs[-1]
+            if a in self.scope.fresh and b in self.scope.fresh:
+                self.scope.fresh.add(outs[-1])
+        # names bound in only one branch are undefined afterwards
+        for name in set(then_env) ^ set(else_env):
+            self.scope.env[name] = Undefined(name)
+        if then_stmts or else_stmts or outs:
+            self.stmts.append(If(cond, Block(tuple(then_stmts), tuple(then_res)),
+                                 Block(tuple(else_stmts), tuple(else_res)), tuple(outs),
+                                 self.loc(s)))
+
+    def materialize_in(self, stmts, value):
+        saved = self.stmts
+        self.stmts = stmts
+        try:
+            return self.materialize(value)
+        finally:
+            self.stmts = saved
+
+    def merge_loop_if(self, s, cond, env0, then, other):
+        """An `if` inside a loop body. A branch ending in `break` sets the break flag."""
+        # merge environments; "break" outcome is signalled through the flag variable
+        (ts, tout, tenv), (es, eout, eenv) = then, other
+        flag = self.scope.env.get("__break__")
+        if (tout == "break" or eout == "break") and flag is None:
+            self.error(UnsupportedSyntaxError, "`break` is not supported here", s)
+            raise Abort
+        if tout == "break":
+            tenv = dict(tenv)
+            tenv["__break__"] = Const(True)
+        if eout == "break":
+            eenv = dict(eenv)
+            eenv["__break__"] = Const(True)
+        self.merge_envs(s, cond, env0, ts, tenv, es, eenv)
+        return None
+
+    def carry_fresh(self, inits, params):
+        """A loop variable starting from a fresh array holds one in every iteration, as long
+        as the body leaves it a fresh array (checked by check_carried_fresh)."""
+        for i, p in zip(inits, params):
+            if isinstance(i, Var) and i in self.scope.fresh:
+                self.scope.fresh.add(p)
+
+    def check_carried_fresh(self, params, results, outs, node, body_stmts=()):
+        for p, r, o in zip(params, results, outs):
+            if p in self.scope.fresh:
+                if isinstance(r, Var) and (r in self.scope.fresh or r == p):
+                    self.scope.fresh.add(o)
+                else:
+                    self.scope.fresh.discard(p)
+                    if writes_into(body_stmts, p):
+                        self.error(NonDifferentiableError, "an array written into inside this "
+                                   "loop is replaced by one the loop did not create", node,
+                                   "assign a copy (`.copy()`) to the loop variable")
+
+    def loop_carried(self, body_stmts, node):
+        names = []
+        for n in assigned_names(body_stmts):
+            if n in self.scope.env and not isinstance(self.scope.env[n], Undefined):
+                names.append(n)
+        return names
+
+    def lower_for(self, s):
+        if s.orelse:
+            self.error(UnsupportedSyntaxError, "`for ... else` is not supported", s,
+                       "use a flag variable")
+            return
+        it = s.iter
+        # static unrolling over tuple/list literals
+        itv = None
+        is_range = (isinstance(it, gast.Call) and isinstance(self.peek_static(it.func), Static)
+                    and self.peek_static(it.func).obj is range)
+        if not is_range:
+            itv = self.expr(it)
+            if isinstance(itv, StaticSeq):
+                for item in itv.items:
+                    self.assign(s.target, item)
+                    out = self.lower_stmts(normalize_exits(list(s.body)), in_loop=False)
+                    if out is not None:
+                        self.error(UnsupportedSyntaxError, "`return`, `break` and `continue` "
+                                   "are not supported in a loop over a tuple literal", s)
+                        raise Abort
+                return
+        if not isinstance(s.target, gast.Name) and is_range:
+            self.error(UnsupportedSyntaxError, "the loop variable of a `for` over range must be "
+                       "a single name", s.target)
+            raise Abort
+        if is_range:
+            if it.keywords or not 1 <= len(it.args) <= 3:
+                self.error(UnsupportedSyntaxError, "range() takes 1 to 3 positional arguments",
+                           it)
+                raise Abort
+            bounds = [self.materialize(self.expr(a)) for a in it.args]
+            if len(bounds) == 1:
+                start, stop, step = Const(0), bounds[0], Const(1)
+            elif len(bounds) == 2:
+                start, stop, step = bounds[0], bounds[1], Const(1)
+            else:
+                start, stop, step = bounds
+            index_name = s.target.id
+            element = None
+        else:
+            # iterate over the first axis of an array: for row in x
+            seq = self.materialize(itv)
+            start, step = Const(0), Const(1)
+            stop = self.emit(len, [seq], hint="_n", node=it)
+            index_name = "_i"
+            element = (s.target, seq)
+        has_break = contains(s.body, (gast.Break,), into_loops=False) is not None
+        if has_break:
+            self.lower_for_as_while(s, start, stop, step, index_name, element)
+            return
+        carried = [n for n in self.loop_carried(s.body, s) if n != index_name]
+        inits = [self.materialize(self.scope.env[n]) for n in carried]
+        env0 = dict(self.scope.env)
+        params = [self.fresh(n) for n in carried]
+        index = self.fresh(index_name)
+        for n, p in zip(carried, params):
+            self.scope.env[n] = p
+        self.carry_fresh(inits, params)
+        if element is None:
+            self.scope.env[index_name] = index
+
+        def body():
+            if element is not None:
+                target, seq = element
+                self.assign(target, self.emit(operator.getitem, [seq, index], hint="_t",
+                                              node=target))
+            self.lower_stmts(normalize_exits(list(s.body)), in_loop=True)
+            return [self.materialize(self.scope.env[n]) for n in carried]
+
+        body_stmts, results = self.sub_block(body)
+        self.scope.env = env0
+        outs = [self.fresh(n) for n in carried]
+        for n, o in zip(carried, outs):
+            self.scope.env[n] = o
+        self.check_carried_fresh(params, results, outs, s, body_stmts)
+        self.stmts.append(ForRange(index, start, stop, step, tuple(params), tuple(inits),
+                                   Block(tuple(body_stmts), tuple(results)), tuple(outs),
+                                   self.loc(s)))
+
+    def lower_for_as_while(self, s, start, stop, step, index_name, element):
+        """`for` with `break`: a `while` over the index with a break flag."""
+        if not (isinstance(step, Const) and isinstance(step.value, int) and step.value != 0):
+            self.error(UnsupportedSyntaxError, "`break` in a `for` loop needs a constant range "
+                       "step", s)
+            raise Abort
+        cmp = operator.lt if step.value > 0 else operator.gt
+        carried = [n for n in self.loop_carried(s.body, s) if n != index_name]
+        idx_name = "_" + index_name if not index_name.startswith("_") else index_name
+        names = [idx_name, "__break__"] + carried
+        inits = [start, Const(False)] + [self.materialize(self.scope.env[n]) for n in carried]
+        env0 = dict(self.scope.env)
+        params = [self.fresh(idx_name), self.fresh("broke")] + [self.fresh(n) for n in carried]
+        for n, p in zip(names, params):
+            self.scope.env[n] = p
+        self.carry_fresh(inits, params)
+
+        def cond():
+            a = self.emit(cmp, [params[0], stop], hint="_c")
+            b = self.emit(operator.not_, [params[1]], hint="_c")
+            return self.emit(operator.and_, [a, b], hint="_c")
+
+        def body():
+            index = params[0]
+            if element is not None:
+                target, seq = element
+                self.assign(target, self.emit(operator.getitem, [seq, index], hint="_t"))
+            else:
+                self.scope.env[index_name] = index
+            out = self.lower_stmts(normalize_exits(list(s.body)), in_loop=True)
+            if out == "break":
+                self.scope.env["__break__"] = Const(True)
+            nxt = self.emit(operator.add, [index, step], hint=idx_name)
+            return [nxt] + [self.materialize(self.scope.env[n]) for n in names[1:]]
+
+        cond_stmts, c = self.sub_block(cond)
+        body_stmts, results = self.sub_block(body)
+        self.scope.env = env0
+        outs = [self.fresh(n) for n in names]
+        self.check_carried_fresh(params, results, outs, s, body_stmts)
+        for n, o in zip(names[2:], outs[2:]):
+            self.scope.env[n] = o
+        self.stmts.append(While(tuple(params), tuple(inits), Block(tuple(cond_stmts), (c,)),
+                                Block(tuple(body_stmts), tuple(results)), tuple(outs),
+                                self.loc(s)))
+
+    def lower_while(self, s):
+        if s.orelse:
+            self.error(UnsupportedSyntaxError, "`while ... else` is not supported", s,
+                       "use a flag variable")
+            return
+        has_break = contains(s.body, (gast.Break,), into_loops=False) is not None
+        carried = self.loop_carried(s.body, s)
+        names = (["__break__"] if has_break else []) + carried
+        inits = ([Const(False)] if has_break else []) + [
+            self.materialize(self.scope.env[n]) for n in carried]
+        env0 = dict(self.scope.env)
+        params = [self.fresh("broke" if n == "__break__" else n) for n in names]
+        for n, p in zip(names, params):
+            self.scope.env[n] = p
+        self.carry_fresh(inits, params)
+
+        def cond():
+            c = self.materialize(self.expr(s.test))
+            if has_break:
+                nb = self.emit(operator.not_, [params[0]], hint="_c")
+                c = self.emit(operator.and_, [nb, c], hint="_c")
+            return c
+
+        def body():
+            out = self.lower_stmts(normalize_exits(list(s.body)), in_loop=True)
+            if out == "break":
+                self.scope.env["__break__"] = Const(True)
+            return [self.materialize(self.scope.env[n]) for n in names]
+
+        cond_stmts, c = self.sub_block(cond)
+        body_stmts, results = self.sub_block(body)
+        self.scope.env = env0
+        outs = [self.fresh(n if n != "__break__" else "broke") for n in names]
+        self.check_carried_fresh(params, results, outs, s, body_stmts)
+        for n, o in zip(names, outs):
+            if n != "__break__":
+                self.scope.env[n] = o
+        self.stmts.append(While(tuple(params), tuple(inits), Block(tuple(cond_stmts), (c,)),
+                                Block(tuple(body_stmts), tuple(results)), tuple(outs),
+                                self.loc(s)))

@@ -1,0 +1,258 @@
+"""Lowering expressions: names resolved to the objects they denote, operators,
+comparisons, conditional expressions, attributes and subscripts.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import gast
+import numpy as np
+
+from s2sad.errors import NameResolutionError, S2SADError, UnsupportedSyntaxError
+from s2sad.frontend.values import (
+    ARRAY_ATTRS,
+    BINOPS,
+    CMPOPS,
+    UNOPS,
+    Abort,
+    Poisoned,
+    Static,
+    StaticSeq,
+    Undefined,
+    is_simple_constant,
+)
+from s2sad.ir import prims
+from s2sad.ir.nodes import Block, Const, If, Var
+
+
+class ExpressionLowering:
+    """Methods of `Lowerer` (s2sad.frontend.lower): expressions."""
+
+    def materialize(self, value):
+        """Turn a lowered value into an IR atom (building runtime tuples if needed)."""
+        if isinstance(value, (Var, Const)):
+            return value
+        if isinstance(value, StaticSeq):
+            items = [self.materialize(v) for v in value.items]
+            if all(isinstance(i, Const) for i in items) and not value.is_list:
+                return Const(tuple(i.value for i in items))
+            fn = prims.make_list if value.is_list else prims.make_tuple
+            return self.emit(fn, items, hint="_l" if value.is_list else "_tup")
+        if isinstance(value, Static):
+            if is_simple_constant(value.obj) or isinstance(value.obj, np.ndarray):
+                return Const(value.obj, value.name)
+            return Const(value.obj, value.name)
+        if isinstance(value, (Undefined, Poisoned)):
+            raise Abort  # already reported
+        raise AssertionError(value)
+
+    def constant(self, obj, name=None):
+        if is_simple_constant(obj) and not isinstance(obj, tuple):
+            return Const(obj)
+        return Static(obj, name or repr(obj))
+
+    def peek_static(self, node):
+        """The static object an expression names, without emitting code (or None)."""
+        if isinstance(node, gast.Name):
+            if node.id in self.scope.env:
+                v = self.scope.env[node.id]
+                return v if isinstance(v, Static) else None
+            try:
+                return Static(self.scope.parsed.lookup(node.id), node.id)
+            except KeyError:
+                return None
+        if isinstance(node, gast.Attribute):
+            base = self.peek_static(node.value)
+            if base is not None and hasattr(base.obj, node.attr):
+                return Static(getattr(base.obj, node.attr), f"{base.name}.{node.attr}")
+        return None
+
+    def name_load(self, name, node):
+        if name in self.scope.env:
+            v = self.scope.env[name]
+            if isinstance(v, Poisoned):
+                raise Abort
+            if isinstance(v, Undefined):
+                self.error(NameResolutionError, f"`{name}` may be undefined here: it is "
+                           "assigned in only one branch or only inside a loop", node,
+                           f"assign `{name}` before the `if` or loop")
+                raise Abort
+            return v
+        try:
+            obj = self.scope.parsed.lookup(name)
+        except KeyError:
+            self.error(NameResolutionError, f"name `{name}` is not defined", node,
+                       "define it at module level or pass it as an argument")
+            raise Abort
+        return self.global_value(obj, name)
+
+    def global_value(self, obj, name):
+        if is_simple_constant(obj) and not isinstance(obj, tuple):
+            return Const(obj)
+        if isinstance(obj, np.ndarray) or isinstance(obj, np.generic):
+            return Const(obj, name)
+        return Static(obj, name)
+
+    def expr(self, node):
+        try:
+            return self._expr(node)
+        except Abort:
+            raise
+        except S2SADError as e:
+            if e.loc is None:
+                e.loc = self.loc(node)
+            self.errors.append(e)
+            raise Abort
+
+    def _expr(self, node):
+        match node:
+            case gast.Constant(value=v):
+                return Const(v)
+            case gast.Name(id=name):
+                return self.name_load(name, node)
+            case gast.BinOp(left=l, op=op, right=r):
+                fn = BINOPS[type(op)]
+                return self.call_value(fn, [self.expr(l), self.expr(r)], [], node)
+            case gast.UnaryOp(op=op, operand=x):
+                v = self.expr(x)
+                if isinstance(op, gast.USub) and isinstance(v, Const) and \
+                        isinstance(v.value, (int, float, complex)) and \
+                        not isinstance(v.value, bool):
+                    return Const(-v.value)
+                return self.call_value(UNOPS[type(op)], [v], [], node)
+            case gast.BoolOp(op=op, values=values):
+                return self.lower_boolop(op, values, node)
+            case gast.Compare(left=left, ops=ops, comparators=comps):
+                return self.lower_compare(left, ops, comps, node)
+            case gast.IfExp(test=test, body=body, orelse=orelse):
+                return self.lower_ifexp(test, body, orelse, node)
+            case gast.Call():
+                return self.lower_call(node)
+            case gast.Attribute(value=base, attr=attr):
+                return self.lower_attribute(base, attr, node)
+            case gast.Subscript(value=base, slice=index):
+                return self.lower_subscript(base, index, node)
+            case gast.Tuple(elts=elts):
+                return StaticSeq(tuple(self.expr(e) for e in self._no_starred(elts)))
+            case gast.List(elts=elts):
+                return StaticSeq(tuple(self.expr(e) for e in self._no_starred(elts)), True)
+            case gast.Slice(lower=lo, upper=hi, step=st):
+                parts = [self.materialize(self.expr(p)) if p is not None else Const(None)
+                         for p in (lo, hi, st)]
+                if all(isinstance(p, Const) for p in parts):
+                    return Const(slice(*(p.value for p in parts)))
+                return self.emit(slice, parts, hint="_s", node=node)
+            case gast.Lambda():
+                self.error(UnsupportedSyntaxError, "`lambda` is not supported", node,
+                           "define a helper function at module level")
+            case gast.ListComp() | gast.SetComp() | gast.DictComp() | gast.GeneratorExp():
+                self.error(UnsupportedSyntaxError, "comprehensions are not supported", node,
+                           "write a `for` loop, or use a vectorised NumPy expression")
+            case gast.Yield() | gast.YieldFrom() | gast.Await():
+                self.error(UnsupportedSyntaxError, f"`{type(node).__name__.lower()}` is not "
+                           "supported", node, "return a value instead")
+            case gast.NamedExpr():
+                self.error(UnsupportedSyntaxError, "the walrus operator `:=` is not supported",
+                           node, "assign in a separate statement")
+            case gast.Dict() | gast.Set():
+                self.error(UnsupportedSyntaxError, "dict and set literals are not supported",
+                           node, "use tuples or arrays")
+            case gast.JoinedStr() | gast.FormattedValue():
+                self.error(UnsupportedSyntaxError, "f-strings are not supported", node)
+            case gast.Starred():
+                self.error(UnsupportedSyntaxError, "starred expressions are not supported", node)
+            case _:
+                self.error(UnsupportedSyntaxError, f"`{type(node).__name__}` expressions are not "
+                           "supported", node)
+        raise Abort
+
+    def _no_starred(self, elts):
+        for e in elts:
+            if isinstance(e, gast.Starred):
+                self.error(UnsupportedSyntaxError, "starred expressions are not supported", e,
+                           "list the items explicitly")
+                raise Abort
+        return elts
+
+    def lower_boolop(self, op, values, node):
+        # `a and b` is `b if a else a`; `a or b` is `a if a else b` (short-circuit kept)
+        left = self.materialize(self.expr(values[0]))
+        for rest in values[1:]:
+            env0 = dict(self.scope.env)
+            stmts, right = self.sub_block(lambda r=rest: self.materialize(self.expr(r)))
+            self.scope.env = env0
+            out = self.fresh("_b")
+            if isinstance(op, gast.And):
+                blk_t, blk_f = Block(tuple(stmts), (right,)), Block((), (left,))
+            else:
+                blk_t, blk_f = Block((), (left,)), Block(tuple(stmts), (right,))
+            self.stmts.append(If(left, blk_t, blk_f, (out,), self.loc(node)))
+            left = out
+        return left
+
+    def lower_compare(self, left, ops, comps, node):
+        lv = self.expr(left)
+        result = None
+        for op, comp in zip(ops, comps):
+            rv = self.expr(comp)
+            if isinstance(op, (gast.In, gast.NotIn)):
+                c = self.call_value(operator.contains, [rv, lv], [], node)
+                if isinstance(op, gast.NotIn):
+                    c = self.call_value(operator.not_, [c], [], node)
+            else:
+                c = self.call_value(CMPOPS[type(op)], [lv, rv], [], node)
+            result = c if result is None else self.call_value(operator.and_, [result, c], [],
+                                                              node)
+            lv = rv
+        return result
+
+    def lower_ifexp(self, test, body, orelse, node):
+        cond = self.materialize(self.expr(test))
+        env0 = dict(self.scope.env)
+        ts, tv = self.sub_block(lambda: self.materialize(self.expr(body)))
+        self.scope.env = dict(env0)
+        es, ev = self.sub_block(lambda: self.materialize(self.expr(orelse)))
+        self.scope.env = env0
+        out = self.fresh("_v")
+        self.stmts.append(If(cond, Block(tuple(ts), (tv,)), Block(tuple(es), (ev,)), (out,),
+                             self.loc(node)))
+        return out
+
+    def lower_attribute(self, base, attr, node):
+        bv = self.expr(base)
+        if isinstance(bv, Static):
+            try:
+                obj = getattr(bv.obj, attr)
+            except AttributeError:
+                self.error(NameResolutionError, f"`{bv.name}` has no attribute `{attr}`", node)
+                raise Abort
+            return self.global_value(obj, f"{bv.name}.{attr}")
+        if isinstance(bv, StaticSeq):
+            self.error(UnsupportedSyntaxError, f"attribute `{attr}` of a tuple or list literal",
+                       node)
+            raise Abort
+        if attr in ARRAY_ATTRS:
+            return self.call_value(prims.Attr(attr), [bv], [], node, "_" + attr.lower())
+        self.error(UnsupportedSyntaxError, f"attribute `.{attr}` is not supported on a value",
+                   node, f"supported attributes: {', '.join(sorted(ARRAY_ATTRS))}")
+        raise Abort
+
+    def lower_subscript(self, base, index, node):
+        bv = self.expr(base)
+        iv = self.expr(index)
+        if isinstance(bv, StaticSeq) and isinstance(iv, Const) and \
+                isinstance(iv.value, (int, slice)):
+            if isinstance(iv.value, int):
+                try:
+                    return bv.items[iv.value]
+                except IndexError:
+                    self.error(UnsupportedSyntaxError, "tuple index out of range", node)
+                    raise Abort
+            return StaticSeq(bv.items[iv.value], bv.is_list)
+        if isinstance(bv, Static) and isinstance(iv, Const):
+            try:
+                return self.global_value(bv.obj[iv.value], f"{bv.name}[{iv.value!r}]")
+            except Exception:
+                pass
+        return self.call_value(operator.getitem, [bv, iv], [], node)

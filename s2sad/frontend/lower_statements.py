@@ -1,0 +1,275 @@
+"""Lowering statements: assignments (to names, tuples and array items), expression
+statements, returns, and the checks that keep writes into arrays safe.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import gast
+
+from s2sad.errors import NonDifferentiableError, UnsupportedSyntaxError
+from s2sad.frontend.normalize import assigned_names
+from s2sad.frontend.values import (
+    BINOPS,
+    Abort,
+    Poisoned,
+    Static,
+    StaticSeq,
+    holds,
+    is_add_at,
+    loads,
+)
+from s2sad.ir import prims
+from s2sad.ir.nodes import Call, Const, Var
+
+
+class StatementLowering:
+    """Methods of `Lowerer` (s2sad.frontend.lower): statements."""
+
+    def lower_stmts(self, stmts, in_loop):
+        """Lower statements; returns the returned value if the list ends in `return`.
+
+        Inside a loop body, returns the marker "continue"/"break" when the list ends in one.
+        """
+        for k, s in enumerate(stmts):
+            n_errors = len(self.errors)
+            self.stmt_stack.append((stmts, k, in_loop))
+            try:
+                out = self.lower_stmt(s, in_loop)
+            except Abort:
+                self.poison(s)
+                continue
+            finally:
+                self.stmt_stack.pop()
+            if len(self.errors) > n_errors:
+                self.poison(s)
+            if out is not None:
+                return out
+        return None
+
+    def read_later(self, name) -> bool:
+        """Might `name` be read after the statement being lowered (text order, and the next
+        iterations of enclosing loops)?"""
+        for stmts, k, loop in self.stmt_stack:
+            if any(loads(st, name) for st in stmts[k + 1:]):
+                return True
+            if loop:
+                # earlier statements of a loop body run again after this one, unless they
+                # assign the name before reading it
+                for st in stmts[:k + 1]:
+                    if name in assigned_names([st]) and not loads(st, name):
+                        break
+                    if loads(st, name) and st is not stmts[k]:
+                        return True
+        return False
+
+    def poison(self, s):
+        """After an error in `s`, names it assigns are unknown but reported no further."""
+        for name in assigned_names([s]):
+            self.scope.env[name] = Poisoned(name)
+
+    def lower_stmt(self, s, in_loop):
+        match s:
+            case gast.Assign(targets=targets, value=value):
+                n_before = len(self.stmts)
+                v = self.expr(value)
+                # only a value computed by this very expression may take the target's name
+                self.renamable = v if len(self.stmts) > n_before else None
+                for t in targets:
+                    self.assign(t, v)
+                self.renamable = None
+            case gast.AnnAssign(target=target, value=value) if value is not None:
+                self.assign(target, self.expr(value))
+            case gast.AugAssign(target=gast.Subscript(value=base, slice=index) as target,
+                                op=op, value=value):
+                # `a[i] += v` reads then writes (NumPy's buffered semantics, not np.add.at)
+                old = self.expr(target)
+                new = self.call_value(BINOPS.get(type(op)), [old, self.expr(value)], [], s)
+                self.store_subscript(base, index, new, target)
+            case gast.AugAssign(target=target, op=op, value=value):
+                if not isinstance(target, gast.Name):
+                    self.error(UnsupportedSyntaxError,
+                               "augmented assignment to an attribute is not supported", target,
+                               "return the new value instead of storing it on an object")
+                    return None
+                left = self.name_load(target.id, target)
+                right = self.expr(value)
+                fn = BINOPS.get(type(op))
+                self.assign(target, self.call_value(fn, [left, right], [], s, target.id))
+            case gast.Expr(value=gast.Call(func=func, args=[gast.Name() as base, index, value],
+                                           keywords=[])) \
+                    if self.peek_static(func) is not None and \
+                    is_add_at(self.peek_static(func).obj):
+                # np.add.at(a, idx, v): accumulate at repeated indices, into a new version of a
+                cur = self.name_load(base.id, base)
+                self.check_writable(base.id, cur, base)
+                new = self.emit(prims.index_add, [cur, self.materialize(self.expr(index)),
+                                                  self.materialize(self.expr(value))],
+                                hint=base.id, node=s)
+                self.scope.fresh.add(new)
+                self.scope.env[base.id] = new
+            case gast.Expr(value=value):
+                if isinstance(value, gast.Constant):
+                    return None
+                self.error(UnsupportedSyntaxError, "an expression statement has no effect in "
+                           "differentiated code", s,
+                           "assign the value to a name, or remove the statement "
+                           "(printing and other side effects are not supported)")
+            case gast.Pass():
+                return None
+            case gast.Return(value=value):
+                if in_loop:
+                    self.error(UnsupportedSyntaxError, "`return` inside a loop is not supported",
+                               s, "store the value in a variable, `break`, and return after "
+                                  "the loop")
+                    return "break"
+                if value is None:
+                    self.error(UnsupportedSyntaxError, "`return` without a value", s,
+                               "return the value to differentiate")
+                    return Const(None)
+                try:
+                    return self.expr(value)
+                except Abort:
+                    return Const(None)  # already reported; the path still returns
+            case gast.Continue():
+                if not in_loop:
+                    return None
+                return "continue"
+            case gast.Break():
+                if not in_loop:
+                    return None
+                return "break"
+            case gast.If():
+                return self.lower_if(s, in_loop)
+            case gast.For():
+                self.lower_for(s)
+            case gast.While():
+                self.lower_while(s)
+            case _:
+                self.unsupported_stmt(s)
+        return None
+
+    def _mutation_hint(self):
+        return ("build a new array instead (np.concatenate, np.where, np.stack), "
+                "assignment into arrays is not supported yet")
+
+    def unsupported_stmt(self, s):
+        names = {
+            gast.Try: ("`try`", "remove the exception handling from the function to "
+                                "differentiate"),
+            gast.With: ("`with`", "move the context manager outside the differentiated "
+                                  "function"),
+            gast.Global: ("`global`", "pass the value as an argument and return the new one"),
+            gast.Nonlocal: ("`nonlocal`", "pass the value as an argument and return the new "
+                                          "one"),
+            gast.Delete: ("`del`", "remove the `del` statement; names go out of scope at the "
+                                   "end of the function"),
+            gast.FunctionDef: ("a nested function definition",
+                               "define the helper at module level; s2sad inlines calls to it"),
+            gast.AsyncFunctionDef: ("a nested function definition",
+                                    "define the helper at module level"),
+            gast.ClassDef: ("a nested class definition", "define the class outside the "
+                                                         "function"),
+            gast.Raise: ("`raise`", "check arguments before calling the derivative"),
+            gast.Assert: ("`assert`", "check arguments before calling the derivative"),
+            gast.Import: ("`import` inside the function", "import at module level"),
+            gast.ImportFrom: ("`import` inside the function", "import at module level"),
+        }
+        what, hint = names.get(type(s), (f"the statement `{type(s).__name__}`", None))
+        if isinstance(s, gast.Expr) and isinstance(s.value, (gast.Yield, gast.YieldFrom)):
+            what, hint = "`yield`", "return a value instead of yielding"
+        self.error(UnsupportedSyntaxError, f"{what} is not supported", s, hint)
+
+    def assign(self, target, value):
+        match target:
+            case gast.Name(id=name):
+                if isinstance(value, Var) and value is self.renamable:
+                    value = self.rename(value, name)
+                    self.renamable = None
+                self.scope.env[name] = value
+            case gast.Tuple(elts=elts) | gast.List(elts=elts):
+                if any(isinstance(e, gast.Starred) for e in elts):
+                    self.error(UnsupportedSyntaxError, "starred assignment is not supported",
+                               target, "unpack each item by index")
+                    return
+                items = self.unpack(value, len(elts), target)
+                for e, v in zip(elts, items):
+                    self.assign(e, v)
+            case gast.Subscript(value=base, slice=index):
+                self.store_subscript(base, index, value, target)
+            case gast.Attribute():
+                self.error(UnsupportedSyntaxError, "assignment to an attribute is not supported",
+                           target, "return the new value instead of storing it on an object")
+            case _:
+                self.error(UnsupportedSyntaxError, "unsupported assignment target", target)
+
+    def store_subscript(self, base, index, value, node):
+        """`a[i] = v`: a new version of `a` (value semantics), proven not to be observed
+        through another name: `a` must be an array this function created, not an argument,
+        a view, or an array another live name refers to."""
+        if not isinstance(base, gast.Name):
+            self.error(UnsupportedSyntaxError, "assignment into a subscript of an expression",
+                       node, "assign into a named array: `a[i] = v`")
+            raise Abort
+        name = base.id
+        cur = self.name_load(name, base)
+        self.check_writable(name, cur, base)
+        iv = self.materialize(self.expr(index))
+        new = self.emit(prims.index_update, [cur, iv, self.materialize(value)], hint=name,
+                        node=node)
+        self.scope.fresh.add(new)
+        self.scope.env[name] = new
+
+    def check_writable(self, name, cur, node):
+        if not isinstance(cur, Var) or cur not in self.scope.fresh:
+            params = {p for p in self.scope.parsed.node.args.args}
+            is_param = any(getattr(p, "id", None) == name for p in params)
+            what = ("an argument of the function" if is_param and cur is not None
+                    and not (isinstance(cur, Var) and cur in self.scope.fresh)
+                    else "not an array this function created")
+            if isinstance(cur, Var) and cur in self.view_base:
+                what = "a view of another array"
+            self.error(NonDifferentiableError, f"cannot write into `{name}`: it is {what}",
+                       node, f"write into a copy: `{name} = {name}.copy()` (or np.array(...)) "
+                       "before assigning into it; s2sad never modifies the caller's arrays")
+            raise Abort
+        for other, v in self.scope.env.items():
+            if other == name:
+                continue
+            if (holds(v, cur, self.view_base)) and self.read_later(other):
+                self.error(NonDifferentiableError, f"cannot write into `{name}`: `{other}` "
+                           "refers to the same array (or a view of it), and would see the write "
+                           "in Python but not in the derivative", node,
+                           f"make `{other}` a copy (`{other} = {name}.copy()`), or stop using it")
+                raise Abort
+
+    def rename(self, var: Var, name: str) -> Var:
+        """Give the most recent statement's result the user's name when it defines `var`."""
+        if self.stmts and isinstance(self.stmts[-1], Call) and self.stmts[-1].target == var \
+                and var.name.startswith("_"):
+            new = self.fresh(name)
+            last = self.stmts[-1]
+            self.stmts[-1] = Call(new, last.fn, last.args, last.kwargs, last.loc)
+            if var in self.scope.fresh:
+                self.scope.fresh.add(new)
+            if var in self.view_base:
+                self.view_base[new] = self.view_base[var]
+            return new
+        return var
+
+    def unpack(self, value, n, node):
+        if isinstance(value, StaticSeq):
+            if len(value.items) != n:
+                self.error(UnsupportedSyntaxError, f"cannot unpack {len(value.items)} values "
+                           f"into {n} names", node)
+                raise Abort
+            return list(value.items)
+        if isinstance(value, Static):
+            obj = value.obj
+            if isinstance(obj, (tuple, list)) and len(obj) == n:
+                return [self.constant(o) for o in obj]
+            self.error(UnsupportedSyntaxError, f"cannot unpack {value.name}", node)
+            raise Abort
+        return [self.emit(operator.getitem, [value, Const(i)], hint="_t", node=node)
+                for i in range(n)]

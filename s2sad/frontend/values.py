@@ -1,0 +1,167 @@
+"""What lowering works with: compile-time values (static objects, static tuples), the
+scope of the function being lowered, the tables of operators and array methods, and the
+markers of names that failed or may be undefined.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+
+import gast
+import numpy as np
+
+from s2sad.frontend.source import ParsedFunction
+from s2sad.ir import prims
+from s2sad.ir.nodes import Call, Var
+
+
+@dataclass(frozen=True)
+class Static:
+    """A compile-time object (a module, a function, a class, ...)."""
+
+    obj: object
+    name: str
+
+
+@dataclass(frozen=True)
+class StaticSeq:
+    """A tuple or list literal whose items are lowered values (kept static)."""
+
+    items: tuple
+    is_list: bool = False
+
+
+BINOPS = {
+    gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+    gast.Div: operator.truediv, gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod,
+    gast.Pow: operator.pow, gast.MatMult: operator.matmul, gast.BitAnd: operator.and_,
+    gast.BitOr: operator.or_, gast.BitXor: operator.xor, gast.LShift: operator.lshift,
+    gast.RShift: operator.rshift,
+}
+
+
+UNOPS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_,
+         gast.Invert: operator.invert}
+
+
+CMPOPS = {gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt,
+          gast.GtE: operator.ge, gast.Eq: operator.eq, gast.NotEq: operator.ne,
+          gast.Is: operator.is_, gast.IsNot: operator.is_not}
+
+
+ARRAY_ATTRS = {"T", "shape", "ndim", "size", "real", "imag", "dtype"}
+
+
+ARRAY_METHODS = {
+    "sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
+    "std": np.std, "var": np.var, "dot": np.dot, "reshape": np.reshape,
+    "transpose": np.transpose, "ravel": np.ravel, "flatten": np.ravel, "copy": np.copy,
+    "squeeze": np.squeeze, "clip": np.clip, "cumsum": np.cumsum, "cumprod": np.cumprod,
+    "conj": np.conj, "conjugate": np.conj, "trace": np.trace, "diagonal": np.diagonal,
+    "argmax": np.argmax, "argmin": np.argmin, "argsort": np.argsort, "round": np.round,
+    "any": np.any, "all": np.all, "astype": "astype", "item": "item",
+    "swapaxes": np.swapaxes, "repeat": np.repeat, "take": np.take,
+}
+
+
+VARARG_SHAPE_METHODS = {"reshape", "transpose"}
+
+
+SIMPLE_CONSTANTS = (int, float, complex, bool, str, bytes, type(None), type(Ellipsis))
+
+
+def is_simple_constant(v) -> bool:
+    if isinstance(v, SIMPLE_CONSTANTS):
+        return True
+    if isinstance(v, tuple):
+        return all(is_simple_constant(x) for x in v)
+    return False
+
+
+class Scope:
+    """One function being lowered: its parsed source and its variable environment."""
+
+    def __init__(self, parsed: ParsedFunction):
+        self.parsed = parsed
+        self.env: dict = {}
+        self.fresh: set = set()  # variables holding arrays this function created itself
+
+
+FRESH_FNS = {
+    np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
+    np.full_like, np.array, np.copy, np.arange, np.linspace, np.eye, np.identity,
+    np.concatenate, np.stack, np.vstack, np.hstack, np.outer, np.diag, prims.index_update,
+    prims.index_add, operator.add, operator.sub, operator.mul, operator.truediv,
+    operator.pow, operator.neg, operator.matmul, np.dot, np.matmul, np.cumsum, np.cumprod,
+}
+
+
+VIEW_FNS = {
+    operator.getitem, np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis,
+    np.expand_dims, np.squeeze, np.broadcast_to, np.asarray, np.atleast_1d, np.atleast_2d,
+    prims.Attr("T"), prims.Attr("real"), prims.Attr("imag"),
+}
+
+
+def writes_into(stmts, p) -> bool:
+    """Does a statement (at any depth) write into the array `p` (a[i] = v, np.add.at)?"""
+    from s2sad.ir.nodes import blocks_of
+
+    for st in stmts:
+        if isinstance(st, Call) and st.fn in (prims.index_update, prims.index_add) and \
+                st.args and st.args[0] == p:
+            return True
+        for inner in blocks_of(st):
+            if writes_into(inner.stmts, p):
+                return True
+    return False
+
+
+def holds(value, var, view_base) -> bool:
+    """Does the lowered value refer to `var` (itself, a view of it, or inside a tuple)?"""
+    if isinstance(value, Var):
+        return value == var or view_base.get(value) == var
+    if isinstance(value, StaticSeq):
+        return any(holds(v, var, view_base) for v in value.items)
+    return False
+
+
+def loads(node, name) -> bool:
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load):
+            return True
+    return False
+
+
+def is_add_at(obj) -> bool:
+    try:
+        return obj == np.add.at
+    except Exception:
+        return False
+
+
+def creates_array(fn) -> bool:
+    """Does `fn` return a new array (never a view of an argument)?"""
+    try:
+        if fn in FRESH_FNS:
+            return True
+    except TypeError:
+        return False
+    return isinstance(fn, np.ufunc) and fn.signature is None
+
+
+class Abort(Exception):
+    """Abandon the current statement after an error was recorded."""
+
+
+@dataclass(frozen=True)
+class Undefined:
+    name: str
+
+
+@dataclass(frozen=True)
+class Poisoned:
+    """A name whose assignment failed with a reported error."""
+
+    name: str
