@@ -21,7 +21,8 @@ from s2sad.errors import ArgumentTypeError, Loc, WrtError
 from s2sad.frontend.guards import Guards, collect
 from s2sad.ir.kinds import UNKNOWN, kind_of_value
 from s2sad.ir.prims import RecursiveCall
-from s2sad.transform import generate, resolve_wrt
+from s2sad.store.compiled import compiled
+from s2sad.transform import resolve_wrt
 from s2sad_rules import TABLE
 
 _ndarray = np.ndarray
@@ -221,13 +222,7 @@ class Derivative:
                 guards, version = collect(self.func), TABLE.version
                 arg_kinds = [kind_of_value(a, keep_value=False) for a in args]
                 kw_kinds = {n: kind_of_value(v, keep_value=False) for n, v in kwargs.items()}
-                from s2sad.codegen.aot import load_ahead_of_time
-
-                hit = load_ahead_of_time(self.func, self.mode, wrt, self._wrt_tuple, arg_kinds,
-                                         kw_kinds)  # a present, fresh generated module
-                if hit is None:
-                    hit = generate(self.func, self.mode, wrt, self._wrt_tuple, arg_kinds,
-                                   kw_kinds)
+                hit = compiled(self.func, self.mode, wrt, self._wrt_tuple, arg_kinds, kw_kinds)
                 hit.guards, hit.table_version = guards, version
                 try:
                     _GLOBAL_CACHE[gkey] = hit
@@ -442,8 +437,8 @@ class Derivative:
                 self._last = recent
                 return
             guards, version = collect(self.func), TABLE.version
-            hit = generate(self.func, self.mode, self._wrt, self._wrt_tuple,
-                           [UNKNOWN] * self._n_params, {})
+            hit = compiled(self.func, self.mode, self._wrt, self._wrt_tuple,
+                           [UNKNOWN] * self._n_params, {}, ahead_of_time=False)
             hit.guards, hit.table_version = guards, version
             self._last = hit
 

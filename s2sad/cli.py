@@ -176,7 +176,7 @@ def _read_config(path: Path) -> list:
 def _specs(args) -> dict:
     """{output path: [DerivativeSpec, ...]} from the command line or pyproject.toml."""
     from s2sad.api import Derivative
-    from s2sad.codegen.aot import DerivativeSpec, default_out
+    from s2sad.store.aot import DerivativeSpec, default_out
 
     if args.targets:
         root = Path.cwd()
@@ -207,7 +207,7 @@ def _specs(args) -> dict:
 
 
 def cmd_build(args) -> int:
-    from s2sad.codegen.aot import write_module
+    from s2sad.store.aot import write_module
 
     stale = []
     for out, specs in _specs(args).items():
@@ -251,7 +251,7 @@ def _relative(p: Path) -> str:
 
 
 def cmd_cache(args) -> int:
-    from s2sad.codegen import cache
+    from s2sad.store import cache
 
     if args.action == "clear":
         try:

@@ -95,6 +95,8 @@ class Compiled:
     ir: object
     guards: object = None  # what it was compiled from (set by the caller that compiled it)
     table_version: int = -1  # the rule table's generation it was compiled with
+    namespace: object = None  # the generated module's globals (for the disk cache)
+    name: str = ""  # the generated function's name
 
 
 MODES = ("jvp", "vjp", "grad", "value_and_grad")
@@ -383,11 +385,7 @@ def _seed_with_one(fn, keep_value: bool):
 
 def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
              kw_kinds: dict) -> Compiled:
-    from s2sad.codegen import cache
-
-    slot = cache.slot(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
-    if slot.hit is not None:
-        return slot.hit
+    """Compile the derivative (no lookup: s2sad.store.compiled serves stored ones)."""
     ir = derivative_ir(func, mode, wrt, arg_kinds, kw_kinds, wrt_tuple=wrt_tuple)
     if mode == "vjp":
         body = ir.body.stmts
@@ -399,8 +397,7 @@ def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
     layout = {"hvp": "tangent", "jacfwd": "tree", "jacrev": "tree"}.get(mode, mode)
     source = emit_function(ir, ns, name, header, layout)
     fn = compile_source(source, ns, name)
-    slot.fill(source, ns, name)
-    return Compiled(source, fn, ir)
+    return Compiled(source, fn, ir, namespace=ns, name=name)
 
 
 def _boundary():

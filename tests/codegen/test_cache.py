@@ -13,7 +13,7 @@ import pytest
 
 import s2sad
 from s2sad import api, transform
-from s2sad.codegen import cache
+from s2sad.store import cache
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -29,7 +29,7 @@ import pytest
 
 import s2sad
 from s2sad import api, transform
-from s2sad.codegen import cache
+from s2sad.store import cache
 from s2sad.codegen.compile import code_filename
 from s2sad.ir.kinds import UNKNOWN, kind_of_value
 
@@ -425,7 +425,7 @@ CLEARER = """
 import json, os, sys, warnings
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    from s2sad.codegen import cache
+    from s2sad.store import cache
     n = 0
     while not os.path.exists(sys.argv[1]):
         cache.clear()
@@ -640,7 +640,7 @@ def test_aot_module_built_before_a_global_changed_is_not_used(tmp_path):
 
 
 def test_aot_entry_records_versions_and_rules(tmp_path, monkeypatch):
-    from s2sad.codegen import aot
+    from s2sad.store import aot
     from s2sad.transform import VERSION
 
     mod = write_module(tmp_path, monkeypatch, AOT_MODEL, prefix="aotfacts")

@@ -714,12 +714,11 @@ def compiler_fingerprint() -> str:
     older one generated.
     """
     if not _COMPILER:
-        import s2sad
         import s2sad_rules
 
+        s2sad_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         h = hashlib.sha256()
-        for package in (s2sad, s2sad_rules):
-            root = os.path.dirname(package.__file__)
+        for root in (s2sad_root, os.path.dirname(s2sad_rules.__file__)):
             stack = [""]
             while stack:
                 rel = stack.pop()

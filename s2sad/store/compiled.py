@@ -1,0 +1,24 @@
+"""Where a compiled derivative comes from: a fresh ahead-of-time module, the disk cache,
+or the compiler (whose result is then stored in the disk cache)."""
+
+from __future__ import annotations
+
+from s2sad.store import cache
+from s2sad.store.aot import load_ahead_of_time
+from s2sad.transform import Compiled, generate
+
+
+def compiled(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
+             kw_kinds: dict, ahead_of_time: bool = True) -> Compiled:
+    """The derivative of `func` for these argument kinds, from the fastest place that has
+    a current one."""
+    if ahead_of_time:
+        hit = load_ahead_of_time(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
+        if hit is not None:
+            return hit
+    slot = cache.slot(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
+    if slot.hit is not None:
+        return slot.hit
+    result = generate(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
+    slot.fill(result.source, result.namespace, result.name)
+    return result
