@@ -155,12 +155,11 @@ def raw_generated(g, args, want):
                       f"(defined: {[f.__name__ for f in defined]})")
 
 
-def bench_overhead(s2sad, import_error, opts, rng):
-    w = workloads.OVERHEAD_WORKLOAD
+def bench_overhead(s2sad, import_error, opts, rng, w=workloads.OVERHEAD_WORKLOAD):
     args = w.make_args(rng)
     want = w.hand(*args)
     cases = [(w.primal, args), (w.hand, args)]
-    labels = ["primal  x * x", "hand    2.0 * x"]
+    labels = ["primal", "hand-written gradient"]
     route, error = None, import_error
     if s2sad is not None:
         try:
@@ -184,7 +183,7 @@ def bench_overhead(s2sad, import_error, opts, rng):
     elif len(t) < 4:
         rows.append(["raw generated function", common.na(error), ""])
     print()
-    print(f"(i) per-call overhead, f(x) = x * x on a Python float; "
+    print(f"({w.key}) per-call overhead, {w.name} on a Python float; "
           f"min of {max(opts.repeat, 15)} timed batches, interleaved")
     harness.table(rows, ["callable", "time", "ns"])
     if len(t) == 4:
@@ -195,7 +194,7 @@ def bench_overhead(s2sad, import_error, opts, rng):
     else:
         print(f"dispatch overhead (object - raw): {common.na(error)}   "
               f"target <= {TARGET_OVERHEAD_US} µs")
-    return [("i", common.error_text(error))] if error is not None else []
+    return [(w.key, common.error_text(error))] if error is not None else []
 
 
 def main():
@@ -205,6 +204,8 @@ def main():
     notes = bench_workloads(s2sad, import_error, opts, rng)
     if not opts.only or "i" in opts.only:
         notes += bench_overhead(s2sad, import_error, opts, rng)
+        notes += bench_overhead(s2sad, import_error, opts, rng,
+                                workloads.GUARDED_OVERHEAD_WORKLOAD)
     common.print_notes(notes)
 
 

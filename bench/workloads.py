@@ -410,6 +410,22 @@ def square_args(rng):
     return (1.7,)
 
 
+GAIN = 3.0  # a module global, read by `gained_sine` (one guard per call)
+
+
+def gained_sine(x, k=2.0):
+    """Per-call overhead with guards: a global, `math`, and a default argument."""
+    return GAIN * math.sin(k * x)
+
+
+def gained_sine_grad(x, k=2.0):
+    return GAIN * k * math.cos(k * x)
+
+
+def gained_sine_args(rng):
+    return (1.7, 2.0)
+
+
 # ==========================================================================
 # registries
 
@@ -440,6 +456,8 @@ GRAD_WORKLOADS = [
 
 OVERHEAD_WORKLOAD = Workload("i", "x * x, per-call overhead", square, square_grad,
                              square_args, wrt=0)
+GUARDED_OVERHEAD_WORKLOAD = Workload("i2", "GAIN * math.sin(k * x), per-call overhead",
+                                     gained_sine, gained_sine_grad, gained_sine_args, wrt=0)
 
 
 def as_tuple(g, wrt):
