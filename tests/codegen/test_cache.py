@@ -14,34 +14,14 @@ import pytest
 import s2sad
 from s2sad import api, transform
 from s2sad.store import cache
+from tests.codegen.cache_setup import MODULE, write_module
 
 ROOT = Path(__file__).resolve().parents[2]
 
-MODULE = """
-import numpy as np
-
-def helper(x):
-    return np.sin(x) * 3.0
-
-def f(x, y):
-    return np.sum(helper(x) * y)
-"""
 
 
-@pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    d = tmp_path / "cache"
-    monkeypatch.setenv("S2SAD_CACHE_DIR", str(d))
-    monkeypatch.delenv("S2SAD_CACHE", raising=False)
-    monkeypatch.setattr(api, "_GLOBAL_CACHE", {})
-    return d
 
 
-def write_module(tmp_path, monkeypatch, text=MODULE):
-    name = f"cached_{uuid.uuid4().hex[:8]}"
-    (tmp_path / f"{name}.py").write_text(textwrap.dedent(text))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return importlib.import_module(name)
 
 
 def entries(d: Path):

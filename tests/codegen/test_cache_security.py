@@ -30,6 +30,7 @@ import pytest
 import s2sad
 from s2sad import api, transform
 from s2sad.store import cache
+from tests.codegen.cache_setup import write_module
 from s2sad.codegen.compile import code_filename
 from s2sad.ir.kinds import UNKNOWN, kind_of_value
 
@@ -38,32 +39,10 @@ NOBODY = 65534  # another user, for the parts that need root to chown
 IS_ROOT = os.name == "posix" and os.geteuid() == 0
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX ownership and modes")
 
-MODULE = """
-import numpy as np
-
-def helper(x):
-    return np.sin(x) * 3.0
-
-def f(x, y):
-    return np.sum(helper(x) * y)
-"""
 
 
-@pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    d = tmp_path / "cache"
-    monkeypatch.setenv("S2SAD_CACHE_DIR", str(d))
-    monkeypatch.delenv("S2SAD_CACHE", raising=False)
-    monkeypatch.setattr(api, "_GLOBAL_CACHE", {})
-    cache._WARNED.clear()
-    return d
 
 
-def write_module(tmp_path, monkeypatch, text=MODULE, prefix="secmod"):
-    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
-    (tmp_path / f"{name}.py").write_text(textwrap.dedent(text))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return importlib.import_module(name)
 
 
 def entry_files(d: Path):
@@ -90,7 +69,7 @@ def fresh(monkeypatch):
 
 def filled(tmp_path, monkeypatch, cache_dir):
     """A module whose grad has one entry in the cache: (module, entry path, payload)."""
-    mod = write_module(tmp_path, monkeypatch)
+    mod = write_module(tmp_path, monkeypatch, prefix='secmod')
     x, y = args()
     np.testing.assert_allclose(grad_at(mod, x, y), expected_grad(x, y))
     (path,) = entry_files(cache_dir)
@@ -252,7 +231,7 @@ def test_symbolic_link_cache_directory_is_refused(tmp_path, monkeypatch, cache_d
     real = tmp_path / "real"
     real.mkdir(mode=0o700)
     cache_dir.symlink_to(real)
-    mod = write_module(tmp_path, monkeypatch)
+    mod = write_module(tmp_path, monkeypatch, prefix='secmod')
     marker = tmp_path / "executed"
     messages = served_correctly(mod, marker)
     assert any("symbolic link" in m for m in messages), messages
@@ -274,7 +253,7 @@ def test_unsafe_path_warns_once(tmp_path, monkeypatch, cache_dir):
         pytest.skip("POSIX permissions")
     cache_dir.mkdir()
     cache_dir.chmod(0o777)
-    mod = write_module(tmp_path, monkeypatch)
+    mod = write_module(tmp_path, monkeypatch, prefix='secmod')
     first = served_correctly(mod, tmp_path / "executed")
     fresh(monkeypatch)
     again = served_correctly(mod, tmp_path / "executed")
@@ -387,7 +366,7 @@ def test_directory_swapped_between_check_and_read_is_never_executed(monkeypatch)
 
 
 def test_clear_keeps_young_temporary_files(tmp_path, monkeypatch, cache_dir):
-    mod = write_module(tmp_path, monkeypatch)
+    mod = write_module(tmp_path, monkeypatch, prefix='secmod')
     grad_at(mod, *args())
     entries = cache_dir / f"v{cache.ENTRY_FORMAT}"
     young = entries / ".tmp-in-flight.entry"
@@ -573,7 +552,7 @@ def test_key_covers_containers_and_keyword_defaults(tmp_path, monkeypatch, cache
 
 
 def test_key_covers_a_helpers_code_object(tmp_path, monkeypatch, cache_dir):
-    mod = write_module(tmp_path, monkeypatch)
+    mod = write_module(tmp_path, monkeypatch, prefix='secmod')
     key = cache.cache_key(mod.f, "grad", (0,), False, [UNKNOWN, UNKNOWN], {})
     # the same source text and lines, other code
     code = mod.helper.__code__
