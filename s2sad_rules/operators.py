@@ -1,5 +1,9 @@
 """Rules for Python's operators and the differentiable builtins (abs, min, max, float, pow).
 
+Conventions for `x ** y` (and np.power, pow): the derivative in x is 0 where y == 0 (x**0 is
+the constant 1, even at x = 0) and infinite at x = 0 for 0 < y < 1; the derivative in y is
+0 at x == 0 (log(x) is taken as 0 there, as in JAX).
+
 The same rules serve NumPy's ufunc spellings (np.add, np.multiply, ...).
 `unbroadcast(g, x)` sums a cotangent back to the shape of a broadcast operand;
 the compiler removes it when the shapes are known to match.
@@ -73,14 +77,27 @@ def pos_vjp(g, x):
     return g
 
 
+def pow_slope(x, y):
+    """d(x**y)/dx = y * x**(y - 1), taken as 0 where y == 0 (x**0 is constant, even at x = 0).
+
+    np.power keeps NumPy's semantics for a zero base (inf, not ZeroDivisionError).
+    """
+    return y * np.power(x, y - 1 + (y == 0))
+
+
+def pow_log_base(x):
+    """log(x) for d(x**y)/dy = x**y * log(x), taken as 0 at x == 0 (where x**y is 0 or 1)."""
+    return np.log(x + (x == 0))
+
+
 @defjvp(operator.pow, np.power, pow)
 def pow_jvp(x, y, x_dot, y_dot, ans):
-    return x_dot * y * x ** (y - 1) + y_dot * ans * np.log(x)
+    return x_dot * pow_slope(x, y) + y_dot * ans * pow_log_base(x)
 
 
 @defvjp(operator.pow, np.power, pow)
 def pow_vjp(g, ans, x, y):
-    return unbroadcast(g * y * x ** (y - 1), x), unbroadcast(g * ans * np.log(x), y)
+    return unbroadcast(g * pow_slope(x, y), x), unbroadcast(g * ans * pow_log_base(x), y)
 
 
 @defjvp(operator.matmul, np.matmul)
@@ -111,7 +128,8 @@ def matmul_bar_right(g, x, y):
             return g * x
         return unbroadcast(np.expand_dims(x, -1) * np.expand_dims(g, -2), y)
     if np.ndim(y) == 1:
-        return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), g), y)
+        # g has x's leading axes: contract them all (a stack of matrices times one vector)
+        return np.tensordot(g, x, np.ndim(g))
     return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), g), y)
 
 

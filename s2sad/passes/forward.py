@@ -8,6 +8,7 @@ materialised at a merge point.
 
 from __future__ import annotations
 
+import inspect
 import operator
 
 import numpy as np
@@ -45,6 +46,41 @@ def materialize(em: Emitter, atom, kind, like, hint: str):
         kw = (("dtype", Const(complex)),) if complex_ else ()
         return em.call(np.zeros, args, kw, hint=hint)
     return em.call(prims.zeros_like, (like,), hint=hint)
+
+
+def check_options(table, s: Call, bindings: dict, kind_of):
+    """Refuse at compile time a call whose options its rules do not handle (`defcheck`)."""
+    check = table.checks.get(s.fn) if _hashable(s.fn) else None
+    if check is None:
+        return
+    from s2sad_rules.registry import Unknown
+
+    values = {}
+    for name in inspect.signature(check).parameters:
+        if name not in bindings:
+            continue
+        atom = bindings[name]
+        k = kind_of(atom)
+        if isinstance(atom, Const):
+            values[name] = atom.value
+        elif k.known:
+            values[name] = k.value
+        else:
+            values[name] = Unknown(k.ndim, k.dtype)
+    reason = check(**values)
+    if reason:
+        raise MissingRuleError(
+            f"the rules for `{callee_name(s.fn)}` do not support {reason}", s.loc,
+            "rewrite the call without that option, or register your own rule with "
+            f"@s2sad.defjvp({callee_name(s.fn)}) and @s2sad.defvjp({callee_name(s.fn)})")
+
+
+def _hashable(fn) -> bool:
+    try:
+        hash(fn)
+        return True
+    except TypeError:
+        return False
 
 
 class ForwardPass:
@@ -142,6 +178,7 @@ class ForwardPass:
                 f"linear with s2sad.def_linear")
         bindings = bind_call(rule, s)
         check_differentiable(rule, bindings, lambda a: a in self.active, s)
+        check_options(self.table, s, bindings, self.kind)
         for p in rule.diff_params:
             bindings[p + "_dot"] = self.tangent(bindings[p])
         if rule.uses_ans:

@@ -32,7 +32,7 @@ from s2sad.ir.nodes import (
     free_vars,
 )
 from s2sad.passes.activity import active_vars
-from s2sad.passes.forward import materialize
+from s2sad.passes.forward import check_options, materialize
 from s2sad.passes.inline_rules import bind_call, callee_name, check_differentiable, inline, zero
 
 
@@ -233,6 +233,7 @@ class ReversePass:
                 f"register one with @s2sad.defvjp({callee_name(fn)})")
         bindings = bind_call(rule, s)
         check_differentiable(rule, bindings, self.is_active, s)
+        check_options(self.table, s, bindings, self.kind)
         bindings["g"] = g
         if rule.uses_ans:
             bindings["ans"] = t
@@ -275,6 +276,7 @@ class ReversePass:
         ir = rule_ir(jrule, self.table)
         bindings = bind_call(jrule, s)
         check_differentiable(jrule, bindings, self.is_active, s)
+        check_options(self.table, s, bindings, self.kind)
         kinds_in, mapping = {}, {}
         wrt = []
         for i, p in enumerate(ir.params):
