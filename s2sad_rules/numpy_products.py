@@ -81,16 +81,31 @@ def kron_jvp(a, b, a_dot, b_dot):
     return np.kron(a_dot, b) + np.kron(a, b_dot)
 
 
+@def_nondiff
+def kron_plan(shape_a, shape_b):
+    """How to read kron(a, b)'s cotangent as blocks: (interleaved shape, a's axes in it,
+    b's axes in it, a's shape padded to the common rank, b's shape padded likewise, the
+    axes of a padded operand).
+
+    Both operands are padded with leading 1s to a common rank r; then
+    kron(a, b)[i_0 p_0 + k_0, ...] = a[i_0, ...] b[k_0, ...], so the cotangent reshaped to
+    (m_0, p_0, m_1, p_1, ...) has a's axes at even and b's at odd positions.
+    """
+    r = max(len(shape_a), len(shape_b))
+    pa = (1,) * (r - len(shape_a)) + tuple(shape_a)
+    pb = (1,) * (r - len(shape_b)) + tuple(shape_b)
+    blocks = tuple(n for pair in zip(pa, pb) for n in pair)
+    return (blocks, tuple(range(0, 2 * r, 2)), tuple(range(1, 2 * r, 2)), pa, pb,
+            tuple(range(r)))
+
+
 @defvjp(np.kron)
 def kron_vjp(g, a, b):
-    # for 1-D and 2-D operands of equal rank: kron(a, b)[i*p + k, j*q + l] = a[i, j] b[k, l]
-    if np.ndim(a) == 1:
-        blocks = np.reshape(g, (np.size(a), np.size(b)))
-        return blocks @ b, a @ blocks
-    m, n = np.shape(a)
-    p, q = np.shape(b)
-    blocks = np.reshape(g, (m, p, n, q))
-    return np.einsum("ikjl,kl->ij", blocks, b), np.einsum("ikjl,ij->kl", blocks, a)
+    plan = kron_plan(np.shape(a), np.shape(b))
+    blocks = np.reshape(g, plan[0])
+    a_bar = np.tensordot(blocks, np.reshape(b, plan[4]), (plan[2], plan[5]))
+    b_bar = np.tensordot(blocks, np.reshape(a, plan[3]), (plan[1], plan[5]))
+    return np.reshape(a_bar, np.shape(a)), np.reshape(b_bar, np.shape(b))
 
 
 @defjvp(np.cross)

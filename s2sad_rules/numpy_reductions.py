@@ -44,7 +44,7 @@ def max_jvp(a, axis=None, keepdims=False, a_dot=0.0, ans=0.0):
 
 @defvjp(np.max, np.amax)
 def max_vjp(g, ans, a, axis=None, keepdims=False):
-    if axis is None and np.ndim(a) > 0:
+    if axis is None and not keepdims and np.ndim(a) > 0:
         # the whole array: g goes to the few positions holding the extremum (ties share
         # it evenly), a scatter instead of full-size mask arithmetic
         where = np.nonzero(a == ans)
@@ -64,7 +64,7 @@ def min_jvp(a, axis=None, keepdims=False, a_dot=0.0, ans=0.0):
 
 @defvjp(np.min, np.amin)
 def min_vjp(g, ans, a, axis=None, keepdims=False):
-    if axis is None and np.ndim(a) > 0:
+    if axis is None and not keepdims and np.ndim(a) > 0:
         # the whole array: g goes to the few positions holding the extremum (ties share
         # it evenly), a scatter instead of full-size mask arithmetic
         where = np.nonzero(a == ans)
