@@ -11,6 +11,7 @@ for every mode, all of which are linear); `take` supports mode="raise" only.
 import numpy as np
 
 from s2sad.frontend.lower import _astype
+from s2sad.ir.kinds import KIND_RULES, scalar
 from s2sad.ir.prims import unbroadcast, zeros_like
 from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
 from s2sad_rules.structural import index_add
@@ -59,6 +60,30 @@ def stack_split(arrays, how):
     return ([int(s) for s in np.cumsum(sizes)[:-1]], axis)
 
 
+@def_nondiff
+def is_sequence(x):
+    """Is `x` a list or tuple (not one array)? Known at compile time from x's kind."""
+    return isinstance(x, (list, tuple))
+
+
+def _is_sequence_kind(args, kwargs):
+    tag = args[0].tag
+    return scalar("b", tag in ("list", "tuple")) if tag != "unknown" else None
+
+
+KIND_RULES[is_sequence] = _is_sequence_kind
+
+
+def stacked_array_bar(g, tup, how):
+    """The cotangent of one array passed to vstack/hstack/column_stack (its items stacked)."""
+    if how == "v" or np.ndim(tup) < 2 or (how == "h" and np.ndim(tup) == 2):
+        return np.reshape(g, np.shape(tup))  # the items laid end to end in order
+    if np.ndim(tup) == 2:
+        return np.transpose(g)  # column_stack of the rows of a matrix: its transpose
+    s = np.shape(tup)  # items of 2 or more axes side by side along axis 1
+    return np.moveaxis(np.reshape(g, (s[1], s[0]) + s[2:]), 1, 0)
+
+
 @defjvp(np.vstack)
 def vstack_jvp(tup, tup_dot):
     return np.vstack(tup_dot)
@@ -66,6 +91,8 @@ def vstack_jvp(tup, tup_dot):
 
 @defvjp(np.vstack)
 def vstack_vjp(g, tup):
+    if not is_sequence(tup):
+        return stacked_array_bar(g, tup, "v")
     cut = stack_split(tup, "v")
     return reshape_items(np.split(g, cut[0], cut[1]), tup)
 
@@ -77,6 +104,8 @@ def hstack_jvp(tup, tup_dot):
 
 @defvjp(np.hstack)
 def hstack_vjp(g, tup):
+    if not is_sequence(tup):
+        return stacked_array_bar(g, tup, "h")
     cut = stack_split(tup, "h")
     return reshape_items(np.split(g, cut[0], cut[1]), tup)
 
@@ -88,6 +117,8 @@ def column_stack_jvp(tup, tup_dot):
 
 @defvjp(np.column_stack)
 def column_stack_vjp(g, tup):
+    if not is_sequence(tup):
+        return stacked_array_bar(g, tup, "c")
     cut = stack_split(tup, "c")
     return reshape_items(np.split(g, cut[0], cut[1]), tup)
 
@@ -354,7 +385,22 @@ def select_jvp(condlist, choicelist, default=0, choicelist_dot=0.0, default_dot=
 @defvjp(np.select, wrt=("choicelist", "default"))
 def select_vjp(g, condlist, choicelist, default=0):
     masks = choice_masks(condlist, len(choicelist))
-    return masks[:-1] * g, unbroadcast(masks[-1] * g, default)
+    return unbroadcast_items(masks[:-1] * g, choicelist), unbroadcast(masks[-1] * g, default)
+
+
+def unbroadcast_items(parts, like):
+    """A list: each of `parts` summed back to the shape of the matching item of `like`."""
+    return [unbroadcast(p, x) for p, x in zip(parts, like)]
+
+
+@defjvp(unbroadcast_items)
+def unbroadcast_items_jvp(parts, like, parts_dot):
+    return unbroadcast_items(parts_dot, like)
+
+
+@defvjp(unbroadcast_items, wrt=("parts",))
+def unbroadcast_items_vjp(g, parts, like):
+    return [np.broadcast_to(p, np.shape(x)) for p, x in zip(g, parts)]
 
 
 @defjvp(np.sort)
@@ -405,4 +451,4 @@ def_linear(np.atleast_1d, np.atleast_2d, np.atleast_3d, np.vstack, np.hstack, np
            np.split, np.array_split, np.unstack, np.take, np.repeat, np.tile, np.roll, np.flip,
            np.fliplr, np.flipud, np.rot90, np.diag, np.diagonal, np.triu, np.tril,
            np.matrix_transpose, np.linalg.matrix_transpose, np.take_along_axis,
-           reshape_items, wrt=(0,))
+           reshape_items, unbroadcast_items, wrt=(0,))
