@@ -3,7 +3,9 @@ nanmean cumsum cumprod trace diff.
 
 Conventions: `ptp` follows `max`/`min` (ties share the derivative evenly); `cumprod`, like
 `prod`, is differentiated by division and is valid where no factor is zero; `nansum` and
-`nanmean` give NaN entries a zero derivative; `std` at a zero spread is infinite.
+`nanmean` give NaN entries a zero derivative; `std` at a zero spread has derivative 0 (the
+zero subgradient, as `norm` at 0). `np.sqrt(np.var(x))` written out differs: sqrt's slope is
+infinite at 0, and the chain rule gives NaN there.
 """
 
 import numpy as np
@@ -37,13 +39,14 @@ def var_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 @defjvp(np.std)
 def std_jvp(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, a_dot=0.0, ans=0.0):
     n = count_reduced(a, ans)
-    return np.sum(centered(a, axis) * a_dot, axis=axis, keepdims=keepdims) / ((n - ddof) * ans)
+    spread = ans + (ans == 0)  # 1 where std is 0: the numerator is 0 there too
+    return np.sum(centered(a, axis) * a_dot, axis=axis, keepdims=keepdims) / ((n - ddof) * spread)
 
 
 @defvjp(np.std)
 def std_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     n = count_reduced(a, ans)
-    scale = expand_reduced(g / ans, a, axis, keepdims) / (n - ddof)
+    scale = expand_reduced(g / (ans + (ans == 0)), a, axis, keepdims) / (n - ddof)
     return scale * centered(a, axis)
 
 

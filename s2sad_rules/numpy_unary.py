@@ -7,8 +7,9 @@ and gives 0 where it replaced a NaN or an infinity.
 
 import numpy as np
 
+from s2sad.ir.kinds import KIND_RULES, scalar
 from s2sad.ir.prims import Attr
-from s2sad_rules.registry import def_linear, defjvp, defvjp
+from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
 
 LN2 = 0.6931471805599453
 LN10 = 2.302585092994046
@@ -143,7 +144,23 @@ def nan_to_num_vjp(g, x, copy=True, nan=0.0, posinf=None, neginf=None):
     return g * np.isfinite(x)
 
 
-# real, imag, conj: rules for real inputs (complex differentiation is not supported yet)
+# real, imag, conj of a complex input follow JAX's convention for complex cotangents: the
+# cotangent of z = x + iy is dL/dx - i dL/dy (conjugate-linear), so real's is g, imag's is
+# -i g and conj's is conj(g). For a real input they reduce to g, 0 and g.
+@def_nondiff
+def is_complex(x):
+    """Does `x` hold complex numbers? Known at compile time from x's kind."""
+    return np.iscomplexobj(x)
+
+
+def _is_complex_kind(args, kwargs):
+    k = args[0]
+    return scalar("b", k.dtype == "c") if k.tag in ("scalar", "array") and k.dtype else None
+
+
+KIND_RULES[is_complex] = _is_complex_kind
+
+
 @defjvp(np.real)
 def real_jvp(val, val_dot):
     return np.real(val_dot)
@@ -151,7 +168,15 @@ def real_jvp(val, val_dot):
 
 @defvjp(np.real)
 def real_vjp(g, val):
+    if is_complex(val):
+        return g + 0j
     return g
+
+
+def imag_bar(g, x):
+    if is_complex(x):
+        return -1j * g
+    return 0.0 * g  # the imaginary part of a real input is the constant 0
 
 
 @defjvp(np.imag)
@@ -161,7 +186,7 @@ def imag_jvp(val, val_dot):
 
 @defvjp(np.imag)
 def imag_vjp(g, val):
-    return 0.0 * g  # the imaginary part of a real input is the constant 0
+    return imag_bar(g, val)
 
 
 @defjvp(Attr("imag"))
@@ -171,7 +196,7 @@ def imag_attr_jvp(x, x_dot):
 
 @defvjp(Attr("imag"))
 def imag_attr_vjp(g, x):
-    return 0.0 * g
+    return imag_bar(g, x)
 
 
 @defjvp(np.conj)
