@@ -75,6 +75,17 @@ def check_options(table, s: Call, bindings: dict, kind_of):
             f"@s2sad.defjvp({callee_name(s.fn)}) and @s2sad.defvjp({callee_name(s.fn)})")
 
 
+def tangent_suffix(param_names) -> str:
+    """`_dot`, or `_dot2`, `_dot3`... when a parameter already ends in `_dot` (the JVP of a
+    JVP): tangent parameters never clash with the primal's and read as a second derivative."""
+    names = set(param_names)
+    suffix, n = "_dot", 1
+    while any(p + suffix in names or p.endswith(suffix) for p in names):
+        n += 1
+        suffix = f"_dot{n}"
+    return suffix
+
+
 def _hashable(fn) -> bool:
     try:
         hash(fn)
@@ -102,7 +113,8 @@ class ForwardPass:
         return zero(self.kind(a), a)
 
     def run(self) -> Function:
-        tparams = [self.namer.fresh(hint_of(p) + "_dot") for p in self.wrt_params]
+        suffix = tangent_suffix([p.name for p in self.fn.params])
+        tparams = [self.namer.fresh(p.name + suffix) for p in self.wrt_params]
         self.tan.update(zip(self.wrt_params, tparams))
         em = Emitter(self.namer)
         self.stmts(self.fn.body.stmts, em)
