@@ -104,23 +104,28 @@ def copy_vjp(g, a):
     return g
 
 
+# np.array / np.asarray with a float or complex `dtype` pass derivatives through (a JVP rule
+# emits np.array(..., dtype=float), so that this keeps every generated JVP differentiable);
+# an integer dtype gives an integer result, which carries no derivative.
 @defjvp(np.asarray)
-def asarray_jvp(a, a_dot):
-    return np.asarray(a_dot)
+def asarray_jvp(a, dtype=None, a_dot=0.0):
+    return np.asarray(a_dot, dtype=dtype)
 
 
-@defvjp(np.asarray)
-def asarray_vjp(g, a):
+@defvjp(np.asarray, wrt=("a",))
+def asarray_vjp(g, a, dtype=None):
     return g
 
 
 @defjvp(np.array)
-def array_jvp(object, object_dot):
-    return np.array(object_dot, dtype=float)
+def array_jvp(object, dtype=None, object_dot=0.0):
+    if dtype is None:
+        return np.array(object_dot, dtype=float)
+    return np.array(object_dot, dtype=dtype)
 
 
-@defvjp(np.array)
-def array_vjp(g, object):
+@defvjp(np.array, wrt=("object",))
+def array_vjp(g, object, dtype=None):
     # a list's cotangent is anything whose items are the items' cotangents: the array itself
     return g
 
