@@ -1,16 +1,18 @@
 """Rules for NumPy products not in operators.py / numpy_reductions.py: inner einsum kron cross
 vecdot, and the `numpy.linalg` spellings of matmul, outer, tensordot and vecdot.
 
-`einsum` is covered for one or two operands in explicit or implicit mode, without `...` and
-without an index repeated within one operand.
+`einsum` is covered for one to four operands in explicit or implicit mode, with `...` and
+broadcasting (a cotangent is summed back over the axes its operand was broadcast along); an
+index repeated within one operand (a diagonal or trace, "ii->i") is refused at compile time.
 """
 
 import numpy as np
 
+from s2sad.ir.kinds import KIND_RULES, scalar
 from s2sad.ir.prims import unbroadcast
 from s2sad_rules import operators, numpy_reductions
 from s2sad_rules.numpy_reductions import tensordot_plan
-from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
+from s2sad_rules.registry import def_linear, def_nondiff, defcheck, defjvp, defvjp
 
 
 @defjvp(np.inner)
@@ -29,56 +31,136 @@ def inner_vjp(g, a, b):
 
 
 @def_nondiff
-def einsum_plan(subscripts, which):
-    """The einsum spec giving operand `which`'s cotangent from (g, other operand).
+def einsum_letters(subscripts, ndims):
+    """(operand specs, output spec) of an einsum with `...` spelled out in unused letters.
 
-    Returns (spec, kept, expand): `spec` computes the cotangent on the operand's indices that
-    occur in the output or the other operand (`kept`, in operand order); `expand` are the
-    positions of the remaining (summed-away) indices, to be broadcast back.
+    An operand's ellipsis covers its axes not named by letters, right-aligned against the
+    longest one (broadcasting); the implicit output is the ellipsis then the letters used
+    once, sorted (NumPy's rule).
     """
     subscripts = subscripts.replace(" ", "")
-    if "->" in subscripts:
-        ins, out = subscripts.split("->")
+    ins, arrow, out = subscripts.partition("->")
+    specs = ins.split(",")
+    free = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+            if c not in subscripts]
+    widths = [n - (len(sp) - 3) if "..." in sp else 0 for sp, n in zip(specs, ndims)]
+    ell = "".join(free[:max(widths)])
+    specs = [sp.replace("...", ell[len(ell) - w:]) for sp, w in zip(specs, widths)]
+    if arrow:
+        out = out.replace("...", ell)
     else:
-        ins = subscripts
-        letters = ins.replace(",", "")
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    ops = ins.split(",")
-    mine = ops[which]
-    others = [o for i, o in enumerate(ops) if i != which]
+        letters = "".join(specs)
+        out = ell + "".join(sorted(c for c in set(letters)
+                                   if letters.count(c) == 1 and c not in ell))
+    return (specs, out)
+
+
+@def_nondiff
+def einsum_plan(subscripts, shapes, which):
+    """How to get operand `which`'s cotangent from g and the other operands.
+
+    Returns (spec, expand, full): `spec` computes the cotangent on the operand's letters that
+    occur in the output or another operand, in operand order; `expand` are the positions of
+    the remaining (summed-away) letters, broadcast back to `full`, the operand's shape with
+    every letter at its broadcast size (the cotangent is then summed to the operand's shape).
+    """
+    specs, out = einsum_letters(subscripts, [len(s) for s in shapes])
+    sizes: dict = {}
+    for sp, shape in zip(specs, shapes):
+        for c, n in zip(sp, shape):
+            sizes[c] = max(sizes.get(c, 1), n)
+    mine = specs[which]
+    others = [sp for i, sp in enumerate(specs) if i != which]
     avail = out + "".join(others)
     kept = "".join(c for c in mine if c in avail)
     expand = tuple(i for i, c in enumerate(mine) if c not in avail)
-    spec = ",".join([out] + others) + "->" + kept
-    return (spec, expand)
+    full = tuple(sizes[c] for c in mine)
+    return (",".join([out] + others) + "->" + kept, expand, full)
 
 
-def einsum_bar(g, subscripts, which, other, like):
-    plan = einsum_plan(subscripts, which)
-    if other is None:
-        part = np.einsum(plan[0], g)
-    else:
-        part = np.einsum(plan[0], g, other)
-    return np.broadcast_to(np.expand_dims(part, plan[1]), np.shape(like))
+@defcheck(np.einsum)
+def einsum_check(subscripts):
+    if not isinstance(subscripts, str):
+        return "operands and subscripts given as lists (use a subscripts string)"
+    for spec in subscripts.replace(" ", "").partition("->")[0].split(","):
+        letters = spec.replace("...", "")
+        if len(set(letters)) != len(letters):
+            return f"an index repeated within one operand ({spec!r}: a diagonal or trace)"
+    return None
+
+
+@def_nondiff
+def is_none(x):
+    """`x is None`, known at compile time from x's kind (an array or a number is not None)."""
+    return x is None
+
+
+def _is_none_kind(args, kwargs):
+    k = args[0]
+    if k.known:
+        return scalar("b", k.value is None)
+    return scalar("b", False) if k.tag in ("scalar", "array") else None
+
+
+KIND_RULES[is_none] = _is_none_kind
+
+
+def einsum_without(spec, g, which, a, b, c, d):
+    """np.einsum(spec, g, *operands) with operand `which` left out (b, c, d may be None)."""
+    if is_none(b):
+        return np.einsum(spec, g)
+    if is_none(c):
+        if which == 0:
+            return np.einsum(spec, g, b)
+        return np.einsum(spec, g, a)
+    if is_none(d):
+        if which == 0:
+            return np.einsum(spec, g, b, c)
+        if which == 1:
+            return np.einsum(spec, g, a, c)
+        return np.einsum(spec, g, a, b)
+    if which == 0:
+        return np.einsum(spec, g, b, c, d)
+    if which == 1:
+        return np.einsum(spec, g, a, c, d)
+    if which == 2:
+        return np.einsum(spec, g, a, b, d)
+    return np.einsum(spec, g, a, b, c)
+
+
+def einsum_bar(g, subscripts, which, like, a, b, c, d):
+    """Cotangent of operand `which` (`like`): g contracted with the others, summed back over
+    the axes it was broadcast along and broadcast over the axes only it had."""
+    # np.shape(None) is (); einsum_plan reads as many shapes as there are operands
+    shapes = (np.shape(a), np.shape(b), np.shape(c), np.shape(d))
+    plan = einsum_plan(subscripts, shapes, which)
+    part = einsum_without(plan[0], g, which, a, b, c, d)
+    if plan[1]:
+        return unbroadcast(np.broadcast_to(np.expand_dims(part, plan[1]), plan[2]), like)
+    return unbroadcast(part, like)
 
 
 @defjvp(np.einsum)
-def einsum_jvp(subscripts, a, b=None, a_dot=0.0, b_dot=0.0):
+def einsum_jvp(subscripts, a, b=None, c=None, d=None, a_dot=0.0, b_dot=0.0, c_dot=0.0,
+               d_dot=0.0):
     if b is None:
         return np.einsum(subscripts, a_dot)
-    return np.einsum(subscripts, a_dot, b) + np.einsum(subscripts, a, b_dot)
+    if c is None:
+        return np.einsum(subscripts, a_dot, b) + np.einsum(subscripts, a, b_dot)
+    if d is None:
+        return (np.einsum(subscripts, a_dot, b, c) + np.einsum(subscripts, a, b_dot, c)
+                + np.einsum(subscripts, a, b, c_dot))
+    return (np.einsum(subscripts, a_dot, b, c, d) + np.einsum(subscripts, a, b_dot, c, d)
+            + np.einsum(subscripts, a, b, c_dot, d) + np.einsum(subscripts, a, b, c, d_dot))
 
 
-@defvjp(np.einsum, wrt=("a", "b"))
-def einsum_vjp(g, subscripts, a, b=None):
-    if b is None:
-        return einsum_bar(g, subscripts, 0, None, a), None
-    return einsum_bar(g, subscripts, 0, b, a), einsum_bar(g, subscripts, 1, a, b)
-
-
-@defjvp(np.kron)
-def kron_jvp(a, b, a_dot, b_dot):
-    return np.kron(a_dot, b) + np.kron(a, b_dot)
+@defvjp(np.einsum, wrt=("a", "b", "c", "d"))
+def einsum_vjp(g, subscripts, a, b=None, c=None, d=None):
+    a_bar = einsum_bar(g, subscripts, 0, a, a, b, c, d)
+    b_bar = None if is_none(b) else einsum_bar(g, subscripts, 1, b, a, b, c, d)
+    c_bar = None if is_none(c) else einsum_bar(g, subscripts, 2, c, a, b, c, d)
+    d_bar = None if is_none(d) else einsum_bar(g, subscripts, 3, d, a, b, c, d)
+    return a_bar, b_bar, c_bar, d_bar
 
 
 @def_nondiff
@@ -140,4 +222,4 @@ defvjp(np.linalg.tensordot, wrt=("a", "b"))(numpy_reductions.tensordot_vjp)
 
 def_linear(np.inner, np.kron, np.cross, np.vecdot, np.linalg.vecdot, np.linalg.matmul,
            np.linalg.outer, np.linalg.tensordot, wrt=(0, 1))
-def_linear(np.einsum, wrt=(1, 2))
+def_linear(np.einsum, wrt=(1, 2, 3, 4))
