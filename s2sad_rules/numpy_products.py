@@ -163,6 +163,11 @@ def einsum_vjp(g, subscripts, a, b=None, c=None, d=None):
     return a_bar, b_bar, c_bar, d_bar
 
 
+@defjvp(np.kron)
+def kron_jvp(a, b, a_dot, b_dot):
+    return np.kron(a_dot, b) + np.kron(a, b_dot)
+
+
 @def_nondiff
 def kron_plan(shape_a, shape_b):
     """How to read kron(a, b)'s cotangent as blocks: (interleaved shape, a's axes in it,

@@ -43,6 +43,25 @@ def _defined(block: Block) -> set:
     return out
 
 
+def _elementwise(fn) -> bool:
+    """A primitive whose VJP maps each entry's cotangent to the same entry of its operands."""
+    return isinstance(fn, np.ufunc) or fn in _ELEMENTWISE_OPS
+
+
+_ELEMENTWISE_OPS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
+                    operator.neg, operator.pos, abs}
+
+
+def _fits(cond_shape, shape) -> bool:
+    """Does a condition of `cond_shape` select entries of an array of `shape`?"""
+    if cond_shape is None:
+        return False
+    try:
+        return tuple(np.broadcast_shapes(tuple(cond_shape), tuple(shape))) == tuple(shape)
+    except ValueError:
+        return False
+
+
 class ReversePass:
     def __init__(self, fn: Function, kinds: dict, wrt: tuple, table):
         self.fn = fn
@@ -56,6 +75,8 @@ class ReversePass:
         self.cot_tapes: dict = {}  # tape of the differentiated code -> its cotangent tape
         self.reader_tape = _reader_tapes(fn.body)
         self.loop_depth = 0  # loops being reversed around the current statement
+        # cotangent atom -> the np.where selections it flows from: [(condition, branch)]
+        self.masks: dict = {}
         self.exact_readers: set = set()
 
     def kind(self, a):
@@ -246,10 +267,34 @@ class ReversePass:
             raise NonDifferentiableError(
                 f"the VJP rule for `{callee_name(fn)}` returns {len(contribs)} values for "
                 f"{len(rule.diff_params)} differentiable parameters", s.loc)
+        masks = self.masks.get(g) if fn is np.where or _elementwise(fn) else None
         for p, c in zip(rule.diff_params, contribs):
             a = bindings[p]
             if self.is_active(a):
+                c, m = self.mask_branch(s, bindings, p, c, masks, rev)
+                fresh = bars.get(a) is None
                 self.add_bar(bars, a, c, rev)
+                if m and fresh:
+                    self.masks[bars[a]] = m
+
+    def mask_branch(self, s: Call, bindings: dict, p: str, c, masks, rev: Emitter):
+        """NaN-safe np.where: a cotangent computed from a branch np.where did not select is
+        exactly 0 there, even where the branch's own derivative is inf or NaN (sqrt(x) at
+        x <= 0, log(x) at 0). Elementwise VJPs downstream of a where repeat its selection on
+        what they pass back; returns the contribution and the selections it carries."""
+        shape = self.kind(bindings[p]).static_shape
+        if shape is None or shape != self.kind(s.target).static_shape:
+            return c, None  # broadcast or unknown shape: a mask cannot follow the values
+        out = []
+        if s.fn is np.where and p in ("x", "y"):
+            out = [(bindings["condition"], p == "x")]
+        for cond, then in masks or ():
+            if _fits(self.kind(cond).static_shape, shape):
+                keep = (c, Const(0.0)) if then else (Const(0.0), c)
+                c = rev.call(np.where, (cond,) + keep, hint=hint_of(bindings[p]) + "_bar")
+                out.append((cond, then))
+        return c, (tuple(out) if out and _fits(self.kind(out[0][0]).static_shape, shape)
+                   else None)
 
     def transposed_vjp(self, s: Call, jrule, g, rev: Emitter, bars: dict):
         """A primitive with only a JVP rule: its VJP is the transpose of that rule, which is
