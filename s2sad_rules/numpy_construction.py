@@ -1,9 +1,10 @@
 """Rules for NumPy's construction, layout and selection functions: atleast_*d, vstack hstack
 column_stack split array_split unstack repeat tile roll flip fliplr flipud rot90 pad diag
-diagonal triu tril astype select sort take take_along_axis matrix_transpose.
+diagonal triu tril astype select sort partition take take_along_axis matrix_transpose append
+vsplit hsplit dsplit.
 
-Conventions: `sort` sends each cotangent back to the entry that landed there (ties keep
-NumPy's order); `select` and `take`/`take_along_axis`/`repeat` scatter-add their cotangent
+Conventions: `sort` and `partition` send each cotangent back to the entry that landed there
+(ties keep NumPy's order); `select` and `take`/`take_along_axis`/`repeat` scatter-add their cotangent
 (repeated indices accumulate); `pad` has a VJP for mode="constant" only (the JVP is exact
 for every mode, all of which are linear); `take` supports mode="raise" only.
 """
@@ -12,7 +13,7 @@ import numpy as np
 
 from s2sad.frontend.lower import _astype
 from s2sad.ir.kinds import KIND_RULES, scalar
-from s2sad.ir.prims import unbroadcast, zeros_like
+from s2sad.ir.prims import broadcast_like, unbroadcast, zeros_like
 from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
 from s2sad_rules.structural import index_add
 
@@ -419,6 +420,75 @@ def sort_vjp(g, a, axis=-1, kind=None, order=None):
     return np.take_along_axis(g, rank, axis)
 
 
+@defjvp(np.partition)
+def partition_jvp(a, kth, axis=-1, kind="introselect", order=None, a_dot=0.0):
+    if axis is None:
+        return np.ravel(a_dot)[np.argpartition(np.ravel(a), kth)]
+    return np.take_along_axis(a_dot, np.argpartition(a, kth, axis), axis)
+
+
+@defvjp(np.partition, wrt=("a",))
+def partition_vjp(g, a, kth, axis=-1, kind="introselect", order=None):
+    # each cotangent goes back to the entry that landed in its place
+    if axis is None:
+        where = np.argpartition(np.ravel(a), kth)
+        return np.reshape(index_add(zeros_like(np.ravel(a)), where, g), np.shape(a))
+    where = along_axis_index(np.argpartition(a, kth, axis), np.ndim(a), axis)
+    return index_add(zeros_like(a), where, g)
+
+
+@defjvp(np.append)
+def append_jvp(arr, values, axis=None, arr_dot=0.0, values_dot=0.0):
+    return np.append(broadcast_like(arr_dot, arr), broadcast_like(values_dot, values), axis)
+
+
+@defvjp(np.append, wrt=("arr", "values"))
+def append_vjp(g, arr, values, axis=None):
+    if axis is None:
+        parts = np.split(g, [np.size(arr)])
+        return np.reshape(parts[0], np.shape(arr)), np.reshape(parts[1], np.shape(values))
+    parts = np.split(g, [np.shape(arr)[axis]], axis)
+    return parts[0], parts[1]
+
+
+@def_nondiff
+def split_axis(ndim, which):
+    """The axis np.vsplit / hsplit / dsplit cut along."""
+    if which == "h":
+        return 1 if ndim > 1 else 0
+    return 0 if which == "v" else 2
+
+
+@defjvp(np.vsplit)
+def vsplit_jvp(ary, indices_or_sections, ary_dot):
+    return np.vsplit(ary_dot, indices_or_sections)
+
+
+@defvjp(np.vsplit, wrt=("ary",))
+def vsplit_vjp(g, ary, indices_or_sections):
+    return np.concatenate(g, split_axis(np.ndim(ary), "v"))
+
+
+@defjvp(np.hsplit)
+def hsplit_jvp(ary, indices_or_sections, ary_dot):
+    return np.hsplit(ary_dot, indices_or_sections)
+
+
+@defvjp(np.hsplit, wrt=("ary",))
+def hsplit_vjp(g, ary, indices_or_sections):
+    return np.concatenate(g, split_axis(np.ndim(ary), "h"))
+
+
+@defjvp(np.dsplit)
+def dsplit_jvp(ary, indices_or_sections, ary_dot):
+    return np.dsplit(ary_dot, indices_or_sections)
+
+
+@defvjp(np.dsplit, wrt=("ary",))
+def dsplit_vjp(g, ary, indices_or_sections):
+    return np.concatenate(g, split_axis(np.ndim(ary), "d"))
+
+
 @def_nondiff
 def along_axis_index(indices, ndim, axis):
     """The fancy index that np.take_along_axis(arr, indices, axis) reads with."""
@@ -451,4 +521,5 @@ def_linear(np.atleast_1d, np.atleast_2d, np.atleast_3d, np.vstack, np.hstack, np
            np.split, np.array_split, np.unstack, np.take, np.repeat, np.tile, np.roll, np.flip,
            np.fliplr, np.flipud, np.rot90, np.diag, np.diagonal, np.triu, np.tril,
            np.matrix_transpose, np.linalg.matrix_transpose, np.take_along_axis,
-           reshape_items, unbroadcast_items, wrt=(0,))
+           reshape_items, unbroadcast_items, np.partition, np.vsplit, np.hsplit, np.dsplit,
+           wrt=(0,))

@@ -12,7 +12,7 @@ from s2sad.ir.kinds import KIND_RULES, scalar
 from s2sad.ir.prims import unbroadcast
 from s2sad_rules import operators, numpy_reductions
 from s2sad_rules.numpy_reductions import tensordot_plan
-from s2sad_rules.registry import def_linear, def_nondiff, defcheck, defjvp, defvjp
+from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
 
 
 @defjvp(np.inner)
@@ -195,15 +195,39 @@ def kron_vjp(g, a, b):
     return np.reshape(a_bar, np.shape(a)), np.reshape(b_bar, np.shape(b))
 
 
+@defcheck(np.cross)
+def cross_check(a, b, axisa=-1, axisb=-1, axis=None):
+    for x, ax in ((a, axisa if axis is None else axis), (b, axisb if axis is None else axis)):
+        shape = x.shape if isinstance(x, Unknown) else np.shape(x)
+        if shape is None or isinstance(ax, Unknown):
+            return "operands or axes whose shapes are not known at compile time"
+        if shape[ax] != 3:
+            return "2-vectors (the VJP covers 3-vectors)"
+    return None
+
+
 @defjvp(np.cross)
-def cross_jvp(a, b, a_dot, b_dot):
-    return np.cross(a_dot, b) + np.cross(a, b_dot)
+def cross_jvp(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None, a_dot=0.0, b_dot=0.0):
+    return (np.cross(a_dot, b, axisa, axisb, axisc, axis)
+            + np.cross(a, b_dot, axisa, axisb, axisc, axis))
 
 
-@defvjp(np.cross)
-def cross_vjp(g, a, b):
-    # 3-vectors along the last axis; <g, a x b> = <b x g, a> = <g x a, b>
-    return unbroadcast(np.cross(b, g), a), unbroadcast(np.cross(g, a), b)
+@defvjp(np.cross, wrt=("a", "b"))
+def cross_vjp(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    # with the vectors along the last axis, <g, a x b> = <b x g, a> = <g x a, b>; `axis`
+    # overrides the other three
+    if axis is not None:
+        return cross_vjp_last(g, a, b, axis, axis, axis)
+    return cross_vjp_last(g, a, b, axisa, axisb, axisc)
+
+
+def cross_vjp_last(g, a, b, axisa, axisb, axisc):
+    a3 = np.moveaxis(a, axisa, -1)
+    b3 = np.moveaxis(b, axisb, -1)
+    g3 = np.moveaxis(g, axisc, -1)
+    a_bar = np.moveaxis(unbroadcast(np.cross(b3, g3), a3), -1, axisa)
+    b_bar = np.moveaxis(unbroadcast(np.cross(g3, a3), b3), -1, axisb)
+    return a_bar, b_bar
 
 
 @defjvp(np.vecdot, np.linalg.vecdot)

@@ -9,7 +9,7 @@ import numpy as np
 
 from s2sad.ir.kinds import KIND_RULES, scalar
 from s2sad.ir.prims import Attr
-from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
+from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
 
 LN2 = 0.6931471805599453
 LN10 = 2.302585092994046
@@ -209,5 +209,44 @@ def conj_vjp(g, x):
     return np.conj(g)
 
 
+# angle: arg(z) = arctan2(y, x) for z = x + iy has tangent Im(conj(z) dz) / |z|^2 and, in
+# JAX's convention, cotangent g (d/dx - i d/dy) arg(z) = -i g conj(z) / |z|^2; the angle of a
+# real input (0 or pi) is piecewise constant: derivative 0.
+@defjvp(np.angle)
+def angle_jvp(z, deg=False, z_dot=0.0):
+    if is_complex(z):
+        return angle_unit(deg) * np.imag(np.conj(z) * z_dot) / np.real(np.conj(z) * z)
+    return 0.0 * z_dot
+
+
+@defvjp(np.angle, wrt=("z",))
+def angle_vjp(g, z, deg=False):
+    if is_complex(z):
+        return -1j * angle_unit(deg) * g * np.conj(z) / np.real(np.conj(z) * z)
+    return 0.0 * g
+
+
+@def_nondiff
+def angle_unit(deg):
+    return 180.0 / np.pi if deg else 1.0
+
+
+@defcheck(np.real_if_close)
+def real_if_close_check(a):
+    if isinstance(a, Unknown) and a.dtype == "c":
+        return "a complex input (whether the result is real depends on the values)"
+    return None
+
+
+@defjvp(np.real_if_close)
+def real_if_close_jvp(a, tol=100, a_dot=0.0):
+    return a_dot  # a real input comes back unchanged
+
+
+@defvjp(np.real_if_close, wrt=("a",))
+def real_if_close_vjp(g, a, tol=100):
+    return g
+
+
 def_linear(np.deg2rad, np.radians, np.rad2deg, np.degrees, np.real, np.imag, np.conj,
-           Attr("imag"))
+           Attr("imag"), np.real_if_close)

@@ -243,14 +243,16 @@ def defcheck(*fns):
 
 
 class Unknown:
-    """An argument whose value is not known at compile time: its rank and dtype kind, if known."""
+    """An argument whose value is not known at compile time: its rank, shape and dtype kind
+    ('f', 'c', ...), each None where the compiler does not know it either."""
 
-    def __init__(self, ndim=None, dtype=None):
+    def __init__(self, ndim=None, dtype=None, shape=None):
         self.ndim = ndim
         self.dtype = dtype
+        self.shape = shape
 
     def __repr__(self):
-        return f"Unknown(ndim={self.ndim}, dtype={self.dtype!r})"
+        return f"Unknown(ndim={self.ndim}, dtype={self.dtype!r}, shape={self.shape})"
 
 
 def def_linear(*fns, wrt=None):

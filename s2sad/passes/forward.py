@@ -66,7 +66,7 @@ def check_options(table, s: Call, bindings: dict, kind_of):
         elif k.known:
             values[name] = k.value
         else:
-            values[name] = Unknown(k.ndim, k.dtype)
+            values[name] = Unknown(k.ndim, k.dtype, k.static_shape)
     reason = check(**values)
     if reason:
         raise MissingRuleError(
