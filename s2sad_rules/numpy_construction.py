@@ -12,8 +12,8 @@ for every mode, all of which are linear); `take` supports mode="raise" only.
 import numpy as np
 
 from s2sad.frontend.lower import _astype
-from s2sad.ir.kinds import KIND_RULES, scalar
 from s2sad.ir.prims import broadcast_like, unbroadcast, zeros_like
+from s2sad_rules.kind_tests import is_sequence
 from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
 from s2sad_rules.structural import index_add
 
@@ -59,20 +59,6 @@ def stack_split(arrays, how):
         axis = 1
     sizes = [p.shape[axis] for p in parts]
     return ([int(s) for s in np.cumsum(sizes)[:-1]], axis)
-
-
-@def_nondiff
-def is_sequence(x):
-    """Is `x` a list or tuple (not one array)? Known at compile time from x's kind."""
-    return isinstance(x, (list, tuple))
-
-
-def _is_sequence_kind(args, kwargs):
-    tag = args[0].tag
-    return scalar("b", tag in ("list", "tuple")) if tag != "unknown" else None
-
-
-KIND_RULES[is_sequence] = _is_sequence_kind
 
 
 def stacked_array_bar(g, tup, how):

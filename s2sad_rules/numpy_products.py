@@ -8,10 +8,10 @@ index repeated within one operand (a diagonal or trace, "ii->i") is refused at c
 
 import numpy as np
 
-from s2sad.ir.kinds import KIND_RULES, scalar
 from s2sad.ir.prims import unbroadcast
 from s2sad_rules import operators, numpy_reductions
 from s2sad_rules.numpy_reductions import tensordot_plan
+from s2sad_rules.kind_tests import is_none
 from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
 
 
@@ -87,22 +87,6 @@ def einsum_check(subscripts):
         if len(set(letters)) != len(letters):
             return f"an index repeated within one operand ({spec!r}: a diagonal or trace)"
     return None
-
-
-@def_nondiff
-def is_none(x):
-    """`x is None`, known at compile time from x's kind (an array or a number is not None)."""
-    return x is None
-
-
-def _is_none_kind(args, kwargs):
-    k = args[0]
-    if k.known:
-        return scalar("b", k.value is None)
-    return scalar("b", False) if k.tag in ("scalar", "array") else None
-
-
-KIND_RULES[is_none] = _is_none_kind
 
 
 def einsum_without(spec, g, which, a, b, c, d):

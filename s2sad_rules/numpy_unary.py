@@ -7,8 +7,8 @@ and gives 0 where it replaced a NaN or an infinity.
 
 import numpy as np
 
-from s2sad.ir.kinds import KIND_RULES, scalar
 from s2sad.ir.prims import Attr
+from s2sad_rules.kind_tests import is_complex
 from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
 
 LN2 = 0.6931471805599453
@@ -147,20 +147,6 @@ def nan_to_num_vjp(g, x, copy=True, nan=0.0, posinf=None, neginf=None):
 # real, imag, conj of a complex input follow JAX's convention for complex cotangents: the
 # cotangent of z = x + iy is dL/dx - i dL/dy (conjugate-linear), so real's is g, imag's is
 # -i g and conj's is conj(g). For a real input they reduce to g, 0 and g.
-@def_nondiff
-def is_complex(x):
-    """Does `x` hold complex numbers? Known at compile time from x's kind."""
-    return np.iscomplexobj(x)
-
-
-def _is_complex_kind(args, kwargs):
-    k = args[0]
-    return scalar("b", k.dtype == "c") if k.tag in ("scalar", "array") and k.dtype else None
-
-
-KIND_RULES[is_complex] = _is_complex_kind
-
-
 @defjvp(np.real)
 def real_jvp(val, val_dot):
     return np.real(val_dot)

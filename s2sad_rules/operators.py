@@ -2,7 +2,9 @@
 
 Conventions for `x ** y` (and np.power, pow): the derivative in x is 0 where y == 0 (x**0 is
 the constant 1, even at x = 0) and infinite at x = 0 for 0 < y < 1; the derivative in y is
-0 at x == 0 (log(x) is taken as 0 there, as in JAX).
+0 at x == 0 (log(x) is taken as 0 there, as in JAX). `abs` of a complex z has tangent
+Re(conj(z/|z|) dz) and cotangent g conj(z/|z|) (JAX's convention for complex cotangents:
+g (d/dx - i d/dy) for z = x + iy); the derivative at 0 is 0.
 
 The same rules serve NumPy's ufunc spellings (np.add, np.multiply, ...).
 `unbroadcast(g, x)` sums a cotangent back to the shape of a broadcast operand;
@@ -14,7 +16,18 @@ import operator
 import numpy as np
 
 from s2sad.ir.prims import unbroadcast
+from s2sad_rules.kind_tests import is_complex
 from s2sad_rules.registry import def_linear, defjvp, defvjp
+
+
+def real_like(z, a):
+    """The cotangent of `a` from z: its real part where a complex z meets a real `a` (JAX's
+    convention: a real input's cotangent is real); z itself otherwise. Decided at compile time."""
+    if is_complex(z):
+        if is_complex(a):
+            return z
+        return np.real(z)
+    return z
 
 
 @defjvp(operator.add, np.add)
@@ -24,7 +37,7 @@ def add_jvp(x, y, x_dot, y_dot):
 
 @defvjp(operator.add, np.add)
 def add_vjp(g, x, y):
-    return unbroadcast(g, x), unbroadcast(g, y)
+    return unbroadcast(real_like(g, x), x), unbroadcast(real_like(g, y), y)
 
 
 @defjvp(operator.sub, np.subtract)
@@ -34,7 +47,7 @@ def sub_jvp(x, y, x_dot, y_dot):
 
 @defvjp(operator.sub, np.subtract)
 def sub_vjp(g, x, y):
-    return unbroadcast(g, x), unbroadcast(-g, y)
+    return unbroadcast(real_like(g, x), x), unbroadcast(real_like(-g, y), y)
 
 
 @defjvp(operator.mul, np.multiply)
@@ -44,7 +57,7 @@ def mul_jvp(x, y, x_dot, y_dot):
 
 @defvjp(operator.mul, np.multiply)
 def mul_vjp(g, x, y):
-    return unbroadcast(g * y, x), unbroadcast(x * g, y)
+    return unbroadcast(real_like(g * y, x), x), unbroadcast(real_like(x * g, y), y)
 
 
 @defjvp(operator.truediv, np.divide, np.true_divide)
@@ -54,7 +67,7 @@ def div_jvp(x, y, x_dot, y_dot, ans):
 
 @defvjp(operator.truediv, np.divide, np.true_divide)
 def div_vjp(g, ans, x, y):
-    return unbroadcast(g / y, x), unbroadcast(-g * ans / y, y)
+    return unbroadcast(real_like(g / y, x), x), unbroadcast(real_like(-g * ans / y, y), y)
 
 
 @defjvp(operator.neg, np.negative)
@@ -135,11 +148,15 @@ def matmul_bar_right(g, x, y):
 
 @defjvp(abs, np.abs, np.absolute)
 def abs_jvp(x, x_dot):
+    if is_complex(x):
+        return np.real(np.conj(np.sign(x)) * x_dot)  # |z| changes by Re(conj(z/|z|) dz)
     return x_dot * np.sign(x)
 
 
 @defvjp(abs, np.abs, np.absolute)
 def abs_vjp(g, x):
+    if is_complex(x):
+        return g * np.conj(np.sign(x))  # JAX's convention: g (d/dx - i d/dy) |x + iy|
     return g * np.sign(x)
 
 

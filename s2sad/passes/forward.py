@@ -56,7 +56,9 @@ def check_options(table, s: Call, bindings: dict, kind_of):
     from s2sad_rules.registry import Unknown
 
     values = {}
-    for name in inspect.signature(check).parameters:
+    params = inspect.signature(check).parameters
+    takes_all = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    for name in (bindings if takes_all else params):
         if name not in bindings:
             continue
         atom = bindings[name]
