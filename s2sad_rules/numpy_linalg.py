@@ -1,9 +1,12 @@
-"""Rules for numpy.linalg: inv solve det slogdet cholesky eigh eigvalsh svd svdvals qr pinv
+"""Rules for numpy.linalg: inv solve det slogdet cholesky eig eigh eigvalsh svd svdvals qr pinv
 norm vector_norm matrix_power.
 
 Matrices may be stacked (leading batch axes). Conventions:
 - `cholesky`, `eigh`, `eigvalsh` treat their input as symmetric and return a symmetric
   cotangent; `eigh` needs distinct eigenvalues, `svd` distinct non-zero singular values.
+- `eig` covers real matrices with distinct real eigenvalues (eigenvectors of unit length, as
+  NumPy returns them; their sign is NumPy's choice, so differentiate sign-invariant uses); a
+  complex input is refused at compile time, complex eigenvalues with a ValueError at run time.
 - `svd` is covered for `full_matrices=False` (or square input) and `compute_uv=False`;
   `qr` for mode="reduced" with m >= n; `pinv` for full-rank input.
 - `norm` at 0 gives the subgradient 0 (every supported `ord`); ties in `ord=inf` share the
@@ -125,6 +128,47 @@ def eigh_vjp(g, ans, a, UPLO="L"):
     v = ans[1]
     inner = diag_matrix(g[0]) + inverse_gaps(w) * (mT(v) @ g[1])
     return symmetric_part(v @ inner @ mT(v))
+
+
+@def_nondiff
+def real_spectrum(w):
+    """w itself; a complex spectrum is refused when it happens (it depends on the values)."""
+    if np.iscomplexobj(w):
+        raise ValueError("s2sad: the derivative of np.linalg.eig covers real eigenvalues only; "
+                         "this matrix has complex ones")
+    return w
+
+
+@defcheck(np.linalg.eig)
+def eig_check(a):
+    if isinstance(a, Unknown) and a.dtype == "c":
+        return "a complex input (eig's rules cover real matrices with real eigenvalues)"
+    return None
+
+
+def unit_columns_bar(v_bar, v):
+    """Cotangent through the scaling of eigenvectors to unit length: the part of v_bar along
+    each eigenvector is dropped."""
+    return v_bar - v * np.sum(v * v_bar, axis=-2, keepdims=True)
+
+
+@defjvp(np.linalg.eig)
+def eig_jvp(a, a_dot, ans):
+    # A V = V diag(w): P = V^-1 dA V; dw = diag(P); dV = V (F * P), then kept at unit length
+    w = real_spectrum(ans[0])
+    v = ans[1]
+    p = np.linalg.solve(v, a_dot @ v)
+    v_dot = v @ (inverse_gaps(w) * p)
+    v_dot = v_dot - v * np.sum(v * v_dot, axis=-2, keepdims=True)
+    return make_tuple(np.diagonal(p, 0, -2, -1), v_dot)
+
+
+@defvjp(np.linalg.eig)
+def eig_vjp(g, ans, a):
+    w = real_spectrum(ans[0])
+    v = ans[1]
+    inner = diag_matrix(g[0]) + inverse_gaps(w) * (mT(v) @ unit_columns_bar(g[1], v))
+    return np.linalg.solve(mT(v), inner @ mT(v))
 
 
 @defjvp(np.linalg.eigvalsh)
