@@ -387,7 +387,22 @@ def unbroadcast_items_jvp(parts, like, parts_dot):
 
 @defvjp(unbroadcast_items, wrt=("parts",))
 def unbroadcast_items_vjp(g, parts, like):
-    return [np.broadcast_to(p, np.shape(x)) for p, x in zip(g, parts)]
+    return broadcast_items(g, parts)
+
+
+def broadcast_items(parts, like):
+    """A list: each of `parts` broadcast to the shape of the matching item of `like`."""
+    return [np.broadcast_to(p, np.shape(x)) for p, x in zip(parts, like)]
+
+
+@defjvp(broadcast_items)
+def broadcast_items_jvp(parts, like, parts_dot):
+    return broadcast_items(parts_dot, like)
+
+
+@defvjp(broadcast_items, wrt=("parts",))
+def broadcast_items_vjp(g, parts, like):
+    return unbroadcast_items(g, parts)
 
 
 @defjvp(np.sort)
@@ -507,5 +522,5 @@ def_linear(np.atleast_1d, np.atleast_2d, np.atleast_3d, np.vstack, np.hstack, np
            np.split, np.array_split, np.unstack, np.take, np.repeat, np.tile, np.roll, np.flip,
            np.fliplr, np.flipud, np.rot90, np.diag, np.diagonal, np.triu, np.tril,
            np.matrix_transpose, np.linalg.matrix_transpose, np.take_along_axis,
-           reshape_items, unbroadcast_items, np.partition, np.vsplit, np.hsplit, np.dsplit,
+           reshape_items, unbroadcast_items, broadcast_items, np.partition, np.vsplit, np.hsplit, np.dsplit,
            wrt=(0,))
