@@ -22,6 +22,7 @@ import numpy as np
 
 from s2sad.ir.prims import make_tuple, unbroadcast, zeros_like
 from s2sad_rules.numpy_reductions import expand_reduced
+from s2sad_rules.operators import real_like
 from s2sad_rules.registry import Unknown, def_nondiff, defcheck, defjvp, defvjp
 
 
@@ -168,7 +169,8 @@ def eig_vjp(g, ans, a):
     w = real_spectrum(ans[0])
     v = ans[1]
     inner = diag_matrix(g[0]) + inverse_gaps(w) * (mT(v) @ unit_columns_bar(g[1], v))
-    return np.linalg.solve(mT(v), inner @ mT(v))
+    # the compiler may not know that w is real (that depends on the values): say so
+    return real_like(np.linalg.solve(mT(v), inner @ mT(v)), a)
 
 
 @defjvp(np.linalg.eigvalsh)
