@@ -1,0 +1,88 @@
+"""numpy.fft rules (s2sad_rules/numpy_fft.py): real-to-real compositions against finite
+differences in both modes, the dot-product test, and JAX's convention for complex inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2sad
+from tests.rules.test_issue13_regressions import check_both_modes, refused
+
+R = np.random.default_rng(1313)
+
+
+def both_parts(y):
+    return np.real(y) + 2.0 * np.imag(y)
+
+
+def fft_plain(x): return both_parts(np.fft.fft(x))
+def fft_padded(x): return both_parts(np.fft.fft(x, 8, norm="ortho"))
+def fft_cut(x): return both_parts(np.fft.fft(x, 3, axis=0, norm="forward"))
+def ifft_plain(x): return both_parts(np.fft.ifft(x, axis=0))
+def ifft_padded(x): return both_parts(np.fft.ifft(x, 7, norm="ortho"))
+def rfft_plain(x): return both_parts(np.fft.rfft(x))
+def rfft_n(x): return both_parts(np.fft.rfft(x, 5, axis=0, norm="ortho"))
+def irfft_plain(x): return np.fft.irfft(np.fft.rfft(x) * 1.5j + 1.0)
+def irfft_odd(x): return np.fft.irfft(np.fft.rfft(x) * (1.0 - 0.5j), 7, norm="forward")
+def irfft_cut(x): return np.fft.irfft(np.fft.rfft(x, 8) * 2.0j, 4, axis=0)
+def fft2_s(x): return both_parts(np.fft.fft2(x, s=(3, 5)))
+def ifft2_axes(x): return both_parts(np.fft.ifft2(x, axes=(0, 2), norm="ortho"))
+def rfft2_plain(x): return both_parts(np.fft.rfft2(x))
+def irfft2_plain(x): return np.fft.irfft2(np.fft.rfft2(x) ** 2)
+def fftn_axes(x): return both_parts(np.fft.fftn(x, axes=(0,)))
+def ifftn_s(x): return both_parts(np.fft.ifftn(x, s=(2, 5), axes=(0, 1)))
+def rfftn_plain(x): return both_parts(np.fft.rfftn(x, norm="forward"))
+def irfftn_s(x): return np.fft.irfftn(np.fft.rfftn(x) * 0.5j + 1.0, s=(4, 6), axes=(0, 1))
+def shifts(x): return np.fft.fftshift(x, axes=1) * np.fft.ifftshift(x)
+def round_trip(x): return np.real(np.fft.ifft(np.fft.fft(x) * np.array([1.0, 2.0, 3.0, 0.5])))
+def power_spectrum(x): return np.abs(np.fft.rfft(x)) ** 2
+
+
+CASES = [
+    (fft_plain, (5,)), (fft_padded, (6,)), (fft_cut, (5, 2)), (ifft_plain, (4, 3)),
+    (ifft_padded, (5,)), (rfft_plain, (6,)), (rfft_n, (7, 2)), (irfft_plain, (6,)),
+    (irfft_odd, (6,)), (irfft_cut, (6, 2)), (fft2_s, (3, 4)), (ifft2_axes, (2, 3, 4)),
+    (rfft2_plain, (3, 4)), (irfft2_plain, (4, 4)), (fftn_axes, (3, 4)), (ifftn_s, (3, 4)),
+    (rfftn_plain, (3, 4)), (irfftn_s, (3, 5)), (shifts, (3, 4)), (round_trip, (4,)),
+    (power_spectrum, (6,)),
+]
+
+
+@pytest.mark.parametrize("f, shape", CASES, ids=[f.__name__ for f, _ in CASES])
+def test_fft_composition_matches_finite_differences(f, shape):
+    check_both_modes(f, [R.standard_normal(shape)], rtol=1e-4)
+
+
+def parseval(z): return np.sum(np.abs(np.fft.fft(z)) ** 2)
+def spectrum_real_part(z): return np.sum(np.real(np.fft.fft(z)) * np.arange(1.0, 5.0))
+
+
+def test_complex_input_follows_jax():
+    # sum |fft(z)|^2 = n sum |z|^2, whose JAX gradient (d/dx - i d/dy) is 2 n conj(z)
+    z = R.standard_normal(4) + 1j * R.standard_normal(4)
+    (z_bar,) = s2sad.vjp(parseval)(z)[1](1.0)
+    assert np.allclose(z_bar, 2 * 4 * np.conj(z))
+    # L = Re(w . fft(z)), holomorphic inside: the cotangent is the transpose fft(w), no conjugate
+    w = np.arange(1.0, 5.0)
+    (z_bar,) = s2sad.vjp(spectrum_real_part)(z)[1](1.0)
+    assert np.allclose(z_bar, np.fft.fft(w))
+
+
+def test_forward_mode_on_a_complex_input():
+    z = R.standard_normal(4) + 1j * R.standard_normal(4)
+    dz = R.standard_normal(4) + 1j * R.standard_normal(4)
+    _, t = s2sad.jvp(parseval)(z, dz)
+    assert t == pytest.approx(2 * 4 * np.real(np.sum(np.conj(z) * dz)))
+
+
+def rfft_of_complex(z): return np.abs(np.fft.rfft(z))
+
+
+def fft_unknown_length(x, n): return np.real(np.fft.fft(x, n))
+
+
+def test_what_the_rules_cannot_handle_is_refused():
+    refused(rfft_of_complex, np.array([1.0 + 1.0j, 2.0j]), names=("complex",))
+    with pytest.raises(s2sad.S2SADError, match="not known at compile time"):
+        s2sad.vjp(fft_unknown_length, wrt=0)(np.ones(4), 4)
