@@ -1,4 +1,5 @@
-"""Tests of an argument's kind that rule bodies branch on: is_complex, is_sequence, is_none.
+"""Tests of an argument's kind that rule bodies branch on: is_complex, is_sequence, is_none,
+is_safe_exponent.
 
 Each is non-differentiable and has a kind rule, so the compiler knows its answer from the
 argument's kind and keeps only the branch that applies.
@@ -28,9 +29,22 @@ def is_none(x):
     return x is None
 
 
+@def_nondiff
+def is_safe_exponent(y):
+    """Is `y` a number known at compile time with y >= 1 or y == 0 (so that x ** (y - 1) is
+    finite for every finite x, and the rule may use the operator the simplifier knows)?"""
+    return isinstance(y, (int, float)) and (y >= 1 or y == 0)
+
+
 def _is_complex_kind(args, kwargs):
+    # a value whose dtype the compiler does not know is taken as real, as rules always did
+    return scalar("b", args[0].dtype == "c")
+
+
+def _is_safe_exponent_kind(args, kwargs):
     k = args[0]
-    return scalar("b", k.dtype == "c") if k.tag in ("scalar", "array") and k.dtype else None
+    v = k.value if k.known else None
+    return scalar("b", type(v) in (int, float) and (v >= 1 or v == 0))
 
 
 def _is_sequence_kind(args, kwargs):
@@ -48,3 +62,4 @@ def _is_none_kind(args, kwargs):
 KIND_RULES[is_complex] = _is_complex_kind
 KIND_RULES[is_sequence] = _is_sequence_kind
 KIND_RULES[is_none] = _is_none_kind
+KIND_RULES[is_safe_exponent] = _is_safe_exponent_kind

@@ -15,8 +15,8 @@ import operator
 
 import numpy as np
 
-from s2sad.ir.prims import unbroadcast
-from s2sad_rules.kind_tests import is_complex
+from s2sad.ir.prims import unbroadcast, zeros_like
+from s2sad_rules.kind_tests import is_complex, is_safe_exponent
 from s2sad_rules.registry import def_linear, defjvp, defvjp
 
 
@@ -90,12 +90,18 @@ def pos_vjp(g, x):
     return g
 
 
-def pow_slope(x, y):
-    """d(x**y)/dx = y * x**(y - 1), taken as 0 where y == 0 (x**0 is constant, even at x = 0).
+def times_pow_slope(t, x, y):
+    """t * d(x**y)/dx = t * y * x**(y - 1), taken as 0 where y == 0 (x**0 is constant, even at
+    x = 0).
 
-    np.power keeps NumPy's semantics for a zero base (inf, not ZeroDivisionError).
+    np.power keeps NumPy's semantics for a zero base (inf, not ZeroDivisionError); a constant
+    exponent >= 1 keeps the plain operator, which the simplifier folds (x ** 1 is x).
     """
-    return y * np.power(x, y - 1 + (y == 0))
+    if is_safe_exponent(y):
+        if y == 0:
+            return t * zeros_like(x)
+        return t * y * x ** (y - 1)
+    return t * y * np.power(x, y - 1 + (y == 0))
 
 
 def pow_log_base(x):
@@ -105,12 +111,13 @@ def pow_log_base(x):
 
 @defjvp(operator.pow, np.power, pow)
 def pow_jvp(x, y, x_dot, y_dot, ans):
-    return x_dot * pow_slope(x, y) + y_dot * ans * pow_log_base(x)
+    return times_pow_slope(x_dot, x, y) + y_dot * ans * pow_log_base(x)
 
 
 @defvjp(operator.pow, np.power, pow)
 def pow_vjp(g, ans, x, y):
-    return unbroadcast(g * pow_slope(x, y), x), unbroadcast(g * ans * pow_log_base(x), y)
+    return (unbroadcast(times_pow_slope(g, x, y), x),
+            unbroadcast(g * ans * pow_log_base(x), y))
 
 
 @defjvp(operator.matmul, np.matmul)
