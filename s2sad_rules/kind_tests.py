@@ -7,7 +7,7 @@ argument's kind and keeps only the branch that applies.
 
 import numpy as np
 
-from s2sad.ir.kinds import KIND_RULES, scalar
+from s2sad.ir.kinds import KIND_RULES, Kind, scalar
 from s2sad_rules.registry import def_nondiff
 
 
@@ -59,6 +59,16 @@ def _is_none_kind(args, kwargs):
     return scalar("b", False) if k.tag in ("scalar", "array") else None
 
 
+def _modulus_kind(args, kwargs):
+    """|z| of a complex z is real (the elementwise kind rule keeps the operand's dtype).
+    Belongs in s2sad/ir/kinds.py; registered here until it moves there."""
+    k = args[0] if args else None
+    if k is not None and k.tag in ("scalar", "array") and k.dtype == "c":
+        return Kind(k.tag, "f", k.shape, rank=k.rank)
+    return None
+
+
+KIND_RULES[np.absolute] = _modulus_kind
 KIND_RULES[is_complex] = _is_complex_kind
 KIND_RULES[is_sequence] = _is_sequence_kind
 KIND_RULES[is_none] = _is_none_kind

@@ -23,7 +23,7 @@ import numpy as np
 from s2sad.ir.prims import make_tuple, unbroadcast, zeros_like
 from s2sad_rules.numpy_reductions import expand_reduced
 from s2sad_rules.operators import real_like
-from s2sad_rules.registry import Unknown, def_nondiff, defcheck, defjvp, defvjp
+from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
 
 
 def mT(x):
@@ -131,13 +131,23 @@ def eigh_vjp(g, ans, a, UPLO="L"):
     return symmetric_part(v @ inner @ mT(v))
 
 
-@def_nondiff
 def real_spectrum(w):
     """w itself; a complex spectrum is refused when it happens (it depends on the values)."""
     if np.iscomplexobj(w):
         raise ValueError("s2sad: the derivative of np.linalg.eig covers real eigenvalues only; "
                          "this matrix has complex ones")
     return w
+
+
+# the identity where it returns: eig's rules stay differentiable (second order)
+@defjvp(real_spectrum)
+def real_spectrum_jvp(w, w_dot):
+    return w_dot
+
+
+@defvjp(real_spectrum)
+def real_spectrum_vjp(g, w):
+    return g
 
 
 @defcheck(np.linalg.eig)
@@ -397,3 +407,6 @@ def matrix_power_vjp(g, a, n):
         b = np.linalg.inv(a)
         return -(mT(b) @ power_tangent(mT(b), g, -n) @ mT(b))
     return power_tangent(mT(a), g, n)
+
+
+def_linear(real_spectrum)

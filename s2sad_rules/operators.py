@@ -153,17 +153,23 @@ def matmul_bar_right(g, x, y):
     return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), g), y)
 
 
+def conj_direction(z):
+    """conj(z) / |z|, 0 at z = 0 (np.sign is constant for real inputs only, so this is
+    written out: it is differentiated again in second order)."""
+    return np.conj(z) / (np.abs(z) + (z == 0))
+
+
 @defjvp(abs, np.abs, np.absolute)
 def abs_jvp(x, x_dot):
     if is_complex(x):
-        return np.real(np.conj(np.sign(x)) * x_dot)  # |z| changes by Re(conj(z/|z|) dz)
+        return np.real(conj_direction(x) * x_dot)  # |z| changes by Re(conj(z/|z|) dz)
     return x_dot * np.sign(x)
 
 
 @defvjp(abs, np.abs, np.absolute)
 def abs_vjp(g, x):
     if is_complex(x):
-        return g * np.conj(np.sign(x))  # JAX's convention: g (d/dx - i d/dy) |x + iy|
+        return g * conj_direction(x)  # JAX's convention: g (d/dx - i d/dy) |x + iy|
     return g * np.sign(x)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from s2sad.frontend.lower import _astype
 from s2sad.ir.prims import broadcast_like, unbroadcast
 from s2sad_rules.numpy_construction import broadcast_items, reshape_items, unbroadcast_items
+from s2sad_rules.numpy_linalg import real_spectrum
 from s2sad_rules.structural import index_add
 
 
@@ -698,6 +699,7 @@ def fft_shifts(x): return np.fft.fftshift(x, axes=1) * np.fft.ifftshift(x)
 def prim_unbroadcast_items(a, b):
     parts = unbroadcast_items([a, b], [np.zeros(3), 0.0])
     return parts[0], parts[1]
+def prim_real_spectrum(w): return real_spectrum(w) * 2.0
 def prim_broadcast_items(a, b):
     parts = broadcast_items([a, b], [np.zeros((2, 3)), np.zeros(2)])
     return parts[0], parts[1]
@@ -759,7 +761,8 @@ for _fn, _make in [
         (fft_nd_real, lambda rng: [real(rng, (3, 5))]),
         (fft_shifts, lambda rng: [real(rng, (3, 4))]),
         (prim_unbroadcast_items, lambda rng: [real(rng, (2, 3)), real(rng, (2,))]),
-        (prim_broadcast_items, lambda rng: [real(rng, (3,)), real(rng)])]:
+        (prim_broadcast_items, lambda rng: [real(rng, (3,)), real(rng)]),
+        (prim_real_spectrum, lambda rng: [real(rng, (3,))])]:
     add(_fn, _make, family="issue13", rtol=1e-4,
         name=f"{_fn.__name__}{[list(np.shape(a)) for a in _make(np.random.default_rng(0))]}")
 
