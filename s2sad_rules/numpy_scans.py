@@ -25,6 +25,16 @@ def count_reduced(a, ans):
     return np.size(a) / np.size(ans)
 
 
+@defcheck(np.var, np.std)
+def spread_check(dtype=None, out=None):
+    if out is not None:
+        return "`out=` (write the result to a new array)"
+    if dtype is not None and not isinstance(dtype, Unknown) and \
+            np.dtype(dtype).kind not in "fc":
+        return f"dtype={dtype!r} (an integer result carries no derivative)"
+    return None
+
+
 @defjvp(np.var)
 def var_jvp(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, a_dot=0.0, ans=0.0):
     n = count_reduced(a, ans)

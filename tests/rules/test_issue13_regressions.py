@@ -245,6 +245,7 @@ def gradient_all_axes(x): return np.gradient(x)
 def rfft_complex(z): return np.abs(np.fft.rfft(z))
 def eig_complex(a): return np.linalg.eig(a)[0]
 def maximum_complex(z): return np.maximum(z, 0.0)
+def var_into_out(x): return np.var(x, out=np.zeros(()))
 
 
 def test_unsupported_options_are_refused_naming_them():
@@ -256,6 +257,7 @@ def test_unsupported_options_are_refused_naming_them():
     refused(rfft_complex, np.array([1.0 + 1.0j, 2.0j]), names=("complex",))
     refused(eig_complex, np.eye(2) * (1.0 + 1.0j), names=("complex",))
     refused(maximum_complex, np.array([1.0 + 1.0j]), names=("complex",))
+    refused(var_into_out, np.ones(3), names=("out=",))
 
 
 def test_eig_with_complex_eigenvalues_is_refused_at_run_time():
