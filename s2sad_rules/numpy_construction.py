@@ -3,10 +3,13 @@ column_stack split array_split unstack repeat tile roll flip fliplr flipud rot90
 diagonal triu tril astype select sort partition take take_along_axis matrix_transpose append
 vsplit hsplit dsplit.
 
+vstack, hstack and column_stack of one array (not a list) give an array cotangent of its shape.
+
 Conventions: `sort` and `partition` send each cotangent back to the entry that landed there
-(ties keep NumPy's order); `select` and `take`/`take_along_axis`/`repeat` scatter-add their cotangent
-(repeated indices accumulate); `pad` has a VJP for mode="constant" only (the JVP is exact
-for every mode, all of which are linear); `take` supports mode="raise" only.
+(ties keep NumPy's order); `select` and `take`/`take_along_axis`/`repeat` scatter-add their
+cotangent (repeated indices accumulate); `select`'s cotangent for its choices is a list, one
+array per choice, summed to that choice's shape; `pad` has a VJP for mode="constant" only (the
+JVP is exact for every mode, all of which are linear); `take` supports mode="raise" only.
 """
 
 import numpy as np
@@ -522,5 +525,5 @@ def_linear(np.atleast_1d, np.atleast_2d, np.atleast_3d, np.vstack, np.hstack, np
            np.split, np.array_split, np.unstack, np.take, np.repeat, np.tile, np.roll, np.flip,
            np.fliplr, np.flipud, np.rot90, np.diag, np.diagonal, np.triu, np.tril,
            np.matrix_transpose, np.linalg.matrix_transpose, np.take_along_axis,
-           reshape_items, unbroadcast_items, broadcast_items, np.partition, np.vsplit, np.hsplit, np.dsplit,
-           wrt=(0,))
+           reshape_items, unbroadcast_items, broadcast_items, np.partition, np.vsplit,
+           np.hsplit, np.dsplit, wrt=(0,))
