@@ -282,9 +282,10 @@ class ReversePass:
         exactly 0 there, even where the branch's own derivative is inf or NaN (sqrt(x) at
         x <= 0, log(x) at 0). Elementwise VJPs downstream of a where repeat its selection on
         what they pass back; returns the contribution and the selections it carries."""
-        shape = self.kind(bindings[p]).static_shape
-        if shape is None or shape != self.kind(s.target).static_shape:
-            return c, None  # broadcast or unknown shape: a mask cannot follow the values
+        k = self.kind(bindings[p])
+        shape = k.static_shape
+        if k.tag != "array" or shape is None or shape != self.kind(s.target).static_shape:
+            return c, None  # a number, or broadcast or unknown shape: no mask follows it
         out = []
         if s.fn is np.where and p in ("x", "y"):
             out = [(bindings["condition"], p == "x")]
