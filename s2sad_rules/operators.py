@@ -21,12 +21,19 @@ from s2sad_rules.registry import def_linear, defjvp, defvjp
 
 
 def real_like(z, a):
-    """The cotangent of `a` from z: its real part where a complex z meets a real `a` (JAX's
-    convention: a real input's cotangent is real); z itself otherwise. Decided at compile time."""
-    if is_complex(z):
-        if is_complex(a):
-            return z
-        return np.real(z)
+    """The cotangent of `a` from a complex z: z for a complex `a`, its real part for a real one
+    (JAX's convention: a real input's cotangent is real)."""
+    if is_complex(a):
+        return z
+    return np.real(z)
+
+
+def mixed_bar(z, a, b):
+    """The cotangent z of operand `a` of a binary operation with `b`: its real part where a is
+    real and b complex (z is complex only then). Decided at compile time from the operands'
+    kinds, never the cotangent's (which vector mode batches)."""
+    if is_complex(b):
+        return real_like(z, a)
     return z
 
 
@@ -37,7 +44,7 @@ def add_jvp(x, y, x_dot, y_dot):
 
 @defvjp(operator.add, np.add)
 def add_vjp(g, x, y):
-    return unbroadcast(real_like(g, x), x), unbroadcast(real_like(g, y), y)
+    return unbroadcast(mixed_bar(g, x, y), x), unbroadcast(mixed_bar(g, y, x), y)
 
 
 @defjvp(operator.sub, np.subtract)
@@ -47,7 +54,7 @@ def sub_jvp(x, y, x_dot, y_dot):
 
 @defvjp(operator.sub, np.subtract)
 def sub_vjp(g, x, y):
-    return unbroadcast(real_like(g, x), x), unbroadcast(real_like(-g, y), y)
+    return unbroadcast(mixed_bar(g, x, y), x), unbroadcast(mixed_bar(-g, y, x), y)
 
 
 @defjvp(operator.mul, np.multiply)
@@ -57,7 +64,7 @@ def mul_jvp(x, y, x_dot, y_dot):
 
 @defvjp(operator.mul, np.multiply)
 def mul_vjp(g, x, y):
-    return unbroadcast(real_like(g * y, x), x), unbroadcast(real_like(x * g, y), y)
+    return unbroadcast(mixed_bar(g * y, x, y), x), unbroadcast(mixed_bar(x * g, y, x), y)
 
 
 @defjvp(operator.truediv, np.divide, np.true_divide)
@@ -67,7 +74,8 @@ def div_jvp(x, y, x_dot, y_dot, ans):
 
 @defvjp(operator.truediv, np.divide, np.true_divide)
 def div_vjp(g, ans, x, y):
-    return unbroadcast(real_like(g / y, x), x), unbroadcast(real_like(-g * ans / y, y), y)
+    return (unbroadcast(mixed_bar(g / y, x, y), x),
+            unbroadcast(mixed_bar(-g * ans / y, y, x), y))
 
 
 @defjvp(operator.neg, np.negative)
