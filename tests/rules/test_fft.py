@@ -86,3 +86,14 @@ def test_what_the_rules_cannot_handle_is_refused():
     refused(rfft_of_complex, np.array([1.0 + 1.0j, 2.0j]), names=("complex",))
     with pytest.raises(s2sad.S2SADError, match="not known at compile time"):
         s2sad.vjp(fft_unknown_length, wrt=0)(np.ones(4), 4)
+
+
+def weighted_round_trip(x): return np.real(np.fft.ifft(np.fft.fft(x) * np.arange(1.0, 6.0)))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "kinds (not s2sad_rules): np.arange with float arguments gets the static shape (0,) from "
+    "example values, and a product of a complex array with it falls back to a real dtype "
+    "(s2sad/ir/kinds.py _fallback ignores 'c'), so the rules see the spectrum as real"))
+def test_spectrum_weighted_by_arange():
+    check_both_modes(weighted_round_trip, [R.standard_normal(5)])
