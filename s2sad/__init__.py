@@ -9,6 +9,7 @@
 from s2sad.api import Derivative, grad, hessian, hvp, jacfwd, jacrev, jvp, value_and_grad, vjp
 from s2sad.check import check_grads
 from s2sad.errors import (
+    ArgumentTypeError,
     MissingRuleError,
     NameResolutionError,
     NonDifferentiableError,
@@ -28,4 +29,5 @@ __all__ = [
     "defjvp", "defvjp", "def_linear", "def_nondiff",
     "S2SADError", "UnsupportedSyntaxError", "MissingRuleError", "NonDifferentiableError",
     "WrtError", "SourceUnavailableError", "NameResolutionError", "RuleError",
+    "ArgumentTypeError",
 ]

@@ -1,47 +1,153 @@
 """The public transformations: jvp, vjp, grad, value_and_grad (and their decorator forms).
 
-Each returns a `Derivative`: a callable that compiles lazily, specialises the
-generated code on the kinds of its arguments (Python scalar, array shape and
-dtype) and caches each specialisation in memory.
+Each returns a `Derivative`: a callable that compiles lazily, specialises the generated
+code on the kinds of its arguments (Python scalar, array shape and dtype, list length) and
+caches each specialisation in memory. A specialisation is served only while everything it
+was compiled from still holds (its guards: see s2sad.frontend.guards and docs/guards.md),
+and a derivative binds its arguments exactly as the function does.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import linecache
+import threading
+import weakref
 
 import numpy as np
 
-from s2sad.errors import WrtError
+from s2sad.errors import ArgumentTypeError, Loc, WrtError
+from s2sad.frontend.guards import Guards, collect
 from s2sad.ir.kinds import UNKNOWN, kind_of_value
 from s2sad.transform import generate, resolve_wrt
+from s2sad_rules import TABLE
 
 _ndarray = np.ndarray
 _GLOBAL_CACHE: dict = {}
 _DISPATCH_CODE: dict = {}  # dispatcher source -> compiled code (its constants live in env)
 _LAST_BY_FUNC: dict = {}  # (func, code, mode, wrt, wrt_tuple) -> last specialisation
+_LIVE: weakref.WeakSet = weakref.WeakSet()  # every Derivative, to reset when rules change
+# Compiling is serialised: CPython's `ast` module is not safe to use from several threads
+# at once, and two threads asking for one specialisation should compile it once.
+_COMPILE_LOCK = threading.RLock()
+_DEFAULT = type("_DefaultMarker", (), {"__repr__": lambda self: "<default>"})()
+_PREFIX = "_s2_"  # names of the dispatcher's own constants
 
 
 def _arg_key(a):
+    """What the generated code is specialised on, for one argument."""
     t = type(a)
     if t is _ndarray:
         return (a.shape, a.dtype.char)
-    if t is tuple:
-        return tuple(_arg_key(x) for x in a)
+    if t is tuple or t is list:
+        return (t, tuple(map(_arg_key, a)))
     return t
+
+
+def _rules_changed():
+    """A rule was registered: no derivative compiled before may be served again."""
+    _GLOBAL_CACHE.clear()
+    _LAST_BY_FUNC.clear()
+    for d in list(_LIVE):
+        d._invalidate()
+
+
+TABLE.add_listener(_rules_changed)
+
+
+def _refuse_argument(func, name: str, value, path: str = ""):
+    """Raise ArgumentTypeError if `value` is of a type a derivative cannot take."""
+    where = f"`{name}{path}`"
+    t = type(value)
+    if t is tuple or t is list:
+        for i, item in enumerate(value):
+            _refuse_argument(func, name, item, f"{path}[{i}]")
+        return
+    hint = None
+    if isinstance(value, np.ma.MaskedArray):
+        msg = f"{where} is a masked array: its mask would be ignored"
+        hint = (f"pass the data you mean: {name}.filled(value), or the unmasked entries "
+                f"{name}.compressed()")
+    elif isinstance(value, _ndarray) and t is not _ndarray:
+        msg = f"{where} is a {t.__name__}, a subclass of numpy.ndarray"
+        hint = f"pass a plain array: np.asarray({name})"
+    elif isinstance(value, (complex, np.complexfloating)) or (
+            t is _ndarray and value.dtype.kind == "c"):
+        msg = f"{where} is complex: complex numbers are not supported yet"
+        hint = "differentiate with respect to the real and imaginary parts as two float arrays"
+    elif t is _ndarray and value.dtype.kind not in "biuf":
+        msg = f"{where} is an array of dtype {value.dtype}"
+        hint = "pass a numeric array (float, int or bool)"
+    else:
+        return
+    raise ArgumentTypeError(f"{msg} (in a call of the derivative of "
+                            f"{getattr(func, '__qualname__', func)})", _def_loc(func), hint)
+
+
+def _def_loc(func):
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return None
+    text = linecache.getline(code.co_filename, code.co_firstlineno).rstrip("\n")
+    return Loc(code.co_filename, code.co_firstlineno, len(text) - len(text.lstrip()), text)
+
+
+_PRIMITIVE_WRAPPERS: dict = {}
+
+
+def _primitive_function(fn):
+    """A Python function calling the primitive `fn` (np.sin, math.exp, ...), so that its
+    derivative is compiled from the rule like any call of it; None if `fn` has no rule."""
+    try:
+        if not TABLE.is_primitive(fn):
+            return None
+        hit = _PRIMITIVE_WRAPPERS.get(fn)
+    except TypeError:
+        return None
+    if hit is not None:
+        return hit
+    name = getattr(fn, "__name__", None) or "primitive"
+    if not name.isidentifier():
+        name = "primitive"
+    if isinstance(fn, np.ufunc):
+        params = ["x"] if fn.nin == 1 else [f"x{i + 1}" for i in range(fn.nin)]
+    else:
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError):
+            return None
+        params = [p.name for p in sig.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                  and p.default is p.empty]
+        if not params or not all(p.isidentifier() for p in params):
+            return None
+    module = getattr(fn, "__module__", None) or type(fn).__module__
+    filename = f"<s2sad: {module}.{name}>"
+    args = ", ".join(params)
+    source = f"def {name}({args}):\n    return _s2sad_primitive({args})\n"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    scope = {"_s2sad_primitive": fn, "__name__": f"s2sad.primitive.{name}"}
+    exec(compile(source, filename, "exec"), scope)
+    wrapper = scope[name]
+    wrapper.__qualname__ = f"{module}.{name}"
+    _PRIMITIVE_WRAPPERS[fn] = wrapper
+    return wrapper
 
 
 class Derivative:
     """A derivative of a Python function, compiled on first use.
 
-    Call it like the generated function; `.source` is the generated Python source
+    Call it like the function (the same parameters, defaults and keywords; a JVP then takes
+    one tangent per differentiated argument); `.source` is the generated Python source
     (of the most recent specialisation, or a generic one before the first call).
     """
 
     def __init__(self, func, mode: str, wrt=None):
         if not callable(func):
             raise TypeError(f"s2sad.{mode} needs a function, got {func!r}")
-        self.func = func
+        wrapper = _primitive_function(func)
+        self.func = wrapper if wrapper is not None else func
         self.mode = mode
         self._wrt_spec = wrt
         self._wrt = None
@@ -56,6 +162,12 @@ class Derivative:
         del self.__wrapped__  # the signature is the derivative's own, set when resolved
         self.__name__ = f"{getattr(func, '__name__', 'f')}_{mode}"
         self._resolve_quietly()
+        _LIVE.add(self)
+
+    @property
+    def __s2sad_function__(self):
+        """The function this derivative differentiates (read by the guards)."""
+        return self.func
 
     # -- compilation ---------------------------------------------------
 
@@ -64,54 +176,98 @@ class Derivative:
             self._wrt, self._wrt_tuple = resolve_wrt(self.func, self._wrt_spec)
             sig = inspect.signature(self.func)
             self.__signature__ = self._call_signature(sig)
-            self._n_params = sum(1 for p in sig.parameters.values()
-                                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
-            self._has_kwonly = any(p.kind is p.KEYWORD_ONLY for p in sig.parameters.values())
+            params = list(sig.parameters.values())
+            self._positional = [p.name for p in params
+                                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            self._kwonly = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+            self._n_params = len(self._positional)
+            self._has_kwonly = bool(self._kwonly)
         return self._wrt
 
-    def _compile(self, key, args, kwargs):
-        wrt = self._resolve()
-        gkey = (self.func, getattr(self.func, "__code__", None), self.mode, wrt,
-                self._wrt_tuple, key)
-        try:
-            hit = _GLOBAL_CACHE.get(gkey)
-        except TypeError:
-            hit = None
-        if hit is None:
-            arg_kinds = [kind_of_value(a, keep_value=False) for a in args]
-            kw_kinds = {n: kind_of_value(v, keep_value=False) for n, v in kwargs.items()}
-            from s2sad.codegen.aot import load_ahead_of_time
+    def _valid(self, hit) -> bool:
+        """May `hit` still be served? (Refreshes its guards' identities when values held.)"""
+        if getattr(hit, "table_version", None) != TABLE.version:
+            return False
+        guards = getattr(hit, "guards", None)
+        if guards is None:
+            return False
+        if not guards.holds():
+            return False
+        hit.guards = guards.refreshed()
+        return True
 
-            hit = load_ahead_of_time(self.func, self.mode, wrt, self._wrt_tuple, arg_kinds,
-                                     kw_kinds)  # a present, fresh generated module
-            if hit is None:
-                hit = generate(self.func, self.mode, wrt, self._wrt_tuple, arg_kinds, kw_kinds)
+    def _compile(self, key, args, kwargs):
+        with _COMPILE_LOCK:
+            hit = self._cache.get(key)
+            if hit is not None and self._valid(hit):
+                return hit
+            wrt = self._resolve()
+            for name, value in zip(self._positional, args):
+                _refuse_argument(self.func, name, value)
+            for name, value in kwargs.items():
+                _refuse_argument(self.func, name, value)
+            gkey = (self.func, getattr(self.func, "__code__", None), self.mode, wrt,
+                    self._wrt_tuple, key)
             try:
-                _GLOBAL_CACHE[gkey] = hit
+                hit = _GLOBAL_CACHE.get(gkey)
+            except TypeError:
+                hit = None
+            if hit is not None and not self._valid(hit):
+                hit = None
+            if hit is None:
+                # what the code will be compiled from, read before it is compiled
+                guards, version = collect(self.func), TABLE.version
+                arg_kinds = [kind_of_value(a, keep_value=False) for a in args]
+                kw_kinds = {n: kind_of_value(v, keep_value=False) for n, v in kwargs.items()}
+                from s2sad.codegen.aot import load_ahead_of_time
+
+                hit = load_ahead_of_time(self.func, self.mode, wrt, self._wrt_tuple, arg_kinds,
+                                         kw_kinds)  # a present, fresh generated module
+                if hit is None:
+                    hit = generate(self.func, self.mode, wrt, self._wrt_tuple, arg_kinds,
+                                   kw_kinds)
+                hit.guards, hit.table_version = guards, version
+                try:
+                    _GLOBAL_CACHE[gkey] = hit
+                except TypeError:
+                    pass
+            try:
+                _LAST_BY_FUNC[gkey[:5]] = hit
             except TypeError:
                 pass
-        try:
-            _LAST_BY_FUNC[gkey[:5]] = hit
-        except TypeError:
-            pass
-        self._cache[key] = hit
-        self._last = hit
-        return hit
+            self._cache[key] = hit
+            self._last = hit
+            return hit
 
-    def _split(self, args):
-        """The primal arguments of a call (a JVP call also passes tangents)."""
+    def _invalidate(self):
+        """Forget every specialisation (something they were compiled from changed)."""
+        self._cache.clear()
+        self._fast_paths.clear()
+        self._last = None
+        type(self).__call__ = _generic_call
+
+    def _bind(self, args, kwargs):
+        """(positional values, keyword-only values) of a call, the function's current
+        defaults filled in; a call that does not fit raises TypeError naming the function."""
         self._resolve()
-        n = self._n_params
-        if self.mode in ("jvp", "hvp"):
-            if len(args) != n + len(self._wrt):
-                raise TypeError(
-                    f"{self.__name__} takes the {n} arguments of {self.func.__name__} and then "
-                    f"one tangent per differentiated argument ({len(self._wrt)}); "
-                    f"got {len(args)} arguments")
-            return args[:n]
-        if len(args) != n:
-            raise TypeError(f"{self.__name__} takes {n} positional arguments, got {len(args)}")
-        return args
+        try:
+            bound = self.__signature__.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.__name__}(): {e}") from None
+        values = bound.arguments
+        sig_params = self.__signature__.parameters
+        plain = [n for n, p in sig_params.items()
+                 if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        missing = [n for n in plain if n not in values or values[n] is _DEFAULT]
+        if missing:
+            current = inspect.signature(self.func).parameters
+            for n in missing:
+                p = current.get(n)
+                if p is None or p.default is p.empty:
+                    raise TypeError(f"{self.__name__}() missing a required argument: {n!r}")
+                values[n] = p.default
+        n_pos = len(plain) - len(self._kwonly)
+        return [values[n] for n in plain[:n_pos]], {n: values[n] for n in self._kwonly}
 
     def _resolve_quietly(self):
         """Resolve wrt now when possible (errors surface again at first use)."""
@@ -124,109 +280,179 @@ class Derivative:
         """The signature of the derivative itself (a JVP also takes one tangent per wrt)."""
         params = list(sig.parameters.values())
         if self.mode not in ("jvp", "hvp"):
-            return sig
+            return sig.replace(return_annotation=inspect.Signature.empty)
         positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         rest = [p for p in params if p not in positional]
         tangents = [inspect.Parameter(positional[i].name + "_dot",
                                       inspect.Parameter.POSITIONAL_OR_KEYWORD)
                     for i in self._wrt]
         plain = [p.replace(default=inspect.Parameter.empty) for p in positional]
-        return sig.replace(parameters=plain + tangents + rest)
+        return sig.replace(parameters=plain + tangents + rest,
+                           return_annotation=inspect.Signature.empty)
 
     def _slow_call(self, *args, **kwargs):
-        """Dispatch by the full argument key, compiling a new specialisation if needed."""
-        primal = self._split(args)
+        """Bind the call, find (or compile) the specialisation for its argument key."""
+        pos, kw = self._bind(args, kwargs)
+        primal = pos[:self._n_params]
         key = tuple(map(_arg_key, primal))
-        if kwargs:
-            key += tuple(sorted((k, _arg_key(v)) for k, v in kwargs.items()))
+        if kw:
+            key += tuple(sorted((k, _arg_key(v)) for k, v in kw.items()))
         hit = self._cache.get(key)
+        refreshed = False
+        if hit is not None:
+            before = hit.guards
+            if self._valid(hit):
+                refreshed = any(a[3] is not b[3] for a, b in zip(before, hit.guards))
+            else:
+                self._invalidate()
+                hit = None
         if hit is None:
-            hit = self._compile(key, primal, kwargs)
-            if not kwargs:
-                self._fast_paths.insert(0, (primal, hit.function))
-                del self._fast_paths[4:]
+            hit = self._compile(key, primal, kw)
+            with _COMPILE_LOCK:
+                paths = [fp for fp in self._fast_paths if fp[1] is not hit]
+                # what the dispatcher tests, not the arrays (they are not kept alive)
+                self._fast_paths = [(_sample(primal, kw, self._kwonly), hit)] + paths[:3]
+            refreshed = True
+        if refreshed:
+            with _COMPILE_LOCK:
                 self._install_dispatcher()
-        return hit.function(*args, **kwargs)
+        out = _precision_of(self, _sample(primal, kw, self._kwonly), hit)(*pos, **kw)
+        return _checked_vjp(out, self.__name__) if self.mode == "vjp" else out
 
     def _install_dispatcher(self):
-        """Generate the dispatcher: a chain of cheap type/shape tests on recent signatures.
+        """Generate the dispatcher: the guards, then cheap type/shape tests of recent
+        signatures, each calling its generated function directly.
 
-        Installed as the `__call__` of this object's own class, so that calling the object
-        costs one Python call more than calling the generated function directly.
+        It has the parameters of the derivative itself (names, defaults, keywords), so a
+        call that does not fit fails as a call of the function would. Installed as the
+        `__call__` of this object's own class: calling the object costs one Python call
+        more than calling the generated function.
         """
-        n = self._n_params
-        n_all = n + (len(self._wrt) if self.mode in ("jvp", "hvp") else 0)
-        names = [f"a{i}" for i in range(n_all)]
-        sig = ", ".join(names)
-        lines = [f"def dispatch({sig}{', **kw' if self._has_kwonly else ''}):"]
-        if self._has_kwonly:
-            lines.append(f"    if kw:\n        return slow({sig}, **kw)")
-        env = {"slow": self._slow_call}
-        for k, (primal, fn) in enumerate(self._fast_paths):
+        sig = self.__signature__
+        names = list(sig.parameters)
+        if any(n.startswith(_PREFIX) for n in names) or any(
+                p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
+            type(self).__call__ = _generic_call
+            return
+        n_pos = len(names) - len(self._kwonly)
+        env = {f"{_PREFIX}slow": self._slow_call, f"{_PREFIX}DEFAULT": _DEFAULT}
+        params, fill = [], []
+        current = inspect.signature(self.func).parameters
+        for i, n in enumerate(names):
+            p = sig.parameters[n]
+            if i == n_pos and self._kwonly:
+                params.append("*")
+            if p.default is not p.empty:
+                params.append(f"{n}={_PREFIX}DEFAULT")
+                if i < n_pos:  # guarded by the identity of the function's __defaults__
+                    env[f"{_PREFIX}D_{n}"] = current[n].default
+                    value = f"{_PREFIX}D_{n}"
+                else:  # read when used, as the function reads its __kwdefaults__
+                    env[f"{_PREFIX}FUNC"] = self.func
+                    value = f"{_PREFIX}FUNC.__kwdefaults__[{n!r}]"
+                fill.append(f"        if {n} is {_PREFIX}DEFAULT:\n"
+                            f"            {n} = {value}")
+            else:
+                params.append(n)
+        if self._kwonly and "*" not in params:
+            params.insert(n_pos, "*")
+        call = ", ".join(names[:n_pos] + [f"{n}={n}" for n in self._kwonly])
+        guards = Guards()
+        for _, hit in self._fast_paths:
+            guards = guards.merged(hit.guards)
+        cond = guards.condition(env, _PREFIX + "G")
+        wrap = f"{_PREFIX}vjp" if self.mode == "vjp" else ""
+        if wrap:
+            env[wrap] = functools.partial(_checked_vjp, name=self.__name__)
+        fname = self.__name__ if self.__name__.isidentifier() else "derivative"
+        lines = [f"def {fname}({', '.join(params)}):"]
+        if cond == "True" and not fill:
+            lines += ["    if True:"]
+        else:
+            lines += ["    try:", f"        {_PREFIX}ok = {cond}"]
+            if fill:
+                lines += [f"        if {_PREFIX}ok:"]
+                lines += ["    " + ln.replace("\n", "\n    ") for ln in fill]
+            lines += ["    except Exception:", f"        {_PREFIX}ok = False",
+                      f"    if {_PREFIX}ok:"]
+        n_body = len(lines)
+        arg_names = names[:self._n_params] + self._kwonly
+        for k, (sample, hit) in enumerate(self._fast_paths):
             tests = []
-            for i, a in enumerate(primal):
-                t = type(a)
-                env[f"T{k}_{i}"] = t
-                tests.append(f"type(a{i}) is T{k}_{i}")
-                if t is _ndarray:
-                    env[f"S{k}_{i}"] = a.shape
-                    env[f"D{k}_{i}"] = a.dtype
-                    tests.append(f"a{i}.shape == S{k}_{i} and a{i}.dtype == D{k}_{i}")
-                elif t is tuple or t is list:
+            for name, (t, shape, dtype) in zip(arg_names, sample):
+                if t is tuple or t is list:
                     tests = None
                     break
+                env[f"{_PREFIX}T{k}_{name}"] = t
+                tests.append(f"type({name}) is {_PREFIX}T{k}_{name}")
+                if t is _ndarray:
+                    env[f"{_PREFIX}S{k}_{name}"] = shape
+                    env[f"{_PREFIX}D{k}_{name}"] = dtype
+                    tests.append(f"{name}.shape == {_PREFIX}S{k}_{name} and "
+                                 f"{name}.dtype == {_PREFIX}D{k}_{name}")
             if tests is None:
                 continue
-            env[f"F{k}"] = fn
-            cond = " and ".join(tests) if tests else "True"
-            lines.append(f"    if {cond}:")
-            lines.append(f"        return F{k}({sig})")
-        lines.append(f"    return slow({sig})")
+            env[f"{_PREFIX}F{k}"] = _precision_of(self, sample, hit)
+            test = " and ".join(tests) if tests else "True"
+            result = f"{_PREFIX}F{k}({call})"
+            lines.append(f"        if {test}:")
+            lines.append(f"            return {wrap}({result})" if wrap else
+                         f"            return {result}")
+        if len(lines) == n_body:
+            lines.append("        pass")
+        lines.append(f"    return {_PREFIX}slow({call})")
         source = "\n".join(lines)
         code = _DISPATCH_CODE.get(source)
         if code is None:  # the same chain of tests for another function: compile once
             code = _DISPATCH_CODE[source] = compile(source, "<s2sad dispatch>", "exec")
         exec(code, env)
-        type(self).__call__ = staticmethod(env["dispatch"])
+        fn = env[fname]
+        fn.__qualname__ = self.__name__
+        type(self).__call__ = staticmethod(fn)
 
     # -- inspection ------------------------------------------------------
 
     @property
     def source(self) -> str:
         """The generated source (last specialisation used; generic before any call)."""
-        if self._last is None:
+        if self._last is None or not self._valid(self._last):
             self._compile_generic()
         return self._last.source
 
     @property
     def compiled_function(self):
-        """The plain generated function of the last specialisation (no dispatch)."""
-        if self._last is None:
+        """The plain generated function of the last specialisation (no dispatch, no
+        guards: it keeps what it was compiled from)."""
+        if self._last is None or not self._valid(self._last):
             self._compile_generic()
         return self._last.function
 
     def _compile_generic(self):
-        self._resolve()
-        key = (self.func, getattr(self.func, "__code__", None), self.mode, self._wrt,
-               self._wrt_tuple)
-        try:
-            recent = _LAST_BY_FUNC.get(key)
-        except TypeError:
-            recent = None
-        if recent is not None:
-            self._last = recent
-            return
-        from s2sad.transform import generate as gen
-
-        hit = gen(self.func, self.mode, self._wrt, self._wrt_tuple,
-                  [UNKNOWN] * self._n_params, {})
-        self._last = hit
+        with _COMPILE_LOCK:
+            self._resolve()
+            key = (self.func, getattr(self.func, "__code__", None), self.mode, self._wrt,
+                   self._wrt_tuple)
+            try:
+                recent = _LAST_BY_FUNC.get(key)
+            except TypeError:
+                recent = None
+            if recent is not None and self._valid(recent):
+                self._last = recent
+                return
+            guards, version = collect(self.func), TABLE.version
+            hit = generate(self.func, self.mode, self._wrt, self._wrt_tuple,
+                           [UNKNOWN] * self._n_params, {})
+            hit.guards, hit.table_version = guards, version
+            self._last = hit
 
     def source_for(self, *args, **kwargs) -> str:
         """The generated source specialised for these arguments (without running it)."""
-        primal = self._split(args)
-        key = tuple(map(_arg_key, args))
-        return self._compile(key, primal, kwargs).source
+        pos, kw = self._bind(args, kwargs)
+        primal = pos[:self._n_params]
+        key = tuple(map(_arg_key, primal))
+        if kw:
+            key += tuple(sorted((k, _arg_key(v)) for k, v in kw.items()))
+        return self._compile(key, primal, kw).source
 
     def __repr__(self) -> str:
         return f"<s2sad {self.mode} of {getattr(self.func, '__qualname__', self.func)}>"
@@ -234,6 +460,128 @@ class Derivative:
 
 def _generic_call(self, *args, **kwargs):
     return self._slow_call(*args, **kwargs)
+
+
+_LOW_PRECISION = (np.dtype(np.float32), np.dtype(np.float16))
+
+
+def _sample(primal, kw, kwonly) -> list:
+    """(type, shape, dtype) of each argument: what the dispatcher tests."""
+    return [(type(a), getattr(a, "shape", None), getattr(a, "dtype", None))
+            for a in list(primal) + [kw[n] for n in kwonly]]
+
+
+def _low_precision(t, dtype):
+    if dtype in _LOW_PRECISION and (t is _ndarray or issubclass(t, np.floating)):
+        return dtype
+    return None
+
+
+def _precision_of(d: Derivative, sample, hit):
+    """The generated function, or a wrapper returning derivatives in the precision of the
+    arguments they belong to (float32 in, float32 out) where some argument is float32 or
+    float16. NumPy promotes some intermediate values to float64 (a Python float broadcast
+    to an array, a bool mask times a float); the results are cast back."""
+    dts = [_low_precision(t, dtype) for t, _, dtype in sample[:d._n_params]]
+    if not any(dt is not None for dt in dts):
+        return hit.function
+    fn, mode, wrt = hit.function, d.mode, d._wrt
+    common = np.result_type(*[dt if dt is not None else np.float64 for dt in dts])
+
+    def per_wrt(grads):
+        if d._wrt_tuple or (mode == "vjp" and isinstance(grads, tuple)):
+            return tuple(_cast(g, dts[i]) for g, i in zip(grads, wrt))
+        return _cast(grads, dts[wrt[0]])
+
+    if mode == "grad":
+        def run(*args, **kw):
+            return per_wrt(fn(*args, **kw))
+    elif mode == "value_and_grad":
+        def run(*args, **kw):
+            value, grads = fn(*args, **kw)
+            return value, per_wrt(grads)
+    elif mode == "vjp":
+        def run(*args, **kw):
+            out, pullback = fn(*args, **kw)
+
+            def pullback_low(g):
+                return per_wrt(pullback(g))
+            pullback_low.__wrapped__ = pullback
+            return out, pullback_low
+    elif mode == "jvp":
+        def run(*args, **kw):
+            out, out_dot = fn(*args, **kw)
+            if type(out) is tuple:
+                return out, tuple(_cast(t, getattr(o, "dtype", None)) for o, t in zip(out, out_dot))
+            return out, _cast(out_dot, getattr(out, "dtype", None))
+    elif mode == "hvp":
+        def run(*args, **kw):
+            return per_wrt(fn(*args, **kw))
+    else:  # jacobians, hessians: the arguments' common precision
+        def run(*args, **kw):
+            out = fn(*args, **kw)
+            if type(out) is tuple:
+                return tuple(_cast(o, common) for o in out)
+            return _cast(out, common)
+    run.__wrapped__ = fn
+    return run
+
+
+def _cast(value, dtype):
+    if dtype is None or dtype not in _LOW_PRECISION:
+        return value
+    if isinstance(value, np.ndarray):
+        return value if value.dtype == dtype or value.dtype.kind != "f" else \
+            value.astype(dtype)
+    if isinstance(value, (float, np.floating)):
+        return dtype.type(value)
+    if type(value) is tuple:
+        return tuple(_cast(v, dtype) for v in value)
+    return value
+
+
+def _shape_of(value):
+    if type(value) is tuple:
+        return tuple(_shape_of(v) for v in value)
+    return np.shape(value)
+
+
+def _checked_vjp(result, name):
+    """(out, pullback) with a pullback that refuses a seed unlike `out` (shape, kind)."""
+    out, pullback = result
+    expected = _shape_of(out)
+
+    def checked(out_bar):
+        if type(out_bar) is not tuple and type(expected) is not tuple and \
+                np.shape(out_bar) == expected:
+            kind = getattr(out_bar, "dtype", None)
+            if kind is None or kind.kind in "fiu":
+                return pullback(out_bar)
+        _check_seed(out_bar, out, name)
+        return pullback(out_bar)
+
+    checked.__name__ = checked.__qualname__ = "pullback"
+    checked.__wrapped__ = pullback
+    checked.__doc__ = (f"The reverse sweep of {name}: pullback(out_bar) -> cotangents. It "
+                       "keeps the forward sweep's saved values (and the arguments) alive.")
+    return out, checked
+
+
+def _check_seed(seed, out, name, path="out_bar"):
+    if type(out) is tuple:
+        if type(seed) is not tuple or len(seed) != len(out):
+            raise ValueError(f"the pullback of {name} needs a tuple of {len(out)} cotangents "
+                             f"(one per output), got {type(seed).__name__}")
+        for i, (s, o) in enumerate(zip(seed, out)):
+            _check_seed(s, o, name, f"{path}[{i}]")
+        return
+    if np.shape(seed) != np.shape(out):
+        raise ValueError(f"the pullback of {name} needs {path} of the output's shape "
+                         f"{np.shape(out)}, got shape {np.shape(seed)}")
+    kind = np.asarray(seed).dtype.kind if not isinstance(seed, (int, float)) else "f"
+    if kind not in "fiu":
+        raise ValueError(f"the pullback of {name} needs a real {path}, got dtype "
+                         f"{np.asarray(seed).dtype}")
 
 
 def _transform(mode):

@@ -96,6 +96,13 @@ class WrtError(S2SADError):
     kind = "bad wrt"
 
 
+class ArgumentTypeError(S2SADError, TypeError):
+    """An argument of a type the compiled derivative cannot take (a masked array, an
+    ndarray subclass, a complex number)."""
+
+    kind = "unsupported argument"
+
+
 class SourceUnavailableError(S2SADError):
     """The source code of a function cannot be retrieved or parsed."""
 

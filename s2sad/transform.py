@@ -17,11 +17,13 @@ from s2sad.codegen.compile import compile_source
 from s2sad.codegen.emit import emit_function
 from s2sad.codegen.names import Namespace
 from s2sad.errors import NonDifferentiableError, WrtError
+from s2sad.frontend.guards import collect
 from s2sad.frontend.lower import lower
 from s2sad.ir.kinds import UNKNOWN, Kind, float_kind, infer_kinds, kind_of_value
 from s2sad.ir.nodes import Const, Var
 from s2sad.ir.verify import verify
 from s2sad.passes.forward import forward_pass
+from s2sad.passes.fresh_results import fresh_results
 from s2sad.passes.hoist import hoist_views
 from s2sad.passes.inplace import accumulate_in_place
 from s2sad.passes.loops import iterate_tapes, rewrite_loop_accumulators
@@ -37,15 +39,17 @@ _LOWERED: dict = {}
 
 
 def lowered(func):
-    """The IR of `func`, cached per function object and code."""
+    """The IR of `func`, cached per function object while its guards hold (the globals,
+    closure values and helpers lowering reads: see frontend/guards.py)."""
     key = func
     code = getattr(func, "__code__", None)
     hit = _LOWERED.get(key)
-    if hit is not None and hit[0] is code and hit[1] == TABLE.version:
-        return hit[2]
+    if hit is not None and hit[0] is code and hit[1] == TABLE.version and hit[2].holds():
+        return hit[3]
+    guards = collect(func)
     ir = lower(func, TABLE)
     verify(ir)
-    _LOWERED[key] = (code, TABLE.version, ir)
+    _LOWERED[key] = (code, TABLE.version, guards, ir)
     return ir
 
 
@@ -88,6 +92,8 @@ class Compiled:
     source: str
     function: object
     ir: object
+    guards: object = None  # what it was compiled from (set by the caller that compiled it)
+    table_version: int = -1  # the rule table's generation it was compiled with
 
 
 MODES = ("jvp", "vjp", "grad", "value_and_grad")
@@ -341,6 +347,7 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
     if in_place:  # the IR goes to code generation (not into another transformation)
         out = accumulate_in_place(out, param_kinds, split=mode == "vjp")
         out = iterate_tapes(out)
+        out = fresh_results(out, param_kinds, closure_sweep=mode == "vjp")
     out.meta["wrt_tuple"] = wrt_tuple
     verify(out)
     return out

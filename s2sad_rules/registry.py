@@ -46,8 +46,24 @@ class RuleTable:
         self.linear: dict = {}  # callable -> tuple of parameter names it is linear in
         self.spelling: dict = {}  # callable -> (module path, attribute name) for imports
         self.checks: dict = {}  # callable -> compile-time check of a call's options
-        self.version = 0
+        self._listeners: list = []
+        self._version = 0
         self._fingerprint = None  # (version, hash)
+
+    @property
+    def version(self) -> int:
+        """The table's generation: bumped by every registration."""
+        return self._version
+
+    @version.setter
+    def version(self, value: int):
+        self._version = value
+        for listener in list(self._listeners):
+            listener()
+
+    def add_listener(self, callback):
+        """Call `callback()` after every registration (compiled derivatives are dropped)."""
+        self._listeners.append(callback)
 
     def _key(self, fn):
         try:
@@ -145,7 +161,7 @@ def _content_hash(table: RuleTable) -> str:
     for mode, rules in (("jvp", table.jvp_rules), ("vjp", table.vjp_rules)):
         for fn, rule in rules.items():
             # which rule function it is shows in its file's content, hashed below
-            entries.append(f"{mode} {name(fn)} {rule.diff_params}")
+            entries.append(f"{mode} {name(fn)} {rule.diff_params} {name(rule.func)}")
             files.add(getattr(getattr(rule.func, "__code__", None), "co_filename", ""))
     entries += [f"nondiff {name(fn)} {v}" for fn, v in table.nondiff.items()]
     for fn, check in table.checks.items():

@@ -50,6 +50,7 @@ RUNTIME_NAMES = {
     prims.sum_to_shape: "sum_to_shape",
     prims.broadcast_like: "broadcast_like",
     prims.zeros_like: "zeros_like",
+    prims.fresh_copy: "fresh_copy",
 }
 
 

@@ -28,7 +28,7 @@ class ParsedFunction:
     col_shift: int  # columns removed by dedent
     lines: list  # the raw source lines (absolute numbering from first_line)
     globals: dict
-    closure: dict
+    closure: dict  # name -> cell: read when looked up, so a rebound closure value is seen
 
     def loc(self, node) -> Loc:
         lineno = getattr(node, "lineno", 1)
@@ -40,7 +40,10 @@ class ParsedFunction:
     def lookup(self, name: str):
         """Resolve a free name: closure cell, then global, then builtin. Raises KeyError."""
         if name in self.closure:
-            return self.closure[name]
+            try:
+                return self.closure[name].cell_contents
+            except ValueError:
+                raise KeyError(name) from None
         if name in self.globals:
             return self.globals[name]
         b = self.globals.get("__builtins__", builtins)
@@ -121,15 +124,67 @@ def _parse(func) -> ParsedFunction:
         raise SourceUnavailableError(f"the source of {name} is not a function definition")
     if first_line == 0:
         first_line = 1
-    closure = {}
-    if func.__closure__:
-        for var, cell in zip(code.co_freevars, func.__closure__):
-            try:
-                closure[var] = cell.cell_contents
-            except ValueError:
-                pass
+    if not _matches_code(func, code.co_filename):
+        raise SourceUnavailableError(
+            f"the source of {name} in {filename} no longer matches the code that runs: the "
+            "file was edited after the module was imported", loc=_code_loc(func),
+            hint="reload the module (importlib.reload, or restart the interpreter) so that "
+                 "the function and its source agree, then differentiate it again")
+    closure = dict(zip(code.co_freevars, func.__closure__ or ()))
     return ParsedFunction(func, node, filename, first_line, shift,
                           [ln.rstrip("\n") for ln in lines], func.__globals__, closure)
+
+
+def _matches_code(func, filename: str) -> bool:
+    """Is the text that linecache holds for `filename` the text `func` was compiled from?
+
+    The file is compiled again (once per version of its text) and must hold a function
+    of the same name, first line, instructions, names and constants.
+    """
+    code = func.__code__
+    lines = linecache.getlines(filename, func.__globals__)
+    if not lines:
+        return False
+    cached = _COMPILED.get(filename)
+    if cached is None or cached[0] is not lines:
+        try:
+            module = compile("".join(lines), filename, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            module = None
+        index: dict = {}
+        if module is not None:
+            for c in _code_objects(module):
+                index.setdefault((c.co_name, c.co_firstlineno), []).append(c)
+        cached = _COMPILED[filename] = (lines, index)
+    candidates = cached[1].get((code.co_name, code.co_firstlineno), ())
+    return any(_same_code(c, code) for c in candidates)
+
+
+_COMPILED: dict = {}  # filename -> (its lines, {(name, first line): [code objects]})
+
+
+def _code_objects(code):
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        yield c
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+
+
+def _same_code(a, b) -> bool:
+    if (a.co_code, a.co_names, a.co_varnames, a.co_freevars, a.co_argcount,
+            a.co_kwonlyargcount) != (b.co_code, b.co_names, b.co_varnames, b.co_freevars,
+                                     b.co_argcount, b.co_kwonlyargcount):
+        return False
+    if len(a.co_consts) != len(b.co_consts):
+        return False
+    for x, y in zip(a.co_consts, b.co_consts):
+        if isinstance(x, types.CodeType):
+            if not (isinstance(y, types.CodeType) and _same_code(x, y)):
+                return False
+        elif type(x) is not type(y) or (x != y and x == x):
+            return False
+    return True
 
 
 _MODULES: dict = {}  # filename -> (its lines as linecache holds them, {(name, line): (start, end)})

@@ -7,6 +7,7 @@ know when shapes match (no unbroadcast needed) and when a value is a scalar.
 
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 from dataclasses import dataclass
@@ -113,12 +114,15 @@ def array(dtype: str, shape) -> Kind:
 
 def kind_of_value(v, keep_value: bool = True) -> Kind:
     """The kind of a concrete runtime value (used for arguments and constants)."""
+    if v is None or v is Ellipsis:
+        return Kind("object", value=v)  # its type is its value: known even for an argument
     if isinstance(v, bool):
         return scalar("b", v if keep_value else _UNSET)
     if isinstance(v, int):
         return scalar("i", v if keep_value else _UNSET)
     if isinstance(v, float):
-        return scalar("f")
+        # a constant's value is kept: shapes may depend on it (np.arange(1.0, 6))
+        return scalar("f", v if keep_value and math.isfinite(v) else _UNSET)
     if isinstance(v, complex):
         return scalar("c")
     if isinstance(v, np.ndarray):
@@ -182,13 +186,14 @@ _rng = np.random.default_rng(0)
 _EXAMPLES: dict = {}
 
 
-def example(k: Kind, tag_ok=True):
-    """A concrete value of kind `k`, or raise _NoExample."""
+def example(k: Kind, tag_ok=True, other=False):
+    """A concrete value of kind `k`, or raise _NoExample. `other`: a second, different
+    stand-in for a float whose value is unknown (to tell whether a shape depends on it)."""
     if k.known:
         return k.value
     if k.tag == "scalar":
         if k.dtype == "f":
-            return 0.6180339887
+            return 2.7182818285 if other else 0.6180339887
         if k.dtype == "c":
             return 0.5 + 0.25j
         raise _NoExample  # an int or bool whose value matters may change shapes
@@ -212,9 +217,9 @@ def example(k: Kind, tag_ok=True):
             _EXAMPLES[k] = cached
         return cached
     if k.tag == "tuple":
-        return tuple(example(i) for i in k.items)
+        return tuple(example(i, other=other) for i in k.items)
     if k.tag == "list":
-        return [example(i) for i in k.items]
+        return [example(i, other=other) for i in k.items]
     raise _NoExample
 
 
@@ -345,7 +350,31 @@ def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:
     out = kind_of_value(result, keep_value=keep)
     if out.tag == "object" and not keep:
         out = Kind("object")
+    if out.tag in ("array", "tuple", "list") and any(_unknown_float(k) for k in arg_kinds) or \
+            any(_unknown_float(k) for _, k in kwarg_kinds):
+        # a shape computed from a float whose value is not known (np.arange(x)) must not
+        # come from the stand-in: evaluate with another stand-in and keep only what agrees
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                again = fn(*[example(k, other=True) for k in arg_kinds],
+                           **{n: example(k, other=True) for n, k in kwarg_kinds})
+            second = kind_of_value(again, keep_value=False)
+        except Exception:
+            second = UNKNOWN
+        if _unsized(second) == _unsized(out) and second != out:
+            return _unsized(out)
+        if second.static_shape != out.static_shape and _unsized(second) != _unsized(out):
+            return UNKNOWN
     return out
+
+
+def _unknown_float(k: Kind) -> bool:
+    if k.tag == "scalar":
+        return k.dtype == "f" and not k.known
+    if k.tag in ("tuple", "list"):
+        return any(_unknown_float(i) for i in k.items)
+    return False
 
 
 def _fallback(fn, arg_kinds) -> Kind:

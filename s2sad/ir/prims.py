@@ -200,15 +200,35 @@ def take_slot(g, index):
     return out[()] if isinstance(out, np.ndarray) and out.ndim == 0 else out
 
 
+def derivative_dtype(dtype):
+    """The dtype of a derivative of values of `dtype`: the same float or complex precision
+    (float32 stays float32, as NumPy computes it); float64 for ints and bools."""
+    return dtype if dtype.kind in "fc" else np.dtype(np.float64)
+
+
 def zeros_like(x):
-    """A zero cotangent/tangent for `x`: 0.0 for a scalar, a float array otherwise."""
+    """A zero cotangent/tangent for `x`: 0.0 for a scalar, a float array otherwise (a list
+    or tuple of numbers is the array NumPy makes of it)."""
     if isinstance(x, np.ndarray):
-        return np.zeros(x.shape, dtype=np.result_type(x.dtype, np.float64))
+        return np.zeros(x.shape, dtype=derivative_dtype(x.dtype))
+    if isinstance(x, (list, tuple)):
+        a = np.asarray(x)
+        return np.zeros(a.shape, dtype=derivative_dtype(a.dtype))
+    if isinstance(x, np.generic) and x.dtype.kind in "fc":
+        return x.dtype.type(0)
     return 0.0
 
 
 def ones_like_output(x):
-    return np.ones_like(x, dtype=np.float64) if isinstance(x, np.ndarray) else 1.0
+    if isinstance(x, np.ndarray):
+        return np.ones(x.shape, dtype=derivative_dtype(x.dtype))
+    return 1.0
+
+
+def fresh_copy(x):
+    """`x` itself when it is immutable, else a copy: a derivative never hands back an array
+    that the caller passed in or that the generated code keeps."""
+    return x.copy() if isinstance(x, np.ndarray) else x
 
 
 class ZeroValue:
@@ -230,7 +250,7 @@ class ZeroValue:
         return hash(("ZERO", self.kind))
 
 
-RUNTIME_HELPERS = (unbroadcast, sum_to_shape, broadcast_like, zeros_like)
+RUNTIME_HELPERS = (unbroadcast, sum_to_shape, broadcast_like, zeros_like, fresh_copy)
 
 # statements that act on state: never removed, reordered, shared or folded away
 EFFECTFUL = frozenset({tape_push, tape_pop, tape_next, sweep_boundary, index_add_inplace,

@@ -1,0 +1,324 @@
+"""Guards: what a compiled derivative depends on besides its arguments' kinds.
+
+Collected from the bytecode of the function and of every helper it reaches (the globals,
+closure cells and attributes it loads, the helpers' code objects and defaults), checked
+before a compiled derivative is served. Lowering reads exactly these names, so a guard
+set that still holds means lowering would read the same values again.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dis
+import types
+
+import numpy as np
+
+# Objects of these top-level packages are taken as fixed: rebinding `np.sin` is not guarded.
+LIBRARY_ROOTS = ("numpy", "math", "builtins", "operator", "s2sad", "s2sad_rules", "cmath")
+_SIMPLE = (int, float, complex, bool, str, bytes, type(None))
+_LOADS_GLOBAL = {"LOAD_GLOBAL", "LOAD_NAME"}
+_LOADS_ATTR = {"LOAD_ATTR", "LOAD_METHOD"}
+_MISSING = object()
+
+
+def is_library(obj) -> bool:
+    """Is `obj` a module, class or function of a library taken as fixed?"""
+    if isinstance(obj, types.ModuleType):
+        mod = obj.__name__
+    elif isinstance(obj, np.ufunc):
+        return True
+    else:
+        mod = getattr(obj, "__module__", None) or ""
+        if not isinstance(mod, str):
+            return False
+    return mod.split(".")[0] in LIBRARY_ROOTS
+
+
+def same(a, b) -> bool:
+    """Does `a` stand for what `b` stood for? Identity; equal value for numbers, strings and
+    tuples of them (NaN equals NaN); the same items for a list, dict or set snapshot."""
+    if a is b:
+        return True
+    ta = type(a)
+    if ta is not type(b):
+        return False
+    if ta in _SIMPLE:
+        return a == b or (a != a and b != b)
+    if ta is tuple or ta is list:
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if ta is dict:
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    return False
+
+
+def snapshot(v):
+    """A copy of a mutable container's structure (leaves kept by identity)."""
+    if type(v) is list:
+        return [snapshot(x) for x in v]
+    if type(v) is dict:
+        return {k: snapshot(x) for k, x in v.items()}
+    if type(v) is tuple:
+        return tuple(snapshot(x) for x in v)
+    return v
+
+
+def _is_container(v) -> bool:
+    return type(v) in (list, dict) or (type(v) is tuple and any(_is_container(x) for x in v))
+
+
+class Guards:
+    """A set of facts, each `(tag, holder, key, expected)`:
+
+    - "item":   holder[key] is expected (a globals dict, a module's dict);
+    - "absent": key not in holder (a builtin that a global of the same name would shadow);
+    - "cell":   holder.cell_contents is expected (a closure variable);
+    - "attr":   getattr(holder, key) is expected (a class or object attribute, a function's
+      __code__ or __defaults__);
+    - "equal":  holder's current value (read by `key`) equals the snapshot `expected`
+      (a list or dict whose items lowering may read).
+    """
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries=()):
+        self.entries = list(entries)
+
+    def __repr__(self) -> str:
+        return f"<Guards: {len(self.entries)} facts>"
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __iter__(self):
+        return iter(self.entries)
+
+    def merged(self, other: Guards) -> Guards:
+        seen = {(e[0], id(e[1]), e[2]) for e in self.entries}
+        extra = [e for e in other.entries if (e[0], id(e[1]), e[2]) not in seen]
+        return Guards(self.entries + extra) if extra else self
+
+    def holds(self) -> bool:
+        """Do all facts still hold (numbers compared by value)?"""
+        return all(_current(e) is not _MISSING and _holds(e) for e in self.entries)
+
+    def refreshed(self) -> Guards:
+        """The same facts, expecting the current objects (call only when `holds()`)."""
+        out = []
+        for tag, holder, key, expected in self.entries:
+            if tag in ("item", "cell", "attr"):
+                out.append((tag, holder, key, _current((tag, holder, key, expected))))
+            else:
+                out.append((tag, holder, key, expected))
+        return Guards(out)
+
+    def condition(self, env: dict, prefix: str) -> str:
+        """A Python expression that is True while every fact holds by identity (it may
+        raise when a name was deleted: the caller treats that as False). Objects it needs
+        are put in `env` under names starting with `prefix`."""
+        parts = []
+        for i, (tag, holder, key, expected) in enumerate(self.entries):
+            h, v = f"{prefix}H{i}", f"{prefix}V{i}"
+            env[h] = holder
+            if tag == "item":
+                env[v] = expected
+                parts.append(f"{h}[{key!r}] is {v}")
+            elif tag == "absent":
+                parts.append(f"{key!r} not in {h}")
+            elif tag == "cell":
+                env[v] = expected
+                parts.append(f"{h}.cell_contents is {v}")
+            elif tag == "attr":
+                env[v] = expected
+                if key.isidentifier():
+                    parts.append(f"{h}.{key} is {v}")
+                else:
+                    env[f"{prefix}K{i}"] = key
+                    parts.append(f"getattr({h}, {prefix}K{i}) is {v}")
+            else:  # equal: a container snapshot, checked in full
+                env[f"{prefix}S"] = _equal_holds
+                env[v] = (tag, holder, key, expected)
+                parts.append(f"{prefix}S({v})")
+        return " and ".join(parts) if parts else "True"
+
+
+def _current(entry):
+    tag, holder, key, _ = entry
+    try:
+        if tag == "item":
+            return holder[key]
+        if tag == "cell":
+            return holder.cell_contents
+        if tag == "attr":
+            return getattr(holder, key)
+        if tag == "absent":
+            return None
+        return _read(holder, key)
+    except (KeyError, IndexError, ValueError, AttributeError, TypeError):
+        return _MISSING
+
+
+def _holds(entry) -> bool:
+    tag, holder, key, expected = entry
+    if tag == "absent":
+        return key not in holder
+    if tag == "equal":
+        return _equal_holds(entry)
+    return same(_current(entry), expected)
+
+
+def _read(holder, key):
+    """The container an "equal" fact watches: ("item", name) in a dict, ("cell",) of a cell,
+    ("attr", name) of an object."""
+    how = key[0]
+    if how == "item":
+        return holder[key[1]]
+    if how == "cell":
+        return holder.cell_contents
+    return getattr(holder, key[1])
+
+
+def _equal_holds(entry) -> bool:
+    try:
+        return same(_read(entry[1], entry[2]), entry[3])
+    except Exception:
+        return False
+
+
+# -- collection -------------------------------------------------------------------------
+
+
+def derivative_of(v):
+    """The function a derivative object differentiates (its `__s2sad_function__`), or None."""
+    if isinstance(v, (types.FunctionType, types.ModuleType, type)) or not callable(v):
+        return None
+    try:
+        if getattr(type(v), "__s2sad_function__", None) is None:
+            return None
+        return v.__s2sad_function__
+    except Exception:
+        return None
+
+
+def collect(func) -> Guards:
+    """The guards of a derivative of `func` (a Python function, or a derivative object)."""
+    out: list = []
+    seen_fns: set = set()
+    seen_facts: set = set()
+
+    def add(tag, holder, key, expected):
+        k = (tag, id(holder), key if not isinstance(key, tuple) else key)
+        if k in seen_facts:
+            return
+        seen_facts.add(k)
+        out.append((tag, holder, key, expected))
+        if _is_container(expected) and tag in ("item", "cell", "attr"):
+            how = ("cell",) if tag == "cell" else (tag, key)
+            ek = ("equal", id(holder), how)
+            if ek not in seen_facts:
+                seen_facts.add(ek)
+                out.append(("equal", holder, how, snapshot(expected)))
+
+    def value(v, depth=0):
+        """Follow a value lowering may inline: a user function, or a derivative object."""
+        if depth > 50:
+            return
+        if isinstance(v, types.FunctionType) and not is_library(v):
+            function(v, depth + 1)
+            return
+        inner = derivative_of(v)
+        if inner is not None:
+            value(inner, depth + 1)
+
+    def function(fn, depth):
+        if id(fn) in seen_fns:
+            return
+        seen_fns.add(id(fn))
+        code = fn.__code__
+        add("attr", fn, "__code__", code)
+        if depth > 0:  # a helper: lowering inlines its defaults
+            add("attr", fn, "__defaults__", fn.__defaults__)
+            if code.co_kwonlyargcount:
+                add("attr", fn, "__kwdefaults__", fn.__kwdefaults__)
+        elif fn.__defaults__ is not None:
+            # the function itself: a derivative call binds its arguments as the function
+            # does (the dispatcher keeps the positional defaults, reads keyword-only ones)
+            add("attr", fn, "__defaults__", fn.__defaults__)
+        for d in (fn.__defaults__ or ()):
+            value(d, depth)
+        scope = fn.__globals__
+        b = scope.get("__builtins__", builtins)
+        bdict = b if isinstance(b, dict) else vars(b)
+        cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
+        for c in _codes(code):
+            instrs = list(dis.get_instructions(c))
+            for i, ins in enumerate(instrs):
+                if ins.opname in _LOADS_GLOBAL:
+                    name = _global_name(ins)
+                    if name in scope:
+                        v = scope[name]
+                        add("item", scope, name, v)
+                    elif name in bdict:
+                        add("absent", scope, name, None)
+                        v = bdict[name]
+                    else:
+                        continue
+                elif ins.opname in ("LOAD_DEREF", "LOAD_CLASSDEREF") and ins.argval in cells \
+                        and c is code:
+                    cell = cells[ins.argval]
+                    try:
+                        v = cell.cell_contents
+                    except ValueError:
+                        continue
+                    add("cell", cell, None, v)
+                else:
+                    continue
+                value(v, depth)
+                # attribute chains on user modules, classes and objects: helpers.h, cfg.k
+                for nxt in instrs[i + 1:]:
+                    if nxt.opname not in _LOADS_ATTR or is_library(v) or \
+                            isinstance(v, types.FunctionType):
+                        break
+                    attr = _attr_name(nxt)
+                    if isinstance(v, types.ModuleType):
+                        if attr not in v.__dict__:
+                            break
+                        holder, tag = v.__dict__, "item"
+                        v = holder[attr]
+                    else:
+                        try:
+                            got = getattr(v, attr)
+                        except Exception:
+                            break
+                        holder, tag = v, "attr"
+                        v = got
+                    if isinstance(v, types.MethodType):
+                        break  # x.method(): a runtime call, lowered as an array method
+                    add(tag, holder, attr, v)
+                    value(v, depth)
+
+    if isinstance(func, types.FunctionType):
+        function(func, 0)
+    else:
+        value(func)
+    return Guards(out)
+
+
+def _codes(code):
+    stack, out = [code], []
+    while stack:
+        c = stack.pop()
+        out.append(c)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return out
+
+
+def _global_name(ins) -> str:
+    v = ins.argval
+    # Python 3.11+ shows `LOAD_GLOBAL (NULL + name)` with argval the bare name already
+    return v if isinstance(v, str) else str(v)
+
+
+def _attr_name(ins) -> str:
+    v = ins.argval
+    return v if isinstance(v, str) else str(v)

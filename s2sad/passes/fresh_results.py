@@ -1,0 +1,71 @@
+"""Fresh results: a derivative never hands back an array the caller can reach otherwise.
+
+A tangent or cotangent that is an argument (`grad` of `x * y` is `y`), a captured constant
+array, a value the pullback closure keeps for its next call, or the same array as another
+result, is copied before it is returned; every other result is already a new array and
+costs nothing more.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from s2sad.ir import prims
+from s2sad.ir.builder import Namer
+from s2sad.ir.kinds import UNKNOWN, infer_kinds
+from s2sad.ir.nodes import Block, Call, Const, Function, Var
+
+
+def fresh_results(fn: Function, param_kinds: dict, closure_sweep: bool) -> Function:
+    """Copy the derivative results of `fn` that alias something the caller can reach.
+
+    `closure_sweep`: the statements after the sweep boundary run in a pullback closure that
+    may be called again, so values of the forward sweep that it returns are copied too.
+    """
+    n = fn.meta.get("n_primal", 0)
+    results = list(fn.body.results)
+    params = set(fn.params)
+    forward = set()
+    if closure_sweep:
+        for st in fn.body.stmts:
+            if isinstance(st, Call) and st.fn is prims.sweep_boundary:
+                break
+            forward.update(st.defs)
+    seen: set = set()
+    needs = []
+    for i in range(n, len(results)):
+        r = results[i]
+        if isinstance(r, Var):
+            alias = r in params or r in forward or r in seen
+            seen.add(r)
+        else:
+            alias = isinstance(r, Const) and isinstance(r.value, np.ndarray)
+        if alias:
+            needs.append(i)
+    if not needs:
+        return fn
+    kinds = None
+    namer = Namer.for_function(fn)
+    stmts = list(fn.body.stmts)
+    for i in needs:
+        r = results[i]
+        k = param_kinds.get(r) if isinstance(r, Var) else None
+        if k is None and isinstance(r, Var):
+            if kinds is None:
+                kinds = infer_kinds(fn, param_kinds)
+            k = kinds.get(r, UNKNOWN)
+        if isinstance(r, Const):
+            copier = np.copy
+        elif k is not None and k.tag == "scalar":
+            continue  # a Python or NumPy scalar is immutable
+        elif k is not None and k.tag == "array" and k.shape is not None:
+            copier = np.copy
+        else:
+            copier = prims.fresh_copy
+        hint = r.name if isinstance(r, Var) else "_copy"
+        target = namer.fresh(hint)
+        stmts.append(Call(target, copier, (r,), (), None))
+        results[i] = target
+    return Function(fn.name, fn.params, Block(tuple(stmts), tuple(results)), fn.returns_tuple,
+                    fn.kwonly, fn.defaults, fn.loc, fn.source_lines, fn.first_line,
+                    dict(fn.meta))

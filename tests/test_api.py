@@ -1,0 +1,297 @@
+"""Calling a derivative behaves like calling the function (issue #12, findings 3-8):
+arguments, keys, aliasing, threads, types. Expected values are analytic or central
+differences."""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import s2sad
+from tests.oracle import assert_close, numerical_grad, numerical_jvp, vdot
+
+
+def with_default(x, k=2.0):
+    return k * x * x
+
+
+def with_kwonly(x, y, *, k=3.0, axis=None):
+    return np.sum(k * np.sin(x) * y, axis=axis)
+
+
+def mean_sin(x):
+    return np.mean(np.sin(x))
+
+
+def dot(x, y):
+    return np.sum(x * y)
+
+
+def identity(x):
+    return x
+
+
+def add(x, y):
+    return x + y
+
+
+W = np.array([1.0, -2.0, 3.0])
+
+
+def weighted(x):
+    return np.sum(W * x)
+
+
+# -- calling conventions --------------------------------------------------------------
+
+
+def test_defaults_and_keywords():
+    g = s2sad.grad(with_default)
+    assert g(3.0) == pytest.approx(12.0)
+    assert g(x=3.0) == pytest.approx(12.0)
+    assert g(3.0, k=5.0) == pytest.approx(30.0)
+    assert g(3.0, 5.0) == pytest.approx(30.0)
+    assert g(3.0) == pytest.approx(12.0)  # through the fast path after a first call
+    vg = s2sad.value_and_grad(with_default)
+    assert vg(3.0) == pytest.approx((18.0, 12.0))
+    out, dot_ = s2sad.jvp(with_default, wrt=0)(3.0, 2.0, 1.0)  # a JVP takes every argument
+    assert (out, dot_) == pytest.approx((18.0, 12.0))
+
+
+def test_keyword_only_parameters_pass_through():
+    x, y = np.array([0.1, 0.5]), np.array([2.0, -1.0])
+    g = s2sad.grad(with_kwonly, wrt=(0, 1))
+    for kw in ({}, {"k": -1.5}, {"k": 0.5, "axis": None}):
+        k = kw.get("k", 3.0)
+        gx, gy = g(x, y, **kw)
+        assert_close(gx, k * np.cos(x) * y)
+        assert_close(gy, k * np.sin(x))
+
+
+@pytest.mark.parametrize("first_call", [False, True])
+def test_wrong_calls_name_the_function(first_call):
+    g = s2sad.grad(with_default)
+    if first_call:
+        g(1.0)
+    with pytest.raises(TypeError) as info:
+        g()
+    text = str(info.value)
+    assert "with_default_grad" in text and "'x'" in text
+    assert "dispatch" not in text and "a0" not in text
+    with pytest.raises(TypeError, match="with_default_grad"):
+        g(1.0, 2.0, 3.0)
+    with pytest.raises(TypeError, match="with_default_grad"):
+        g(1.0, z=2.0)
+
+
+def test_numpy_and_math_callables_through_their_rules():
+    assert s2sad.grad(np.sin)(0.3) == pytest.approx(math.cos(0.3))
+    assert s2sad.grad(math.exp)(0.3) == pytest.approx(math.exp(0.3))
+    x = np.array([0.2, 0.4])
+    assert_close(s2sad.grad(np.sum)(x), np.ones(2))
+    out, out_dot = s2sad.jvp(np.multiply)(2.0, 3.0, 1.0, 0.0)
+    assert (out, out_dot) == pytest.approx((6.0, 3.0))
+    assert_close(s2sad.jacfwd(np.tanh)(x), np.diag(1 - np.tanh(x) ** 2))
+
+
+def test_pullback_checks_its_seed():
+    _, pullback = s2sad.vjp(np.tanh)(np.ones(3))
+    with pytest.raises(ValueError, match=r"shape \(3,\)"):
+        pullback(np.ones(4))
+    with pytest.raises(ValueError, match="real"):
+        pullback(np.ones(3) * 1j)
+    _, pullback = s2sad.vjp(add)(1.0, 2.0)
+    with pytest.raises(ValueError, match=r"shape \(\)"):
+        pullback(np.ones(2))
+    assert pullback(1.0) == (1.0, 1.0)
+
+
+# -- dispatch keys --------------------------------------------------------------------
+
+
+def test_list_length_is_part_of_the_key():
+    g = s2sad.grad(mean_sin)
+    three, six = [0.1, 0.2, 0.3], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    assert_close(np.asarray(g(three)), np.cos(three) / 3)
+    assert_close(np.asarray(g(six)), np.cos(six) / 6)
+    assert_close(np.asarray(g(three)), np.cos(three) / 3)
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")
+@pytest.mark.parametrize("make", [
+    lambda a: np.ma.masked_array(a, mask=[0, 1, 0]),
+    lambda a: np.asmatrix(a),
+    lambda a: a.view(type("MyArray", (np.ndarray,), {})),
+])
+def test_ndarray_subclasses_refused(make):
+    a = make(np.array([0.1, 0.2, 0.3]))
+    with pytest.raises(s2sad.S2SADError) as info:
+        s2sad.grad(mean_sin)(a)
+    assert "np.asarray" in str(info.value) or "filled" in str(info.value)
+    assert info.value.lineno is not None
+
+
+@pytest.mark.parametrize("z", [1 + 2j, np.complex128(1 + 2j), np.array([1 + 2j])])
+def test_complex_inputs_refused(z):
+    with pytest.raises(s2sad.S2SADError, match="complex"):
+        s2sad.jvp(np.abs)(z, 1j)
+    with pytest.raises(s2sad.S2SADError, match="complex"):
+        s2sad.grad(mean_sin)(z)
+
+
+# -- aliasing ------------------------------------------------------------------------
+
+
+def test_gradient_is_not_an_argument():
+    x, y = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    g = s2sad.grad(dot, wrt=1)(x, y)
+    assert g is not x and not np.shares_memory(g, x)
+    g *= 0.1  # an optimiser's update
+    assert_close(x, np.array([1.0, 2.0]))
+    g = s2sad.grad(weighted)(np.array([1.0, 2.0, 3.0]))
+    assert not np.shares_memory(g, W)
+    g[:] = 0.0
+    assert_close(W, np.array([1.0, -2.0, 3.0]))
+
+
+def test_cotangents_are_distinct_and_not_the_seed():
+    x, y = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    _, pullback = s2sad.vjp(add)(x, y)
+    seed = np.array([1.0, 1.0])
+    gx, gy = pullback(seed)
+    assert gx is not gy and gx is not seed and gy is not seed
+    gx += 1.0
+    assert_close(seed, np.ones(2))
+    assert_close(pullback(seed)[1], np.ones(2))  # called again: not disturbed
+
+
+def test_pullback_result_is_not_kept_by_the_closure():
+    x, y = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    _, pullback = s2sad.vjp(dot)(x, y)
+    gx, gy = pullback(1.0)
+    gx *= 100.0
+    gy *= 100.0
+    assert_close(pullback(1.0), (y, x))
+
+
+def test_tangent_is_not_the_input_tangent():
+    v = np.array([1.0, 2.0])
+    _, t = s2sad.jvp(identity)(np.zeros(2), v)
+    assert t is not v
+    t *= 3.0
+    assert_close(v, np.array([1.0, 2.0]))
+
+
+# -- threads --------------------------------------------------------------------------
+
+
+def fresh_function(x, y):
+    return np.sum(np.tanh(x) * y)
+
+
+def test_first_calls_from_many_threads():
+    kinds = [np.ones(n) * 0.3 for n in (1, 2, 3, 4, 5, 6)] + [0.3, np.float64(0.3)]
+    d = s2sad.grad(fresh_function)
+    vg = s2sad.value_and_grad(fresh_function)
+    errors, results = [], {}
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+
+    def work(k):
+        try:
+            x = kinds[k % len(kinds)]
+            results[k] = (x, d(x, 2.0), vg(x, 2.0)[1])
+        except Exception as e:  # noqa: BLE001 - recorded for the assertion
+            errors.append(repr(e))
+
+    try:
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert not errors
+    for x, g, g2 in results.values():
+        expected = 2.0 * (1 - np.tanh(x) ** 2)
+        assert_close(np.asarray(g), np.asarray(expected), check_kind=False)
+        assert_close(np.asarray(g2), np.asarray(expected), check_kind=False)
+
+
+# -- types ----------------------------------------------------------------------------
+
+
+def layer(W, x):
+    return np.sum(np.maximum(W @ x, 0.0) ** 2) + np.mean(np.broadcast_to(x, (2, 3)))
+
+
+def test_float32_in_float32_out():
+    rng = np.random.default_rng(0)
+    W = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    x = rng.uniform(-1, 1, 3).astype(np.float32)
+    gW, gx = s2sad.grad(layer, wrt=(0, 1))(W, x)
+    assert gW.dtype == np.float32 and gx.dtype == np.float32
+    eW, ex = numerical_grad(layer, (W.astype(float), x.astype(float)), (0, 1))
+    assert_close(gW, eW.astype(np.float32), rtol=1e-4, atol=1e-5)
+    assert_close(gx, ex.astype(np.float32), rtol=1e-4, atol=1e-5)
+    out, t = s2sad.jvp(layer, wrt=1)(W, x, x)
+    assert np.asarray(t).dtype == np.float32
+    _, pullback = s2sad.vjp(np.tanh)(x)
+    assert pullback(np.ones(3, np.float32))[0].dtype == np.float32
+    assert s2sad.hessian(mean_sin)(x).dtype == np.float32
+    assert s2sad.grad(math.sin)(np.float32(0.5)).dtype == np.float32
+
+
+# -- values the code is specialised on ------------------------------------------------
+
+
+def arange_of_floats(x):
+    i = np.arange(1.0, 6)[:, None]
+    return np.sum(np.sum(i * x, axis=1) ** 2)
+
+
+def arange_scaled(x):
+    return np.sum(np.exp(x * (np.arange(1.0, 3.0) / 3.0)))
+
+
+A_LIST = [3.0, 5.0]
+
+
+def list_constant(x):
+    return np.sum(x[0] - [3.0, 5.0])
+
+
+def list_global(x):
+    return np.sum(np.exp(x[0] - A_LIST))
+
+
+def arange_of_argument(x, n):
+    return np.sum(np.arange(n) * x)
+
+
+@pytest.mark.parametrize("f, x", [
+    (arange_of_floats, np.array([0.1, 0.2, 0.3, 0.4, 0.5])),
+    (arange_scaled, np.array([0.3, -0.2])),
+    (list_constant, np.array([0.3, -0.2])),
+    (list_global, np.array([0.3, -0.2])),
+])
+def test_compile_time_values_both_modes(f, x):
+    rng = np.random.default_rng(1)
+    v = rng.uniform(-1, 1, x.shape)
+    u = 1.0
+    _, jv = s2sad.jvp(f)(x, v)
+    assert_close(jv, numerical_jvp(f, (x,), (0,), (v,)))
+    g = s2sad.grad(f)(x)
+    assert_close(g, numerical_grad(f, (x,), (0,))[0])
+    assert vdot(u, jv) == pytest.approx(vdot(g, v))  # <u, J v> = <J^T u, v>
+
+
+def test_shape_from_a_float_argument():
+    g = s2sad.grad(arange_of_argument)
+    assert g(0.5, 3.0) == pytest.approx(3.0)  # 0 + 1 + 2
+    assert g(0.5, 4.0) == pytest.approx(6.0)  # 0 + 1 + 2 + 3
