@@ -18,7 +18,10 @@ REAL_ONLY = (
     np.amin, np.ptp, np.sort, np.partition, np.std, np.var, np.hypot, np.arctan2, np.copysign,
     np.mod, np.remainder, np.fmod, operator.mod, np.fabs, np.logaddexp, np.logaddexp2,
     np.nan_to_num, np.linalg.norm, np.linalg.vector_norm, np.linalg.eigh, np.linalg.eigvalsh,
-    np.linalg.svd, np.linalg.cholesky, np.linalg.qr, np.linalg.pinv, np.gradient,
+    np.linalg.svd, np.linalg.svdvals, np.linalg.cholesky, np.linalg.qr, np.linalg.pinv,
+    np.linalg.slogdet, np.gradient,
+    # these conjugate their first operand for complex inputs (not bilinear)
+    np.vecdot, np.linalg.vecdot,
 )
 
 
