@@ -3,6 +3,12 @@
 Conventions at kinks: `fabs` (like `abs`) has derivative 0 at 0; `cbrt` has an
 infinite derivative at 0; `nan_to_num` passes tangents through finite entries
 and gives 0 where it replaced a NaN or an infinity.
+
+Complex values follow JAX's convention (the cotangent of z = x + iy is g (d/dx - i d/dy)):
+`real`'s cotangent is g, `imag`'s -i g, `conj`'s conj(g); `angle(z)` has tangent
+Im(conj(z) dz) / |z|^2 and cotangent -i g conj(z) / |z|^2. The angle of a real input (0 or pi)
+is piecewise constant: derivative 0, also at its jump at 0. `real_if_close` of a real input is
+the identity; a complex input is refused (whether the result is real depends on the values).
 """
 
 import numpy as np
