@@ -155,6 +155,7 @@ def max_keepdims(x): return np.max(x, axis=None, keepdims=True)
 def min_keepdims(x): return np.min(x, axis=None, keepdims=True)
 def einsum_ellipsis(a, b): return np.einsum("...ij,...jk->...ik", a, b)
 def max_keyword_axis(x, *, axis): return np.sum(np.max(x, axis=axis))
+def min_keyword_axes(x, *, axes): return np.min(x, axis=axes, keepdims=True)
 
 
 @pytest.mark.parametrize("f", [max_keepdims, min_keepdims])
@@ -168,15 +169,15 @@ def test_einsum_with_a_broadcasting_ellipsis(shapes):
     check_both_modes(einsum_ellipsis, [R.standard_normal(s) for s in shapes], salt=str(shapes))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "codegen (not s2sad_rules): coalesce() in s2sad/codegen/emit.py unions an If output in the "
-    "pullback with the forward sweep's variable it passes through, so the pullback assigns a "
-    "closure variable (UnboundLocalError); coalescing must not join classes across the sweep "
-    "boundary"))
 def test_max_with_a_keyword_only_axis_in_reverse_mode():
+    # the axis is known only at run time: the pullback must not reassign the forward sweep's
+    # result (that made it a local of the pullback: UnboundLocalError)
     x = R.permutation(np.linspace(-1.0, 1.0, 6)).reshape(2, 3)
-    (x_bar,) = s2sad.vjp(max_keyword_axis)(x, axis=1)[1](1.0)
-    assert np.array_equal(x_bar, (x == x.max(axis=1, keepdims=True)) * 1.0)
+    for axis in (0, 1, None):
+        (x_bar,) = s2sad.vjp(max_keyword_axis)(x, axis=axis)[1](1.0)
+        assert np.array_equal(x_bar, (x == x.max(axis=axis, keepdims=True)) * 1.0)
+    (x_bar,) = s2sad.vjp(min_keyword_axes)(x, axes=(0, 1))[1](np.ones((1, 1)))
+    assert np.array_equal(x_bar, (x == x.min()) * 1.0)
 
 
 # -- second order ------------------------------------------------------------------------------
