@@ -286,16 +286,17 @@ class ReversePass:
         shape = k.static_shape
         if k.tag != "array" or shape is None or shape != self.kind(s.target).static_shape:
             return c, None  # a number, or broadcast or unknown shape: no mask follows it
-        out = []
-        if s.fn is np.where and p in ("x", "y"):
-            out = [(bindings["condition"], p == "x")]
-        for cond, then in masks or ():
-            if _fits(self.kind(cond).static_shape, shape):
+        fits = [(cond, then) for cond, then in masks or ()
+                if _fits(self.kind(cond).static_shape, shape)]
+        if not isinstance(c, Const):  # a constant (a symbolic zero) needs no mask
+            for cond, then in fits:
                 keep = (c, Const(0.0)) if then else (Const(0.0), c)
                 c = rev.call(np.where, (cond,) + keep, hint=hint_of(bindings[p]) + "_bar")
-                out.append((cond, then))
-        return c, (tuple(out) if out and _fits(self.kind(out[0][0]).static_shape, shape)
-                   else None)
+        if s.fn is np.where and p in ("x", "y"):
+            cond = bindings["condition"]
+            if _fits(self.kind(cond).static_shape, shape):
+                fits.append((cond, p == "x"))
+        return c, tuple(fits) or None
 
     def transposed_vjp(self, s: Call, jrule, g, rev: Emitter, bars: dict):
         """A primitive with only a JVP rule: its VJP is the transpose of that rule, which is
