@@ -34,12 +34,21 @@ callables registered with `def_linear` (the simplifier maps a zero tangent to ze
 - `np.sqrt`/`math.sqrt` at 0: the one-sided derivative, +inf (as in JAX and autograd).
   Use `np.linalg.norm` (or add a small constant) where a 0 must give a finite gradient.
 - `np.linalg.norm` and `np.linalg.vector_norm` at 0: the subgradient 0, for every `ord`.
-- `np.where`: the JVP is exactly the selected branch's tangent, even where the other branch's
-  tangent is NaN or infinite; the VJP gives the unselected branch an exact 0. The chain rule
-  then multiplies that 0 by the unselected branch's own local derivative, so a branch like
-  `np.sqrt(x)` evaluated at x < 0 still yields NaN in reverse mode (as in peers). Make the
-  unselected branch finite with the double `where`:
-  `safe = np.where(x > 0, x, 1.0); np.where(x > 0, np.sqrt(safe), 0.0)`.
+- `np.where` is NaN-safe in both modes: the JVP is exactly the selected branch's tangent, even
+  where the other branch's tangent is NaN or infinite; in reverse mode the unselected branch
+  gets an exact 0, and every elementwise VJP downstream of the `where` (same shape) repeats its
+  selection on the cotangent it passes back, so `np.where(x > 0, np.sqrt(x), 0.0)` at x <= 0
+  and `np.where(x > 0, np.log(x), x)` at 0 give finite gradients (peers give NaN there). A
+  branch that is broadcast, or reduced, before the `where` is not masked: there the double
+  `where` (`safe = np.where(x > 0, x, 1.0)`) still helps.
+- `x ** y`, `np.power`, `pow`: derivative 0 in x where y == 0 (even at x = 0), 0 in y at x = 0.
+- `np.std` at zero spread: the subgradient 0 (as `norm` at 0).
+- Complex values follow JAX's convention: a VJP is the transpose (g * f'(z) for holomorphic f),
+  the cotangent of z = x + iy is dL/dx - i dL/dy, and a real input gets a real cotangent; rules
+  written for real numbers only (ordering, modulus, Hermitian factorisations) refuse complex
+  arguments at compile time.
+- Options a rule cannot handle are refused at compile time with a `MissingRuleError` naming
+  the option (`defcheck` in `s2sad_rules/registry.py`).
 - `np.prod`, `np.cumprod`, `math.prod`: differentiated by division; valid where no factor is 0.
 - `np.mod`/`np.remainder`/`%`/`np.fmod`/`math.fmod`/`math.remainder`: derivative 1 in the
   dividend, minus the integer quotient in the divisor, away from the jumps.
@@ -48,6 +57,15 @@ callables registered with `def_linear` (the simplifier maps a zero tangent to ze
   accumulate).
 
 """
+
+
+def spelled(fn) -> str:
+    """`np.fft.fft`, `np.linalg.norm`: a NumPy submodule's callables keep their submodule."""
+    mod = getattr(fn, "__module__", None) or ""
+    if mod.startswith("numpy.") and not mod.startswith("numpy._") and \
+            getattr(fn, "__name__", None):
+        return f"np.{mod[len('numpy.'):]}.{fn.__name__}"
+    return callee_name(fn)
 
 
 def family_doc(module) -> str:
@@ -70,7 +88,7 @@ def generate() -> str:
         if not mod.startswith("s2sad_rules"):
             continue  # a user's rule
         if fn in TABLE.jvp_rules and fn in TABLE.vjp_rules:
-            families.setdefault(TABLE.jvp_rules[fn].func.__module__, {})[callee_name(fn)] = fn
+            families.setdefault(TABLE.jvp_rules[fn].func.__module__, {})[spelled(fn)] = fn
     lines = [HEADER]
     total = sum(len(v) for v in families.values())
     lines.append(f"{total} callables have both rules.\n")

@@ -23,5 +23,5 @@ def_nondiff(
     np.shape, np.ndim, np.size, np.count_nonzero,
     # constructors of constants
     np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
-    np.full_like, np.arange, np.linspace, np.eye, np.identity,
+    np.full_like, np.arange, np.linspace, np.eye, np.identity, np.indices, np.argpartition,
 )

@@ -1,17 +1,22 @@
 """Rules for NumPy's construction, layout and selection functions: atleast_*d, vstack hstack
 column_stack split array_split unstack repeat tile roll flip fliplr flipud rot90 pad diag
-diagonal triu tril astype select sort take take_along_axis matrix_transpose.
+diagonal triu tril astype select sort partition take take_along_axis matrix_transpose append
+vsplit hsplit dsplit.
 
-Conventions: `sort` sends each cotangent back to the entry that landed there (ties keep
-NumPy's order); `select` and `take`/`take_along_axis`/`repeat` scatter-add their cotangent
-(repeated indices accumulate); `pad` has a VJP for mode="constant" only (the JVP is exact
-for every mode, all of which are linear); `take` supports mode="raise" only.
+vstack, hstack and column_stack of one array (not a list) give an array cotangent of its shape.
+
+Conventions: `sort` and `partition` send each cotangent back to the entry that landed there
+(ties keep NumPy's order); `select` and `take`/`take_along_axis`/`repeat` scatter-add their
+cotangent (repeated indices accumulate); `select`'s cotangent for its choices is a list, one
+array per choice, summed to that choice's shape; `pad` has a VJP for mode="constant" only (the
+JVP is exact for every mode, all of which are linear); `take` supports mode="raise" only.
 """
 
 import numpy as np
 
 from s2sad.ir.prims import astype as _astype
-from s2sad.ir.prims import unbroadcast, zeros_like
+from s2sad.ir.prims import broadcast_like, unbroadcast, zeros_like
+from s2sad_rules.kind_tests import is_sequence
 from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
 from s2sad_rules.structural import index_add
 
@@ -59,6 +64,16 @@ def stack_split(arrays, how):
     return ([int(s) for s in np.cumsum(sizes)[:-1]], axis)
 
 
+def stacked_array_bar(g, tup, how):
+    """The cotangent of one array passed to vstack/hstack/column_stack (its items stacked)."""
+    if how == "v" or np.ndim(tup) < 2 or (how == "h" and np.ndim(tup) == 2):
+        return np.reshape(g, np.shape(tup))  # the items laid end to end in order
+    if np.ndim(tup) == 2:
+        return np.transpose(g)  # column_stack of the rows of a matrix: its transpose
+    s = np.shape(tup)  # items of 2 or more axes side by side along axis 1
+    return np.moveaxis(np.reshape(g, (s[1], s[0]) + s[2:]), 1, 0)
+
+
 @defjvp(np.vstack)
 def vstack_jvp(tup, tup_dot):
     return np.vstack(tup_dot)
@@ -66,6 +81,8 @@ def vstack_jvp(tup, tup_dot):
 
 @defvjp(np.vstack)
 def vstack_vjp(g, tup):
+    if not is_sequence(tup):
+        return stacked_array_bar(g, tup, "v")
     cut = stack_split(tup, "v")
     return reshape_items(np.split(g, cut[0], cut[1]), tup)
 
@@ -77,6 +94,8 @@ def hstack_jvp(tup, tup_dot):
 
 @defvjp(np.hstack)
 def hstack_vjp(g, tup):
+    if not is_sequence(tup):
+        return stacked_array_bar(g, tup, "h")
     cut = stack_split(tup, "h")
     return reshape_items(np.split(g, cut[0], cut[1]), tup)
 
@@ -88,6 +107,8 @@ def column_stack_jvp(tup, tup_dot):
 
 @defvjp(np.column_stack)
 def column_stack_vjp(g, tup):
+    if not is_sequence(tup):
+        return stacked_array_bar(g, tup, "c")
     cut = stack_split(tup, "c")
     return reshape_items(np.split(g, cut[0], cut[1]), tup)
 
@@ -354,7 +375,37 @@ def select_jvp(condlist, choicelist, default=0, choicelist_dot=0.0, default_dot=
 @defvjp(np.select, wrt=("choicelist", "default"))
 def select_vjp(g, condlist, choicelist, default=0):
     masks = choice_masks(condlist, len(choicelist))
-    return masks[:-1] * g, unbroadcast(masks[-1] * g, default)
+    return unbroadcast_items(masks[:-1] * g, choicelist), unbroadcast(masks[-1] * g, default)
+
+
+def unbroadcast_items(parts, like):
+    """A list: each of `parts` summed back to the shape of the matching item of `like`."""
+    return [unbroadcast(p, x) for p, x in zip(parts, like)]
+
+
+@defjvp(unbroadcast_items)
+def unbroadcast_items_jvp(parts, like, parts_dot):
+    return unbroadcast_items(parts_dot, like)
+
+
+@defvjp(unbroadcast_items, wrt=("parts",))
+def unbroadcast_items_vjp(g, parts, like):
+    return broadcast_items(g, parts)
+
+
+def broadcast_items(parts, like):
+    """A list: each of `parts` broadcast to the shape of the matching item of `like`."""
+    return [np.broadcast_to(p, np.shape(x)) for p, x in zip(parts, like)]
+
+
+@defjvp(broadcast_items)
+def broadcast_items_jvp(parts, like, parts_dot):
+    return broadcast_items(parts_dot, like)
+
+
+@defvjp(broadcast_items, wrt=("parts",))
+def broadcast_items_vjp(g, parts, like):
+    return unbroadcast_items(g, parts)
 
 
 @defjvp(np.sort)
@@ -371,6 +422,75 @@ def sort_vjp(g, a, axis=-1, kind=None, order=None):
         return np.reshape(g[rank], np.shape(a))
     rank = np.argsort(np.argsort(a, axis, kind="stable"), axis)
     return np.take_along_axis(g, rank, axis)
+
+
+@defjvp(np.partition)
+def partition_jvp(a, kth, axis=-1, kind="introselect", order=None, a_dot=0.0):
+    if axis is None:
+        return np.ravel(a_dot)[np.argpartition(np.ravel(a), kth)]
+    return np.take_along_axis(a_dot, np.argpartition(a, kth, axis), axis)
+
+
+@defvjp(np.partition, wrt=("a",))
+def partition_vjp(g, a, kth, axis=-1, kind="introselect", order=None):
+    # each cotangent goes back to the entry that landed in its place
+    if axis is None:
+        where = np.argpartition(np.ravel(a), kth)
+        return np.reshape(index_add(zeros_like(np.ravel(a)), where, g), np.shape(a))
+    where = along_axis_index(np.argpartition(a, kth, axis), np.ndim(a), axis)
+    return index_add(zeros_like(a), where, g)
+
+
+@defjvp(np.append)
+def append_jvp(arr, values, axis=None, arr_dot=0.0, values_dot=0.0):
+    return np.append(broadcast_like(arr_dot, arr), broadcast_like(values_dot, values), axis)
+
+
+@defvjp(np.append, wrt=("arr", "values"))
+def append_vjp(g, arr, values, axis=None):
+    if axis is None:
+        parts = np.split(g, [np.size(arr)])
+        return np.reshape(parts[0], np.shape(arr)), np.reshape(parts[1], np.shape(values))
+    parts = np.split(g, [np.shape(arr)[axis]], axis)
+    return parts[0], parts[1]
+
+
+@def_nondiff
+def split_axis(ndim, which):
+    """The axis np.vsplit / hsplit / dsplit cut along."""
+    if which == "h":
+        return 1 if ndim > 1 else 0
+    return 0 if which == "v" else 2
+
+
+@defjvp(np.vsplit)
+def vsplit_jvp(ary, indices_or_sections, ary_dot):
+    return np.vsplit(ary_dot, indices_or_sections)
+
+
+@defvjp(np.vsplit, wrt=("ary",))
+def vsplit_vjp(g, ary, indices_or_sections):
+    return np.concatenate(g, split_axis(np.ndim(ary), "v"))
+
+
+@defjvp(np.hsplit)
+def hsplit_jvp(ary, indices_or_sections, ary_dot):
+    return np.hsplit(ary_dot, indices_or_sections)
+
+
+@defvjp(np.hsplit, wrt=("ary",))
+def hsplit_vjp(g, ary, indices_or_sections):
+    return np.concatenate(g, split_axis(np.ndim(ary), "h"))
+
+
+@defjvp(np.dsplit)
+def dsplit_jvp(ary, indices_or_sections, ary_dot):
+    return np.dsplit(ary_dot, indices_or_sections)
+
+
+@defvjp(np.dsplit, wrt=("ary",))
+def dsplit_vjp(g, ary, indices_or_sections):
+    return np.concatenate(g, split_axis(np.ndim(ary), "d"))
 
 
 @def_nondiff
@@ -405,4 +525,5 @@ def_linear(np.atleast_1d, np.atleast_2d, np.atleast_3d, np.vstack, np.hstack, np
            np.split, np.array_split, np.unstack, np.take, np.repeat, np.tile, np.roll, np.flip,
            np.fliplr, np.flipud, np.rot90, np.diag, np.diagonal, np.triu, np.tril,
            np.matrix_transpose, np.linalg.matrix_transpose, np.take_along_axis,
-           reshape_items, wrt=(0,))
+           reshape_items, unbroadcast_items, broadcast_items, np.partition, np.vsplit,
+           np.hsplit, np.dsplit, wrt=(0,))

@@ -1,4 +1,10 @@
-"""Rules for NumPy's elementwise functions (ufuncs and friends)."""
+"""Rules for NumPy's elementwise functions (ufuncs and friends).
+
+`where` is NaN-safe in both modes: its JVP is the selected branch's tangent, and in reverse mode
+the unselected branch gets an exact 0, the reverse pass repeating the selection on what every
+elementwise VJP downstream of the `where` passes back (sqrt or log of an unselected entry at or
+below 0 gives no NaN).
+"""
 
 import numpy as np
 

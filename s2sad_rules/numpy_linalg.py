@@ -1,13 +1,19 @@
-"""Rules for numpy.linalg: inv solve det slogdet cholesky eigh eigvalsh svd svdvals qr pinv
+"""Rules for numpy.linalg: inv solve det slogdet cholesky eig eigh eigvalsh svd svdvals qr pinv
 norm vector_norm matrix_power.
 
 Matrices may be stacked (leading batch axes). Conventions:
 - `cholesky`, `eigh`, `eigvalsh` treat their input as symmetric and return a symmetric
   cotangent; `eigh` needs distinct eigenvalues, `svd` distinct non-zero singular values.
+- `eig` covers real matrices with distinct real eigenvalues (eigenvectors of unit length, as
+  NumPy returns them; their sign is NumPy's choice, so differentiate sign-invariant uses); a
+  complex input is refused at compile time, complex eigenvalues with a ValueError at run time.
 - `svd` is covered for `full_matrices=False` (or square input) and `compute_uv=False`;
   `qr` for mode="reduced" with m >= n; `pinv` for full-rank input.
 - `norm` at 0 gives the subgradient 0 (every supported `ord`); ties in `ord=inf` share the
-  derivative evenly.
+  derivative evenly. Matrix norms (a 2-D input with `ord` given, or a pair of `axis`) work on
+  stacks along any axis pair: nuclear U V^T, spectral u1 v1^T (distinct top singular value),
+  `ord=1`/`inf` the sign pattern of the largest column/row (ties share evenly); `ord` and
+  `axis` must be known at compile time.
 Tuple results (slogdet, eigh, svd, qr) have a tuple tangent and a tuple cotangent; a JVP rule
 builds its tuple with `make_tuple` (see docs/writing_rules.md).
 """
@@ -16,7 +22,8 @@ import numpy as np
 
 from s2sad.ir.prims import make_tuple, unbroadcast, zeros_like
 from s2sad_rules.numpy_reductions import expand_reduced
-from s2sad_rules.registry import defjvp, defvjp
+from s2sad_rules.operators import real_like
+from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
 
 
 def mT(x):
@@ -122,6 +129,58 @@ def eigh_vjp(g, ans, a, UPLO="L"):
     v = ans[1]
     inner = diag_matrix(g[0]) + inverse_gaps(w) * (mT(v) @ g[1])
     return symmetric_part(v @ inner @ mT(v))
+
+
+def real_spectrum(w):
+    """w itself; a complex spectrum is refused when it happens (it depends on the values)."""
+    if np.iscomplexobj(w):
+        raise ValueError("s2sad: the derivative of np.linalg.eig covers real eigenvalues only; "
+                         "this matrix has complex ones")
+    return w
+
+
+# the identity where it returns: eig's rules stay differentiable (second order)
+@defjvp(real_spectrum)
+def real_spectrum_jvp(w, w_dot):
+    return w_dot
+
+
+@defvjp(real_spectrum)
+def real_spectrum_vjp(g, w):
+    return g
+
+
+@defcheck(np.linalg.eig)
+def eig_check(a):
+    if isinstance(a, Unknown) and a.dtype == "c":
+        return "a complex input (eig's rules cover real matrices with real eigenvalues)"
+    return None
+
+
+def unit_columns_bar(v_bar, v):
+    """Cotangent through the scaling of eigenvectors to unit length: the part of v_bar along
+    each eigenvector is dropped."""
+    return v_bar - v * np.sum(v * v_bar, axis=-2, keepdims=True)
+
+
+@defjvp(np.linalg.eig)
+def eig_jvp(a, a_dot, ans):
+    # A V = V diag(w): P = V^-1 dA V; dw = diag(P); dV = V (F * P), then kept at unit length
+    w = real_spectrum(ans[0])
+    v = ans[1]
+    p = np.linalg.solve(v, a_dot @ v)
+    v_dot = v @ (inverse_gaps(w) * p)
+    v_dot = v_dot - v * np.sum(v * v_dot, axis=-2, keepdims=True)
+    return make_tuple(np.diagonal(p, 0, -2, -1), v_dot)
+
+
+@defvjp(np.linalg.eig)
+def eig_vjp(g, ans, a):
+    w = real_spectrum(ans[0])
+    v = ans[1]
+    inner = diag_matrix(g[0]) + inverse_gaps(w) * (mT(v) @ unit_columns_bar(g[1], v))
+    # the compiler may not know that w is real (that depends on the values): say so
+    return real_like(np.linalg.solve(mT(v), inner @ mT(v)), a)
 
 
 @defjvp(np.linalg.eigvalsh)
@@ -231,27 +290,74 @@ def safe_divisor(x):
     return np.where(x == 0.0, 1.0, x)
 
 
+@def_nondiff
+def matrix_axes(ndim, ord, axis):
+    """The (row, column) axes when np.linalg.norm computes a matrix norm, else None."""
+    if axis is None:
+        if ndim == 2 and ord is not None:
+            return (0, 1)
+        return None
+    if isinstance(axis, tuple) and len(axis) == 2 and ord is not None:
+        return (axis[0] % ndim, axis[1] % ndim)
+    return None
+
+
+def matrix_norm_slope(x, ord, axes):
+    """d norm / d x for the matrix norms (nuclear, spectral, max column / row sum).
+
+    Nuclear: U V^T; spectral (ord 2 / -2): u v^T of the largest / smallest singular value;
+    ord 1 / -1 (inf / -inf): sign(x) on the column (row) with the largest / smallest absolute
+    sum, ties sharing evenly. The Frobenius norm goes through `norm_slope`.
+    """
+    if ord == "nuc" or ord == 2 or ord == -2:
+        xm = np.moveaxis(x, axes, (-2, -1))
+        usv = np.linalg.svd(xm, full_matrices=False)
+        if ord == "nuc":
+            d = usv[0] @ usv[2]
+        elif ord == 2:
+            d = usv[0][..., :, :1] @ usv[2][..., :1, :]
+        else:
+            d = usv[0][..., :, -1:] @ usv[2][..., -1:, :]
+        return np.moveaxis(d, (-2, -1), axes)
+    if ord == 1 or ord == -1:
+        sums = np.sum(np.abs(x), axis=axes[0], keepdims=True)
+        pick = axes[1]
+    else:
+        sums = np.sum(np.abs(x), axis=axes[1], keepdims=True)
+        pick = axes[0]
+    if ord > 0:
+        top = sums == np.max(sums, axis=pick, keepdims=True)
+    else:
+        top = sums == np.min(sums, axis=pick, keepdims=True)
+    return np.sign(x) * (top / np.sum(top, axis=pick, keepdims=True))
+
+
+@defcheck(np.linalg.norm)
+def norm_check(x, ord=None, axis=None):
+    if isinstance(ord, Unknown) or isinstance(axis, Unknown):
+        return "an `ord` or `axis` not known at compile time"
+    if ord not in (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf) and \
+            matrix_axes(x.ndim if isinstance(x, Unknown) else np.ndim(x), ord, axis) is not None:
+        return f"the matrix norm ord={ord!r}"
+    return None
+
+
 @defjvp(np.linalg.norm)
 def norm_jvp(x, ord=None, axis=None, keepdims=False, x_dot=0.0, ans=0.0):
-    if ord == "nuc" or (ord == 2 and axis is None and np.ndim(x) == 2):
-        usv = np.linalg.svd(x, full_matrices=False)
-        return np.sum(norm_direction(usv, ord) * x_dot)
+    axes = matrix_axes(np.ndim(x), ord, axis)
+    if axes is not None and ord != "fro":
+        return np.sum(matrix_norm_slope(x, ord, axes) * x_dot, axis=axes, keepdims=keepdims)
     return np.sum(norm_slope(x, ord, axis, keepdims, ans) * x_dot, axis=axis,
                   keepdims=keepdims)
 
 
 @defvjp(np.linalg.norm)
 def norm_vjp(g, ans, x, ord=None, axis=None, keepdims=False):
-    if ord == "nuc" or (ord == 2 and axis is None and np.ndim(x) == 2):
-        return g * norm_direction(np.linalg.svd(x, full_matrices=False), ord)
+    axes = matrix_axes(np.ndim(x), ord, axis)
+    if axes is not None and ord != "fro":
+        return np.expand_dims(g, axes) * matrix_norm_slope(x, ord, axes) if not keepdims \
+            else g * matrix_norm_slope(x, ord, axes)
     return expand_reduced(g, x, axis, keepdims) * norm_slope(x, ord, axis, keepdims, ans)
-
-
-def norm_direction(usv, ord):
-    """Gradient of the nuclear norm (U V^T) or the spectral norm (u1 v1^T)."""
-    if ord == "nuc":
-        return usv[0] @ usv[2]
-    return np.outer(usv[0][:, 0], usv[2][0])
 
 
 def norm_slope(x, ord, axis, keepdims, ans):
@@ -301,3 +407,6 @@ def matrix_power_vjp(g, a, n):
         b = np.linalg.inv(a)
         return -(mT(b) @ power_tangent(mT(b), g, -n) @ mT(b))
     return power_tangent(mT(a), g, n)
+
+
+def_linear(real_spectrum)

@@ -1,8 +1,9 @@
 """Rules for NumPy products not in operators.py / numpy_reductions.py: inner einsum kron cross
 vecdot, and the `numpy.linalg` spellings of matmul, outer, tensordot and vecdot.
 
-`einsum` is covered for one or two operands in explicit or implicit mode, without `...` and
-without an index repeated within one operand.
+`einsum` is covered for one to four operands in explicit or implicit mode, with `...` and
+broadcasting (a cotangent is summed back over the axes its operand was broadcast along); an
+index repeated within one operand (a diagonal or trace, "ii->i") is refused at compile time.
 """
 
 import numpy as np
@@ -10,7 +11,8 @@ import numpy as np
 from s2sad.ir.prims import unbroadcast
 from s2sad_rules import operators, numpy_reductions
 from s2sad_rules.numpy_reductions import tensordot_plan
-from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
+from s2sad_rules.kind_tests import is_none
+from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
 
 
 @defjvp(np.inner)
@@ -29,51 +31,120 @@ def inner_vjp(g, a, b):
 
 
 @def_nondiff
-def einsum_plan(subscripts, which):
-    """The einsum spec giving operand `which`'s cotangent from (g, other operand).
+def einsum_letters(subscripts, ndims):
+    """(operand specs, output spec) of an einsum with `...` spelled out in unused letters.
 
-    Returns (spec, kept, expand): `spec` computes the cotangent on the operand's indices that
-    occur in the output or the other operand (`kept`, in operand order); `expand` are the
-    positions of the remaining (summed-away) indices, to be broadcast back.
+    An operand's ellipsis covers its axes not named by letters, right-aligned against the
+    longest one (broadcasting); the implicit output is the ellipsis then the letters used
+    once, sorted (NumPy's rule).
     """
     subscripts = subscripts.replace(" ", "")
-    if "->" in subscripts:
-        ins, out = subscripts.split("->")
+    ins, arrow, out = subscripts.partition("->")
+    specs = ins.split(",")
+    free = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+            if c not in subscripts]
+    widths = [n - (len(sp) - 3) if "..." in sp else 0 for sp, n in zip(specs, ndims)]
+    ell = "".join(free[:max(widths)])
+    specs = [sp.replace("...", ell[len(ell) - w:]) for sp, w in zip(specs, widths)]
+    if arrow:
+        out = out.replace("...", ell)
     else:
-        ins = subscripts
-        letters = ins.replace(",", "")
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    ops = ins.split(",")
-    mine = ops[which]
-    others = [o for i, o in enumerate(ops) if i != which]
+        letters = "".join(specs)
+        out = ell + "".join(sorted(c for c in set(letters)
+                                   if letters.count(c) == 1 and c not in ell))
+    return (specs, out)
+
+
+@def_nondiff
+def einsum_plan(subscripts, shapes, which):
+    """How to get operand `which`'s cotangent from g and the other operands.
+
+    Returns (spec, expand, full): `spec` computes the cotangent on the operand's letters that
+    occur in the output or another operand, in operand order; `expand` are the positions of
+    the remaining (summed-away) letters, broadcast back to `full`, the operand's shape with
+    every letter at its broadcast size (the cotangent is then summed to the operand's shape).
+    """
+    specs, out = einsum_letters(subscripts, [len(s) for s in shapes])
+    sizes: dict = {}
+    for sp, shape in zip(specs, shapes):
+        for c, n in zip(sp, shape):
+            sizes[c] = max(sizes.get(c, 1), n)
+    mine = specs[which]
+    others = [sp for i, sp in enumerate(specs) if i != which]
     avail = out + "".join(others)
     kept = "".join(c for c in mine if c in avail)
     expand = tuple(i for i, c in enumerate(mine) if c not in avail)
-    spec = ",".join([out] + others) + "->" + kept
-    return (spec, expand)
+    full = tuple(sizes[c] for c in mine)
+    return (",".join([out] + others) + "->" + kept, expand, full)
 
 
-def einsum_bar(g, subscripts, which, other, like):
-    plan = einsum_plan(subscripts, which)
-    if other is None:
-        part = np.einsum(plan[0], g)
-    else:
-        part = np.einsum(plan[0], g, other)
-    return np.broadcast_to(np.expand_dims(part, plan[1]), np.shape(like))
+@defcheck(np.einsum)
+def einsum_check(subscripts):
+    if not isinstance(subscripts, str):
+        return "operands and subscripts given as lists (use a subscripts string)"
+    for spec in subscripts.replace(" ", "").partition("->")[0].split(","):
+        letters = spec.replace("...", "")
+        if len(set(letters)) != len(letters):
+            return f"an index repeated within one operand ({spec!r}: a diagonal or trace)"
+    return None
+
+
+def einsum_without(spec, g, which, a, b, c, d):
+    """np.einsum(spec, g, *operands) with operand `which` left out (b, c, d may be None)."""
+    if is_none(b):
+        return np.einsum(spec, g)
+    if is_none(c):
+        if which == 0:
+            return np.einsum(spec, g, b)
+        return np.einsum(spec, g, a)
+    if is_none(d):
+        if which == 0:
+            return np.einsum(spec, g, b, c)
+        if which == 1:
+            return np.einsum(spec, g, a, c)
+        return np.einsum(spec, g, a, b)
+    if which == 0:
+        return np.einsum(spec, g, b, c, d)
+    if which == 1:
+        return np.einsum(spec, g, a, c, d)
+    if which == 2:
+        return np.einsum(spec, g, a, b, d)
+    return np.einsum(spec, g, a, b, c)
+
+
+def einsum_bar(g, subscripts, which, like, a, b, c, d):
+    """Cotangent of operand `which` (`like`): g contracted with the others, summed back over
+    the axes it was broadcast along and broadcast over the axes only it had."""
+    # np.shape(None) is (); einsum_plan reads as many shapes as there are operands
+    shapes = (np.shape(a), np.shape(b), np.shape(c), np.shape(d))
+    plan = einsum_plan(subscripts, shapes, which)
+    part = einsum_without(plan[0], g, which, a, b, c, d)
+    if plan[1]:
+        return unbroadcast(np.broadcast_to(np.expand_dims(part, plan[1]), plan[2]), like)
+    return unbroadcast(part, like)
 
 
 @defjvp(np.einsum)
-def einsum_jvp(subscripts, a, b=None, a_dot=0.0, b_dot=0.0):
+def einsum_jvp(subscripts, a, b=None, c=None, d=None, a_dot=0.0, b_dot=0.0, c_dot=0.0,
+               d_dot=0.0):
     if b is None:
         return np.einsum(subscripts, a_dot)
-    return np.einsum(subscripts, a_dot, b) + np.einsum(subscripts, a, b_dot)
+    if c is None:
+        return np.einsum(subscripts, a_dot, b) + np.einsum(subscripts, a, b_dot)
+    if d is None:
+        return (np.einsum(subscripts, a_dot, b, c) + np.einsum(subscripts, a, b_dot, c)
+                + np.einsum(subscripts, a, b, c_dot))
+    return (np.einsum(subscripts, a_dot, b, c, d) + np.einsum(subscripts, a, b_dot, c, d)
+            + np.einsum(subscripts, a, b, c_dot, d) + np.einsum(subscripts, a, b, c, d_dot))
 
 
-@defvjp(np.einsum, wrt=("a", "b"))
-def einsum_vjp(g, subscripts, a, b=None):
-    if b is None:
-        return einsum_bar(g, subscripts, 0, None, a), None
-    return einsum_bar(g, subscripts, 0, b, a), einsum_bar(g, subscripts, 1, a, b)
+@defvjp(np.einsum, wrt=("a", "b", "c", "d"))
+def einsum_vjp(g, subscripts, a, b=None, c=None, d=None):
+    a_bar = einsum_bar(g, subscripts, 0, a, a, b, c, d)
+    b_bar = None if is_none(b) else einsum_bar(g, subscripts, 1, b, a, b, c, d)
+    c_bar = None if is_none(c) else einsum_bar(g, subscripts, 2, c, a, b, c, d)
+    d_bar = None if is_none(d) else einsum_bar(g, subscripts, 3, d, a, b, c, d)
+    return a_bar, b_bar, c_bar, d_bar
 
 
 @defjvp(np.kron)
@@ -81,27 +152,66 @@ def kron_jvp(a, b, a_dot, b_dot):
     return np.kron(a_dot, b) + np.kron(a, b_dot)
 
 
+@def_nondiff
+def kron_plan(shape_a, shape_b):
+    """How to read kron(a, b)'s cotangent as blocks: (interleaved shape, a's axes in it,
+    b's axes in it, a's shape padded to the common rank, b's shape padded likewise, the
+    axes of a padded operand).
+
+    Both operands are padded with leading 1s to a common rank r; then
+    kron(a, b)[i_0 p_0 + k_0, ...] = a[i_0, ...] b[k_0, ...], so the cotangent reshaped to
+    (m_0, p_0, m_1, p_1, ...) has a's axes at even and b's at odd positions.
+    """
+    r = max(len(shape_a), len(shape_b))
+    pa = (1,) * (r - len(shape_a)) + tuple(shape_a)
+    pb = (1,) * (r - len(shape_b)) + tuple(shape_b)
+    blocks = tuple(n for pair in zip(pa, pb) for n in pair)
+    return (blocks, tuple(range(0, 2 * r, 2)), tuple(range(1, 2 * r, 2)), pa, pb,
+            tuple(range(r)))
+
+
 @defvjp(np.kron)
 def kron_vjp(g, a, b):
-    # for 1-D and 2-D operands of equal rank: kron(a, b)[i*p + k, j*q + l] = a[i, j] b[k, l]
-    if np.ndim(a) == 1:
-        blocks = np.reshape(g, (np.size(a), np.size(b)))
-        return blocks @ b, a @ blocks
-    m, n = np.shape(a)
-    p, q = np.shape(b)
-    blocks = np.reshape(g, (m, p, n, q))
-    return np.einsum("ikjl,kl->ij", blocks, b), np.einsum("ikjl,ij->kl", blocks, a)
+    plan = kron_plan(np.shape(a), np.shape(b))
+    blocks = np.reshape(g, plan[0])
+    a_bar = np.tensordot(blocks, np.reshape(b, plan[4]), (plan[2], plan[5]))
+    b_bar = np.tensordot(blocks, np.reshape(a, plan[3]), (plan[1], plan[5]))
+    return np.reshape(a_bar, np.shape(a)), np.reshape(b_bar, np.shape(b))
+
+
+@defcheck(np.cross)
+def cross_check(a, b, axisa=-1, axisb=-1, axis=None):
+    for x, ax in ((a, axisa if axis is None else axis), (b, axisb if axis is None else axis)):
+        shape = x.shape if isinstance(x, Unknown) else np.shape(x)
+        if shape is None or isinstance(ax, Unknown):
+            return "operands or axes whose shapes are not known at compile time"
+        if shape[ax] != 3:
+            return "2-vectors (the VJP covers 3-vectors)"
+    return None
 
 
 @defjvp(np.cross)
-def cross_jvp(a, b, a_dot, b_dot):
-    return np.cross(a_dot, b) + np.cross(a, b_dot)
+def cross_jvp(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None, a_dot=0.0, b_dot=0.0):
+    return (np.cross(a_dot, b, axisa, axisb, axisc, axis)
+            + np.cross(a, b_dot, axisa, axisb, axisc, axis))
 
 
-@defvjp(np.cross)
-def cross_vjp(g, a, b):
-    # 3-vectors along the last axis; <g, a x b> = <b x g, a> = <g x a, b>
-    return unbroadcast(np.cross(b, g), a), unbroadcast(np.cross(g, a), b)
+@defvjp(np.cross, wrt=("a", "b"))
+def cross_vjp(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    # with the vectors along the last axis, <g, a x b> = <b x g, a> = <g x a, b>; `axis`
+    # overrides the other three
+    if axis is not None:
+        return cross_vjp_last(g, a, b, axis, axis, axis)
+    return cross_vjp_last(g, a, b, axisa, axisb, axisc)
+
+
+def cross_vjp_last(g, a, b, axisa, axisb, axisc):
+    a3 = np.moveaxis(a, axisa, -1)
+    b3 = np.moveaxis(b, axisb, -1)
+    g3 = np.moveaxis(g, axisc, -1)
+    a_bar = np.moveaxis(unbroadcast(np.cross(b3, g3), a3), -1, axisa)
+    b_bar = np.moveaxis(unbroadcast(np.cross(g3, a3), b3), -1, axisb)
+    return a_bar, b_bar
 
 
 @defjvp(np.vecdot, np.linalg.vecdot)
@@ -125,4 +235,4 @@ defvjp(np.linalg.tensordot, wrt=("a", "b"))(numpy_reductions.tensordot_vjp)
 
 def_linear(np.inner, np.kron, np.cross, np.vecdot, np.linalg.vecdot, np.linalg.matmul,
            np.linalg.outer, np.linalg.tensordot, wrt=(0, 1))
-def_linear(np.einsum, wrt=(1, 2))
+def_linear(np.einsum, wrt=(1, 2, 3, 4))

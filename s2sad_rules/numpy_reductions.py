@@ -42,17 +42,36 @@ def max_jvp(a, axis=None, keepdims=False, a_dot=0.0, ans=0.0):
         mask, axis=axis, keepdims=keepdims)
 
 
-@defvjp(np.max, np.amax)
-def max_vjp(g, ans, a, axis=None, keepdims=False):
-    if axis is None and np.ndim(a) > 0:
-        # the whole array: g goes to the few positions holding the extremum (ties share
-        # it evenly), a scatter instead of full-size mask arithmetic
+@def_nondiff
+def kept_shape(shape, axis):
+    """The shape of a reduction over `axis` with keepdims=True (reduced axes of length 1)."""
+    if axis is None:
+        return (1,) * len(shape)
+    axes = [a % len(shape) for a in (axis if isinstance(axis, tuple) else (axis,))]
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
+
+
+def extreme_bar(g, ans, a, axis, keepdims):
+    """Cotangent of max/min: g on the entries equal to the extremum, ties sharing it evenly.
+
+    The reduced result is reshaped to its keepdims shape (one view, no branch on `axis`: the
+    pullback then never reassigns the forward sweep's `ans`, even when `axis` is known only at
+    run time)."""
+    if axis is None and not keepdims and np.ndim(a) > 0:
+        # the whole array: g goes to the few positions holding the extremum, a scatter
+        # instead of full-size mask arithmetic
         where = np.nonzero(a == ans)
         return index_add(zeros_like(a), where, g / len(where[0]))
-    mask = a == expand_reduced(ans, a, axis, keepdims)
+    shape = kept_shape(np.shape(a), axis)
+    mask = a == np.reshape(ans, shape)
     count = np.sum(mask, axis=axis, keepdims=True)
-    # ties share g evenly; divide the small array before touching the large one
-    return (expand_reduced(g, a, axis, keepdims) / count) * mask
+    # divide the small array before touching the large one
+    return (np.reshape(g, shape) / count) * mask
+
+
+@defvjp(np.max, np.amax)
+def max_vjp(g, ans, a, axis=None, keepdims=False):
+    return extreme_bar(g, ans, a, axis, keepdims)
 
 
 @defjvp(np.min, np.amin)
@@ -64,15 +83,7 @@ def min_jvp(a, axis=None, keepdims=False, a_dot=0.0, ans=0.0):
 
 @defvjp(np.min, np.amin)
 def min_vjp(g, ans, a, axis=None, keepdims=False):
-    if axis is None and np.ndim(a) > 0:
-        # the whole array: g goes to the few positions holding the extremum (ties share
-        # it evenly), a scatter instead of full-size mask arithmetic
-        where = np.nonzero(a == ans)
-        return index_add(zeros_like(a), where, g / len(where[0]))
-    mask = a == expand_reduced(ans, a, axis, keepdims)
-    count = np.sum(mask, axis=axis, keepdims=True)
-    # ties share g evenly; divide the small array before touching the large one
-    return (expand_reduced(g, a, axis, keepdims) / count) * mask
+    return extreme_bar(g, ans, a, axis, keepdims)
 
 
 @defjvp(np.prod)

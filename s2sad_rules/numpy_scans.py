@@ -1,16 +1,19 @@
 """Rules for NumPy statistics, NaN-aware reductions and scans: var std ptp average nansum
-nanmean cumsum cumprod trace diff.
+nanmean cumsum cumprod trace diff gradient.
 
 Conventions: `ptp` follows `max`/`min` (ties share the derivative evenly); `cumprod`, like
 `prod`, is differentiated by division and is valid where no factor is zero; `nansum` and
-`nanmean` give NaN entries a zero derivative; `std` at a zero spread is infinite.
+`nanmean` give NaN entries a zero derivative; `std` at a zero spread has derivative 0 (the
+zero subgradient, as `norm` at 0). `np.sqrt(np.var(x))` written out differs: sqrt's slope is
+infinite at 0, and the chain rule gives NaN there. `gradient` is covered along one axis with a
+scalar spacing, `edge_order` 1 or 2 (coordinate arrays and several axes are refused).
 """
 
 import numpy as np
 
-from s2sad.ir.prims import unbroadcast
+from s2sad.ir.prims import unbroadcast, zeros_like
 from s2sad_rules.numpy_reductions import expand_reduced
-from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
+from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
 
 
 def centered(a, axis):
@@ -20,6 +23,16 @@ def centered(a, axis):
 def count_reduced(a, ans):
     """How many input entries each result entry of a reduction summarises."""
     return np.size(a) / np.size(ans)
+
+
+@defcheck(np.var, np.std)
+def spread_check(dtype=None, out=None):
+    if out is not None:
+        return "`out=` (write the result to a new array)"
+    if dtype is not None and not isinstance(dtype, Unknown) and \
+            np.dtype(dtype).kind not in "fc":
+        return f"dtype={dtype!r} (an integer result carries no derivative)"
+    return None
 
 
 @defjvp(np.var)
@@ -37,13 +50,14 @@ def var_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 @defjvp(np.std)
 def std_jvp(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, a_dot=0.0, ans=0.0):
     n = count_reduced(a, ans)
-    return np.sum(centered(a, axis) * a_dot, axis=axis, keepdims=keepdims) / ((n - ddof) * ans)
+    spread = ans + (ans == 0)  # 1 where std is 0: the numerator is 0 there too
+    return np.sum(centered(a, axis) * a_dot, axis=axis, keepdims=keepdims) / ((n - ddof) * spread)
 
 
 @defvjp(np.std)
 def std_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     n = count_reduced(a, ans)
-    scale = expand_reduced(g / ans, a, axis, keepdims) / (n - ddof)
+    scale = expand_reduced(g / (ans + (ans == 0)), a, axis, keepdims) / (n - ddof)
     return scale * centered(a, axis)
 
 
@@ -185,4 +199,43 @@ def diff_pad_width(ndim, axis):
     return tuple((1, 1) if i == axis % ndim else (0, 0) for i in range(ndim))
 
 
-def_linear(np.nansum, np.cumsum, np.trace, np.diff, wrt=(0,))
+@defcheck(np.gradient)
+def gradient_check(f, varargs=1.0, axis=None, edge_order=1):
+    ndim = f.ndim if isinstance(f, Unknown) else np.ndim(f)
+    if isinstance(axis, Unknown) or isinstance(edge_order, Unknown):
+        return "an `axis` or `edge_order` not known at compile time"
+    if not isinstance(axis, int) and ndim != 1:
+        return "several axes at once (a tuple of results): pass one integer `axis`"
+    spacing_ndim = varargs.ndim if isinstance(varargs, Unknown) else np.ndim(varargs)
+    if spacing_ndim != 0:
+        return "coordinate arrays as spacing (pass one scalar spacing)"
+    return None
+
+
+@defjvp(np.gradient)
+def gradient_jvp(f, varargs=1.0, axis=None, edge_order=1, f_dot=0.0):
+    return np.gradient(f_dot, varargs, axis=axis, edge_order=edge_order)
+
+
+@defvjp(np.gradient, wrt=("f",))
+def gradient_vjp(g, f, varargs=1.0, axis=None, edge_order=1):
+    # the transpose of the difference stencil: central differences inside, one-sided ones
+    # (of first or second order) at both ends, along one axis with uniform spacing
+    ax = 0 if axis is None else axis
+    rows = np.moveaxis(g, ax, 0) / varargs
+    inner = rows[1:-1] / 2.0
+    two = zeros_like(rows[:2])
+    bar = np.concatenate([two, inner]) - np.concatenate([inner, two])
+    head = rows[:1]
+    tail = rows[-1:]
+    if edge_order == 1:
+        rest = zeros_like(rows[2:])
+        bar = bar + np.concatenate([-head, head, rest]) + np.concatenate([rest, -tail, tail])
+    else:
+        rest = zeros_like(rows[3:])
+        bar = (bar + np.concatenate([-1.5 * head, 2.0 * head, -0.5 * head, rest])
+               + np.concatenate([rest, 0.5 * tail, -2.0 * tail, 1.5 * tail]))
+    return np.moveaxis(bar, 0, ax)
+
+
+def_linear(np.nansum, np.cumsum, np.trace, np.diff, np.gradient, wrt=(0,))

@@ -64,6 +64,24 @@ def moveaxis_vjp(g, a, source, destination):
     return np.moveaxis(g, destination, source)
 
 
+@defjvp(np.rollaxis)
+def rollaxis_jvp(a, axis, start=0, a_dot=0.0):
+    return np.rollaxis(a_dot, axis, start)
+
+
+@defvjp(np.rollaxis, wrt=("a",))
+def rollaxis_vjp(g, a, axis, start=0):
+    return np.moveaxis(g, rolled_to(np.ndim(a), axis, start), axis)
+
+
+@def_nondiff
+def rolled_to(ndim, axis, start):
+    """Where np.rollaxis(a, axis, start) puts `axis` (it lands before `start`)."""
+    axis = axis % ndim
+    start = start + ndim if start < 0 else start
+    return start - 1 if start > axis else start
+
+
 @defjvp(np.expand_dims)
 def expand_dims_jvp(a, axis, a_dot):
     return np.expand_dims(a_dot, axis)
@@ -104,23 +122,28 @@ def copy_vjp(g, a):
     return g
 
 
+# np.array / np.asarray with a float or complex `dtype` pass derivatives through (a JVP rule
+# emits np.array(..., dtype=float), so that this keeps every generated JVP differentiable);
+# an integer dtype gives an integer result, which carries no derivative.
 @defjvp(np.asarray)
-def asarray_jvp(a, a_dot):
-    return np.asarray(a_dot)
+def asarray_jvp(a, dtype=None, a_dot=0.0):
+    return np.asarray(a_dot, dtype=dtype)
 
 
-@defvjp(np.asarray)
-def asarray_vjp(g, a):
+@defvjp(np.asarray, wrt=("a",))
+def asarray_vjp(g, a, dtype=None):
     return g
 
 
 @defjvp(np.array)
-def array_jvp(object, object_dot):
-    return np.array(object_dot, dtype=float)
+def array_jvp(object, dtype=None, object_dot=0.0):
+    if dtype is None:
+        return np.array(object_dot, dtype=float)
+    return np.array(object_dot, dtype=dtype)
 
 
-@defvjp(np.array)
-def array_vjp(g, object):
+@defvjp(np.array, wrt=("object",))
+def array_vjp(g, object, dtype=None):
     # a list's cotangent is anything whose items are the items' cotangents: the array itself
     return g
 
@@ -152,6 +175,7 @@ def stack_vjp(g, arrays, axis=0):
     return np.moveaxis(g, axis, 0)
 
 
+def_linear(np.rollaxis, wrt=(0,))
 def_linear(np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.expand_dims,
            np.squeeze, np.broadcast_to, np.copy, np.asarray, np.array, np.concatenate,
            np.stack, wrt=(0,))

@@ -3,12 +3,19 @@
 Conventions at kinks: `fabs` (like `abs`) has derivative 0 at 0; `cbrt` has an
 infinite derivative at 0; `nan_to_num` passes tangents through finite entries
 and gives 0 where it replaced a NaN or an infinity.
+
+Complex values follow JAX's convention (the cotangent of z = x + iy is g (d/dx - i d/dy)):
+`real`'s cotangent is g, `imag`'s -i g, `conj`'s conj(g); `angle(z)` has tangent
+Im(conj(z) dz) / |z|^2 and cotangent -i g conj(z) / |z|^2. The angle of a real input (0 or pi)
+is piecewise constant: derivative 0, also at its jump at 0. `real_if_close` of a real input is
+the identity; a complex input is refused (whether the result is real depends on the values).
 """
 
 import numpy as np
 
 from s2sad.ir.prims import Attr
-from s2sad_rules.registry import def_linear, defjvp, defvjp
+from s2sad_rules.kind_tests import is_complex
+from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
 
 LN2 = 0.6931471805599453
 LN10 = 2.302585092994046
@@ -143,7 +150,9 @@ def nan_to_num_vjp(g, x, copy=True, nan=0.0, posinf=None, neginf=None):
     return g * np.isfinite(x)
 
 
-# real, imag, conj: rules for real inputs (complex differentiation is not supported yet)
+# real, imag, conj of a complex input follow JAX's convention for complex cotangents: the
+# cotangent of z = x + iy is dL/dx - i dL/dy (conjugate-linear), so real's is g, imag's is
+# -i g and conj's is conj(g). For a real input they reduce to g, 0 and g.
 @defjvp(np.real)
 def real_jvp(val, val_dot):
     return np.real(val_dot)
@@ -151,7 +160,15 @@ def real_jvp(val, val_dot):
 
 @defvjp(np.real)
 def real_vjp(g, val):
+    if is_complex(val):
+        return g + 0j
     return g
+
+
+def imag_bar(g, x):
+    if is_complex(x):
+        return -1j * g
+    return 0.0 * g  # the imaginary part of a real input is the constant 0
 
 
 @defjvp(np.imag)
@@ -161,7 +178,7 @@ def imag_jvp(val, val_dot):
 
 @defvjp(np.imag)
 def imag_vjp(g, val):
-    return 0.0 * g  # the imaginary part of a real input is the constant 0
+    return imag_bar(g, val)
 
 
 @defjvp(Attr("imag"))
@@ -171,7 +188,7 @@ def imag_attr_jvp(x, x_dot):
 
 @defvjp(Attr("imag"))
 def imag_attr_vjp(g, x):
-    return 0.0 * g
+    return imag_bar(g, x)
 
 
 @defjvp(np.conj)
@@ -184,5 +201,44 @@ def conj_vjp(g, x):
     return np.conj(g)
 
 
+# angle: arg(z) = arctan2(y, x) for z = x + iy has tangent Im(conj(z) dz) / |z|^2 and, in
+# JAX's convention, cotangent g (d/dx - i d/dy) arg(z) = -i g conj(z) / |z|^2; the angle of a
+# real input (0 or pi) is piecewise constant: derivative 0.
+@defjvp(np.angle)
+def angle_jvp(z, deg=False, z_dot=0.0):
+    if is_complex(z):
+        return angle_unit(deg) * np.imag(np.conj(z) * z_dot) / np.real(np.conj(z) * z)
+    return 0.0 * z_dot
+
+
+@defvjp(np.angle, wrt=("z",))
+def angle_vjp(g, z, deg=False):
+    if is_complex(z):
+        return -1j * angle_unit(deg) * g * np.conj(z) / np.real(np.conj(z) * z)
+    return 0.0 * g
+
+
+@def_nondiff
+def angle_unit(deg):
+    return 180.0 / np.pi if deg else 1.0
+
+
+@defcheck(np.real_if_close)
+def real_if_close_check(a):
+    if isinstance(a, Unknown) and a.dtype == "c":
+        return "a complex input (whether the result is real depends on the values)"
+    return None
+
+
+@defjvp(np.real_if_close)
+def real_if_close_jvp(a, tol=100, a_dot=0.0):
+    return a_dot  # a real input comes back unchanged
+
+
+@defvjp(np.real_if_close, wrt=("a",))
+def real_if_close_vjp(g, a, tol=100):
+    return g
+
+
 def_linear(np.deg2rad, np.radians, np.rad2deg, np.degrees, np.real, np.imag, np.conj,
-           Attr("imag"))
+           Attr("imag"), np.real_if_close)

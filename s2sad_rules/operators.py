@@ -1,5 +1,11 @@
 """Rules for Python's operators and the differentiable builtins (abs, min, max, float, pow).
 
+Conventions for `x ** y` (and np.power, pow): the derivative in x is 0 where y == 0 (x**0 is
+the constant 1, even at x = 0) and infinite at x = 0 for 0 < y < 1; the derivative in y is
+0 at x == 0 (log(x) is taken as 0 there, as in JAX). `abs` of a complex z has tangent
+Re(conj(z/|z|) dz) and cotangent g conj(z/|z|) (JAX's convention for complex cotangents:
+g (d/dx - i d/dy) for z = x + iy); the derivative at 0 is 0.
+
 The same rules serve NumPy's ufunc spellings (np.add, np.multiply, ...).
 `unbroadcast(g, x)` sums a cotangent back to the shape of a broadcast operand;
 the compiler removes it when the shapes are known to match.
@@ -9,8 +15,26 @@ import operator
 
 import numpy as np
 
-from s2sad.ir.prims import unbroadcast
+from s2sad.ir.prims import unbroadcast, zeros_like
+from s2sad_rules.kind_tests import is_complex, is_safe_exponent
 from s2sad_rules.registry import def_linear, defjvp, defvjp
+
+
+def real_like(z, a):
+    """The cotangent of `a` from a complex z: z for a complex `a`, its real part for a real one
+    (JAX's convention: a real input's cotangent is real)."""
+    if is_complex(a):
+        return z
+    return np.real(z)
+
+
+def mixed_bar(z, a, b):
+    """The cotangent z of operand `a` of a binary operation with `b`: its real part where a is
+    real and b complex (z is complex only then). Decided at compile time from the operands'
+    kinds, never the cotangent's (which vector mode batches)."""
+    if is_complex(b):
+        return real_like(z, a)
+    return z
 
 
 @defjvp(operator.add, np.add)
@@ -20,7 +44,7 @@ def add_jvp(x, y, x_dot, y_dot):
 
 @defvjp(operator.add, np.add)
 def add_vjp(g, x, y):
-    return unbroadcast(g, x), unbroadcast(g, y)
+    return unbroadcast(mixed_bar(g, x, y), x), unbroadcast(mixed_bar(g, y, x), y)
 
 
 @defjvp(operator.sub, np.subtract)
@@ -30,7 +54,7 @@ def sub_jvp(x, y, x_dot, y_dot):
 
 @defvjp(operator.sub, np.subtract)
 def sub_vjp(g, x, y):
-    return unbroadcast(g, x), unbroadcast(-g, y)
+    return unbroadcast(mixed_bar(g, x, y), x), unbroadcast(mixed_bar(-g, y, x), y)
 
 
 @defjvp(operator.mul, np.multiply)
@@ -40,7 +64,7 @@ def mul_jvp(x, y, x_dot, y_dot):
 
 @defvjp(operator.mul, np.multiply)
 def mul_vjp(g, x, y):
-    return unbroadcast(g * y, x), unbroadcast(x * g, y)
+    return unbroadcast(mixed_bar(g * y, x, y), x), unbroadcast(mixed_bar(x * g, y, x), y)
 
 
 @defjvp(operator.truediv, np.divide, np.true_divide)
@@ -50,7 +74,8 @@ def div_jvp(x, y, x_dot, y_dot, ans):
 
 @defvjp(operator.truediv, np.divide, np.true_divide)
 def div_vjp(g, ans, x, y):
-    return unbroadcast(g / y, x), unbroadcast(-g * ans / y, y)
+    return (unbroadcast(mixed_bar(g / y, x, y), x),
+            unbroadcast(mixed_bar(-g * ans / y, y, x), y))
 
 
 @defjvp(operator.neg, np.negative)
@@ -73,14 +98,34 @@ def pos_vjp(g, x):
     return g
 
 
+def times_pow_slope(t, x, y):
+    """t * d(x**y)/dx = t * y * x**(y - 1), taken as 0 where y == 0 (x**0 is constant, even at
+    x = 0).
+
+    np.power keeps NumPy's semantics for a zero base (inf, not ZeroDivisionError); a constant
+    exponent >= 1 keeps the plain operator, which the simplifier folds (x ** 1 is x).
+    """
+    if is_safe_exponent(y):
+        if y == 0:
+            return t * zeros_like(x)
+        return t * y * x ** (y - 1)
+    return t * y * np.power(x, y - 1 + (y == 0))
+
+
+def pow_log_base(x):
+    """log(x) for d(x**y)/dy = x**y * log(x), taken as 0 at x == 0 (where x**y is 0 or 1)."""
+    return np.log(x + (x == 0))
+
+
 @defjvp(operator.pow, np.power, pow)
 def pow_jvp(x, y, x_dot, y_dot, ans):
-    return x_dot * y * x ** (y - 1) + y_dot * ans * np.log(x)
+    return times_pow_slope(x_dot, x, y) + y_dot * ans * pow_log_base(x)
 
 
 @defvjp(operator.pow, np.power, pow)
 def pow_vjp(g, ans, x, y):
-    return unbroadcast(g * y * x ** (y - 1), x), unbroadcast(g * ans * np.log(x), y)
+    return (unbroadcast(times_pow_slope(g, x, y), x),
+            unbroadcast(g * ans * pow_log_base(x), y))
 
 
 @defjvp(operator.matmul, np.matmul)
@@ -111,17 +156,28 @@ def matmul_bar_right(g, x, y):
             return g * x
         return unbroadcast(np.expand_dims(x, -1) * np.expand_dims(g, -2), y)
     if np.ndim(y) == 1:
-        return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), g), y)
+        # g has x's leading axes: contract them all (a stack of matrices times one vector)
+        return np.tensordot(g, x, np.ndim(g))
     return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), g), y)
+
+
+def conj_direction(z):
+    """conj(z) / |z|, 0 at z = 0 (np.sign is constant for real inputs only, so this is
+    written out: it is differentiated again in second order)."""
+    return np.conj(z) / (np.abs(z) + (z == 0))
 
 
 @defjvp(abs, np.abs, np.absolute)
 def abs_jvp(x, x_dot):
+    if is_complex(x):
+        return np.real(conj_direction(x) * x_dot)  # |z| changes by Re(conj(z/|z|) dz)
     return x_dot * np.sign(x)
 
 
 @defvjp(abs, np.abs, np.absolute)
 def abs_vjp(g, x):
+    if is_complex(x):
+        return g * conj_direction(x)  # JAX's convention: g (d/dx - i d/dy) |x + iy|
     return g * np.sign(x)
 
 

@@ -45,6 +45,7 @@ class RuleTable:
         self.nondiff: dict = {}  # callable -> True
         self.linear: dict = {}  # callable -> tuple of parameter names it is linear in
         self.spelling: dict = {}  # callable -> (module path, attribute name) for imports
+        self.checks: dict = {}  # callable -> compile-time check of a call's options
         self._listeners: list = []
         self._version = 0
         self._fingerprint = None  # (version, hash)
@@ -163,6 +164,9 @@ def _content_hash(table: RuleTable) -> str:
             entries.append(f"{mode} {name(fn)} {rule.diff_params} {name(rule.func)}")
             files.add(getattr(getattr(rule.func, "__code__", None), "co_filename", ""))
     entries += [f"nondiff {name(fn)} {v}" for fn, v in table.nondiff.items()]
+    for fn, check in table.checks.items():
+        entries.append(f"check {name(fn)} {name(check)}")
+        files.add(getattr(getattr(check, "__code__", None), "co_filename", ""))
     entries += [f"linear {name(fn)} {v}" for fn, v in table.linear.items()]
     h = hashlib.sha256("\n".join(sorted(entries)).encode())
     for path in sorted(files):
@@ -234,6 +238,37 @@ def def_nondiff(*fns):
         TABLE.nondiff[TABLE._key(fn)] = True
     TABLE.version += 1
     return fns[0] if len(fns) == 1 else fns
+
+
+def defcheck(*fns):
+    """Decorator: a compile-time check of the options of a call of each of `fns`.
+
+    The check takes (a subset of) the primitive's parameters by name: an option's value where
+    the compiler knows it (a literal or a folded constant), else an `Unknown` describing the
+    argument. It returns None to accept the call or a short reason naming the option it
+    cannot handle; the compiler then refuses the call with a MissingRuleError.
+    """
+
+    def register(func):
+        for fn in fns:
+            TABLE.checks[TABLE._key(fn)] = func
+        TABLE.version += 1
+        return func
+
+    return register
+
+
+class Unknown:
+    """An argument whose value is not known at compile time: its rank, shape and dtype kind
+    ('f', 'c', ...), each None where the compiler does not know it either."""
+
+    def __init__(self, ndim=None, dtype=None, shape=None):
+        self.ndim = ndim
+        self.dtype = dtype
+        self.shape = shape
+
+    def __repr__(self):
+        return f"Unknown(ndim={self.ndim}, dtype={self.dtype!r}, shape={self.shape})"
 
 
 def def_linear(*fns, wrt=None):

@@ -53,8 +53,10 @@ def callee_name(fn) -> str:
         return f".{fn.name}"
     mod = getattr(fn, "__module__", None) or ""
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
-    if mod in ("numpy", "numpy.linalg") or mod.startswith("numpy"):
+    if mod == "numpy" or mod.startswith("numpy._"):
         return f"np.{name}"
+    if mod.startswith("numpy."):  # a public submodule: np.linalg.norm, np.fft.fft
+        return f"np.{mod[len('numpy.'):]}.{name}"
     if mod in ("math", "operator", "builtins"):
         return name if mod == "builtins" else f"{mod}.{name}"
     return name

@@ -8,6 +8,7 @@ materialised at a merge point.
 
 from __future__ import annotations
 
+import inspect
 import operator
 
 import numpy as np
@@ -47,6 +48,54 @@ def materialize(em: Emitter, atom, kind, like, hint: str):
     return em.call(prims.zeros_like, (like,), hint=hint)
 
 
+def check_options(table, s: Call, bindings: dict, kind_of):
+    """Refuse at compile time a call whose options its rules do not handle (`defcheck`)."""
+    check = table.checks.get(s.fn) if _hashable(s.fn) else None
+    if check is None:
+        return
+    from s2sad_rules.registry import Unknown
+
+    values = {}
+    params = inspect.signature(check).parameters
+    takes_all = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    for name in (bindings if takes_all else params):
+        if name not in bindings:
+            continue
+        atom = bindings[name]
+        k = kind_of(atom)
+        if isinstance(atom, Const):
+            values[name] = atom.value
+        elif k.known:
+            values[name] = k.value
+        else:
+            values[name] = Unknown(k.ndim, k.dtype, k.static_shape)
+    reason = check(**values)
+    if reason:
+        raise MissingRuleError(
+            f"the rules for `{callee_name(s.fn)}` do not support {reason}", s.loc,
+            "rewrite the call without that option, or register your own rule with "
+            f"@s2sad.defjvp({callee_name(s.fn)}) and @s2sad.defvjp({callee_name(s.fn)})")
+
+
+def tangent_suffix(param_names) -> str:
+    """`_dot`, or `_dot2`, `_dot3`... when a parameter already ends in `_dot` (the JVP of a
+    JVP): tangent parameters never clash with the primal's and read as a second derivative."""
+    names = set(param_names)
+    suffix, n = "_dot", 1
+    while any(p + suffix in names or p.endswith(suffix) for p in names):
+        n += 1
+        suffix = f"_dot{n}"
+    return suffix
+
+
+def _hashable(fn) -> bool:
+    try:
+        hash(fn)
+        return True
+    except TypeError:
+        return False
+
+
 class ForwardPass:
     def __init__(self, fn: Function, kinds: dict, wrt: tuple, table):
         self.fn = fn
@@ -66,7 +115,8 @@ class ForwardPass:
         return zero(self.kind(a), a)
 
     def run(self) -> Function:
-        tparams = [self.namer.fresh(hint_of(p) + "_dot") for p in self.wrt_params]
+        suffix = tangent_suffix([p.name for p in self.fn.params])
+        tparams = [self.namer.fresh(p.name + suffix) for p in self.wrt_params]
         self.tan.update(zip(self.wrt_params, tparams))
         em = Emitter(self.namer)
         self.stmts(self.fn.body.stmts, em)
@@ -142,6 +192,7 @@ class ForwardPass:
                 f"linear with s2sad.def_linear")
         bindings = bind_call(rule, s)
         check_differentiable(rule, bindings, lambda a: a in self.active, s)
+        check_options(self.table, s, bindings, self.kind)
         for p in rule.diff_params:
             bindings[p + "_dot"] = self.tangent(bindings[p])
         if rule.uses_ans:

@@ -32,7 +32,7 @@ from s2sad.ir.nodes import (
     free_vars,
 )
 from s2sad.passes.activity import active_vars
-from s2sad.passes.forward import materialize
+from s2sad.passes.forward import check_options, materialize
 from s2sad.passes.inline_rules import bind_call, callee_name, check_differentiable, inline, zero
 
 
@@ -41,6 +41,25 @@ def _defined(block: Block) -> set:
     for s in block.stmts:
         out.update(s.defs)
     return out
+
+
+def _elementwise(fn) -> bool:
+    """A primitive whose VJP maps each entry's cotangent to the same entry of its operands."""
+    return isinstance(fn, np.ufunc) or fn in _ELEMENTWISE_OPS
+
+
+_ELEMENTWISE_OPS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
+                    operator.neg, operator.pos, abs}
+
+
+def _fits(cond_shape, shape) -> bool:
+    """Does a condition of `cond_shape` select entries of an array of `shape`?"""
+    if cond_shape is None:
+        return False
+    try:
+        return tuple(np.broadcast_shapes(tuple(cond_shape), tuple(shape))) == tuple(shape)
+    except ValueError:
+        return False
 
 
 class ReversePass:
@@ -56,6 +75,8 @@ class ReversePass:
         self.cot_tapes: dict = {}  # tape of the differentiated code -> its cotangent tape
         self.reader_tape = _reader_tapes(fn.body)
         self.loop_depth = 0  # loops being reversed around the current statement
+        # cotangent atom -> the np.where selections it flows from: [(condition, branch)]
+        self.masks: dict = {}
         self.exact_readers: set = set()
 
     def kind(self, a):
@@ -233,6 +254,7 @@ class ReversePass:
                 f"register one with @s2sad.defvjp({callee_name(fn)})")
         bindings = bind_call(rule, s)
         check_differentiable(rule, bindings, self.is_active, s)
+        check_options(self.table, s, bindings, self.kind)
         bindings["g"] = g
         if rule.uses_ans:
             bindings["ans"] = t
@@ -245,10 +267,36 @@ class ReversePass:
             raise NonDifferentiableError(
                 f"the VJP rule for `{callee_name(fn)}` returns {len(contribs)} values for "
                 f"{len(rule.diff_params)} differentiable parameters", s.loc)
+        masks = self.masks.get(g) if fn is np.where or _elementwise(fn) else None
         for p, c in zip(rule.diff_params, contribs):
             a = bindings[p]
             if self.is_active(a):
+                c, m = self.mask_branch(s, bindings, p, c, masks, rev)
+                fresh = bars.get(a) is None
                 self.add_bar(bars, a, c, rev)
+                if m and fresh:
+                    self.masks[bars[a]] = m
+
+    def mask_branch(self, s: Call, bindings: dict, p: str, c, masks, rev: Emitter):
+        """NaN-safe np.where: a cotangent computed from a branch np.where did not select is
+        exactly 0 there, even where the branch's own derivative is inf or NaN (sqrt(x) at
+        x <= 0, log(x) at 0). Elementwise VJPs downstream of a where repeat its selection on
+        what they pass back; returns the contribution and the selections it carries."""
+        k = self.kind(bindings[p])
+        shape = k.static_shape
+        if k.tag != "array" or shape is None or shape != self.kind(s.target).static_shape:
+            return c, None  # a number, or broadcast or unknown shape: no mask follows it
+        fits = [(cond, then) for cond, then in masks or ()
+                if _fits(self.kind(cond).static_shape, shape)]
+        if not isinstance(c, Const):  # a constant (a symbolic zero) needs no mask
+            for cond, then in fits:
+                keep = (c, Const(0.0)) if then else (Const(0.0), c)
+                c = rev.call(np.where, (cond,) + keep, hint=hint_of(bindings[p]) + "_bar")
+        if s.fn is np.where and p in ("x", "y"):
+            cond = bindings["condition"]
+            if _fits(self.kind(cond).static_shape, shape):
+                fits.append((cond, p == "x"))
+        return c, tuple(fits) or None
 
     def transposed_vjp(self, s: Call, jrule, g, rev: Emitter, bars: dict):
         """A primitive with only a JVP rule: its VJP is the transpose of that rule, which is
@@ -275,6 +323,7 @@ class ReversePass:
         ir = rule_ir(jrule, self.table)
         bindings = bind_call(jrule, s)
         check_differentiable(jrule, bindings, self.is_active, s)
+        check_options(self.table, s, bindings, self.kind)
         kinds_in, mapping = {}, {}
         wrt = []
         for i, p in enumerate(ir.params):

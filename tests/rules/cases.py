@@ -16,7 +16,8 @@ import numpy as np
 
 from s2sad.ir.prims import astype as _astype
 from s2sad.ir.prims import broadcast_like, unbroadcast
-from s2sad_rules.numpy_construction import reshape_items
+from s2sad_rules.numpy_construction import broadcast_items, reshape_items, unbroadcast_items
+from s2sad_rules.numpy_linalg import real_spectrum
 from s2sad_rules.structural import index_add
 
 
@@ -628,6 +629,142 @@ add(prim_broadcast_like, lambda rng: [real(rng, (3,)), real(rng, (2, 3))], wrt=(
 add(prim_index_add, lambda rng: [real(rng, (4, 2)), real(rng, (3, 2))])
 add(prim_reshape_items, lambda rng: [real(rng, (1, 3)), real(rng, (4,))])
 add(prim_astype, lambda rng: [real(rng, (3,))])
+
+# -- issue #13: forms and rules added after a peer's test-suite found gaps ----------------------
+
+def np_matmul_stack_vec(a, b): return np.matmul(a, b)
+def np_einsum_ellipsis(a, b): return np.einsum("...ij,...jk->...ik", a, b)
+def np_einsum_three(a, b, c): return np.einsum("ij,jk,kl->il", a, b, c)
+def np_einsum_four(a, b, c, d): return np.einsum("i,ij,j,k", a, b, c, d)
+def np_einsum_reduce_ellipsis(a): return np.einsum("...i->...", a)
+def np_kron_ranks(a, b): return np.kron(a, b)
+def np_max_keepdims(x): return np.max(x, axis=None, keepdims=True)
+def np_min_keepdims(x): return np.min(x, axis=None, keepdims=True)
+def la_norm_nuc_axes(x): return np.linalg.norm(x, "nuc", axis=(0, 1))
+def la_norm_2_axes(x): return np.linalg.norm(x, 2, axis=(2, 0), keepdims=True)
+def la_norm_1_matrix(x): return np.linalg.norm(x, 1)
+def la_norm_inf_axes(x): return np.linalg.norm(x, -np.inf, axis=(1, 2))
+def np_vstack_one(x): return np.vstack(x)
+def np_hstack_one(x): return np.hstack(x)
+def np_column_stack_one(x): return np.column_stack(x)
+def np_select_broadcast(x, y):
+    return np.select([x > 0.3], [y], 0.5)
+def np_std_axis(x): return np.std(x, axis=1, keepdims=True)
+def np_array_dtype(x): return np.array([x, 2.0 * x], dtype=float)
+def np_asarray_dtype(x): return np.asarray(x, dtype=np.float64) * x
+def np_cross_axes(a, b): return np.cross(a, b, axisa=0, axisb=1, axisc=0)
+def np_cross_axis(a, b): return np.cross(a, b, axis=0)
+def np_rollaxis(x): return np.rollaxis(x, 2, 0)
+def np_rollaxis_start(x): return np.rollaxis(x, 0, 3)
+def np_partition(x): return np.partition(x, 2)
+def np_partition_flat(x): return np.partition(x, 1, axis=None)
+def np_append(x, y): return np.append(x, y)
+def np_append_axis(x, y): return np.append(x, y, axis=0)
+def np_vsplit(x):
+    parts = np.vsplit(x, 2)
+    return parts[0] * parts[1]
+def np_hsplit(x):
+    parts = np.hsplit(x, [1])
+    return parts[0] * parts[1]
+def np_dsplit(x):
+    parts = np.dsplit(x, 2)
+    return parts[0] - 2.0 * parts[1]
+def np_indices(x): return x * np.indices((2, 3))[0]
+def np_angle(x): return np.angle(x) * x + np.angle(x, deg=True)
+def np_real_if_close(x): return np.real_if_close(x) * 2.0
+def np_gradient(x): return np.gradient(x)
+def np_gradient_axis(x): return np.gradient(x, 0.5, axis=1)
+def np_gradient_order2(x): return np.gradient(x, 0.3, axis=0, edge_order=2)
+def la_eig(a):
+    w, v = np.linalg.eig(a)
+    return w, v * v[..., :1, :]  # sign-invariant in each eigenvector
+def fft_round_trip(x): return np.real(np.fft.ifft(np.fft.fft(x) * np.array([1.0, 2.0, 3.0, 0.5])))
+def fft_parts(x):
+    y = np.fft.fft(x, 6, norm="ortho")
+    return np.real(y) + 2.0 * np.imag(y)
+def fft_power(x): return np.abs(np.fft.rfft(x)) ** 2
+def fft_irfft(x): return np.fft.irfft(np.fft.rfft(x) * 1.5j + 1.0, 7)
+def fft_2d(x):
+    y = np.fft.fft2(x, s=(3, 5))
+    z = np.fft.ifft2(x, norm="forward")
+    return np.real(y) * 2.0 + np.imag(y), np.imag(z)
+def fft_2d_real(x): return np.fft.irfft2(np.fft.rfft2(x) ** 2)
+def fft_nd(x):
+    y = np.fft.fftn(x, axes=(0,))
+    return np.real(y) + np.imag(np.fft.ifftn(x, s=(2, 2), axes=(0, 1)))[0, 0]
+def fft_nd_real(x):
+    y = np.fft.rfftn(x, norm="forward") * 3.0j + 1.0
+    return np.fft.irfftn(y, s=(4, 6), axes=(0, 1), norm="forward")
+def fft_shifts(x): return np.fft.fftshift(x, axes=1) * np.fft.ifftshift(x)
+def prim_unbroadcast_items(a, b):
+    parts = unbroadcast_items([a, b], [np.zeros(3), 0.0])
+    return parts[0], parts[1]
+def prim_real_spectrum(w): return real_spectrum(w) * 2.0
+def prim_broadcast_items(a, b):
+    parts = broadcast_items([a, b], [np.zeros((2, 3)), np.zeros(2)])
+    return parts[0], parts[1]
+
+
+def _real_eigenvalues(rng, n=3):
+    return np.diag(np.arange(1.0, n + 1.0) * 1.5) + 0.3 * rng.uniform(-1, 1, (n, n))
+
+
+for _fn, _make in [
+        (np_matmul_stack_vec, lambda rng: [real(rng, (2, 2, 3)), real(rng, (3,))]),
+        (np_einsum_ellipsis, lambda rng: [real(rng, (2, 3, 4)), real(rng, (4, 2))]),
+        (np_einsum_ellipsis, lambda rng: [real(rng, (1, 3, 4)), real(rng, (2, 4, 2))]),
+        (np_einsum_three, lambda rng: [real(rng, (2, 3)), real(rng, (3, 4)), real(rng, (4, 2))]),
+        (np_einsum_four, lambda rng: [real(rng, (2,)), real(rng, (2, 3)), real(rng, (3,)),
+                                      real(rng, (2,))]),
+        (np_einsum_reduce_ellipsis, lambda rng: [real(rng, (2, 3))]),
+        (np_kron_ranks, lambda rng: [real(rng, (5,)), real(rng, (3, 1))]),
+        (np_kron_ranks, lambda rng: [real(rng, (2, 2)), real(rng, (3,))]),
+        (np_kron_ranks, lambda rng: [real(rng, (2, 1, 2)), real(rng, (3,))]),
+        (np_max_keepdims, lambda rng: [distinct(rng, (2, 3))]),
+        (np_min_keepdims, lambda rng: [distinct(rng, (2, 3))]),
+        (la_norm_nuc_axes, lambda rng: [real(rng, (2, 3, 4))]),
+        (la_norm_2_axes, lambda rng: [real(rng, (2, 3, 4))]),
+        (la_norm_1_matrix, lambda rng: [distinct(rng, (3, 4))]),
+        (la_norm_inf_axes, lambda rng: [distinct(rng, (2, 3, 4))]),
+        (np_vstack_one, lambda rng: [real(rng, (2, 3, 2))]),
+        (np_hstack_one, lambda rng: [real(rng, (2, 3, 2))]),
+        (np_column_stack_one, lambda rng: [real(rng, (3, 2))]),
+        (np_select_broadcast, lambda rng: [real(rng, (2, 3)), real(rng, (3,))]),
+        (np_std_axis, lambda rng: [real(rng, (2, 3))]),
+        (np_array_dtype, lambda rng: [real(rng, (3,))]),
+        (np_asarray_dtype, lambda rng: [real(rng, (3,))]),
+        (np_cross_axes, lambda rng: [real(rng, (3, 2)), real(rng, (2, 3))]),
+        (np_cross_axis, lambda rng: [real(rng, (3, 2)), real(rng, (3, 2))]),
+        (np_rollaxis, lambda rng: [real(rng, (2, 3, 4))]),
+        (np_rollaxis_start, lambda rng: [real(rng, (2, 3, 4))]),
+        (np_partition, lambda rng: [distinct(rng, (2, 5))]),
+        (np_partition_flat, lambda rng: [distinct(rng, (2, 3))]),
+        (np_append, lambda rng: [real(rng, (2, 3)), real(rng, (2,))]),
+        (np_append_axis, lambda rng: [real(rng, (2, 3)), real(rng, (1, 3))]),
+        (np_vsplit, lambda rng: [real(rng, (4, 3))]),
+        (np_hsplit, lambda rng: [real(rng, (2, 3))]),
+        (np_dsplit, lambda rng: [real(rng, (2, 3, 4))]),
+        (np_indices, lambda rng: [real(rng, (2, 3))]),
+        (np_angle, lambda rng: [real(rng, (3,))]),
+        (np_real_if_close, lambda rng: [real(rng, (3,))]),
+        (np_gradient, lambda rng: [real(rng, (5,))]),
+        (np_gradient_axis, lambda rng: [real(rng, (3, 4))]),
+        (np_gradient_order2, lambda rng: [real(rng, (4, 2))]),
+        (la_eig, lambda rng: [_real_eigenvalues(rng)]),
+        (fft_round_trip, lambda rng: [real(rng, (4,))]),
+        (fft_parts, lambda rng: [real(rng, (5,))]),
+        (fft_power, lambda rng: [real(rng, (6,))]),
+        (fft_irfft, lambda rng: [real(rng, (6,))]),
+        (fft_2d, lambda rng: [real(rng, (3, 4))]),
+        (fft_2d_real, lambda rng: [real(rng, (4, 4))]),
+        (fft_nd, lambda rng: [real(rng, (3, 4))]),
+        (fft_nd_real, lambda rng: [real(rng, (3, 5))]),
+        (fft_shifts, lambda rng: [real(rng, (3, 4))]),
+        (prim_unbroadcast_items, lambda rng: [real(rng, (2, 3)), real(rng, (2,))]),
+        (prim_broadcast_items, lambda rng: [real(rng, (3,)), real(rng)]),
+        (prim_real_spectrum, lambda rng: [real(rng, (3,))])]:
+    add(_fn, _make, family="issue13", rtol=1e-4,
+        name=f"{_fn.__name__}{[list(np.shape(a)) for a in _make(np.random.default_rng(0))]}")
 
 for _c in CASES:
     if _c.fn in (np_nan_to_num, m_fabs, m_copysign):
