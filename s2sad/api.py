@@ -21,6 +21,7 @@ from s2sad.errors import ArgumentTypeError, Loc, WrtError
 from s2sad.frontend.guards import Guards, collect
 from s2sad.ir.kinds import UNKNOWN, kind_of_value
 from s2sad.ir.prims import RecursiveCall
+from s2sad.passes.forward import tangent_suffix
 from s2sad.store.compiled import compiled
 from s2sad.transform import resolve_wrt
 from s2sad_rules import TABLE
@@ -280,7 +281,8 @@ class Derivative:
             return sig.replace(return_annotation=inspect.Signature.empty)
         positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         rest = [p for p in params if p not in positional]
-        tangents = [inspect.Parameter(positional[i].name + "_dot",
+        suffix = tangent_suffix([p.name for p in positional])  # x_dot2 for a JVP's JVP
+        tangents = [inspect.Parameter(positional[i].name + suffix,
                                       inspect.Parameter.POSITIONAL_OR_KEYWORD)
                     for i in self._wrt]
         plain = [p.replace(default=inspect.Parameter.empty) for p in positional]

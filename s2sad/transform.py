@@ -338,8 +338,9 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
                     f"a tuple", ir.loc, "use s2sad.vjp, or s2sad.jacrev for the Jacobian")
             k = kinds.get(results[0], UNKNOWN) if not hasattr(results[0], "value") else \
                 kind_of_value(results[0].value)
-            if not (k.tag == "scalar" or (k.tag == "array" and k.shape == ())) and \
-                    k.tag != "unknown":
+            one_entry = k.tag == "array" and k.shape is not None and \
+                int(np.prod(k.shape)) == 1  # np.sum(..., keepdims=True): seeded with ones
+            if not (k.tag == "scalar" or one_entry) and k.tag != "unknown":
                 raise NonDifferentiableError(
                     f"{mode} needs a scalar output, but {ir.name} returns {k!r}", ir.loc,
                     "use s2sad.vjp for a vector-Jacobian product, or s2sad.jacrev for the "
@@ -350,7 +351,8 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
             param_kinds[sp] = float_kind(kinds.get(r, UNKNOWN) if hasattr(r, "name") and
                                           not hasattr(r, "value") else kind_of_value(r.value))
         if mode in ("grad", "value_and_grad"):
-            out = _seed_with_one(out, keep_value=mode == "value_and_grad")
+            out = _seed_with_one(out, keep_value=mode == "value_and_grad",
+                                 shape=k.shape if one_entry else ())
     if VERIFY_EACH_PASS:
         verify(out)
     # the derivative keeps the primal's statements: their kinds are known already
@@ -366,12 +368,19 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
     return out
 
 
-def _seed_with_one(fn, keep_value: bool):
-    from s2sad.ir.builder import replace_atoms
-    from s2sad.ir.nodes import Const, Function
+def _seed_with_one(fn, keep_value: bool, shape: tuple = ()):
+    """The gradient's seed is 1 (ones of the output's shape for an output of one entry)."""
+    from s2sad.ir.builder import Namer, replace_atoms
+    from s2sad.ir.nodes import Block, Call, Const, Function
 
     seeds = fn.meta["seed_params"]
-    body = replace_atoms(fn.body, {s: Const(1.0) for s in seeds})
+    if shape:
+        ones = Namer.for_function(fn).fresh("out_bar")
+        body = replace_atoms(fn.body, {s: ones for s in seeds})
+        body = Block((Call(ones, np.ones, (Const(tuple(shape)),), (), None),) + body.stmts,
+                     body.results)
+    else:
+        body = replace_atoms(fn.body, {s: Const(1.0) for s in seeds})
     meta = dict(fn.meta)
     meta["seed_params"] = ()
     if not keep_value:

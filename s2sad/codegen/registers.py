@@ -184,7 +184,14 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
         graph.edges(v, live | set(fn.params))
     names = Names()
     members: dict = {}
+    boundary = getattr(pos, "boundary", None) if fn.meta.get("split") else None
+
+    def in_forward_sweep(v) -> bool:
+        return pos.defpos.get(v, -1) < boundary
+
     for a, b in graph.copies:
+        if boundary is not None and in_forward_sweep(a) != in_forward_sweep(b):
+            continue  # one name for both would make the pullback assign a forward value
         ra, rb = names.find(a), names.find(b)
         if ra == rb:
             continue

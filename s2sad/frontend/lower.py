@@ -29,6 +29,7 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         self.table = table
         self.errors: list[S2SADError] = []
         self.counts: dict = {}
+        self.taken: set = set()  # every variable name handed out
         self.stmts: list = []  # statements of the block being built
         self.inline_stack: list = []
         self.scope: Scope | None = None
@@ -37,13 +38,21 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         self.stmt_stack: list = []  # (statement list, index, in a loop body) being lowered
 
     def fresh(self, hint: str) -> Var:
+        """A variable never handed out before: `hint`, `hint_1`, ... (a user's own `t_1`
+        and the second version of `t` must not share a name)."""
         hint = hint or "t"
         n = self.counts.get(hint, 0)
+        name = hint if n == 0 else f"{hint}_{n}"
+        while name in self.taken:
+            n += 1
+            name = f"{hint}_{n}"
         self.counts[hint] = n + 1
-        return Var(hint if n == 0 else f"{hint}_{n}")
+        self.taken.add(name)
+        return Var(name)
 
     def reserve(self, name: str) -> Var:
         self.counts[name] = max(self.counts.get(name, 0), 1)
+        self.taken.add(name)
         return Var(name)
 
     def emit(self, fn, args, kwargs=(), hint="t", node=None) -> Var:

@@ -186,10 +186,6 @@ def cubic_product(x, y): return np.sin(x) * y ** 3
 def array_with_dtype(x): return np.sum(np.array([x, x * x]) ** 2)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "api (not s2sad_rules): Derivative._call_signature in s2sad/api.py names a JVP's tangents "
-    "p + '_dot', which clashes with a JVP's own x_dot; it must use "
-    "s2sad.passes.forward.tangent_suffix, as the forward pass now does (x_dot2, x_dot_dot2)"))
 def test_forward_over_forward():
     x, y = 0.7, 1.3
     f2 = s2sad.jvp(s2sad.jvp(cubic_product))
@@ -227,9 +223,6 @@ def test_reverse_over_a_jvp_that_builds_an_array_with_dtype():
 def sum_keepdims(x): return np.sum(x * x, keepdims=True)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "transform (not s2sad_rules): grad in s2sad/transform.py requires a scalar output kind; an "
-    "array of size 1 should be accepted (seeded with ones of its shape)"))
 def test_grad_of_a_size_one_output():
     x = np.array([1.0, -2.0, 0.5])
     assert np.allclose(s2sad.grad(sum_keepdims)(x), 2.0 * x)
@@ -329,7 +322,7 @@ def test_angle_of_a_complex_value_follows_jax():
 # t_1 is assigned twice"): a bug in the compiler core (frontend / in-place passes), not a rule.
 REASSIGNED_NAME_BUG = ("core: lowering a generated JVP that reuses a name fails the IR "
                        "verifier (variable assigned twice)")
-REVERSE_OVER_FORWARD_CORE_BUGS = {"np_array_split", "fft_2d[[3, 4]]"}
+REVERSE_OVER_FORWARD_CORE_BUGS: set = set()  # fixed: lowering names every value apart
 
 
 def _issue13_cases():
