@@ -25,6 +25,8 @@ Every callable below has a JVP rule and a VJP rule, checked against finite diffe
 `tests/rules/test_rule_table.py`. "Differentiates" names the parameters that carry
 derivatives; other parameters must not depend on differentiated inputs. "Linear" marks
 callables registered with `def_linear` (the simplifier maps a zero tangent to zero).
+A callable marked with a version (*Python 3.11+*) exists only from that version on; its
+rules are registered where it exists.
 
 ## Conventions at kinks and boundaries
 
@@ -63,6 +65,23 @@ def describe(fn) -> tuple:
     return diff, linear
 
 
+def versioned() -> dict:
+    """{module: {callable name: (first version, JVP rule)}} of the rules registered only where
+    their callable exists (a rule module's `VERSIONED`), whether or not it exists here."""
+    found: dict = {}
+    for mod, module in sorted(sys.modules.items()):
+        if mod.startswith("s2sad_rules") and module is not None:
+            for name, (since, jvp, _vjp) in getattr(module, "VERSIONED", {}).items():
+                found.setdefault(mod, {})[name] = (since, jvp)
+    return found
+
+
+def jvp_diff_params(jvp) -> str:
+    """The differentiated parameters of a JVP rule: those with a `<p>_dot` parameter."""
+    params = inspect.signature(jvp).parameters
+    return ", ".join(f"`{p}`" for p in params if f"{p}_dot" in params)
+
+
 def generate() -> str:
     families: dict = {}
     for fn, rule in list(TABLE.jvp_rules.items()) + list(TABLE.vjp_rules.items()):
@@ -71,6 +90,10 @@ def generate() -> str:
             continue  # a user's rule
         if fn in TABLE.jvp_rules and fn in TABLE.vjp_rules:
             families.setdefault(TABLE.jvp_rules[fn].func.__module__, {})[callee_name(fn)] = fn
+    since = versioned()
+    for mod, names in since.items():
+        for name in names:
+            families.setdefault(mod, {}).setdefault(name, None)  # absent from this version
     lines = [HEADER]
     total = sum(len(v) for v in families.values())
     lines.append(f"{total} callables have both rules.\n")
@@ -83,8 +106,16 @@ def generate() -> str:
         lines.append("| callable | differentiates | linear |")
         lines.append("|---|---|---|")
         for name in sorted(families[mod]):
-            diff, linear = describe(families[mod][name])
-            lines.append(f"| `{name}` | {diff} | {linear} |")
+            fn = families[mod][name]
+            if name in since.get(mod, {}):
+                first, jvp = since[mod][name]
+                diff = jvp_diff_params(jvp)
+                linear = "yes" if fn is not None and fn in TABLE.linear else ""
+                name_cell = f"`{name}` (*{first}+*)"
+            else:
+                diff, linear = describe(fn)
+                name_cell = f"`{name}`"
+            lines.append(f"| {name_cell} | {diff} | {linear} |")
         lines.append("")
     nondiff = sorted({callee_name(fn) for fn, v in TABLE.nondiff.items()
                       if v and not str(getattr(fn, "__module__", "s2sad")).startswith("s2sad")})
