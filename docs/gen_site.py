@@ -70,9 +70,9 @@ def render_index() -> str:
         "SSA intermediate representation, differentiates that in forward mode (JVP) or reverse",
         "mode (VJP) from a table of derivative rules, and writes the derivative out as **new,",
         "readable Python source**. The generated function is compiled once and then runs as",
-        "plain Python + NumPy: there is no tape of operations and no per-operation overhead at",
-        "run time, you can print and step through the derivative, and a build step can write",
-        "it into a module that needs only NumPy.\n",
+        "plain Python + NumPy: nothing is traced and nothing is paid per operation at run",
+        "time, you can print and step through the derivative, and a build step can write it",
+        "into a module that needs only NumPy.\n",
         "## The seed example\n",
         source(src.f),
         block("import numpy as np\nimport s2sad\n\n"
