@@ -18,6 +18,6 @@ def test_generic_vjp_of_a_tuple_from_a_conditional_expression_compiles():
 def test_its_cotangents_match_the_slopes_of_both_branches():
     # p <= 1/2: p * 1.0, slope 1; p > 1/2: (1 - p) * -1.0, slope 1
     for p in (0.3, 0.8, np.array(0.2), np.array(0.9)):
-        out, pullback = s2sad.vjp(signed_distance)(p)
+        _, pullback = s2sad.vjp(signed_distance)(p)
         (p_bar,) = pullback(1.0)
         np.testing.assert_allclose(p_bar, 1.0)
