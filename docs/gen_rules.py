@@ -13,6 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import numpy as np  # noqa: E402
+
 import s2sad  # noqa: E402,F401  (imports the rule table)
 from s2sad.passes.inline_rules import callee_name  # noqa: E402
 from s2sad_rules import TABLE  # noqa: E402
@@ -52,6 +54,18 @@ rules are registered where it exists.
 """
 
 
+def module_of(fn) -> str:
+    # NumPy before 2.2 gives its ufuncs no __module__: name them as NumPy 2.2+ does, so that
+    # the page is the same on every supported NumPy
+    if isinstance(fn, np.ufunc):
+        return "numpy"
+    return str(getattr(fn, "__module__", None) or "s2sad")
+
+
+def doc_name(fn) -> str:
+    return f"np.{fn.__name__}" if isinstance(fn, np.ufunc) else callee_name(fn)
+
+
 def family_doc(module) -> str:
     doc = inspect.getdoc(module) or ""
     return doc.strip()
@@ -89,7 +103,7 @@ def generate() -> str:
         if not mod.startswith("s2sad_rules"):
             continue  # a user's rule
         if fn in TABLE.jvp_rules and fn in TABLE.vjp_rules:
-            families.setdefault(TABLE.jvp_rules[fn].func.__module__, {})[callee_name(fn)] = fn
+            families.setdefault(TABLE.jvp_rules[fn].func.__module__, {})[doc_name(fn)] = fn
     since = versioned()
     for mod, names in since.items():
         for name in names:
@@ -117,8 +131,8 @@ def generate() -> str:
                 name_cell = f"`{name}`"
             lines.append(f"| {name_cell} | {diff} | {linear} |")
         lines.append("")
-    nondiff = sorted({callee_name(fn) for fn, v in TABLE.nondiff.items()
-                      if v and not str(getattr(fn, "__module__", "s2sad")).startswith("s2sad")})
+    nondiff = sorted({doc_name(fn) for fn, v in TABLE.nondiff.items()
+                      if v and not module_of(fn).startswith("s2sad")})
     lines.append("## Non-differentiable\n")
     lines.append("Registered with `def_nondiff`: their results carry no tangent and no "
                  "cotangent (compile-time helpers of the rules are not listed).\n")
