@@ -13,6 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import numpy as np  # noqa: E402
+
 import s2sad  # noqa: E402,F401  (imports the rule table)
 from s2sad.passes.inline_rules import callee_name  # noqa: E402
 from s2sad_rules import TABLE  # noqa: E402
@@ -25,6 +27,8 @@ Every callable below has a JVP rule and a VJP rule, checked against finite diffe
 `tests/rules/test_rule_table.py`. "Differentiates" names the parameters that carry
 derivatives; other parameters must not depend on differentiated inputs. "Linear" marks
 callables registered with `def_linear` (the simplifier maps a zero tangent to zero).
+A callable marked with a version (*Python 3.11+*) exists only from that version on; its
+rules are registered where it exists.
 
 ## Conventions at kinks and boundaries
 
@@ -59,13 +63,16 @@ callables registered with `def_linear` (the simplifier maps a zero tangent to ze
 """
 
 
-def spelled(fn) -> str:
-    """`np.fft.fft`, `np.linalg.norm`: a NumPy submodule's callables keep their submodule."""
-    mod = getattr(fn, "__module__", None) or ""
-    if mod.startswith("numpy.") and not mod.startswith("numpy._") and \
-            getattr(fn, "__name__", None):
-        return f"np.{mod[len('numpy.'):]}.{fn.__name__}"
-    return callee_name(fn)
+def module_of(fn) -> str:
+    # NumPy before 2.2 gives its ufuncs no __module__: name them as NumPy 2.2+ does, so that
+    # the page is the same on every supported NumPy
+    if isinstance(fn, np.ufunc):
+        return "numpy"
+    return str(getattr(fn, "__module__", None) or "s2sad")
+
+
+def doc_name(fn) -> str:
+    return f"np.{fn.__name__}" if isinstance(fn, np.ufunc) else callee_name(fn)
 
 
 def family_doc(module) -> str:
@@ -81,6 +88,23 @@ def describe(fn) -> tuple:
     return diff, linear
 
 
+def versioned() -> dict:
+    """{module: {callable name: (first version, JVP rule)}} of the rules registered only where
+    their callable exists (a rule module's `VERSIONED`), whether or not it exists here."""
+    found: dict = {}
+    for mod, module in sorted(sys.modules.items()):
+        if mod.startswith("s2sad_rules") and module is not None:
+            for name, (since, jvp, _vjp) in getattr(module, "VERSIONED", {}).items():
+                found.setdefault(mod, {})[name] = (since, jvp)
+    return found
+
+
+def jvp_diff_params(jvp) -> str:
+    """The differentiated parameters of a JVP rule: those with a `<p>_dot` parameter."""
+    params = inspect.signature(jvp).parameters
+    return ", ".join(f"`{p}`" for p in params if f"{p}_dot" in params)
+
+
 def generate() -> str:
     families: dict = {}
     for fn, rule in list(TABLE.jvp_rules.items()) + list(TABLE.vjp_rules.items()):
@@ -88,7 +112,11 @@ def generate() -> str:
         if not mod.startswith("s2sad_rules"):
             continue  # a user's rule
         if fn in TABLE.jvp_rules and fn in TABLE.vjp_rules:
-            families.setdefault(TABLE.jvp_rules[fn].func.__module__, {})[spelled(fn)] = fn
+            families.setdefault(TABLE.jvp_rules[fn].func.__module__, {})[doc_name(fn)] = fn
+    since = versioned()
+    for mod, names in since.items():
+        for name in names:
+            families.setdefault(mod, {}).setdefault(name, None)  # absent from this version
     lines = [HEADER]
     total = sum(len(v) for v in families.values())
     lines.append(f"{total} callables have both rules.\n")
@@ -101,11 +129,19 @@ def generate() -> str:
         lines.append("| callable | differentiates | linear |")
         lines.append("|---|---|---|")
         for name in sorted(families[mod]):
-            diff, linear = describe(families[mod][name])
-            lines.append(f"| `{name}` | {diff} | {linear} |")
+            fn = families[mod][name]
+            if name in since.get(mod, {}):
+                first, jvp = since[mod][name]
+                diff = jvp_diff_params(jvp)
+                linear = "yes" if fn is not None and fn in TABLE.linear else ""
+                name_cell = f"`{name}` (*{first}+*)"
+            else:
+                diff, linear = describe(fn)
+                name_cell = f"`{name}`"
+            lines.append(f"| {name_cell} | {diff} | {linear} |")
         lines.append("")
-    nondiff = sorted({callee_name(fn) for fn, v in TABLE.nondiff.items()
-                      if v and not str(getattr(fn, "__module__", "s2sad")).startswith("s2sad")})
+    nondiff = sorted({doc_name(fn) for fn, v in TABLE.nondiff.items()
+                      if v and not module_of(fn).startswith("s2sad")})
     lines.append("## Non-differentiable\n")
     lines.append("Registered with `def_nondiff`: their results carry no tangent and no "
                  "cotangent (compile-time helpers of the rules are not listed).\n")

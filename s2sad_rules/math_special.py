@@ -4,6 +4,9 @@ gamma lgamma.
 `fmod`/`remainder` have derivative 1 in x and -(x - r)/y (the integer quotient, negated) in
 y, away from their jumps; `copysign` is constant in y. The gamma-function rules use
 `digamma`, computed in restricted Python; they are valid for x > 0.
+
+`math.exp2` and `math.cbrt` are new in Python 3.11: their rules are registered only where they
+exist.
 """
 
 import math
@@ -11,24 +14,35 @@ import math
 from s2sad_rules.registry import defjvp, defvjp
 
 
-@defjvp(math.exp2)
 def exp2_jvp(x, x_dot, ans):
     return x_dot * ans * 0.6931471805599453
 
 
-@defvjp(math.exp2)
 def exp2_vjp(g, ans, x):
     return g * ans * 0.6931471805599453
 
 
-@defjvp(math.cbrt)
 def cbrt_jvp(x, x_dot, ans):
     return x_dot / (3.0 * ans * ans)
 
 
-@defvjp(math.cbrt)
 def cbrt_vjp(g, ans, x):
     return g / (3.0 * ans * ans)
+
+
+# Callables that exist only from some version on: name -> (first version, JVP rule, VJP rule).
+# Their rules are registered where the callable exists; docs/gen_rules.py lists them either
+# way, marked with the version, so that the rule page is the same on every Python.
+VERSIONED = {
+    "math.exp2": ("Python 3.11", exp2_jvp, exp2_vjp),
+    "math.cbrt": ("Python 3.11", cbrt_jvp, cbrt_vjp),
+}
+
+for _name, (_since, _jvp, _vjp) in VERSIONED.items():
+    _fn = getattr(math, _name.removeprefix("math."), None)
+    if _fn is not None:
+        defjvp(_fn)(_jvp)
+        defvjp(_fn)(_vjp)
 
 
 @defjvp(math.ldexp)

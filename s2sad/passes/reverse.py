@@ -352,6 +352,14 @@ class ReversePass:
         for i, b in zip(wrt, block.results[1:]):
             self.add_bar(bars, bindings[ir.params[i].name[:-4]], b, rev)
 
+    @staticmethod
+    def zero_item(base, i: int, k, rev: Emitter):
+        """A zero cotangent for item `i` of the tuple `base`; where its kind does not give
+        the shape (a generic compile), the zero is shaped like the item itself."""
+        known = k.tag in ("scalar", "tuple", "list") or (k.tag == "array" and k.shape is not None)
+        like = None if known else rev.call(operator.getitem, (base, Const(i)), hint="_item")
+        return materialize(rev, zero(k), k, like, "zero")
+
     def reverse_tuple_getitem(self, s: Call, g, rev: Emitter, bars: dict):
         base, idx = s.args
         if not self.is_active(base):
@@ -365,8 +373,7 @@ class ReversePass:
             if i == idx.value % len(items):
                 parts.append(g)
             else:
-                parts.append(materialize(rev, zero(k), k, None, "zero") if k.is_float
-                             else Const(None))
+                parts.append(self.zero_item(base, i, k, rev) if k.is_float else Const(None))
         whole = rev.call(prims.make_tuple, parts, hint=hint_of(base) + "_bar", loc=s.loc)
         prev = bars.get(base)
         if prev is None:

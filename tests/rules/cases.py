@@ -275,10 +275,12 @@ def m_prod(x, y): return math.prod([x, y, x + 3.0])
 def m_dist(x, y): return math.dist([x, y], [y, 2.0])
 
 
+# math.exp2 and math.cbrt exist from Python 3.11 (their rules are registered only there)
+_SINCE_311 = [m_exp2, m_cbrt] if hasattr(math, "cbrt") else []
 for _fn in [m_sin, m_cos, m_tan, m_asin, m_acos, m_atan, m_sinh, m_cosh, m_tanh, m_asinh,
-            m_acosh, m_atanh, m_exp, m_exp2, m_expm1, m_log, m_log1p, m_log2, m_log10, m_sqrt,
-            m_cbrt, m_fabs, m_erf, m_erfc, m_degrees, m_radians, m_ldexp, m_gamma,
-            m_gamma_small, m_lgamma, m_lgamma_big]:
+            m_acosh, m_atanh, m_exp, m_expm1, m_log, m_log1p, m_log2, m_log10, m_sqrt,
+            m_fabs, m_erf, m_erfc, m_degrees, m_radians, m_ldexp, m_gamma,
+            m_gamma_small, m_lgamma, m_lgamma_big, *_SINCE_311]:
     add(_fn, lambda rng: [real(rng, (), -0.9, 0.9)], second_order=True, family="math")
 for _fn in [m_log_base, m_pow, m_atan2, m_hypot, m_fmod, m_remainder, m_copysign, m_fsum,
             builtin_sum, m_prod]:
