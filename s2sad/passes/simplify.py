@@ -260,7 +260,9 @@ class Simplifier:
                 return self.rewrite_zero(s, zeros, kt, out)
         # constant folding
         if consts and all(type(a) is Const for a in args) and \
-                all(type(a) is Const for _, a in s.kwargs):
+                all(type(a) is Const for _, a in s.kwargs) and \
+                not any(isinstance(a.value, np.ndarray) for a in args):
+            # (a global array's values are read when the code runs, never folded in)
             if fn not in (prims.make_list,):
                 try:
                     val = fn(*(a.value for a in args), **{n: a.value for n, a in s.kwargs})
@@ -286,6 +288,16 @@ class Simplifier:
                     if d is not None and d.fn in NEGS and self.uses_once(second):
                         out.append(Call(t, operator.sub, (first, d.args[0]), (), s.loc))
                         return t
+        for part in (self.rewrite_broadcasts, self.rewrite_shapes, self.rewrite_signs):
+            r = part(s, kt, out)
+            if r is not None:
+                return r
+        return None
+
+    def rewrite_broadcasts(self, s: Call, kt, out):
+        """Broadcasts made implicit, sums of negations, zeros of known shape, and a sum
+        into a fresh scatter made one scatter."""
+        fn, args, t = s.fn, s.args, s.target
         if (fn in ELEMENTWISE2 or _is_plain_ufunc(fn)) and len(args) == 2 and not s.kwargs \
                 and kt.tag == "array" and kt.shape is not None:
             # an operand broadcast explicitly is broadcast implicitly by the operation itself
@@ -335,6 +347,12 @@ class Simplifier:
                                                          index_is_basic(self.kind(d.args[1])))):
                     out.append(Call(t, prims.index_add, (acc,) + d.args[1:], (), s.loc))
                     return t
+        return None
+
+    def rewrite_shapes(self, s: Call, kt, out):
+        """Reshapes, slices and sums to a shape that change nothing; scatters into fresh
+        zeros made writes, repeated scatters merged."""
+        fn, args, t = s.fn, s.args, s.target
         if fn is np.reshape and len(args) == 2 and not s.kwargs and \
                 self.kind(args[0]).static_shape is not None and \
                 self.kind(args[0]).static_shape == kt.static_shape:
@@ -399,6 +417,12 @@ class Simplifier:
                 return a
             if ka.tag == "scalar" and shape == () and fn is prims.broadcast_like:
                 return a
+        return None
+
+    def rewrite_signs(self, s: Call, kt, out):
+        """Identities, double negations, and constant factors and signs moved outwards
+        (v + v -> 2.0 v, k (c w) -> (k c) w, (-a) b -> -(a b))."""
+        fn, args, t = s.fn, s.args, s.target
         if fn in IDENTITY_UNARY and self.kind(args[0]) == kt:
             return args[0]
         if fn is _identity:

@@ -70,14 +70,19 @@ def test_global_array_rebound_and_mutated(make_module):
         W = np.array([1.0, 2.0, 3.0])
         def f(x):
             return np.sum(W * x * x)
+        def entry(x):
+            return np.sum(W[1] * x)
     """)
     d = s2sad.grad(m.f)
+    e = s2sad.grad(m.entry)
     assert_close(d(X), 2 * m.W * X)
+    assert_close(e(X), np.full(3, 2.0))
     m.W = np.array([-1.0, 0.5, 4.0])
     for g in both(d, m.f, X):
         assert_close(g, 2 * m.W * X)
     m.W[1] = 7.0  # in place: the generated code reads the array when it runs
     assert_close(d(X), 2 * m.W * X)
+    assert_close(e(X), np.full(3, 7.0))  # an entry is read when it runs, never folded in
 
 
 def test_global_bool_and_list(make_module):
