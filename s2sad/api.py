@@ -159,6 +159,7 @@ class Derivative:
         self._last = None
         self._n_params = None
         self._fast_paths: list = []
+        self._dispatch_defaults = None  # the function's __defaults__ the dispatcher keeps
         # each Derivative gets its own class, whose __call__ is the generated dispatcher
         self.__class__ = type(type(self).__name__, (type(self),), {})
         type(self).__call__ = _generic_call
@@ -312,7 +313,7 @@ class Derivative:
                 # what the dispatcher tests, not the arrays (they are not kept alive)
                 self._fast_paths = [(_sample(primal, kw, self._kwonly), hit)] + paths[:3]
             refreshed = True
-        if refreshed:
+        if refreshed or self._dispatch_defaults is not getattr(self.func, "__defaults__", None):
             with _COMPILE_LOCK:
                 self._install_dispatcher()
         out = _precision_of(self, _sample(primal, kw, self._kwonly), hit)(*pos, **kw)
@@ -329,6 +330,7 @@ class Derivative:
         """
         sig = self.__signature__
         names = list(sig.parameters)
+        self._dispatch_defaults = getattr(self.func, "__defaults__", None)
         if any(n.startswith(_PREFIX) for n in names) or any(
                 p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
             type(self).__call__ = _generic_call
@@ -343,14 +345,18 @@ class Derivative:
                 params.append("*")
             if p.default is not p.empty:
                 params.append(f"{n}={_PREFIX}DEFAULT")
-                if i < n_pos:  # guarded by the identity of the function's __defaults__
+                env[f"{_PREFIX}FUNC"] = self.func
+                if i < n_pos:  # kept, while the function's __defaults__ is the same tuple
                     env[f"{_PREFIX}D_{n}"] = current[n].default
-                    value = f"{_PREFIX}D_{n}"
+                    env[f"{_PREFIX}DEFAULTS"] = self.func.__defaults__
+                    fill.append(f"        if {n} is {_PREFIX}DEFAULT:\n"
+                                f"            if {_PREFIX}FUNC.__defaults__ is {_PREFIX}DEFAULTS:\n"
+                                f"                {n} = {_PREFIX}D_{n}\n"
+                                f"            else:\n"
+                                f"                {_PREFIX}ok = False")
                 else:  # read when used, as the function reads its __kwdefaults__
-                    env[f"{_PREFIX}FUNC"] = self.func
-                    value = f"{_PREFIX}FUNC.__kwdefaults__[{n!r}]"
-                fill.append(f"        if {n} is {_PREFIX}DEFAULT:\n"
-                            f"            {n} = {value}")
+                    fill.append(f"        if {n} is {_PREFIX}DEFAULT:\n"
+                                f"            {n} = {_PREFIX}FUNC.__kwdefaults__[{n!r}]")
             else:
                 params.append(n)
         if self._kwonly and "*" not in params:

@@ -240,10 +240,8 @@ def collect(func) -> Guards:
             add("attr", fn, "__defaults__", fn.__defaults__)
             if code.co_kwonlyargcount:
                 add("attr", fn, "__kwdefaults__", fn.__kwdefaults__)
-        elif fn.__defaults__ is not None:
-            # the function itself: a derivative call binds its arguments as the function
-            # does (the dispatcher keeps the positional defaults, reads keyword-only ones)
-            add("attr", fn, "__defaults__", fn.__defaults__)
+        # the function itself: its defaults are not compiled in (a derivative binds its
+        # arguments as the function does, reading the defaults when a call omits them)
         for d in (fn.__defaults__ or ()):
             value(d, depth)
         scope = fn.__globals__
