@@ -3,7 +3,16 @@
 Importing this package registers every built-in rule in `TABLE`.
 """
 
-from s2sad_rules.registry import TABLE, def_linear, def_nondiff, defjvp, defvjp
+import sys as _sys
+
+if "s2sad" not in _sys.modules:
+    # Imported before the compiler: the compiler's package imports this one as it starts,
+    # so let it, and stand for the complete module it makes (the import system returns
+    # what sys.modules holds once this body has run).
+    del _sys.modules[__name__]
+    import s2sad  # noqa: F401,E402
+
+from s2sad_rules.registry import TABLE, def_linear, def_nondiff, defjvp, defvjp  # noqa: E402
 from s2sad_rules import kind_tests  # noqa: F401
 from s2sad_rules import structural, operators, math_rules, numpy_elementwise  # noqa: F401
 from s2sad_rules import numpy_reductions, numpy_shape, nondiff  # noqa: F401
