@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
+
 from s2sad.errors import MissingRuleError, NonDifferentiableError
 from s2sad.ir import prims
 from s2sad.ir.builder import Emitter, strip_suffix, substitute_block
 from s2sad.ir.kinds import Kind
-from s2sad.ir.nodes import Call, Const, Var
+from s2sad.ir.nodes import Call, Const, If, Var
 
 
 def rule_ir(rule, table):
@@ -97,55 +99,77 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kin
     mapping = {}
     for p in fn.params:
         mapping[p] = bindings[p.name]
+    stmts, alias = fn.body.stmts, {}
+    rule_kind = None
+    if kind_of is not None:
+        rule_kind = _rule_kinds(fn, bindings, kind_of, g_kind, alias)
+        if not all(type(st) is Call for st in stmts):
+            # branches on the operands' kinds (is_complex(y)): keep the one that applies
+            decided = _decide_branches(fn.body, rule_kind, alias)
+            if decided is not None:
+                stmts = decided
+
+    def resolve(a):
+        while type(a) is Var and a in alias:
+            a = alias[a]
+        return a
+
     hints = {}
-    results = fn.body.results
+    results = [resolve(r) for r in fn.body.results]
     if isinstance(result_hints, str):
         result_hints = [result_hints] * len(results)
     for r, h in zip(results, result_hints):
         if isinstance(r, Var) and r not in mapping and r not in hints:
             hints[r] = h
-    if all(type(st) is Call for st in fn.body.stmts):  # straight-line: copy it directly
+    if all(type(st) is Call for st in stmts):  # straight-line: copy it directly
         fresh, out = em.namer.fresh, em.stmts
         skip: set = set()
-        if kind_of is not None:
-            rule_kind = _rule_kinds(fn, bindings, kind_of, g_kind)
-            for st in reversed(fn.body.stmts):
+        if rule_kind is not None:
+            for st in reversed(stmts):
                 if st.fn is prims.unbroadcast and len(st.args) == 2:
                     kg, kx = rule_kind(st.args[0]), rule_kind(st.args[1])
                     if kx.static_shape is not None and kg.static_shape == kx.static_shape:
                         skip.add(id(st))
-                        g = st.args[0]
+                        g = resolve(st.args[0])
                         if st.target in hints and type(g) is Var and g not in mapping and \
                                 g not in hints:
                             hints[g] = hints[st.target]  # the operand takes the result's name
-        for st in fn.body.stmts:
+        for st in stmts:
             if id(st) in skip:
-                g = st.args[0]
+                g = resolve(st.args[0])
                 mapping[st.target] = mapping.get(g, g) if type(g) is Var else g
                 continue
-            args = tuple([mapping.get(a, a) if type(a) is Var else a for a in st.args])
+            args = tuple([mapping.get(a, a) if type(a) is Var else a
+                          for a in map(resolve, st.args)])
             kw = tuple([(n, mapping.get(a, a) if type(a) is Var else a)
-                        for n, a in st.kwargs]) if st.kwargs else ()
+                        for n, a in ((n, resolve(a)) for n, a in st.kwargs)]) if st.kwargs \
+                else ()
             t = st.target
             nv = mapping[t] = fresh(hints[t] if t in hints else strip_suffix(t.name))
             out.append(Call(nv, st.fn, args, kw, loc if loc is not None else st.loc))
         return tuple(mapping.get(r, r) if type(r) is Var else r for r in results)
+    hints = {r: h for r, h in zip(fn.body.results, result_hints)
+             if isinstance(r, Var) and r not in mapping}
     block = substitute_block(fn.body, mapping, em.namer, hints, loc=loc)
     em.stmts.extend(block.stmts)
     return block.results
 
 
-def _rule_kinds(fn, bindings: dict, kind_of, g_kind):
-    """The kind of an atom of a rule's body, evaluated on demand from the bound atoms."""
+def _rule_kinds(fn, bindings: dict, kind_of, g_kind, alias: dict):
+    """The kind of an atom of a rule's body, evaluated on demand from the bound atoms
+    (`alias`: the outputs of branches already decided, and the values they stand for)."""
     from s2sad.ir.kinds import UNKNOWN, atom_kind, eval_kind
 
     known: dict = {}
     for p in fn.params:
         known[p] = g_kind if p.name == "g" and g_kind is not None else \
             kind_of(bindings[p.name])
-    defs = {st.target: st for st in fn.body.stmts}
+    defs: dict = {}
+    _calls_by_target(fn.body, defs)
 
     def kind(a):
+        while type(a) is Var and a in alias:
+            a = alias[a]
         if type(a) is not Var:
             return atom_kind(a, known)
         k = known.get(a)
@@ -158,6 +182,38 @@ def _rule_kinds(fn, bindings: dict, kind_of, g_kind):
         return k
 
     return kind
+
+
+def _calls_by_target(block, defs: dict):
+    for st in block.stmts:
+        if type(st) is Call:
+            defs[st.target] = st
+        elif type(st) is If:
+            _calls_by_target(st.then, defs)
+            _calls_by_target(st.orelse, defs)
+
+
+def _decide_branches(block, kind, alias: dict):
+    """The block's statements with each `if` whose condition the kinds decide replaced by
+    the branch taken (its outputs recorded in `alias`); None when one cannot be decided."""
+    out = []
+    for st in block.stmts:
+        if type(st) is Call:
+            out.append(st)
+            continue
+        if type(st) is not If:
+            return None
+        k = kind(st.cond)
+        if not (k.known and type(k.value) in (bool, np.bool_)):
+            return None
+        branch = st.then if k.value else st.orelse
+        inner = _decide_branches(branch, kind, alias)
+        if inner is None:
+            return None
+        out.extend(inner)
+        for o, r in zip(st.outputs, branch.results):
+            alias[o] = r
+    return out
 
 
 def zero(kind: Kind, like=None) -> Const:
