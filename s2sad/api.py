@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 import linecache
+import sys
 import threading
 import weakref
 
@@ -62,14 +63,17 @@ RecursiveCall.make_derivative = staticmethod(lambda func, mode, wrt: Derivative(
 
 def _refuse_argument(func, name: str, value, path: str = ""):
     """Raise ArgumentTypeError if `value` is of a type a derivative cannot take."""
-    where = f"`{name}{path}`"
     t = type(value)
+    if t is float or t is int or t is bool or (t is _ndarray and value.dtype.kind in "biuf"):
+        return
+    where = f"`{name}{path}`"
     if t is tuple or t is list:
         for i, item in enumerate(value):
             _refuse_argument(func, name, item, f"{path}[{i}]")
         return
     hint = None
-    if isinstance(value, np.ma.MaskedArray):
+    masked = sys.modules.get("numpy.ma")  # (not imported: no masked array can exist)
+    if masked is not None and isinstance(value, masked.MaskedArray):
         msg = f"{where} is a masked array: its mask would be ignored"
         hint = (f"pass the data you mean: {name}.filled(value), or the unmasked entries "
                 f"{name}.compressed()")
@@ -95,6 +99,25 @@ def _def_loc(func):
         return None
     text = linecache.getline(code.co_filename, code.co_firstlineno).rstrip("\n")
     return Loc(code.co_filename, code.co_firstlineno, len(text) - len(text.lstrip()), text)
+
+
+_SIGNATURES: dict = {}  # function -> (code, defaults, kwdefaults, signature)
+
+
+def _signature(func) -> inspect.Signature:
+    """inspect.signature(func), kept while the function's code and defaults are the same."""
+    facts = (getattr(func, "__code__", None), getattr(func, "__defaults__", None),
+             getattr(func, "__kwdefaults__", None))
+    try:
+        hit = _SIGNATURES.get(func)
+    except TypeError:
+        return inspect.signature(func)
+    if hit is not None and all(a is b for a, b in zip(hit[:3], facts)) and \
+            (facts[2] is None or hit[4] == facts[2]):
+        return hit[3]
+    sig = inspect.signature(func)
+    _SIGNATURES[func] = facts + (sig, dict(facts[2]) if facts[2] is not None else None)
+    return sig
 
 
 _PRIMITIVE_WRAPPERS: dict = {}
@@ -178,8 +201,9 @@ class Derivative:
 
     def _resolve(self):
         if self._wrt is None:
-            self._wrt, self._wrt_tuple = resolve_wrt(self.func, self._wrt_spec)
-            sig = inspect.signature(self.func)
+            self._wrt, self._wrt_tuple = resolve_wrt(self.func, self._wrt_spec,
+                                                     _signature(self.func))
+            sig = _signature(self.func)
             self.__signature__ = self._call_signature(sig)
             params = list(sig.parameters.values())
             self._positional = [p.name for p in params
@@ -259,7 +283,7 @@ class Derivative:
                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
         missing = [n for n in plain if n not in values or values[n] is _DEFAULT]
         if missing:
-            current = inspect.signature(self.func).parameters
+            current = _signature(self.func).parameters
             for n in missing:
                 p = current.get(n)
                 if p is None or p.default is p.empty:
@@ -338,7 +362,7 @@ class Derivative:
         n_pos = len(names) - len(self._kwonly)
         env = {f"{_PREFIX}slow": self._slow_call, f"{_PREFIX}DEFAULT": _DEFAULT}
         params, fill = [], []
-        current = inspect.signature(self.func).parameters
+        current = _signature(self.func).parameters
         for i, n in enumerate(names):
             p = sig.parameters[n]
             if i == n_pos and self._kwonly:

@@ -54,10 +54,10 @@ def lowered(func):
     return ir
 
 
-def resolve_wrt(func, wrt) -> tuple:
+def resolve_wrt(func, wrt, sig=None) -> tuple:
     """`wrt` (index, name, tuple of them, or None) -> (indices, given_as_tuple)."""
     try:
-        sig = inspect.signature(func)
+        sig = sig if sig is not None else inspect.signature(func)
     except (TypeError, ValueError):
         raise WrtError(f"cannot read the signature of {func!r}") from None
     positional = [n for n, p in sig.parameters.items()

@@ -248,58 +248,116 @@ def collect(func) -> Guards:
         b = scope.get("__builtins__", builtins)
         bdict = b if isinstance(b, dict) else vars(b)
         cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
-        for c in _codes(code):
-            instrs = list(dis.get_instructions(c))
-            for i, ins in enumerate(instrs):
-                if ins.opname in _LOADS_GLOBAL:
-                    name = _global_name(ins)
-                    if name in scope:
-                        v = scope[name]
-                        add("item", scope, name, v)
-                    elif name in bdict:
-                        add("absent", scope, name, None)
-                        v = bdict[name]
-                    else:
-                        continue
-                elif ins.opname in ("LOAD_DEREF", "LOAD_CLASSDEREF") and ins.argval in cells \
-                        and c is code:
-                    cell = cells[ins.argval]
-                    try:
-                        v = cell.cell_contents
-                    except ValueError:
-                        continue
-                    add("cell", cell, None, v)
+        for how, name, attrs in _reads(code):
+            if how == "global":
+                if name in scope:
+                    v = scope[name]
+                    add("item", scope, name, v)
+                elif name in bdict:
+                    add("absent", scope, name, None)
+                    v = bdict[name]
                 else:
                     continue
-                value(v, depth)
-                # attribute chains on user modules, classes and objects: helpers.h, cfg.k
-                for nxt in instrs[i + 1:]:
-                    if nxt.opname not in _LOADS_ATTR or is_library(v) or \
-                            isinstance(v, types.FunctionType):
+            else:
+                cell = cells.get(name)
+                if cell is None:
+                    continue
+                try:
+                    v = cell.cell_contents
+                except ValueError:
+                    continue
+                add("cell", cell, None, v)
+            value(v, depth)
+            # attribute chains on user modules, classes and objects: helpers.h, cfg.k
+            for attr in attrs:
+                if is_library(v) or isinstance(v, types.FunctionType):
+                    break
+                if isinstance(v, types.ModuleType):
+                    if attr not in v.__dict__:
                         break
-                    attr = _attr_name(nxt)
-                    if isinstance(v, types.ModuleType):
-                        if attr not in v.__dict__:
-                            break
-                        holder, tag = v.__dict__, "item"
-                        v = holder[attr]
-                    else:
-                        try:
-                            got = getattr(v, attr)
-                        except Exception:
-                            break
-                        holder, tag = v, "attr"
-                        v = got
-                    if isinstance(v, types.MethodType):
-                        break  # x.method(): a runtime call, lowered as an array method
-                    add(tag, holder, attr, v)
-                    value(v, depth)
+                    holder, tag = v.__dict__, "item"
+                    v = holder[attr]
+                else:
+                    try:
+                        got = getattr(v, attr)
+                    except Exception:
+                        break
+                    holder, tag = v, "attr"
+                    v = got
+                if isinstance(v, types.MethodType):
+                    break  # x.method(): a runtime call, lowered as an array method
+                add(tag, holder, attr, v)
+                value(v, depth)
 
     if isinstance(func, types.FunctionType):
         function(func, 0)
     else:
         value(func)
     return Guards(out)
+
+
+_READS: dict = {}  # code object -> what it loads (see _reads)
+
+
+def _reads(code) -> list:
+    """(how, name, attribute chain) of each global ("global") and free variable ("cell") that
+    `code` and the code nested in it load, read from the bytecode once per code object."""
+    hit = _READS.get(code)
+    if hit is not None:
+        return hit
+    out = []
+    for c in _codes(code):
+        try:
+            loads = _loads_fast(c)
+        except Exception:  # an unfamiliar bytecode layout: the documented (slower) reader
+            loads = [(ins.opname, ins.argval) for ins in dis.get_instructions(c)]
+        for i, (op, arg) in enumerate(loads):
+            if op in _LOADS_GLOBAL:
+                how, name = "global", arg
+            elif op in ("LOAD_DEREF", "LOAD_CLASSDEREF") and c is code and \
+                    arg in code.co_freevars:
+                how, name = "cell", arg
+            else:
+                continue
+            attrs = []
+            for nxt_op, nxt_arg in loads[i + 1:]:
+                if nxt_op not in _LOADS_ATTR:
+                    break
+                attrs.append(nxt_arg)
+            out.append((how, name, tuple(attrs)))
+    _READS[code] = out = list(dict.fromkeys(out))
+    return out
+
+
+_OPNAME = getattr(dis, "_all_opname", dis.opname)
+_NAMED = {"LOAD_GLOBAL", "LOAD_NAME", "LOAD_ATTR", "LOAD_METHOD", "LOAD_DEREF",
+          "LOAD_CLASSDEREF"}
+_SHIFTED = {"LOAD_GLOBAL": (3, 11), "LOAD_ATTR": (3, 12)}  # the name index is arg >> 1
+
+
+def _loads_fast(code) -> list:
+    """(opname, name) of each instruction, names resolved for the loads `_reads` follows
+    (None for the others): the same as dis.get_instructions gives, without building its
+    Instruction records (a tenth of the time)."""
+    import sys
+
+    version = sys.version_info[:2]
+    names = code.co_names
+    varname = getattr(code, "_varname_from_oparg", None)
+    cells = code.co_cellvars + code.co_freevars
+    out = []
+    for item in dis._unpack_opargs(code.co_code):
+        op, arg = item[-2], item[-1]  # (offset, [start,] opcode, argument)
+        opname = _OPNAME[op]
+        name = None
+        if opname in _NAMED:
+            if opname in ("LOAD_DEREF", "LOAD_CLASSDEREF"):
+                name = varname(arg) if varname is not None else cells[arg]
+            else:
+                shifted = opname in _SHIFTED and version >= _SHIFTED[opname]
+                name = names[arg >> 1 if shifted else arg]
+        out.append((opname, name))
+    return out
 
 
 def _codes(code):
