@@ -304,7 +304,7 @@ def triu_jvp(m, k=0, m_dot=0.0):
 
 @defvjp(np.triu)
 def triu_vjp(g, m, k=0):
-    return np.triu(g, k)
+    return unbroadcast(np.triu(g, k), m)  # a 1-D m is broadcast to a square matrix
 
 
 @defjvp(np.tril)
@@ -314,7 +314,7 @@ def tril_jvp(m, k=0, m_dot=0.0):
 
 @defvjp(np.tril)
 def tril_vjp(g, m, k=0):
-    return np.tril(g, k)
+    return unbroadcast(np.tril(g, k), m)  # a 1-D m is broadcast to a square matrix
 
 
 @defjvp(np.matrix_transpose, np.linalg.matrix_transpose)

@@ -1,0 +1,348 @@
+"""Property-based tests of every rule in the table (Hypothesis; strategies in strategies.py).
+
+Each drawn example is a tiny user function calling one rule, written to a real module (the
+compiler reads source). For each example:
+- the primal equals NumPy's, and outputs, tangents and cotangents have the primal's shapes
+  and dtypes;
+- the JVP matches central finite differences (float64) wherever the function is smooth at
+  the drawn point (one-sided differences that disagree mark a kink or jump: skipped there;
+  tests/rules/test_conventions.py and `test_kink_conventions` check the documented values);
+- the VJP passes the dot-product test <u, J v> = <J^T u, v> against the JVP;
+- second order: JVP and VJP of the generated JVP and of the generated gradient, against
+  finite differences of those derivatives.
+
+Profiles (tests/rules/conftest.py): "default" draws a few examples per rule; "deep" many
+more (S2SAD_HYPOTHESIS_PROFILE=deep, or the `slow`-marked tests: `pytest -m slow`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import strategies as st
+
+import s2sad
+from s2sad_rules import TABLE
+from tests.rules.conftest import DEEP, deep_settings
+from tests.rules.strategies import COVERED_ELSEWHERE, PRELUDE, SPECS, Example, known_bug
+
+# -- the rules --------------------------------------------------------------------------------
+
+
+def rule_name(key) -> str:
+    mod = getattr(key, "__module__", None) or ""
+    name = getattr(key, "__name__", None) or repr(key)
+    return f"{mod.replace('numpy', 'np').replace('_operator', 'operator')}.{name}".lstrip(".")
+
+
+def builtin_rule_keys() -> list:
+    keys = [k for k, r in {**TABLE.vjp_rules, **TABLE.jvp_rules}.items()
+            if r.func.__module__.startswith("s2sad_rules")]
+    return sorted(keys, key=rule_name)
+
+
+RULES = [k for k in builtin_rule_keys() if rule_name(k).split(".")[-1] not in COVERED_ELSEWHERE]
+
+
+def test_every_rule_has_a_strategy():
+    """A rule added to the table must get a line in tests/rules/strategies.py SPECS."""
+    missing = [rule_name(k) for k in RULES if k not in SPECS]
+    assert not missing, f"rules with no Hypothesis strategy in strategies.SPECS: {missing}"
+    stale = [rule_name(k) for k in SPECS if k not in set(builtin_rule_keys())]
+    assert not stale, f"strategies for callables that have no rule: {stale}"
+
+
+def rule_params(marks_for=None):
+    out = []
+    for k in RULES:
+        marks = marks_for(k) if marks_for else []
+        out.append(pytest.param(k, id=rule_name(k), marks=marks))
+    return out
+
+
+# -- programs: every example is a function in a real module -----------------------------------
+
+PROGRAM_DIR = tempfile.mkdtemp(prefix="s2sad-properties-")
+_MODULES: dict = {}
+_DERIVATIVES: dict = {}
+
+
+def program(ex: Example, n_out: int | None):
+    """The module defining f (the example) and fu(args, u) = sum <f(args), u> (for the VJP
+    side of second order; n_out: number of outputs of a tuple result, None for one output)."""
+    outs = [f"o{i}" for i in range(n_out)] if n_out is not None else ["out"]
+    params = ", ".join(f"a{i}" for i in range(len(ex.args)))
+    us = ", ".join(f"u{i}" for i in range(len(outs)))
+    dots = " + ".join(f"np.sum({o} * u{i})" for i, o in enumerate(outs))
+    fu = (f"def fu({params}, {us}):\n    {', '.join(outs)}{',' if n_out == 1 else ''} = "
+          f"f({params})\n    return {dots}\n")
+    source = f"{PRELUDE}\n\n{ex.source}\n\n{fu}"
+    module = _MODULES.get(source)
+    if module is None:
+        name = "s2sad_prop_" + hashlib.sha1(source.encode()).hexdigest()[:16]
+        path = os.path.join(PROGRAM_DIR, name + ".py")
+        with open(path, "w") as fh:
+            fh.write(source)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        _MODULES[source] = module
+    return module
+
+
+def derivative(kind, fn, wrt):
+    """s2sad.<kind>(fn, wrt), one object per function, so specialisations are reused."""
+    key = (kind, fn, wrt)
+    d = _DERIVATIVES.get(key)
+    if d is None:
+        d = _DERIVATIVES[key] = getattr(s2sad, kind)(fn, wrt=wrt)
+    return d
+
+
+# -- trees of values --------------------------------------------------------------------------
+
+
+def leaves(tree):
+    if isinstance(tree, (tuple, list)):
+        return [x for t in tree for x in leaves(t)]
+    return [tree]
+
+
+def flat(tree) -> np.ndarray:
+    parts = [np.asarray(x, dtype=np.float64).ravel() for x in leaves(tree)]
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def random_like(rng, like):
+    if isinstance(like, (tuple, list)):
+        return tuple(random_like(rng, x) for x in like)
+    if isinstance(like, np.ndarray):
+        return rng.uniform(-1, 1, like.shape).astype(like.dtype)
+    return float(rng.uniform(-1, 1))
+
+
+def perturb(args, wrt, tangents, h):
+    new = list(args)
+    for i, t in zip(wrt, tangents):
+        a = args[i]
+        new[i] = a + h * t if isinstance(a, np.ndarray) else float(a) + h * float(t)
+    return new
+
+
+def assert_same_structure(actual, expected, what, check_dtype=True):
+    """Same tuple structure, shapes (and dtypes) as `expected`, leaf by leaf."""
+    if isinstance(expected, (tuple, list)):
+        assert isinstance(actual, (tuple, list)) and len(actual) == len(expected), (
+            f"{what}: expected {len(expected)} outputs, got {type(actual).__name__} "
+            f"{actual!r}")
+        for k, (a, e) in enumerate(zip(actual, expected)):
+            assert_same_structure(a, e, f"{what}[{k}]", check_dtype)
+        return
+    assert np.shape(actual) == np.shape(expected), (
+        f"{what}: shape {np.shape(actual)} != {np.shape(expected)}")
+    if check_dtype:
+        assert np.result_type(actual) == np.result_type(expected), (
+            f"{what}: dtype {np.result_type(actual)} != {np.result_type(expected)}")
+
+
+def assert_close(actual, expected, rtol, atol, what):
+    a, e = flat(actual), flat(expected)
+    assert a.shape == e.shape, f"{what}: {a.size} values, expected {e.size}"
+    bad = ~(np.abs(a - e) <= atol + rtol * np.abs(e)) & ~(np.isnan(a) & np.isnan(e))
+    assert not np.any(bad), (
+        f"{what}: not close (rtol={rtol}, atol={atol})\nactual=  {a}\nexpected={e}")
+
+
+# -- the oracle: finite differences, with a kink detector --------------------------------------
+
+H = 1e-6
+
+
+def finite_difference(f, args, wrt, tangents):
+    """(central difference, smooth): smooth is False where the one-sided differences disagree
+    (a kink, a jump or a region too curved for differences of step H)."""
+    with np.errstate(all="ignore"):
+        f0 = flat(f(*args))
+        fp = flat(f(*perturb(args, wrt, tangents, H)))
+        fm = flat(f(*perturb(args, wrt, tangents, -H)))
+    fwd, bwd = (fp - f0) / H, (f0 - fm) / H
+    central = (fp - fm) / (2 * H)
+    scale = 1.0 + np.abs(central) + 1e-9 * np.abs(f0) / H
+    smooth = bool(np.all(np.isfinite(central)) and np.all(np.abs(fwd - bwd) <= 1e-4 * scale))
+    return central, smooth
+
+
+def check_jvp_against_fd(fn, args, wrt, tangents, out_dot, rtol, what):
+    central, smooth = finite_difference(fn, args, wrt, tangents)
+    if not smooth:
+        event(f"{what}: not smooth at the drawn point, finite differences skipped")
+        return
+    scale = np.max(np.abs(flat(fn(*args))), initial=0.0)
+    assert_close(out_dot, central, rtol, 1e-7 + 1e-9 * scale, what)
+
+
+def check_dot_product(u, jv, jtu, v, what, rtol=1e-9):
+    """<u, J v> = <J^T u, v>, relative to the size of the terms summed."""
+    lhs, rhs = float(np.dot(flat(u), flat(jv))), float(np.dot(flat(jtu), flat(v)))
+    scale = float(np.sum(np.abs(flat(u) * flat(jv))) + np.sum(np.abs(flat(jtu) * flat(v))))
+    assert np.isfinite(lhs) and np.isfinite(rhs), f"{what}: non-finite ({lhs}, {rhs})"
+    assert abs(lhs - rhs) <= 1e-12 + rtol * scale, (
+        f"{what}: <u, Jv> = {lhs!r} but <J^T u, v> = {rhs!r}")
+
+
+# -- first order --------------------------------------------------------------------------
+
+
+def n_outputs(out):
+    return len(out) if isinstance(out, (tuple, list)) else None
+
+
+def first_order(rule, ex: Example, seed: int):
+    skip = known_bug(rule, ex)
+    if skip:
+        event("known bug, skipped")
+        return
+    note(ex.source)
+    rng = np.random.default_rng(seed)
+    with np.errstate(all="ignore"):
+        expected = program(ex, None).f(*ex.args)
+    f = program(ex, n_outputs(expected)).f
+    wrt = ex.wrt
+    v = [random_like(rng, ex.args[i]) for i in wrt]
+    out, out_dot = derivative("jvp", f, wrt)(*ex.args, *v)
+    assert_same_structure(out, expected, "jvp: primal")
+    assert_close(out, expected, 1e-10, 1e-12, "jvp: primal")
+    assert_same_structure(out_dot, expected, "jvp: tangent")
+    check_jvp_against_fd(f, ex.args, wrt, v, out_dot, ex.rtol, "jvp")
+
+    out2, pullback = derivative("vjp", f, wrt)(*ex.args)
+    assert_same_structure(out2, expected, "vjp: primal")
+    assert_close(out2, expected, 1e-10, 1e-12, "vjp: primal")
+    u = random_like(rng, expected)
+    cot = pullback(u)
+    assert isinstance(cot, tuple) and len(cot) == len(wrt), f"vjp: cotangents {cot!r}"
+    assert_same_structure(cot, tuple(ex.args[i] for i in wrt), "vjp: cotangent")
+    check_dot_product(u, out_dot, cot, v, "jvp/vjp dot product")
+
+
+def given_examples(rule, profile_settings=None):
+    """@given over the rule's strategy and a seed for the random directions."""
+    strategy = SPECS[rule]
+
+    def decorate(test):
+        wrapped = given(ex=strategy, seed=st.integers(0, 2**32 - 1))(test)
+        return profile_settings(wrapped) if profile_settings else wrapped
+
+    return decorate
+
+
+def require_slow(request):
+    if "slow" not in (request.config.getoption("-m") or ""):
+        pytest.skip("deep property run: select with -m slow")
+
+
+@pytest.mark.parametrize("rule", rule_params())
+def test_rule_first_order(rule):
+    given_examples(rule)(lambda ex, seed: first_order(rule, ex, seed))()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", rule_params())
+def test_rule_first_order_deep(rule, request):
+    require_slow(request)
+    given_examples(rule, deep_settings)(lambda ex, seed: first_order(rule, ex, seed))()
+
+
+# -- second order ------------------------------------------------------------------------------
+
+JVP_OF_JVP_BUG = ("core: s2sad.jvp of a generated JVP fails: duplicate parameter name 'x_dot' "
+                  "(being fixed on another branch; flip to a plain test at merge)")
+SECOND_KINDS = {
+    "jvp_of_jvp": [pytest.mark.xfail(strict=False, reason=JVP_OF_JVP_BUG)],
+    "vjp_of_jvp": [],
+    "jvp_of_vjp": [],
+    "vjp_of_vjp": [],
+}
+
+
+def second_order(rule, ex: Example, seed: int, kind: str):
+    """`kind` = <outer>_of_<inner>: the inner derivative is s2sad.jvp(f) (its arguments: the
+    primal's and one tangent per wrt) or the reverse-mode gradient of <f(args), u> (arguments:
+    the primal's and u); the outer transform differentiates it with respect to every float
+    argument, checked against finite differences of the inner derivative."""
+    if known_bug(rule, ex):
+        event("known bug, skipped")
+        return
+    note(ex.source)
+    rng = np.random.default_rng(seed)
+    with np.errstate(all="ignore"):
+        expected = program(ex, None).f(*ex.args)
+    module = program(ex, n_outputs(expected))
+    n, wrt = len(ex.args), ex.wrt
+    outer_kind, inner_kind = kind.split("_of_")
+    if inner_kind == "jvp":
+        if n_outputs(expected) is not None:
+            # refused with a clear error: "cannot differentiate jvp of f: its result is a
+            # nested tuple" (the compiler's documented limit); the gradient side covers these
+            event("tuple result: the JVP's result is a nested tuple, skipped")
+            return
+        inner = derivative("jvp", module.f, wrt)
+        extra = [random_like(rng, ex.args[i]) for i in wrt]
+    else:
+        inner = derivative("grad", module.fu, wrt)
+        outs = expected if n_outputs(expected) is not None else (expected,)
+        extra = [random_like(rng, o) for o in outs]
+    args = list(ex.args) + extra
+    wrt2 = tuple(wrt) + tuple(range(n, len(args)))
+    t = [random_like(rng, args[i]) for i in wrt2]
+    central, smooth = finite_difference(inner, args, wrt2, t)
+    if outer_kind == "jvp":
+        out, out_dot = derivative("jvp", inner, wrt2)(*args, *t)
+        assert_same_structure(out_dot, out, f"{kind}: tangent", check_dtype=False)
+        if smooth:
+            scale = np.max(np.abs(flat(out)), initial=0.0)
+            assert_close(out_dot, central, 1e-4, 1e-6 + 1e-8 * scale, kind)
+        return
+    out, pullback = derivative("vjp", inner, wrt2)(*args)
+    w = random_like(rng, out)
+    cot = pullback(w)
+    assert_same_structure(cot, tuple(args[i] for i in wrt2), f"{kind}: cotangent",
+                          check_dtype=False)
+    if smooth:
+        lhs, rhs = float(np.dot(flat(w), central)), float(np.dot(flat(cot), flat(t)))
+        scale = float(np.sum(np.abs(flat(w) * central)) + np.sum(np.abs(flat(cot) * flat(t))))
+        assert abs(lhs - rhs) <= 1e-6 + 1e-4 * scale, f"{kind}: <w, J t> = {lhs} (finite " \
+            f"differences) but <J^T w, t> = {rhs}"
+
+
+def second_params():
+    out = []
+    for k in RULES:
+        for kind, marks in SECOND_KINDS.items():
+            out.append(pytest.param(k, kind, id=f"{rule_name(k)}-{kind}", marks=marks))
+    return out
+
+
+SECOND_ORDER_SETTINGS = settings(max_examples=15 if DEEP else 1)  # 4 kinds per rule
+
+
+@pytest.mark.parametrize("rule,kind", second_params())
+def test_rule_second_order(rule, kind):
+    given_examples(rule, SECOND_ORDER_SETTINGS)(
+        lambda ex, seed: second_order(rule, ex, seed, kind))()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule,kind", second_params())
+def test_rule_second_order_deep(rule, kind, request):
+    require_slow(request)
+    deep = settings(deep_settings, max_examples=15)
+    given_examples(rule, deep)(lambda ex, seed: second_order(rule, ex, seed, kind))()
