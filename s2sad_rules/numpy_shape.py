@@ -105,22 +105,22 @@ def copy_vjp(g, a):
 
 
 @defjvp(np.asarray)
-def asarray_jvp(a, a_dot):
-    return np.asarray(a_dot)
+def asarray_jvp(a, dtype=None, a_dot=0.0):
+    return np.asarray(a_dot, dtype=dtype)
 
 
 @defvjp(np.asarray)
-def asarray_vjp(g, a):
+def asarray_vjp(g, a, dtype=None):
     return g
 
 
 @defjvp(np.array)
-def array_jvp(object, object_dot):
-    return np.array(object_dot, dtype=float)
+def array_jvp(object, dtype=float, object_dot=0.0):
+    return np.array(object_dot, dtype=dtype)
 
 
 @defvjp(np.array)
-def array_vjp(g, object):
+def array_vjp(g, object, dtype=float):
     # a list's cotangent is anything whose items are the items' cotangents: the array itself
     return g
 

@@ -32,6 +32,7 @@ class Example:
     wrt: tuple  # differentiated argument positions
     rtol: float = 1e-5  # finite-difference tolerance
     notes: tuple = field(default=())
+    refused: str = ""  # an option the rule must refuse: MissingRuleError naming it
 
     @property
     def source(self) -> str:
@@ -325,7 +326,7 @@ def _nan_reduction(name):
     return draw_nan
 
 
-def _products(name):
+def _products(name, spelling="np"):
     """np.dot/np.inner/np.outer/np.tensordot/np.vecdot and their linalg spellings."""
 
     def draw_product(draw):
@@ -340,8 +341,9 @@ def _products(name):
                     sb = sb[:-2] + (k,) + sb[-1:] if rb >= 2 else (k,)
                 else:
                     sa, sb = sa[:-1] + (k,), sb[:-1] + (k,)
-        elif name == "outer":
-            sa, sb = draw(shapes(0, 2)), draw(shapes(0, 2))
+        elif name == "outer":  # np.outer flattens; np.linalg.outer takes vectors only
+            low = 1 if spelling == "np.linalg" else 0
+            sa, sb = draw(shapes(low, 2 - low)), draw(shapes(low, 2 - low))
         elif name == "vecdot":
             sa, sb = draw(hnp.mutually_broadcastable_shapes(
                 num_shapes=2, min_dims=1, max_dims=3, max_side=3)).input_shapes
@@ -357,12 +359,10 @@ def _products(name):
                 axes = (list(range(len(sa) - n, len(sa))), list(range(n)))
         a = draw(values(sa, REAL, scalar=False))
         b = draw(values(sb, REAL, scalar=False))
-        module = draw(st.sampled_from(["np", "np.linalg"])) if name in (
-            "outer", "vecdot", "tensordot") else "np"
         kws = f", axes={axes!r}" if name == "tensordot" else ""
         if name == "dot" and draw(st.booleans()) and np.ndim(a):
             return Example(f"a0.dot(a1){kws}", (a, b), (0, 1))
-        return Example(f"{module}.{name}(a0, a1{kws})", (a, b), (0, 1))
+        return Example(f"{spelling}.{name}(a0, a1{kws})", (a, b), (0, 1))
 
     return draw_product
 
@@ -880,9 +880,12 @@ def _qr(draw):
     n = draw(st.integers(1, 3))
     m = draw(st.integers(1, n))  # tall or square: the QR rule's domain
     a = draw(values(b + (n, m), UNIT, scalar=False)) + np.eye(n, m) * 2.0
-    mode = draw(st.sampled_from([None, "reduced", "r"]))
+    mode = draw(st.sampled_from([None, "reduced", "r", "complete"]))
     if mode == "r":
-        return Example("np.linalg.qr(a0, mode='r')", (a,), (0,), rtol=1e-4)
+        return Example("np.linalg.qr(a0, mode='r')", (a,), (0,), refused="mode='r'")
+    if mode == "complete":
+        return Example("q, r = np.linalg.qr(a0, mode='complete')\nreturn q, r", (a,), (0,),
+                       refused="mode='complete'")
     kws = {} if mode is None else {"mode": mode}
     return Example(f"q, r = np.linalg.qr(a0{kw_text(kws)})\nreturn q, r", (a,), (0,),
                    rtol=1e-4)
@@ -1029,10 +1032,12 @@ SPECS = {
     np.diff: custom(_diff), np.trace: custom(_trace),
     # products
     np.dot: custom(_products("dot")), np.inner: custom(_products("inner")),
-    np.outer: custom(_products("outer")), np.linalg.outer: custom(_products("outer")),
+    np.outer: custom(_products("outer")),
+    np.linalg.outer: custom(_products("outer", "np.linalg")),
     np.tensordot: custom(_products("tensordot")),
-    np.linalg.tensordot: custom(_products("tensordot")),
-    np.vecdot: custom(_products("vecdot")), np.linalg.vecdot: custom(_products("vecdot")),
+    np.linalg.tensordot: custom(_products("tensordot", "np.linalg")),
+    np.vecdot: custom(_products("vecdot")),
+    np.linalg.vecdot: custom(_products("vecdot", "np.linalg")),
     np.matmul: custom(_matmul("np.matmul(a0, a1)")),
     np.linalg.matmul: custom(_matmul("np.linalg.matmul(a0, a1)")),
     np.kron: custom(_kron), np.cross: custom(_cross), np.einsum: custom(_einsum),
@@ -1116,8 +1121,6 @@ def known_bug(rule, ex: Example):
                 "gets the vector-norm derivative (NaN or wrong)")
     if rule in (np.std, np.var) and _zero_variance(ex):
         return "issue #13 (std/var, being fixed on issue-13a): NaN derivative at zero variance"
-    if rule is np.linalg.qr and "mode='r'" in ex.body:
-        return "qr mode='r' is accepted and mishandled: see test_property_regressions.py"
     return None
 
 
