@@ -38,9 +38,16 @@ def reshape_items_jvp(parts, like, parts_dot):
     return reshape_items(parts_dot, like)
 
 
+@def_nondiff
+def shape_stand_ins(items):
+    """Stand-ins with the shapes of `items` (zero-stride views: nothing is allocated), so that
+    reshaping to those shapes does not depend on the items' values (second order)."""
+    return [np.broadcast_to(0.0, np.shape(x)) for x in items]
+
+
 @defvjp(reshape_items, wrt=("parts",))
 def reshape_items_vjp(g, parts, like):
-    return reshape_items(g, parts)
+    return reshape_items(g, shape_stand_ins(parts))
 
 
 @def_nondiff

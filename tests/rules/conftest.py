@@ -11,10 +11,13 @@ import os
 
 from hypothesis import HealthCheck, Phase, settings
 
-_COMMON = dict(deadline=None, database=None, print_blob=True,
-               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                      HealthCheck.filter_too_much,
-                                      HealthCheck.differing_executors])
+_COMMON = {
+    "deadline": None,  # the first example of a rule compiles (tens of ms, more on a busy CI)
+    "database": None,
+    "print_blob": True,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large,
+                              HealthCheck.filter_too_much, HealthCheck.differing_executors],
+}
 # no shrinking by default: each shrink step compiles new derivatives (seconds per failure)
 settings.register_profile("default", max_examples=3, derandomize=True,
                           phases=[Phase.explicit, Phase.generate], **_COMMON)

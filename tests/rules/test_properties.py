@@ -25,7 +25,7 @@ import tempfile
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
 import s2sad
@@ -77,7 +77,9 @@ _DERIVATIVES: dict = {}
 def program(ex: Example, n_out: int | None):
     """The module defining f (the example) and fu(args, u) = sum <f(args), u> (for the VJP
     side of second order; n_out: number of outputs of a tuple result, None for one output)."""
-    outs = [f"o{i}" for i in range(n_out)] if n_out is not None else ["out"]
+    # not `out`: its cotangent `out_bar` would meet the compiler's name-capture bug recorded
+    # in test_property_regressions.py (test_user_variable_named_out_in_a_second_order_vjp)
+    outs = [f"o{i}" for i in range(n_out)] if n_out is not None else ["y"]
     params = ", ".join(f"a{i}" for i in range(len(ex.args)))
     us = ", ".join(f"u{i}" for i in range(len(outs)))
     dots = " + ".join(f"np.sum({o} * u{i})" for i, o in enumerate(outs))
@@ -290,7 +292,7 @@ def second_order(rule, ex: Example, seed: int, kind: str):
     primal's and one tangent per wrt) or the reverse-mode gradient of <f(args), u> (arguments:
     the primal's and u); the outer transform differentiates it with respect to every float
     argument, checked against finite differences of the inner derivative."""
-    if known_bug(rule, ex) or ex.refused:
+    if known_bug(rule, ex, order=2) or ex.refused:
         event("known bug or refused option, skipped")
         return
     note(ex.source)
