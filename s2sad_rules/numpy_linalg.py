@@ -14,10 +14,10 @@ builds its tuple with `make_tuple` (see docs/writing_rules.md).
 
 import numpy as np
 
-from s2sad.errors import MissingRuleError
 from s2sad.ir.prims import make_tuple, unbroadcast, zeros_like
 from s2sad_rules.numpy_reductions import expand_reduced
-from s2sad_rules.registry import def_nondiff, defjvp, defvjp
+from s2sad_rules.refusals import supported
+from s2sad_rules.registry import defjvp, defvjp
 
 
 def mT(x):
@@ -188,19 +188,9 @@ def svdvals_vjp(g, x):
     return usv[0] @ diag_matrix(g) @ usv[2]
 
 
-@def_nondiff
-def qr_mode_supported(mode):
-    """0.0 for mode="reduced"; any other mode is refused (folded away when supported)."""
-    if mode != "reduced":
-        raise MissingRuleError(
-            f"the rules for np.linalg.qr support mode='reduced' only, not mode={mode!r}",
-            hint="call np.linalg.qr(a) and use its (q, r)")
-    return 0.0
-
-
 @defjvp(np.linalg.qr)
 def qr_jvp(a, mode="reduced", a_dot=0.0, ans=0.0):
-    q = ans[0] + qr_mode_supported(mode)
+    q = ans[0] + supported(mode == "reduced", "np.linalg.qr", "mode", mode)
     r = ans[1]
     x = right_solve(a_dot, r)
     c = mT(q) @ x
@@ -211,7 +201,7 @@ def qr_jvp(a, mode="reduced", a_dot=0.0, ans=0.0):
 
 @defvjp(np.linalg.qr)
 def qr_vjp(g, ans, a, mode="reduced"):
-    q = ans[0] + qr_mode_supported(mode)
+    q = ans[0] + supported(mode == "reduced", "np.linalg.qr", "mode", mode)
     r = ans[1]
     b = g[1] @ mT(r) - mT(q) @ g[0]
     n = np.triu(b) + np.tril(mT(b), -1)

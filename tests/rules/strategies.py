@@ -33,11 +33,12 @@ class Example:
     rtol: float = 1e-5  # finite-difference tolerance
     notes: tuple = field(default=())
     refused: str = ""  # an option the rule must refuse: MissingRuleError naming it
+    vjp_refused: str = ""  # an option only the VJP refuses (NotImplementedError, see report)
 
     @property
     def source(self) -> str:
         params = ", ".join(f"a{i}" for i in range(len(self.args)))
-        body = self.body if "return" in self.body else f"return {self.body}"
+        body = self.body if "\nreturn " in self.body else f"return {self.body}"
         body = body.replace("(, ", "(")  # a method call whose first argument is a keyword
         lines = "\n".join("    " + line for line in body.splitlines())
         return f"def f({params}):\n{lines}\n"
@@ -210,6 +211,17 @@ def _clip(draw):
     return Example(f"np.clip(a0, {texts[0]}, {texts[1]})", tuple(args), wrt)
 
 
+def _nan_to_num(draw):
+    shape = draw(shapes(1, 3))
+    x = draw(values(shape, REAL, scalar=False))
+    holes = draw(hnp.arrays(np.float64, shape, elements=st.sampled_from(
+        [0.0, 0.0, np.nan, np.inf, -np.inf])))
+    kws = {k: draw(st.sampled_from(vals)) for k, vals in (
+        ("nan", [0.0, 1.5]), ("posinf", [None, 9.0]), ("neginf", [None, -9.0]),
+        ("copy", [True, False])) if draw(st.booleans())}
+    return Example(f"np.nan_to_num(a0 + a1{kw_text(kws)})", (x, holes), (0,))
+
+
 def _where(draw):
     s = draw(hnp.mutually_broadcastable_shapes(num_shapes=3, max_dims=3, max_side=3))
     c = draw(hnp.arrays(np.bool_, s.input_shapes[0]))
@@ -256,11 +268,16 @@ def _average(draw):
     x = draw(values(shape, REAL, scalar=False))
     axis = axis_for(draw, len(shape), allow_tuple=False)
     kws = {} if axis is None and draw(st.booleans()) else {"axis": axis}
+    refused = ""
+    if draw(st.integers(0, 4)) == 0:  # not covered by the rules: must be refused
+        kws["returned"] = True
+        refused = "returned=True"
     if draw(st.booleans()):
         wshape = shape if axis is None or draw(st.booleans()) else (shape[axis],)
         w = draw(values(wshape, POS, scalar=False))
-        return Example(f"np.average(a0{kw_text(kws)}, weights=a1)", (x, w), (0, 1))
-    return Example(f"np.average(a0{kw_text(kws)})", (x,), (0,))
+        return Example(f"np.average(a0{kw_text(kws)}, weights=a1)", (x, w), (0, 1),
+                       refused=refused)
+    return Example(f"np.average(a0{kw_text(kws)})", (x,), (0,), refused=refused)
 
 
 def _scan(name):
@@ -504,6 +521,9 @@ def _join(name):
                     s[axis] = draw(st.integers(1, 3))
                 shapes_.append(tuple(s))
             kws = {} if axis == 0 and draw(st.booleans()) else {"axis": axis}
+            if name == "concatenate" and draw(st.integers(0, 4)) == 0:
+                kws = {"axis": None}  # flattens every input first
+                shapes_ = [draw(shapes(0, 3)) for _ in range(n)]
         else:
             base = draw(shapes(0, 3))
             shapes_ = [base] * n
@@ -612,10 +632,13 @@ def _pad(draw):
         width = (draw(st.integers(0, 2)), draw(st.integers(0, 2)))
     else:
         width = tuple((draw(st.integers(0, 2)), draw(st.integers(0, 2))) for _ in shape)
-    kws = {}
-    if draw(st.booleans()):
+    mode = draw(st.sampled_from(["constant", "constant", "edge", "reflect", "symmetric",
+                                 "wrap"]))
+    kws = {} if mode == "constant" and draw(st.booleans()) else {"mode": mode}
+    if mode == "constant" and draw(st.booleans()):
         kws["constant_values"] = draw(st.sampled_from([0.0, 0.5, -1.0]))
-    return Example(f"np.pad(a0, {width!r}{kw_text(kws)})", (x,), (0,))
+    return Example(f"np.pad(a0, {width!r}{kw_text(kws)})", (x,), (0,),
+                   vjp_refused="" if mode == "constant" else "mode='constant' only")
 
 
 def _diag(draw):
@@ -897,6 +920,10 @@ def _slogdet(draw):
                    rtol=1e-4)
 
 
+def _uplo_kw(draw, a):
+    return {"UPLO": draw(st.sampled_from(["L", "U"]))} if draw(st.booleans()) else {}
+
+
 def _matrix_power_kw(draw, a):
     return {"n": draw(st.integers(-2, 3))}
 
@@ -992,8 +1019,9 @@ SPECS = {
     np.degrees: _np_unary("degrees"), np.exp: _np_unary("exp"), np.exp2: _np_unary("exp2"),
     np.expm1: _np_unary("expm1"), np.fabs: _np_unary("fabs"), np.log: _np_unary("log", POS),
     np.log10: _np_unary("log10", POS), np.log1p: _np_unary("log1p", UNIT),
-    np.log2: _np_unary("log2", POS), np.nan_to_num: _np_unary("nan_to_num"),
+    np.log2: _np_unary("log2", POS),
     np.negative: _np_unary("negative"), np.positive: _np_unary("positive"),
+    np.nan_to_num: st.one_of(_np_unary("nan_to_num"), custom(_nan_to_num)),
     np.rad2deg: _np_unary("rad2deg"), np.radians: _np_unary("radians"),
     np.real: _np_unary("real"), np.imag: _np_unary("imag"),
     np.reciprocal: _np_unary("reciprocal", NONZERO), np.sin: _np_unary("sin"),
@@ -1083,7 +1111,8 @@ SPECS = {
     np.linalg.slogdet: custom(_slogdet), np.linalg.solve: custom(_solve),
     np.linalg.cholesky: custom(_linalg(f"np.linalg.cholesky({SYM})", "spd")),
     np.linalg.eigh: custom(_eigh),
-    np.linalg.eigvalsh: custom(_linalg(f"np.linalg.eigvalsh({SYM})", "distinct")),
+    np.linalg.eigvalsh: custom(_linalg(f"np.linalg.eigvalsh({SYM}{{kw}})", "distinct",
+                                       kws=_uplo_kw)),
     np.linalg.svd: custom(_svd),
     np.linalg.svdvals: custom(_linalg("np.linalg.svdvals({0})", "separated", square=False,
                                       batch=False)),
