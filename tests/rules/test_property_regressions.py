@@ -177,3 +177,38 @@ def test_user_variable_named_out_in_a_second_order_vjp():
     cot = pullback((0.3,))
     expected = numerical_vjp(weighted_grad, [1.2, 0.5], (0, 1), (0.3,))
     assert_close(tuple(cot), expected, rtol=1e-6, atol=1e-8, what="vjp of grad")
+
+
+# -- np.average(returned=True): the rules ignored `returned` (silently wrong tangents) ----------
+
+
+def average_returned(a, w):
+    m, s = np.average(a, axis=0, weights=w, returned=True)
+    return m, s
+
+
+@pytest.mark.parametrize("transform", ["jvp", "vjp"])
+def test_average_returned_is_refused(transform):
+    a, w = np.array([[1.0, 2.0], [3.0, 5.0]]), np.array([1.0, 2.0])
+    with pytest.raises(s2sad.MissingRuleError, match="returned=True"):
+        d = getattr(s2sad, transform)(average_returned)
+        if transform == "jvp":
+            d(a, w, a, w)
+        else:
+            out, pullback = d(a, w)
+            pullback(out)
+
+
+# -- np.concatenate(axis=None) flattens its inputs (the VJP indexed a shape by None) ----------
+
+
+def concatenate_flat(x, y): return np.concatenate([x, y], axis=None)
+
+
+def test_concatenate_axis_none():
+    x, y = np.array([[0.3, -1.2], [0.7, 0.1]]), np.array([2.0, -0.5, 0.25])
+    u = np.arange(7.0) - 3.0
+    out, pullback = s2sad.vjp(concatenate_flat)(x, y)
+    assert np.array_equal(out, np.concatenate([x.ravel(), y]))
+    assert_close(tuple(pullback(u)), numerical_vjp(concatenate_flat, [x, y], (0, 1), u),
+                 what="vjp")
