@@ -212,3 +212,22 @@ def test_concatenate_axis_none():
     assert np.array_equal(out, np.concatenate([x.ravel(), y]))
     assert_close(tuple(pullback(u)), numerical_vjp(concatenate_flat, [x, y], (0, 1), u),
                  what="vjp")
+
+
+# -- np.take with a negative axis or mode="wrap"/"clip"; take_along_axis with broadcast indices
+
+
+def take_negative_axis(a): return np.take(a, np.array([[0, 0, 0], [0, 0, 1]]), axis=-2)
+def take_wrap(a): return np.take(a, np.array([-1, 4, 1]), axis=1, mode="wrap")
+def take_clip(a): return np.take(a, np.array([-2, 5, 0]), mode="clip")
+def take_along_broadcast(a): return np.take_along_axis(a, np.array([[2], [0], [0]]), axis=-2)
+
+
+@pytest.mark.parametrize("f,shape", [(take_negative_axis, (2, 3)),
+                                     (take_negative_axis, (2, 2, 3)), (take_wrap, (2, 3)),
+                                     (take_clip, (2, 3)), (take_along_broadcast, (3, 2))])
+def test_take_scatters_back_to_the_entries_it_read(f, shape):
+    a = np.arange(np.prod(shape), dtype=float).reshape(shape) * 0.1 - 0.2
+    out, pullback = s2sad.vjp(f)(a)
+    u = np.linspace(-1.0, 1.0, out.size).reshape(out.shape)
+    assert_close(tuple(pullback(u)), numerical_vjp(f, [a], (0,), u), what="vjp")
