@@ -401,6 +401,38 @@ def test_ties_split_the_derivative_evenly(call, shape, seed):
     np.testing.assert_allclose(yb, 0.5 * v, rtol=1e-15, atol=0)
 
 
+KINK_REDUCTIONS = ["np.max({0})", "np.amax({0})", "np.min({0})", "np.amin({0})"]
+
+
+@pytest.mark.parametrize("call", KINK_REDUCTIONS)
+@given(n=st.integers(2, 5), ties=st.integers(2, 5), seed=st.integers(0, 2**32 - 1))
+def test_tied_extremes_share_the_derivative_evenly(call, n, ties, seed):
+    rng = np.random.default_rng(seed)
+    ties = min(ties, n)
+    extreme = 2.0 if "max" in call else -2.0
+    x = rng.uniform(-1, 1, n)
+    tied = rng.permutation(n)[:ties]
+    x[tied] = extreme
+    f = program(Example(call.format("a0"), (x,), (0,)), None).f
+    v = rng.uniform(-1, 1, n)
+    share = np.zeros(n)
+    share[tied] = 1.0 / ties
+    assert derivative("jvp", f, (0,))(x, v)[1] == pytest.approx(float(share @ v), rel=1e-12)
+    np.testing.assert_allclose(derivative("vjp", f, (0,))(x)[1](1.5)[0], 1.5 * share,
+                               rtol=1e-12)
+
+
+@given(shape=st.sampled_from([(3,), (2, 3)]), ord_=st.sampled_from([1, 2, 3, np.inf]),
+       seed=st.integers(0, 2**32 - 1))
+def test_vector_norm_at_zero_is_the_zero_subgradient(shape, ord_, seed):
+    x = np.zeros(shape)
+    f = program(Example(f"np.linalg.vector_norm(a0, ord={ord_!r})".replace("inf", "np.inf"),
+                        (x,), (0,)), None).f
+    v = np.random.default_rng(seed).uniform(-1, 1, shape)
+    assert derivative("jvp", f, (0,))(x, v)[1] == 0.0
+    assert np.array_equal(derivative("vjp", f, (0,))(x)[1](1.0)[0], np.zeros(shape))
+
+
 # -- float32 in, float32 out ------------------------------------------------------------------
 
 # Rules whose derivatives upcast float32 today (another engineer's bug in progress, issue #13):
