@@ -1163,7 +1163,7 @@ def known_bug(rule, ex: Example, order: int = 1):
     if rule is np.einsum and "'ii->i'" in ex.body:
         return "issue #13 (einsum, being fixed on issue-13a): a repeated input subscript"
     if rule in (np.matmul, np.linalg.matmul, operator.matmul) and \
-            sorted(a.ndim for a in arrays)[0] == 1 and max(a.ndim for a in arrays) > 2:
+            min(a.ndim for a in arrays) == 1 and max(a.ndim for a in arrays) > 2:
         return "issue #13 (matmul, being fixed on issue-13a): a stack of matrices with a vector"
     return None
 
