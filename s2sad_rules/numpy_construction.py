@@ -159,7 +159,7 @@ def take_index(indices, a, axis, mode):
 
 @defjvp(np.take)
 def take_jvp(a, indices, axis=None, out=None, mode="raise", a_dot=0.0):
-    return np.take(a_dot, indices, axis)
+    return np.take(a_dot, indices, axis, mode=mode)
 
 
 @defvjp(np.take, wrt=("a",))

@@ -8,6 +8,7 @@ and gives 0 where it replaced a NaN or an infinity.
 import numpy as np
 
 from s2sad.ir.prims import Attr
+from s2sad_rules.refusals import supported
 from s2sad_rules.registry import def_linear, defjvp, defvjp
 
 LN2 = 0.6931471805599453
@@ -137,13 +138,14 @@ def sinc_vjp(g, ans, x):
 
 @defjvp(np.nan_to_num)
 def nan_to_num_jvp(x, copy=True, nan=0.0, posinf=None, neginf=None, x_dot=0.0):
-    # replaced entries are constants: their tangent is 0
-    return x_dot * np.isfinite(x)
+    # replaced entries are constants: their tangent is 0; copy=False would overwrite the
+    # x this rule reads
+    return x_dot * np.isfinite(x) + supported(copy, "np.nan_to_num", "copy", copy)
 
 
 @defvjp(np.nan_to_num, wrt=("x",))
 def nan_to_num_vjp(g, x, copy=True, nan=0.0, posinf=None, neginf=None):
-    return g * np.isfinite(x)
+    return g * np.isfinite(x) + supported(copy, "np.nan_to_num", "copy", copy)
 
 
 # real, imag, conj: rules for real inputs (complex differentiation is not supported yet)

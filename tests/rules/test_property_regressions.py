@@ -231,3 +231,91 @@ def test_take_scatters_back_to_the_entries_it_read(f, shape):
     out, pullback = s2sad.vjp(f)(a)
     u = np.linspace(-1.0, 1.0, out.size).reshape(out.shape)
     assert_close(tuple(pullback(u)), numerical_vjp(f, [a], (0,), u), what="vjp")
+
+
+def concatenate_pair(a0, a1):
+    return np.concatenate([a0, a1], axis=0)
+
+
+def weighted_concatenation(a0, a1, u0):
+    return np.sum(concatenate_pair(a0, a1) * u0)
+
+
+concatenation_grad = s2sad.grad(weighted_concatenation, wrt=(0, 1))
+
+
+@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
+    "core: in a second-order VJP the zero cotangent of a list-valued intermediate (np.split "
+    "in concatenate's VJP) is made by zeros_like(list) = 0.0 and then indexed: "
+    "`t_2 = zeros_like(t); t_2[1] += ...` ('float' object is not subscriptable)"))
+def test_list_cotangent_of_a_split_in_second_order():
+    a0, a1, u0 = np.array([0.3, 0.1]), np.array([0.5, 0.2, 0.4]), np.linspace(-1, 1, 5)
+    out, pullback = s2sad.vjp(concatenation_grad)(a0, a1, u0)
+    w = (np.array([0.2, -0.1]), np.array([0.3, 0.5, -0.7]))
+    expected = numerical_vjp(concatenation_grad, [a0, a1, u0], (0, 1, 2), w)
+    assert_close(tuple(pullback(w)), expected, rtol=1e-6, atol=1e-8, what="vjp of grad")
+
+
+def repeat_counts(a0):
+    return np.repeat(a0, np.array([0, 3, 2, 0, 0, 1]))
+
+
+def weighted_repeat(a0, u0):
+    return np.sum(repeat_counts(a0) * u0)
+
+
+repeat_grad = s2sad.grad(weighted_repeat, wrt=(0,))
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
+    "core: the kind (shape) of np.repeat(a, counts) with an array of counts is inferred as "
+    "(0,), so the second-order VJP materialises its zero cotangent as np.zeros((0,)) and "
+    "np.add.at fails ('array is not broadcastable to correct shape')"))
+def test_repeat_with_repeat_counts_in_second_order():
+    a0, u0 = np.arange(6.0).reshape(2, 3) * 0.1, np.linspace(-1, 1, 6)
+    out, pullback = s2sad.vjp(repeat_grad)(a0, u0)
+    w = (np.ones((2, 3)),)
+    expected = numerical_vjp(repeat_grad, [a0, u0], (0, 1), w)
+    assert_close(tuple(pullback(w)), expected, rtol=1e-6, atol=1e-8, what="vjp of grad")
+
+
+# -- np.nan_to_num(copy=False) overwrote the input its rules read: refused --------------------
+
+
+def nan_to_num_in_place(x, holes):
+    return np.nan_to_num(x + holes, posinf=9.0, copy=False)
+
+
+@pytest.mark.parametrize("transform", ["jvp", "vjp"])
+def test_nan_to_num_copy_false_is_refused(transform):
+    x, holes = np.array([0.5, -1.0]), np.array([np.inf, 0.0])
+    with pytest.raises(s2sad.MissingRuleError, match="copy=False"):
+        d = getattr(s2sad, transform)(nan_to_num_in_place, wrt=(0,))
+        if transform == "jvp":
+            d(x, holes, np.ones(2))
+        else:
+            out, pullback = d(x, holes)
+            pullback(out)
+
+
+def nan_to_num_replacing(x, holes):
+    return np.nan_to_num(x + holes, posinf=9.0, neginf=-9.0)
+
+
+def test_nan_to_num_passes_tangents_of_finite_entries_only():
+    x, holes = np.array([0.5, -1.0, 2.0]), np.array([np.inf, 0.0, np.nan])
+    f = s2sad.jvp(nan_to_num_replacing, wrt=(0,))
+    assert np.array_equal(f(x, holes, np.array([1.0, 2.0, 3.0]))[1], [0.0, 2.0, 0.0])
+
+
+# -- np.take with mode="clip": the JVP dropped the mode (IndexError) ----------------------------
+
+
+def take_clip_scalar(a): return np.take(a, 2, axis=1, mode="clip")
+
+
+def test_take_jvp_keeps_the_mode():
+    a = np.array([[0.3, -0.2], [0.5, 0.9]])
+    v = np.array([[1.0, 2.0], [3.0, 4.0]])
+    out, tangent = s2sad.jvp(take_clip_scalar)(a, v)
+    assert np.array_equal(out, a[:, 1]) and np.array_equal(tangent, v[:, 1])
