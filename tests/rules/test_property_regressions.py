@@ -319,3 +319,26 @@ def test_take_jvp_keeps_the_mode():
     v = np.array([[1.0, 2.0], [3.0, 4.0]])
     out, tangent = s2sad.jvp(take_clip_scalar)(a, v)
     assert np.array_equal(out, a[:, 1]) and np.array_equal(tangent, v[:, 1])
+
+
+# -- index_add with a broadcast value (np.max's VJP scatters a scalar share to tied entries) ---
+
+
+def max_of_ties(a): return np.max(a)
+
+
+def weighted_max(a, u):
+    return np.sum(max_of_ties(a) * u)
+
+
+max_grad = s2sad.grad(weighted_max, wrt=(0,))
+
+
+def test_second_order_through_a_scatter_of_a_scalar():
+    a, u = np.array([[0.5, -0.2], [0.5, 0.1]]), 0.7  # a tie: the scalar share goes to two
+    _, pullback = s2sad.vjp(max_grad)(a, u)
+    w = (np.array([[1.0, 2.0], [3.0, 4.0]]),)
+    a_bar, u_bar = pullback(w)
+    # the gradient is u/2 at each tied entry: d/du <w, grad> = (w[0,0] + w[1,0]) / 2
+    assert np.shape(u_bar) == () and u_bar == pytest.approx(2.0, rel=1e-12)
+    assert np.array_equal(a_bar, np.zeros((2, 2)))
