@@ -43,9 +43,16 @@ def reshape_items_jvp(parts, like, parts_dot):
     return reshape_items(parts_dot, like)
 
 
+@def_nondiff
+def shape_stand_ins(items):
+    """Stand-ins with the shapes of `items` (zero-stride views: nothing is allocated), so that
+    reshaping to those shapes does not depend on the items' values (second order)."""
+    return [np.broadcast_to(0.0, np.shape(x)) for x in items]
+
+
 @defvjp(reshape_items, wrt=("parts",))
 def reshape_items_vjp(g, parts, like):
-    return reshape_items(g, parts)
+    return reshape_items(g, shape_stand_ins(parts))
 
 
 @def_nondiff
@@ -147,26 +154,38 @@ def take_bar(g, a, indices, axis):
     """Scatter-add `g` back to where `np.take(a, indices, axis)` read it."""
     if axis is None:
         return np.reshape(index_add(zeros_like(np.ravel(a)), indices, g), np.shape(a))
-    axes = index_axes(axis, np.ndim(indices))
+    axes = index_axes(axis, np.ndim(indices), np.ndim(a))
     moved = index_add(zeros_like(np.moveaxis(a, axis, 0)), indices, np.moveaxis(g, axes[0],
                                                                                  axes[1]))
     return np.moveaxis(moved, 0, axis)
 
 
 @def_nondiff
-def index_axes(axis, ndim_indices):
+def index_axes(axis, ndim_indices, ndim):
     """Where np.take put the axes of its indices, and where np.add.at wants them (first)."""
+    axis = axis % ndim
     return (tuple(range(axis, axis + ndim_indices)), tuple(range(ndim_indices)))
+
+
+@def_nondiff
+def take_index(indices, a, axis, mode):
+    """The entries np.take(a, indices, axis, mode=mode) read: in range for "wrap"/"clip"."""
+    n = np.size(a) if axis is None else np.shape(a)[axis]
+    if mode == "wrap":
+        return np.mod(indices, n)
+    if mode == "clip":
+        return np.clip(indices, 0, n - 1)
+    return indices
 
 
 @defjvp(np.take)
 def take_jvp(a, indices, axis=None, out=None, mode="raise", a_dot=0.0):
-    return np.take(a_dot, indices, axis)
+    return np.take(a_dot, indices, axis, mode=mode)
 
 
 @defvjp(np.take, wrt=("a",))
 def take_vjp(g, a, indices, axis=None, out=None, mode="raise"):
-    return take_bar(g, a, indices, axis)
+    return take_bar(g, a, take_index(indices, a, axis, mode), axis)
 
 
 @def_nondiff
@@ -325,7 +344,7 @@ def triu_jvp(m, k=0, m_dot=0.0):
 
 @defvjp(np.triu)
 def triu_vjp(g, m, k=0):
-    return np.triu(g, k)
+    return unbroadcast(np.triu(g, k), m)  # a 1-D m is broadcast to a square matrix
 
 
 @defjvp(np.tril)
@@ -335,7 +354,7 @@ def tril_jvp(m, k=0, m_dot=0.0):
 
 @defvjp(np.tril)
 def tril_vjp(g, m, k=0):
-    return np.tril(g, k)
+    return unbroadcast(np.tril(g, k), m)  # a 1-D m is broadcast to a square matrix
 
 
 @defjvp(np.matrix_transpose, np.linalg.matrix_transpose)
@@ -494,12 +513,13 @@ def dsplit_vjp(g, ary, indices_or_sections):
 
 
 @def_nondiff
-def along_axis_index(indices, ndim, axis):
-    """The fancy index that np.take_along_axis(arr, indices, axis) reads with."""
+def along_axis_index(indices, shape, axis):
+    """The fancy index that np.take_along_axis(arr, indices, axis) reads with (`shape`: arr's;
+    the other axes of `indices` broadcast against arr's)."""
     if axis is None:
         return indices
+    ndim = len(shape)
     axis = axis % ndim
-    shape = np.shape(indices)
     index = []
     for i in range(ndim):
         if i == axis:
@@ -518,7 +538,7 @@ def take_along_axis_jvp(arr, indices, axis=-1, arr_dot=0.0):
 def take_along_axis_vjp(g, arr, indices, axis=-1):
     if axis is None:
         return np.reshape(index_add(zeros_like(np.ravel(arr)), indices, g), np.shape(arr))
-    return index_add(zeros_like(arr), along_axis_index(indices, np.ndim(arr), axis), g)
+    return index_add(zeros_like(arr), along_axis_index(indices, np.shape(arr), axis), g)
 
 
 def_linear(np.atleast_1d, np.atleast_2d, np.atleast_3d, np.vstack, np.hstack, np.column_stack,

@@ -9,7 +9,7 @@ below 0 gives no NaN).
 import numpy as np
 
 from s2sad.ir.prims import unbroadcast
-from s2sad_rules.registry import def_linear, defjvp, defvjp
+from s2sad_rules.registry import defjvp, defvjp
 
 
 @defjvp(np.sin)
@@ -246,12 +246,13 @@ def where_vjp(g, condition, x, y):
 
 @defjvp(np.clip)
 def clip_jvp(a, a_min, a_max, a_dot):
-    return a_dot * ((a >= a_min) & (a <= a_max))
+    # inside the bounds, ends included; np.clip itself handles a bound given as None
+    return a_dot * (np.clip(a, a_min, a_max) == a)
 
 
 @defvjp(np.clip, wrt=("a",))
 def clip_vjp(g, a, a_min, a_max):
-    return unbroadcast(g * ((a >= a_min) & (a <= a_max)), a)
+    return unbroadcast(g * (np.clip(a, a_min, a_max) == a), a)
 
 
 # np.where is linear in (x, y) jointly, not in each separately: no def_linear entry

@@ -23,6 +23,7 @@ import numpy as np
 from s2sad.ir.prims import make_tuple, unbroadcast, zeros_like
 from s2sad_rules.numpy_reductions import expand_reduced
 from s2sad_rules.operators import real_like
+from s2sad_rules.refusals import supported
 from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
 
 
@@ -248,7 +249,7 @@ def svdvals_vjp(g, x):
 
 @defjvp(np.linalg.qr)
 def qr_jvp(a, mode="reduced", a_dot=0.0, ans=0.0):
-    q = ans[0]
+    q = ans[0] + supported(mode == "reduced", "np.linalg.qr", "mode", mode)
     r = ans[1]
     x = right_solve(a_dot, r)
     c = mT(q) @ x
@@ -259,7 +260,7 @@ def qr_jvp(a, mode="reduced", a_dot=0.0, ans=0.0):
 
 @defvjp(np.linalg.qr)
 def qr_vjp(g, ans, a, mode="reduced"):
-    q = ans[0]
+    q = ans[0] + supported(mode == "reduced", "np.linalg.qr", "mode", mode)
     r = ans[1]
     b = g[1] @ mT(r) - mT(q) @ g[0]
     n = np.triu(b) + np.tril(mT(b), -1)

@@ -9,9 +9,9 @@ index repeated within one operand (a diagonal or trace, "ii->i") is refused at c
 import numpy as np
 
 from s2sad.ir.prims import unbroadcast
-from s2sad_rules import operators, numpy_reductions
-from s2sad_rules.numpy_reductions import tensordot_plan
+from s2sad_rules import numpy_reductions, operators
 from s2sad_rules.kind_tests import is_none
+from s2sad_rules.numpy_reductions import tensordot_plan
 from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
 
 

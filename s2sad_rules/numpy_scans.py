@@ -13,6 +13,7 @@ import numpy as np
 
 from s2sad.ir.prims import unbroadcast, zeros_like
 from s2sad_rules.numpy_reductions import expand_reduced
+from s2sad_rules.refusals import supported
 from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
 
 
@@ -108,16 +109,18 @@ def nanmean_vjp(g, a, axis=None, dtype=None, out=None, keepdims=False):
 @defjvp(np.average)
 def average_jvp(a, axis=None, weights=None, returned=False, a_dot=0.0, weights_dot=0.0,
                 ans=0.0):
+    refused = supported(not returned, "np.average", "returned", returned)
     if weights is None:
-        return np.mean(a_dot, axis=axis)
+        return np.mean(a_dot, axis=axis) + refused
     w = weights_like(weights, a, axis)
     spread = a - expand_reduced(ans, a, axis, False)
     return (np.sum(a_dot * w, axis=axis) + np.sum(
-        spread * weights_like(weights_dot, a, axis), axis=axis)) / np.sum(w, axis=axis)
+        spread * weights_like(weights_dot, a, axis), axis=axis)) / np.sum(w, axis=axis) + refused
 
 
 @defvjp(np.average, wrt=("a", "weights"))
 def average_vjp(g, ans, a, axis=None, weights=None, returned=False):
+    g = g + supported(not returned, "np.average", "returned", returned)
     if weights is None:
         return np.broadcast_to(expand_reduced(g, a, axis, False) / count_reduced(a, ans),
                                np.shape(a)), None

@@ -3,6 +3,7 @@
 import numpy as np
 
 from s2sad.ir.prims import unbroadcast
+from s2sad_rules.numpy_construction import reshape_items, shape_stand_ins
 from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
 
 
@@ -155,13 +156,15 @@ def concatenate_jvp(arrays, axis=0, arrays_dot=0.0):
 
 @defvjp(np.concatenate)
 def concatenate_vjp(g, arrays, axis=0):
+    if axis is None:  # the inputs were flattened first
+        return reshape_items(np.split(g, split_points(arrays, axis)), shape_stand_ins(arrays))
     return np.split(g, split_points(arrays, axis), axis)
 
 
 @def_nondiff
 def split_points(arrays, axis):
     """Where np.split must cut a concatenation's cotangent to recover its parts."""
-    sizes = [np.shape(a)[axis] for a in arrays]
+    sizes = [np.size(a) if axis is None else np.shape(a)[axis] for a in arrays]
     return list(np.cumsum(sizes)[:-1])
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from s2sad.ir.prims import Attr
 from s2sad_rules.kind_tests import is_complex
+from s2sad_rules.refusals import supported
 from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
 
 LN2 = 0.6931471805599453
@@ -124,9 +125,12 @@ def cbrt_vjp(g, ans, x):
 
 
 def sinc_slope(x, ans):
-    """d/dx sin(pi x)/(pi x) = (cos(pi x) - sinc(x)) / x, which is 0 at x == 0."""
-    safe_x = np.where(x == 0.0, 1.0, x)
-    return np.where(x == 0.0, 0.0, (np.cos(np.pi * x) - ans) / safe_x)
+    """d/dx sin(pi x)/(pi x) = (cos(pi x) - sinc(x)) / x; near 0 its Taylor polynomial, so
+    that the slope is itself differentiable there (second order: sinc''(0) = -pi**2 / 3)."""
+    small = np.abs(x) < 1e-3
+    safe_x = np.where(small, 1.0, x)
+    series = x * (np.pi ** 4 / 30.0 * (x * x) - np.pi ** 2 / 3.0)
+    return np.where(small, series, (np.cos(np.pi * x) - ans) / safe_x)
 
 
 @defjvp(np.sinc)
@@ -141,13 +145,14 @@ def sinc_vjp(g, ans, x):
 
 @defjvp(np.nan_to_num)
 def nan_to_num_jvp(x, copy=True, nan=0.0, posinf=None, neginf=None, x_dot=0.0):
-    # replaced entries are constants: their tangent is 0
-    return x_dot * np.isfinite(x)
+    # replaced entries are constants: their tangent is 0; copy=False would overwrite the
+    # x this rule reads
+    return x_dot * np.isfinite(x) + supported(copy, "np.nan_to_num", "copy", copy)
 
 
 @defvjp(np.nan_to_num, wrt=("x",))
 def nan_to_num_vjp(g, x, copy=True, nan=0.0, posinf=None, neginf=None):
-    return g * np.isfinite(x)
+    return g * np.isfinite(x) + supported(copy, "np.nan_to_num", "copy", copy)
 
 
 # real, imag, conj of a complex input follow JAX's convention for complex cotangents: the

@@ -39,7 +39,7 @@ def index_add_jvp(acc, index, g, acc_dot, g_dot):
 
 @defvjp(index_add, wrt=("acc", "v"))
 def index_add_vjp(g, acc, index, v):
-    return g, g[index]
+    return g, unbroadcast(g[index], v)  # v may be broadcast over the slots (a scalar)
 
 
 @defjvp(index_update)

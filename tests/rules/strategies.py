@@ -1,0 +1,1191 @@
+"""Hypothesis strategies for the rule table: one short spec per rule, drawing whole calls.
+
+A spec draws an `Example`: the source of a tiny user function's body calling the rule (the
+compiler reads source, so every example is a real module, see tests/rules/test_properties.py),
+the arguments, which of them are differentiated, and hints for the oracle. Keywords the rule
+accepts (axis, keepdims, ord, ...) are drawn and written into the source as literals.
+
+Adding a rule: add one line to `SPECS` (tests/rules/test_properties.py fails for a rule of the
+table with no spec). Cases that fail because of known bugs being fixed elsewhere are filtered
+by `known_bug`, each naming its issue.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass, field
+
+import hypothesis.extra.numpy as hnp
+import numpy as np
+from hypothesis import strategies as st
+
+from s2sad.frontend.lower import _astype
+from s2sad.ir.prims import Attr, broadcast_like, index_add, index_update, unbroadcast
+from s2sad_rules.numpy_construction import reshape_items
+
+
+@dataclass(frozen=True)
+class Example:
+    body: str  # the user function's body; parameters are a0, a1, ...
+    args: tuple
+    wrt: tuple  # differentiated argument positions
+    rtol: float = 1e-5  # finite-difference tolerance
+    notes: tuple = field(default=())
+    refused: str = ""  # an option the rule must refuse: MissingRuleError naming it
+    vjp_refused: str = ""  # an option only the VJP refuses (NotImplementedError, see report)
+
+    @property
+    def source(self) -> str:
+        params = ", ".join(f"a{i}" for i in range(len(self.args)))
+        body = self.body if "\nreturn " in self.body else f"return {self.body}"
+        body = body.replace("(, ", "(")  # a method call whose first argument is a keyword
+        lines = "\n".join("    " + line for line in body.splitlines())
+        return f"def f({params}):\n{lines}\n"
+
+
+# -- values -----------------------------------------------------------------------------------
+
+FLOAT = st.floats(allow_nan=False, allow_infinity=False, allow_subnormal=False, width=64)
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Where a rule's argument is drawn: intervals, and special values (kinks, ties)."""
+
+    intervals: tuple = ((-2.0, 2.0),)
+    special: tuple = (0.0, 1.0, -1.0, 0.5)
+
+    def element(self):
+        parts = [st.floats(lo, hi, allow_nan=False, allow_subnormal=False)
+                 for lo, hi in self.intervals]
+        special = [v for v in self.special if any(lo <= v <= hi for lo, hi in self.intervals)]
+        if special:
+            parts.append(st.sampled_from(special))
+        return st.one_of(*parts)
+
+
+REAL = Domain()
+NONZERO = Domain(((-2.0, -0.3), (0.3, 2.0)), (1.0, -1.0, 0.5))
+POS = Domain(((0.2, 3.0),), (1.0, 0.5, 2.0))
+UNIT = Domain(((-0.9, 0.9),), (0.0, 0.5, -0.5))
+ABOVE1 = Domain(((1.2, 3.0),), (2.0,))
+SMALL = Domain(((-1.2, 1.2),), (0.0, 1.0, -1.0, 0.5))
+
+
+@st.composite
+def values(draw, shape, dom=REAL, scalar=None):
+    """A float64 array of `shape` (a Python float for shape () unless drawn as 0-d array)."""
+    x = draw(hnp.arrays(np.float64, shape, elements=dom.element()))
+    if draw(st.booleans()):  # half the time: break ties, so finite differences apply
+        x = x + np.arange(x.size).reshape(shape) * 1e-3 * draw(st.sampled_from([1.0, -1.0]))
+        lo = min(lo for lo, _ in dom.intervals)
+        hi = max(hi for _, hi in dom.intervals)
+        x = np.clip(x, lo, hi)
+    if shape == ():
+        if scalar is None:
+            scalar = draw(st.booleans())
+        return float(x) if scalar else np.asarray(x)
+    return x
+
+
+def shapes(min_rank=0, max_rank=4, min_side=1, max_side=3):
+    return hnp.array_shapes(min_dims=min_rank, max_dims=max_rank, min_side=min_side,
+                            max_side=max_side)
+
+
+def axis_for(draw, ndim, allow_none=True, allow_tuple=True):
+    """None, an int (maybe negative) or a tuple of distinct axes (maybe negative)."""
+    options = ["int"] if ndim else []
+    if allow_none:
+        options.append("none")
+    if allow_tuple and ndim:
+        options.append("tuple")
+    kind = draw(st.sampled_from(options))
+    if kind == "none":
+        return None
+    if kind == "int":
+        return draw(st.integers(-ndim, ndim - 1))
+    axes = draw(st.lists(st.integers(0, ndim - 1), min_size=1, max_size=ndim, unique=True))
+    return tuple(a - ndim if draw(st.booleans()) else a for a in axes)
+
+
+def kw_text(kws: dict) -> str:
+    return "".join(f", {k}={v!r}" for k, v in kws.items())
+
+
+def drop_defaults(draw, kws: dict, defaults: dict) -> dict:
+    """Leave out some keywords that equal their default (both spellings get drawn)."""
+    return {k: v for k, v in kws.items()
+            if not (k in defaults and v == defaults[k] and draw(st.booleans()))}
+
+
+# -- spec builders ------------------------------------------------------------------------
+
+
+def unary(call: str, dom=REAL, min_rank=0, max_rank=4, scalar_only=False):
+    """`call` with `{0}` for the argument: elementwise over ranks 0-4."""
+
+    @st.composite
+    def spec(draw):
+        shape = () if scalar_only else draw(shapes(min_rank, max_rank))
+        x = draw(values(shape, dom, scalar=True if scalar_only else None))
+        return Example(call.format("a0"), (x,), (0,))
+
+    return spec()
+
+
+def binary(call: str, dom0=REAL, dom1=REAL, scalar_only=False, max_rank=4):
+    """`call` with `{0}`, `{1}`: broadcasting-compatible shape pairs over ranks 0-4."""
+
+    @st.composite
+    def spec(draw):
+        if scalar_only:
+            s0 = s1 = ()
+        else:
+            s0, s1 = draw(hnp.mutually_broadcastable_shapes(
+                num_shapes=2, min_dims=0, max_dims=max_rank, max_side=3)).input_shapes
+        x = draw(values(s0, dom0, scalar=True if scalar_only else None))
+        y = draw(values(s1, dom1, scalar=True if scalar_only else None))
+        return Example(call.format("a0", "a1"), (x, y), (0, 1))
+
+    return spec()
+
+
+def reduction(call: str, dom=REAL, keepdims=True, tuple_axis=True, extra=None, min_rank=0):
+    """`call` with `{0}` and `{kw}`: axis None/int/negative/tuple, keepdims."""
+
+    @st.composite
+    def spec(draw):
+        shape = draw(shapes(min_rank, 4))
+        x = draw(values(shape, dom, scalar=False))
+        kws = {"axis": axis_for(draw, len(shape), allow_tuple=tuple_axis)}
+        if keepdims:
+            kws["keepdims"] = draw(st.booleans())
+        if extra:
+            kws.update(extra(draw, shape))
+        kws = drop_defaults(draw, kws, {"axis": None, "keepdims": False})
+        return Example(call.format("a0", kw=kw_text(kws)), (x,), (0,))
+
+    return spec()
+
+
+def seq(call: str, dom=REAL, min_size=1, max_size=4):
+    """A builtin over a list of Python floats: `call` with `{0}` for the list display."""
+
+    @st.composite
+    def spec(draw):
+        n = draw(st.integers(min_size, max_size))
+        xs = tuple(draw(values((), dom, scalar=True)) for _ in range(n))
+        items = ", ".join(f"a{i}" for i in range(n))
+        return Example(call.format(f"[{items}]"), xs, tuple(range(n)))
+
+    return spec()
+
+
+def custom(fn):
+    """A spec written out: `fn(draw)` returns an Example."""
+    return st.composite(fn)()
+
+
+# -- specs that need more than a template -------------------------------------------------
+
+
+def _clip(draw):
+    shape = draw(shapes())
+    x = draw(values(shape, REAL, scalar=False))
+    lo_kind, hi_kind = draw(st.sampled_from(["none", "scalar", "array"])), draw(
+        st.sampled_from(["none", "scalar", "array"]))
+    if lo_kind == hi_kind == "none":
+        hi_kind = "scalar"
+    args, wrt, texts = [x], (0,), []
+    for kind, base in ((lo_kind, -0.5), (hi_kind, 0.5)):
+        if kind == "none":
+            texts.append("None")
+        elif kind == "scalar":
+            texts.append(repr(base))
+        else:
+            bshape = draw(st.sampled_from([shape[k:] for k in range(len(shape) + 1)]))
+            args.append(np.full(bshape, base) + draw(values(bshape, UNIT, scalar=False)) * 0.1)
+            texts.append(f"a{len(args) - 1}")
+    return Example(f"np.clip(a0, {texts[0]}, {texts[1]})", tuple(args), wrt)
+
+
+def _nan_to_num(draw):
+    shape = draw(shapes(1, 3))
+    x = draw(values(shape, REAL, scalar=False))
+    holes = draw(hnp.arrays(np.float64, shape, elements=st.sampled_from(
+        [0.0, 0.0, np.nan, np.inf, -np.inf])))
+    kws = {k: draw(st.sampled_from(vals)) for k, vals in (
+        ("nan", [0.0, 1.5]), ("posinf", [None, 9.0]), ("neginf", [None, -9.0]),
+        ("copy", [True, False])) if draw(st.booleans())}
+    return Example(f"np.nan_to_num(a0 + a1{kw_text(kws)})", (x, holes), (0,),
+                   refused="copy=False" if kws.get("copy") is False else "")
+
+
+def _where(draw):
+    s = draw(hnp.mutually_broadcastable_shapes(num_shapes=3, max_dims=3, max_side=3))
+    c = draw(hnp.arrays(np.bool_, s.input_shapes[0]))
+    x = draw(values(s.input_shapes[1], REAL, scalar=False))
+    y = draw(values(s.input_shapes[2], REAL, scalar=False))
+    return Example("np.where(a0, a1, a2)", (c, x, y), (1, 2))
+
+
+def _float(draw):
+    return Example("float(a0) * a0", (draw(values((), REAL, scalar=True)),), (0,))
+
+
+def _math_log(draw):
+    x = draw(values((), POS, scalar=True))
+    if draw(st.booleans()):
+        return Example("math.log(a0)", (x,), (0,))
+    b = draw(values((), Domain(((1.5, 4.0),), (2.0,)), scalar=True))
+    return Example("math.log(a0, a1)", (x, b), (0, 1))
+
+
+def _ldexp(draw):
+    x = draw(values((), REAL, scalar=True))
+    return Example(f"math.ldexp(a0, {draw(st.integers(-3, 3))})", (x,), (0,))
+
+
+def _dist(draw):
+    n = draw(st.integers(1, 3))
+    xs = tuple(draw(values((), REAL, scalar=True)) for _ in range(2 * n))
+    p = ", ".join(f"a{i}" for i in range(n))
+    q = ", ".join(f"a{i}" for i in range(n, 2 * n))
+    return Example(f"math.dist([{p}], [{q}])", xs, tuple(range(2 * n)))
+
+
+def _sum_arrays(draw):
+    n = draw(st.integers(1, 3))
+    shape = draw(shapes(0, 3))
+    xs = tuple(draw(values(shape, REAL, scalar=False)) for _ in range(n))
+    items = ", ".join(f"a{i}" for i in range(n))
+    return Example(f"sum([{items}])", xs, tuple(range(n)))
+
+
+def _average(draw):
+    shape = draw(shapes(1, 4))
+    x = draw(values(shape, REAL, scalar=False))
+    axis = axis_for(draw, len(shape), allow_tuple=False)
+    kws = {} if axis is None and draw(st.booleans()) else {"axis": axis}
+    refused = ""
+    if draw(st.integers(0, 4)) == 0:  # not covered by the rules: must be refused
+        kws["returned"] = True
+        refused = "returned=True"
+    if draw(st.booleans()):
+        wshape = shape if axis is None or draw(st.booleans()) else (shape[axis],)
+        w = draw(values(wshape, POS, scalar=False))
+        return Example(f"np.average(a0{kw_text(kws)}, weights=a1)", (x, w), (0, 1),
+                       refused=refused)
+    return Example(f"np.average(a0{kw_text(kws)})", (x,), (0,), refused=refused)
+
+
+def _scan(name):
+    def draw_scan(draw):
+        shape = draw(shapes(0, 4))
+        dom = NONZERO if name == "cumprod" else REAL
+        x = draw(values(shape, dom, scalar=False))
+        axis = axis_for(draw, len(shape), allow_tuple=False) if shape else None
+        kws = {} if axis is None and draw(st.booleans()) else {"axis": axis}
+        if draw(st.booleans()):
+            kws["dtype"] = np.float64
+        text = kw_text(kws).replace("<class 'numpy.float64'>", "np.float64")
+        return Example(f"np.{name}(a0{text})", (x,), (0,))
+    return draw_scan
+
+
+def _diff(draw):
+    shape = draw(shapes(1, 4, min_side=2, max_side=4))
+    axis = draw(st.integers(-len(shape), len(shape) - 1))
+    n = draw(st.integers(0, shape[axis]))
+    kws = drop_defaults(draw, {"n": n, "axis": axis}, {"n": 1, "axis": -1})
+    return Example(f"np.diff(a0{kw_text(kws)})", (draw(values(shape, REAL, scalar=False)),),
+                   (0,))
+
+
+def _trace(draw):
+    shape = draw(shapes(2, 4))
+    a1, a2 = draw(st.lists(st.integers(0, len(shape) - 1), min_size=2, max_size=2, unique=True))
+    offset = draw(st.integers(-2, 2))
+    kws = drop_defaults(draw, {"offset": offset, "axis1": a1, "axis2": a2},
+                        {"offset": 0, "axis1": 0, "axis2": 1})
+    return Example(f"np.trace(a0{kw_text(kws)})", (draw(values(shape, REAL, scalar=False)),),
+                   (0,))
+
+
+def _moments(name):
+    def draw_moment(draw):
+        shape = draw(shapes(1, 4, min_side=2))
+        axis = axis_for(draw, len(shape))
+        n = shape and int(np.prod([shape[a] for a in np.atleast_1d(axis)])) if axis is not None \
+            else int(np.prod(shape))
+        kws = {"axis": axis, "ddof": draw(st.integers(0, min(1, n - 1))),
+               "keepdims": draw(st.booleans())}
+        kws = drop_defaults(draw, kws, {"axis": None, "ddof": 0, "keepdims": False})
+        x = draw(values(shape, REAL, scalar=False))
+        return Example(f"np.{name}(a0{kw_text(kws)})", (x,), (0,), notes=(("axis", axis),))
+    return draw_moment
+
+
+def _nan_reduction(name):
+    def draw_nan(draw):
+        shape = draw(shapes(1, 4))
+        x = draw(values(shape, REAL, scalar=False))
+        holes = np.where(draw(hnp.arrays(np.bool_, shape)), np.nan, 0.0)
+        axis = axis_for(draw, len(shape))
+        kws = drop_defaults(draw, {"axis": axis, "keepdims": draw(st.booleans())},
+                            {"axis": None, "keepdims": False})
+        if name == "nanmean":  # a slice of only NaN has no mean
+            holes.reshape(-1)[0] = 0.0
+            if axis is not None:
+                holes[...] = 0.0
+        return Example(f"np.{name}(a0 + a1{kw_text(kws)})", (x, holes), (0,))
+    return draw_nan
+
+
+def _products(name, spelling="np"):
+    """np.dot/np.inner/np.outer/np.tensordot/np.vecdot and their linalg spellings."""
+
+    def draw_product(draw):
+        if name in ("dot", "inner"):
+            ra, rb = draw(st.integers(0, 3)), draw(st.integers(0, 3))
+            k = draw(st.integers(1, 3))
+            sa = draw(shapes(ra, ra))
+            sb = draw(shapes(rb, rb))
+            if ra and rb:
+                if name == "dot":
+                    sa = sa[:-1] + (k,)
+                    sb = sb[:-2] + (k,) + sb[-1:] if rb >= 2 else (k,)
+                else:
+                    sa, sb = sa[:-1] + (k,), sb[:-1] + (k,)
+        elif name == "outer":  # np.outer flattens; np.linalg.outer takes vectors only
+            low = 1 if spelling == "np.linalg" else 0
+            sa, sb = draw(shapes(low, 2 - low)), draw(shapes(low, 2 - low))
+        elif name == "vecdot":
+            sa, sb = draw(hnp.mutually_broadcastable_shapes(
+                num_shapes=2, min_dims=1, max_dims=3, max_side=3)).input_shapes
+            k = draw(st.integers(1, 3))
+            sa, sb = sa[:-1] + (k,), sb[:-1] + (k,)
+        else:  # tensordot
+            n = draw(st.integers(0, 2))
+            core = draw(shapes(n, n))
+            sa = draw(shapes(0, 2)) + core
+            sb = core + draw(shapes(0, 2))
+            axes = n
+            if n and draw(st.booleans()):  # as pairs of axis lists
+                axes = (list(range(len(sa) - n, len(sa))), list(range(n)))
+        a = draw(values(sa, REAL, scalar=False))
+        b = draw(values(sb, REAL, scalar=False))
+        kws = f", axes={axes!r}" if name == "tensordot" else ""
+        if name == "dot" and draw(st.booleans()) and np.ndim(a):
+            return Example(f"a0.dot(a1){kws}", (a, b), (0, 1))
+        return Example(f"{spelling}.{name}(a0, a1{kws})", (a, b), (0, 1))
+
+    return draw_product
+
+
+def _matmul(spelling):
+    def draw_matmul(draw):
+        ra, rb = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+        k = draw(st.integers(1, 3))
+        batch = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, max_side=3))
+        ba, bb = batch.input_shapes
+        sa = (ba if ra > 1 else ()) + ((draw(st.integers(1, 3)),) if ra > 1 else ()) + (k,)
+        sb = (bb if rb > 1 else ()) + (k,) + ((draw(st.integers(1, 3)),) if rb > 1 else ())
+        a = draw(values(sa, REAL, scalar=False))
+        b = draw(values(sb, REAL, scalar=False))
+        return Example(spelling, (a, b), (0, 1))
+    return draw_matmul
+
+
+def _kron(draw):
+    a = draw(values(draw(shapes(0, 3)), REAL, scalar=False))
+    b = draw(values(draw(shapes(0, 3)), REAL, scalar=False))
+    return Example("np.kron(a0, a1)", (a, b), (0, 1))
+
+
+def _cross(draw):
+    sa, sb = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2,
+                                                   max_side=3)).input_shapes
+    a = draw(values(sa + (3,), REAL, scalar=False))
+    b = draw(values(sb + (3,), REAL, scalar=False))
+    return Example("np.cross(a0, a1)", (a, b), (0, 1))
+
+
+def _einsum(draw):
+    form = draw(st.sampled_from([
+        ("ij,jk->ik", (2, 3), (3, 2)), ("ij,jk", (2, 3), (3, 4)), ("ij,k->ik", (2, 3), (2,)),
+        ("i,i->", (3,), (3,)), ("ijk,jk->i", (2, 3, 2), (3, 2)), ("ijk->ki", (2, 3, 2), None),
+        ("ii->i", (3, 3), None), ("bij,bjk->bik", (2, 2, 3), (2, 3, 2))]))
+    sub, sa, sb = form
+    args = (draw(values(sa, REAL, scalar=False)),)
+    if sb is not None:
+        args += (draw(values(sb, REAL, scalar=False)),)
+    names = ", ".join(f"a{i}" for i in range(len(args)))
+    return Example(f"np.einsum({sub!r}, {names})", args, tuple(range(len(args))))
+
+
+# shape and layout -------------------------------------------------------------------------
+
+
+def _layout(template, min_rank=0, max_rank=4, kws=None, dom=REAL, min_side=1):
+    """A one-argument layout function; `kws(draw, shape)` draws its keywords."""
+
+    def draw_layout(draw):
+        shape = draw(shapes(min_rank, max_rank, min_side=min_side))
+        x = draw(values(shape, dom, scalar=False))
+        options = kws(draw, shape) if kws else {}
+        return Example(template.format("a0", kw=kw_text(options)), (x,), (0,))
+
+    return draw_layout
+
+
+def _reshape_kw(draw, shape):
+    n = int(np.prod(shape))
+    factors = [d for d in range(1, n + 1) if n % d == 0]
+    d = draw(st.sampled_from(factors))
+    new = draw(st.sampled_from([(n,), (d, n // d), (n // d, 1, d), (-1,), (d, -1)]))
+    return {"shape": new}
+
+
+def _transpose_kw(draw, shape):
+    if draw(st.booleans()):
+        return {}
+    perm = draw(st.permutations(range(len(shape))))
+    return {"axes": tuple(p - len(shape) if draw(st.booleans()) else p for p in perm)}
+
+
+def _axis_pair(name1, name2):
+    def kw(draw, shape):
+        n = len(shape)
+        return {name1: draw(st.integers(-n, n - 1)), name2: draw(st.integers(-n, n - 1))}
+    return kw
+
+
+def _moveaxis_kw(draw, shape):
+    n = len(shape)
+    if draw(st.booleans()):
+        return {"source": draw(st.integers(-n, n - 1)), "destination": draw(st.integers(-n, n - 1))}
+    k = draw(st.integers(1, n))
+    src = tuple(draw(st.permutations(range(n)))[:k])
+    dst = tuple(draw(st.permutations(range(n)))[:k])
+    return {"source": src, "destination": dst}
+
+
+def _expand_kw(draw, shape):
+    n = len(shape) + 1
+    if draw(st.booleans()):
+        return {"axis": draw(st.integers(-n, n - 1))}
+    k = draw(st.integers(1, 2))
+    axes = draw(st.lists(st.integers(0, len(shape) + k - 1), min_size=k, max_size=k, unique=True))
+    return {"axis": tuple(axes)}
+
+
+def _squeeze(draw):
+    shape = list(draw(shapes(0, 4)))
+    ones = draw(st.lists(st.integers(0, len(shape)), max_size=2))
+    for k in sorted(ones, reverse=True):
+        shape.insert(k, 1)
+    shape = tuple(shape)
+    unit = [k for k, d in enumerate(shape) if d == 1]
+    kws = {}
+    if unit and draw(st.booleans()):
+        pick = draw(st.lists(st.sampled_from(unit), min_size=1, max_size=len(unit), unique=True))
+        kws["axis"] = pick[0] if len(pick) == 1 else tuple(pick)
+    x = draw(values(shape, REAL, scalar=False))
+    return Example(f"np.squeeze(a0{kw_text(kws)})", (x,), (0,))
+
+
+def _broadcast_to(draw):
+    target = draw(shapes(0, 4))
+    k = draw(st.integers(0, len(target)))
+    shape = tuple(1 if draw(st.booleans()) else d for d in target[k:])
+    x = draw(values(shape, REAL, scalar=False))
+    return Example(f"np.broadcast_to(a0, {target!r})", (x,), (0,))
+
+
+def _join(name):
+    """concatenate / stack / vstack / hstack / column_stack of 1-3 arrays."""
+
+    def draw_join(draw):
+        n = draw(st.integers(1, 3))
+        seq = draw(st.sampled_from(["[{}]", "({},)"]))
+        if name in ("concatenate", "stack"):
+            base = draw(shapes(1 if name == "concatenate" else 0, 3))
+            r = len(base) + (name == "stack")
+            axis = draw(st.integers(-r, r - 1))
+            shapes_ = []
+            for _ in range(n):
+                s = list(base)
+                if name == "concatenate":
+                    s[axis] = draw(st.integers(1, 3))
+                shapes_.append(tuple(s))
+            kws = {} if axis == 0 and draw(st.booleans()) else {"axis": axis}
+            if name == "concatenate" and draw(st.integers(0, 4)) == 0:
+                kws = {"axis": None}  # flattens every input first
+                shapes_ = [draw(shapes(0, 3)) for _ in range(n)]
+        else:
+            base = draw(shapes(0, 3))
+            shapes_ = [base] * n
+            kws = {}
+        xs = tuple(draw(values(s, REAL, scalar=False)) for s in shapes_)
+        items = ", ".join(f"a{i}" for i in range(n))
+        return Example(f"np.{name}({seq.format(items)}{kw_text(kws)})", xs, tuple(range(n)))
+
+    return draw_join
+
+
+def _array(draw):
+    if draw(st.booleans()):  # nested lists of scalars
+        rows, cols = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+        xs = tuple(draw(values((), REAL, scalar=True)) for _ in range(rows * cols))
+        text = ", ".join("[" + ", ".join(f"a{r * cols + c}" for c in range(cols)) + "]"
+                         for r in range(rows))
+        return Example(f"np.array([{text}])", xs, tuple(range(len(xs))))
+    n = draw(st.integers(1, 3))
+    shape = draw(shapes(0, 3))
+    xs = tuple(draw(values(shape, REAL, scalar=False)) for _ in range(n))
+    items = ", ".join(f"a{i}" for i in range(n))
+    if draw(st.booleans()) and n == 1:
+        return Example("np.array(a0)", xs, (0,))
+    return Example(f"np.array([{items}])", xs, tuple(range(n)))
+
+
+def _split(name):
+    def draw_split(draw):
+        shape = draw(shapes(1, 3, min_side=2, max_side=4))
+        axis = draw(st.integers(-len(shape), len(shape) - 1))
+        size = shape[axis]
+        if draw(st.booleans()):
+            sections = [k for k in range(1, size + 1) if name == "array_split" or size % k == 0]
+            ios = draw(st.sampled_from(sections))
+        else:
+            ios = sorted(draw(st.lists(st.integers(0, size), min_size=1, max_size=2)))
+        x = draw(values(shape, REAL, scalar=False))
+        kws = drop_defaults(draw, {"axis": axis}, {"axis": 0})
+        body = (f"parts = np.{name}(a0, {ios!r}{kw_text(kws)})\n"
+                "return parts[0] * 2.0, parts[-1]")
+        return Example(body, (x,), (0,))
+    return draw_split
+
+
+def _unstack(draw):
+    shape = draw(shapes(1, 4))
+    axis = draw(st.integers(-len(shape), len(shape) - 1))
+    kws = drop_defaults(draw, {"axis": axis}, {"axis": 0})
+    body = f"parts = np.unstack(a0{kw_text(kws)})\nreturn parts[0] * 2.0, parts[-1]"
+    return Example(body, (draw(values(shape, REAL, scalar=False)),), (0,))
+
+
+def _repeat(draw):
+    shape = draw(shapes(0, 3))
+    x = draw(values(shape, REAL, scalar=False))
+    axis = axis_for(draw, len(shape), allow_tuple=False)
+    n = x.size if axis is None else shape[axis]
+    if draw(st.booleans()):
+        reps = repr(draw(st.integers(0, 3)))
+    else:
+        reps = f"np.array({draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))!r})"
+    kws = drop_defaults(draw, {"axis": axis}, {"axis": None})
+    if draw(st.booleans()) and shape:
+        return Example(f"a0.repeat({reps}{kw_text(kws)})", (x,), (0,))
+    return Example(f"np.repeat(a0, {reps}{kw_text(kws)})", (x,), (0,))
+
+
+def _tile_kw(draw, shape):
+    if draw(st.booleans()):
+        return {"reps": draw(st.integers(1, 3))}
+    return {"reps": tuple(draw(st.lists(st.integers(1, 2), min_size=1, max_size=4)))}
+
+
+def _roll_kw(draw, shape):
+    if draw(st.booleans()) or not shape:
+        return {"shift": draw(st.integers(-4, 4))}
+    axis = axis_for(draw, len(shape), allow_none=False)
+    if isinstance(axis, tuple):
+        shift = tuple(draw(st.integers(-4, 4)) for _ in axis)
+        if draw(st.booleans()):
+            shift = shift[0]
+    else:
+        shift = draw(st.integers(-4, 4))
+    return {"shift": shift, "axis": axis}
+
+
+def _flip_kw(draw, shape):
+    return drop_defaults(draw, {"axis": axis_for(draw, len(shape))}, {"axis": None})
+
+
+def _rot90_kw(draw, shape):
+    n = len(shape)
+    a, b = draw(st.lists(st.integers(0, n - 1), min_size=2, max_size=2, unique=True))
+    return drop_defaults(draw, {"k": draw(st.integers(-4, 4)), "axes": (a, b)},
+                         {"k": 1, "axes": (0, 1)})
+
+
+def _pad(draw):
+    shape = draw(shapes(1, 3, min_side=2))
+    x = draw(values(shape, REAL, scalar=False))
+    kind = draw(st.sampled_from(["int", "pair", "each"]))
+    if kind == "int":
+        width = draw(st.integers(0, 2))
+    elif kind == "pair":
+        width = (draw(st.integers(0, 2)), draw(st.integers(0, 2)))
+    else:
+        width = tuple((draw(st.integers(0, 2)), draw(st.integers(0, 2))) for _ in shape)
+    mode = draw(st.sampled_from(["constant", "constant", "edge", "reflect", "symmetric",
+                                 "wrap"]))
+    kws = {} if mode == "constant" and draw(st.booleans()) else {"mode": mode}
+    if mode == "constant" and draw(st.booleans()):
+        kws["constant_values"] = draw(st.sampled_from([0.0, 0.5, -1.0]))
+    return Example(f"np.pad(a0, {width!r}{kw_text(kws)})", (x,), (0,),
+                   vjp_refused="" if mode == "constant" else "mode='constant' only")
+
+
+def _diag(draw):
+    shape = draw(shapes(1, 2))
+    kws = drop_defaults(draw, {"k": draw(st.integers(-2, 2))}, {"k": 0})
+    return Example(f"np.diag(a0{kw_text(kws)})", (draw(values(shape, REAL, scalar=False)),),
+                   (0,))
+
+
+def _diagonal(draw):
+    shape = draw(shapes(2, 4))
+    a1, a2 = draw(st.lists(st.integers(0, len(shape) - 1), min_size=2, max_size=2, unique=True))
+    kws = drop_defaults(draw, {"offset": draw(st.integers(-2, 2)), "axis1": a1, "axis2": a2},
+                        {"offset": 0, "axis1": 0, "axis2": 1})
+    x = draw(values(shape, REAL, scalar=False))
+    if not kws and draw(st.booleans()):
+        return Example("a0.diagonal()", (x,), (0,))
+    return Example(f"np.diagonal(a0{kw_text(kws)})", (x,), (0,))
+
+
+def _tri_kw(draw, shape):
+    return drop_defaults(draw, {"k": draw(st.integers(-2, 2))}, {"k": 0})
+
+
+def _astype_np(draw):
+    shape = draw(shapes(0, 3))
+    x = draw(values(shape, REAL, scalar=False))
+    if draw(st.booleans()):
+        return Example("np.astype(a0, np.float64)", (x,), (0,))
+    return Example("a0.astype(np.float64)", (x,), (0,))
+
+
+def _astype_intrinsic(draw):
+    x = draw(values(draw(shapes(0, 3)), REAL, scalar=False))
+    return Example("_astype(a0, np.float64)", (x,), (0,))
+
+
+def _sort(draw):
+    shape = draw(shapes(0, 4))
+    x = draw(values(shape, REAL, scalar=False))
+    axis = axis_for(draw, len(shape), allow_tuple=False) if shape else None
+    kws = {"axis": axis} if axis != -1 or draw(st.booleans()) else {}
+    if draw(st.booleans()):
+        kws["kind"] = draw(st.sampled_from(["quicksort", "stable", "mergesort", "heapsort"]))
+    return Example(f"np.sort(a0{kw_text(kws)})", (x,), (0,))
+
+
+def _take(draw):
+    shape = draw(shapes(1, 3))
+    x = draw(values(shape, REAL, scalar=False))
+    axis = axis_for(draw, len(shape), allow_tuple=False)
+    n = x.size if axis is None else shape[axis]
+    mode = draw(st.sampled_from([None, "raise", "wrap", "clip"]))
+    hi = n - 1 if mode in (None, "raise") else n + 2
+    if draw(st.booleans()):
+        idx = repr(draw(st.integers(-n if mode in (None, "raise") else -3, hi)))
+    else:
+        ishape = draw(shapes(0, 2))
+        flat = draw(st.lists(st.integers(0 if mode in (None, "raise") else -3, hi),
+                             min_size=int(np.prod(ishape)), max_size=int(np.prod(ishape))))
+        idx = f"np.array({np.array(flat, dtype=int).reshape(ishape).tolist()!r})"
+    kws = {} if axis is None and draw(st.booleans()) else {"axis": axis}
+    if mode is not None:
+        kws["mode"] = mode
+    if draw(st.booleans()) and "mode" not in kws:
+        return Example(f"a0.take({idx}{kw_text(kws)})", (x,), (0,))
+    return Example(f"np.take(a0, {idx}{kw_text(kws)})", (x,), (0,))
+
+
+def _take_along(draw):
+    shape = draw(shapes(1, 3))
+    x = draw(values(shape, REAL, scalar=False))
+    axis = draw(st.integers(-len(shape), len(shape) - 1))
+    if draw(st.booleans()):
+        return Example(f"np.take_along_axis(a0, np.argsort(a0, axis={axis}), axis={axis})",
+                       (x,), (0,))
+    ishape = list(shape)
+    ishape[axis] = draw(st.integers(1, 3))
+    ishape = [1 if draw(st.booleans()) and k != axis % len(shape) else d
+              for k, d in enumerate(ishape)]
+    idx = draw(hnp.arrays(np.int64, tuple(ishape), elements=st.integers(0, shape[axis] - 1)))
+    return Example(f"np.take_along_axis(a0, np.array({idx.tolist()!r}), axis={axis})",
+                   (x,), (0,))
+
+
+def _select(draw):
+    shape = draw(shapes(0, 3))
+    x = draw(values(shape, REAL, scalar=False))
+    y = draw(values(shape, REAL, scalar=False))
+    return Example("np.select([a0 > 0.3, a0 < -0.3], [a0 * a1, a1], 2.0 * a0)", (x, y),
+                   (0, 1))
+
+
+def _getitem(draw):
+    shape = draw(shapes(1, 4, max_side=4))
+    x = draw(values(shape, REAL, scalar=False))
+    kind = draw(st.sampled_from(["basic", "int", "fancy", "mask", "ellipsis"]))
+    if kind == "basic":
+        idx = draw(hnp.basic_indices(shape, allow_newaxis=True, allow_ellipsis=True))
+        text = _index_text(idx)
+    elif kind == "int":
+        text = str(draw(st.integers(-shape[0], shape[0] - 1)))
+    elif kind == "fancy":
+        flat = draw(st.lists(st.integers(-shape[0], shape[0] - 1), min_size=1, max_size=4))
+        text = f"np.array({flat!r})"
+    elif kind == "ellipsis":
+        text = f"..., {draw(st.integers(-shape[-1], shape[-1] - 1))}"
+    else:
+        return Example("a0[a0 > 0.0]", (x,), (0,))
+    return Example(f"a0[{text}]", (x,), (0,))
+
+
+def _index_text(idx) -> str:
+    def one(i):
+        if i is None:
+            return "None"
+        if i is Ellipsis:
+            return "..."
+        if isinstance(i, slice):
+            parts = ["" if v is None else str(v) for v in (i.start, i.stop, i.step)]
+            return ":".join(parts[:2]) + (f":{parts[2]}" if parts[2] else "")
+        return str(i)
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    if not idx:
+        return "()"
+    return ", ".join(one(i) for i in idx) + ("," if len(idx) == 1 else "")
+
+
+def _attr_T(draw):
+    return Example("a0.T", (draw(values(draw(shapes(0, 4)), REAL, scalar=False)),), (0,))
+
+
+def _matrix_transpose(spelling):
+    def draw_mt(draw):
+        x = draw(values(draw(shapes(2, 4)), REAL, scalar=False))
+        return Example(f"{spelling}(a0)", (x,), (0,))
+    return draw_mt
+
+
+def _atleast(n):
+    def draw_atleast(draw):
+        x = draw(values(draw(shapes(0, 4)), REAL))
+        return Example(f"np.atleast_{n}d(a0)", (x,), (0,))
+    return draw_atleast
+
+
+# compiler intrinsics and rule helpers ----------------------------------------------------
+
+
+def _unbroadcast(draw):
+    target, extra = draw(shapes(0, 3)), draw(shapes(0, 2))
+    big = extra + tuple(d if draw(st.booleans()) else 1 for d in target)
+    small = tuple(1 if draw(st.booleans()) else d for d in target)
+    g = draw(values(np.broadcast_shapes(big, small), REAL, scalar=False))
+    x = draw(values(small, REAL, scalar=False))
+    return Example("unbroadcast(a0, a1)", (g, x), (0,))
+
+
+def _broadcast_like(draw):
+    s0, s1 = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3)).input_shapes
+    s1 = np.broadcast_shapes(s0, s1)
+    t = draw(values(s0, REAL, scalar=False))
+    x = draw(values(s1, REAL, scalar=False))
+    return Example("broadcast_like(a0, a1)", (t, x), (0,))
+
+
+def _index_add(draw):
+    n = draw(st.integers(1, 4))
+    tail = draw(shapes(0, 2))
+    idx = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=4))
+    acc = draw(values((n,) + tail, REAL, scalar=False))
+    g = draw(values((len(idx),) + tail, REAL, scalar=False))
+    return Example(f"index_add(a0, np.array({idx!r}), a1)", (acc, g), (0, 1))
+
+
+def _index_update(draw):
+    shape = draw(shapes(1, 3))
+    x = draw(values(shape, REAL, scalar=False))
+    idx = draw(hnp.basic_indices(shape, allow_ellipsis=False))
+    v = draw(values(np.shape(x[idx]), REAL, scalar=False))
+    body = f"b = a0 * 1.0\nb[{_index_text(idx)}] = a1\nreturn b"
+    return Example(body, (x, v), (0, 1))
+
+
+def _reshape_items(draw):
+    n = draw(st.integers(1, 3))
+    like = [draw(shapes(0, 2)) for _ in range(n)]
+    parts = tuple(draw(values((int(np.prod(s)),), REAL, scalar=False)) for s in like)
+    items = ", ".join(f"a{i}" for i in range(n))
+    likes = ", ".join(f"np.zeros({s!r})" for s in like)
+    body = f"parts = reshape_items([{items}], [{likes}])\nreturn parts[0], parts[-1]"
+    return Example(body, parts, tuple(range(n)))
+
+
+# numpy.linalg -------------------------------------------------------------------------------
+
+
+@st.composite
+def matrices(draw, kind="general", square=True, min_n=1, max_n=3, batch=True):
+    b = draw(shapes(0, 1 if batch else 0, max_side=2))
+    n = draw(st.integers(min_n, max_n))
+    m = n if square else draw(st.integers(min_n, max_n))
+    a = draw(values(b + (n, m), UNIT, scalar=False))
+    if kind == "wellcond":
+        a = a + 3.0 * np.eye(n, m)
+    elif kind == "spd":
+        a = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+    elif kind == "distinct":  # symmetric, well-separated eigenvalues
+        a = 0.5 * (a + np.swapaxes(a, -1, -2)) * 0.2 + np.diag(np.arange(n) * 1.0)
+    elif kind == "separated":  # well-separated singular values
+        k = min(n, m)
+        a = a * 0.1 + np.eye(n, m) * np.concatenate([np.arange(k, 0, -1), np.zeros(0)])[
+            np.minimum(np.arange(m), k - 1)]
+    return a
+
+
+# cholesky, eigh, eigvalsh read one triangle but their rules treat the input as symmetric
+# (documented in s2sad_rules/numpy_linalg.py): the examples symmetrise, so that finite
+# differences in any direction see the same function.
+SYM = "0.5 * ({0} + np.swapaxes({0}, -1, -2))"
+
+
+def _linalg(template, kind="general", square=True, min_n=1, batch=True, kws=None):
+    def draw_linalg(draw):
+        a = draw(matrices(kind, square, min_n=min_n, batch=batch))
+        options = kws(draw, a) if kws else {}
+        return Example(template.format("a0", kw=kw_text(options)), (a,), (0,), rtol=1e-4)
+    return draw_linalg
+
+
+def _solve(draw):
+    a = draw(matrices("wellcond", batch=False))
+    n = a.shape[-1]
+    b = draw(values(draw(st.sampled_from([(n,), (n, 1), (n, 2)])), REAL, scalar=False))
+    return Example("np.linalg.solve(a0, a1)", (a, b), (0, 1), rtol=1e-4)
+
+
+def _eigh(draw):
+    a = draw(matrices("distinct"))
+    kws = {"UPLO": draw(st.sampled_from(["L", "U"]))} if draw(st.booleans()) else {}
+    body = (f"w, v = np.linalg.eigh({SYM.format('a0')}{kw_text(kws)})\n"
+            "return w, v * v[..., :1, :]")  # sign-invariant in each eigenvector
+    return Example(body, (a,), (0,), rtol=1e-4)
+
+
+def _svd(draw):
+    a = draw(matrices("separated", square=False, batch=False))
+    compute_uv = draw(st.booleans())
+    full = draw(st.booleans()) and a.shape[0] == a.shape[1]
+    if not compute_uv:
+        return Example("np.linalg.svd(a0, compute_uv=False)", (a,), (0,), rtol=1e-4)
+    kws = {"full_matrices": full}
+    body = (f"u, s, vh = np.linalg.svd(a0{kw_text(kws)})\n"
+            "k = s.shape[-1]\n"
+            "return s, u[:, :k] * vh[:k, :1].T")  # sign-invariant in each singular pair
+    return Example(body, (a,), (0,), rtol=1e-4)
+
+
+def _qr(draw):
+    b = ()
+    n = draw(st.integers(1, 3))
+    m = draw(st.integers(1, n))  # tall or square: the QR rule's domain
+    a = draw(values(b + (n, m), UNIT, scalar=False)) + np.eye(n, m) * 2.0
+    mode = draw(st.sampled_from([None, "reduced", "r", "complete"]))
+    if mode == "r":
+        return Example("np.linalg.qr(a0, mode='r')", (a,), (0,), refused="mode='r'")
+    if mode == "complete":
+        return Example("q, r = np.linalg.qr(a0, mode='complete')\nreturn q, r", (a,), (0,),
+                       refused="mode='complete'")
+    kws = {} if mode is None else {"mode": mode}
+    return Example(f"q, r = np.linalg.qr(a0{kw_text(kws)})\nreturn q, r", (a,), (0,),
+                   rtol=1e-4)
+
+
+def _slogdet(draw):
+    a = draw(matrices("wellcond"))
+    return Example("sign, logdet = np.linalg.slogdet(a0)\nreturn sign * logdet", (a,), (0,),
+                   rtol=1e-4)
+
+
+def _uplo_kw(draw, a):
+    return {"UPLO": draw(st.sampled_from(["L", "U"]))} if draw(st.booleans()) else {}
+
+
+def _matrix_power_kw(draw, a):
+    return {"n": draw(st.integers(-2, 3))}
+
+
+def _norm(draw):
+    shape = draw(shapes(1, 3))
+    x = draw(values(shape, REAL, scalar=False))
+    nd = len(shape)
+    axis = draw(st.sampled_from([None] + list(range(-nd, nd)) + (
+        [(0, 1), (-1, -2)] if nd >= 2 else [])))
+    if isinstance(axis, tuple) or (axis is None and nd == 2):
+        ords = [None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf]
+    elif axis is None and nd > 2:
+        ords = [None]
+    else:
+        ords = [None, 1, 2, 3, 0.5, np.inf, -np.inf]
+    ord_ = draw(st.sampled_from(ords))
+    kws = drop_defaults(draw, {"ord": ord_, "axis": axis, "keepdims": draw(st.booleans())},
+                        {"ord": None, "axis": None, "keepdims": False})
+    text = kw_text(kws).replace("inf", "np.inf")
+    matrix = isinstance(axis, tuple) or (axis is None and nd == 2 and ord_ is not None)
+    return Example(f"np.linalg.norm(a0{text})", (x,), (0,), rtol=1e-4,
+                   notes=(("matrix", matrix), ("ord", ord_)))
+
+
+def _vector_norm(draw):
+    shape = draw(shapes(0, 3))
+    x = draw(values(shape, REAL, scalar=False))
+    kws = {"axis": axis_for(draw, len(shape)), "keepdims": draw(st.booleans()),
+           "ord": draw(st.sampled_from([2, 1, 3, 0.5, np.inf, -np.inf]))}
+    kws = drop_defaults(draw, kws, {"axis": None, "keepdims": False, "ord": 2})
+    text = kw_text(kws).replace("inf", "np.inf")
+    return Example(f"np.linalg.vector_norm(a0{text})", (x,), (0,), rtol=1e-4)
+
+
+def _pinv(draw):
+    a = draw(matrices("separated", square=False, batch=False))
+    return Example("np.linalg.pinv(a0)", (a,), (0,), rtol=1e-4)
+
+
+# -- the table: rule key -> strategy of Examples ------------------------------------------
+
+
+def _np_unary(name, dom=REAL):
+    return unary(f"np.{name}({{0}})", dom)
+
+
+def _math_unary(name, dom=REAL):
+    return unary(f"math.{name}({{0}})", dom, scalar_only=True)
+
+
+SPECS = {
+    # operators and builtins
+    operator.add: binary("{0} + {1}"), operator.sub: binary("{0} - {1}"),
+    operator.mul: binary("{0} * {1}"), operator.truediv: binary("{0} / {1}", REAL, NONZERO),
+    operator.pow: binary("{0} ** {1}", POS, REAL), operator.mod: binary("{0} % {1}", REAL, POS),
+    operator.neg: unary("-{0}"), operator.pos: unary("+{0}"),
+    operator.matmul: custom(_matmul("a0 @ a1")), operator.getitem: custom(_getitem),
+    abs: unary("abs({0})"), float: custom(_float), pow: binary("pow({0}, {1})", POS, REAL),
+    max: binary("max({0}, {1})", scalar_only=True),
+    min: binary("min({0}, {1})", scalar_only=True),
+    sum: st.one_of(seq("sum({0})"), custom(_sum_arrays)),
+    # math
+    math.acos: _math_unary("acos", UNIT), math.acosh: _math_unary("acosh", ABOVE1),
+    math.asin: _math_unary("asin", UNIT), math.asinh: _math_unary("asinh"),
+    math.atan: _math_unary("atan"), math.atanh: _math_unary("atanh", UNIT),
+    math.cbrt: _math_unary("cbrt", NONZERO), math.cos: _math_unary("cos"),
+    math.cosh: _math_unary("cosh"), math.degrees: _math_unary("degrees"),
+    math.erf: _math_unary("erf"), math.erfc: _math_unary("erfc"),
+    math.exp: _math_unary("exp"), math.exp2: _math_unary("exp2"),
+    math.expm1: _math_unary("expm1"), math.fabs: _math_unary("fabs"),
+    math.gamma: _math_unary("gamma", POS), math.lgamma: _math_unary("lgamma", POS),
+    math.log10: _math_unary("log10", POS), math.log1p: _math_unary("log1p", UNIT),
+    math.log2: _math_unary("log2", POS), math.radians: _math_unary("radians"),
+    math.sin: _math_unary("sin"), math.sinh: _math_unary("sinh"),
+    math.sqrt: _math_unary("sqrt", POS), math.tan: _math_unary("tan", SMALL),
+    math.tanh: _math_unary("tanh"), math.log: custom(_math_log),
+    math.atan2: binary("math.atan2({0}, {1})", NONZERO, NONZERO, scalar_only=True),
+    math.copysign: binary("math.copysign({0}, {1})", REAL, NONZERO, scalar_only=True),
+    math.fmod: binary("math.fmod({0}, {1})", REAL, POS, scalar_only=True),
+    math.remainder: binary("math.remainder({0}, {1})", REAL, POS, scalar_only=True),
+    math.hypot: binary("math.hypot({0}, {1})", NONZERO, NONZERO, scalar_only=True),
+    math.pow: binary("math.pow({0}, {1})", POS, REAL, scalar_only=True),
+    math.ldexp: custom(_ldexp), math.dist: custom(_dist),
+    math.fsum: seq("math.fsum({0})"), math.prod: seq("math.prod({0})", NONZERO),
+    # numpy elementwise, one argument
+    np.absolute: _np_unary("abs"), np.arccos: _np_unary("arccos", UNIT),
+    np.arccosh: _np_unary("arccosh", ABOVE1), np.arcsin: _np_unary("arcsin", UNIT),
+    np.arcsinh: _np_unary("arcsinh"), np.arctan: _np_unary("arctan"),
+    np.arctanh: _np_unary("arctanh", UNIT), np.cbrt: _np_unary("cbrt", NONZERO),
+    np.conjugate: st.one_of(_np_unary("conj"), _np_unary("conjugate")),
+    np.cos: _np_unary("cos"), np.cosh: _np_unary("cosh"), np.deg2rad: _np_unary("deg2rad"),
+    np.degrees: _np_unary("degrees"), np.exp: _np_unary("exp"), np.exp2: _np_unary("exp2"),
+    np.expm1: _np_unary("expm1"), np.fabs: _np_unary("fabs"), np.log: _np_unary("log", POS),
+    np.log10: _np_unary("log10", POS), np.log1p: _np_unary("log1p", UNIT),
+    np.log2: _np_unary("log2", POS),
+    np.negative: _np_unary("negative"), np.positive: _np_unary("positive"),
+    np.nan_to_num: st.one_of(_np_unary("nan_to_num"), custom(_nan_to_num)),
+    np.rad2deg: _np_unary("rad2deg"), np.radians: _np_unary("radians"),
+    np.real: _np_unary("real"), np.imag: _np_unary("imag"),
+    np.reciprocal: _np_unary("reciprocal", NONZERO), np.sin: _np_unary("sin"),
+    np.sinc: _np_unary("sinc"), np.sinh: _np_unary("sinh"), np.sqrt: _np_unary("sqrt", POS),
+    np.square: _np_unary("square"), np.tan: _np_unary("tan", SMALL),
+    np.tanh: _np_unary("tanh"), np.clip: custom(_clip),
+    Attr("real"): unary("{0}.real", min_rank=1), Attr("imag"): unary("{0}.imag", min_rank=1),
+    Attr("T"): custom(_attr_T),
+    # numpy elementwise, two arguments
+    np.add: binary("np.add({0}, {1})"), np.subtract: binary("np.subtract({0}, {1})"),
+    np.multiply: binary("np.multiply({0}, {1})"),
+    np.divide: st.one_of(binary("np.divide({0}, {1})", REAL, NONZERO),
+                         binary("np.true_divide({0}, {1})", REAL, NONZERO)),
+    np.power: binary("np.power({0}, {1})", POS, REAL),
+    np.float_power: binary("np.float_power({0}, {1})", POS, REAL),
+    np.maximum: binary("np.maximum({0}, {1})"), np.minimum: binary("np.minimum({0}, {1})"),
+    np.fmax: binary("np.fmax({0}, {1})"), np.fmin: binary("np.fmin({0}, {1})"),
+    np.logaddexp: binary("np.logaddexp({0}, {1})"),
+    np.logaddexp2: binary("np.logaddexp2({0}, {1})"),
+    np.arctan2: binary("np.arctan2({0}, {1})", NONZERO, NONZERO),
+    np.hypot: binary("np.hypot({0}, {1})", NONZERO, NONZERO),
+    np.remainder: st.one_of(binary("np.mod({0}, {1})", REAL, POS),
+                            binary("np.remainder({0}, {1})", REAL, POS)),
+    np.fmod: binary("np.fmod({0}, {1})", REAL, POS),
+    np.copysign: binary("np.copysign({0}, {1})", REAL, NONZERO),
+    np.where: custom(_where),
+    # reductions and scans
+    np.sum: st.one_of(reduction("np.sum({0}{kw})"), reduction("{0}.sum({kw})", min_rank=1)),
+    np.mean: reduction("np.mean({0}{kw})"), np.prod: reduction("np.prod({0}{kw})", NONZERO),
+    np.max: reduction("np.max({0}{kw})"), np.min: reduction("np.min({0}{kw})"),
+    np.amax: reduction("np.amax({0}{kw})"), np.amin: reduction("np.amin({0}{kw})"),
+    np.ptp: reduction("np.ptp({0}{kw})"), np.std: custom(_moments("std")),
+    np.var: custom(_moments("var")), np.nansum: custom(_nan_reduction("nansum")),
+    np.nanmean: custom(_nan_reduction("nanmean")), np.average: custom(_average),
+    np.cumsum: custom(_scan("cumsum")), np.cumprod: custom(_scan("cumprod")),
+    np.diff: custom(_diff), np.trace: custom(_trace),
+    # products
+    np.dot: custom(_products("dot")), np.inner: custom(_products("inner")),
+    np.outer: custom(_products("outer")),
+    np.linalg.outer: custom(_products("outer", "np.linalg")),
+    np.tensordot: custom(_products("tensordot")),
+    np.linalg.tensordot: custom(_products("tensordot", "np.linalg")),
+    np.vecdot: custom(_products("vecdot")),
+    np.linalg.vecdot: custom(_products("vecdot", "np.linalg")),
+    np.matmul: custom(_matmul("np.matmul(a0, a1)")),
+    np.linalg.matmul: custom(_matmul("np.linalg.matmul(a0, a1)")),
+    np.kron: custom(_kron), np.cross: custom(_cross), np.einsum: custom(_einsum),
+    # shape, layout, construction
+    np.array: custom(_array), np.asarray: _np_unary("asarray"), np.copy: _np_unary("copy"),
+    np.ravel: st.one_of(_np_unary("ravel"), unary("{0}.flatten()", min_rank=1)),
+    np.reshape: st.one_of(custom(_layout("np.reshape({0}{kw})", kws=_reshape_kw)),
+                          custom(_layout("{0}.reshape({kw})", 1, kws=_reshape_kw)).map(
+                              lambda e: Example(e.body.replace("shape=", ""), e.args, e.wrt))),
+    np.transpose: custom(_layout("np.transpose({0}{kw})", kws=_transpose_kw)),
+    np.swapaxes: custom(_layout("np.swapaxes({0}{kw})", 1, kws=_axis_pair("axis1", "axis2"))),
+    np.moveaxis: custom(_layout("np.moveaxis({0}{kw})", 1, kws=_moveaxis_kw)),
+    np.expand_dims: custom(_layout("np.expand_dims({0}{kw})", 0, 3, kws=_expand_kw)),
+    np.squeeze: custom(_squeeze), np.broadcast_to: custom(_broadcast_to),
+    np.atleast_1d: custom(_atleast(1)), np.atleast_2d: custom(_atleast(2)),
+    np.atleast_3d: custom(_atleast(3)),
+    np.concatenate: custom(_join("concatenate")), np.stack: custom(_join("stack")),
+    np.vstack: custom(_join("vstack")), np.hstack: custom(_join("hstack")),
+    np.column_stack: custom(_join("column_stack")),
+    np.split: custom(_split("split")), np.array_split: custom(_split("array_split")),
+    np.unstack: custom(_unstack), np.repeat: custom(_repeat),
+    np.tile: custom(_layout("np.tile({0}{kw})", kws=_tile_kw)),
+    np.roll: custom(_layout("np.roll({0}{kw})", kws=_roll_kw)),
+    np.flip: custom(_layout("np.flip({0}{kw})", kws=_flip_kw)),
+    np.fliplr: custom(_layout("np.fliplr({0})", 2)),
+    np.flipud: custom(_layout("np.flipud({0})", 1)),
+    np.rot90: custom(_layout("np.rot90({0}{kw})", 2, kws=_rot90_kw)),
+    np.pad: custom(_pad), np.diag: custom(_diag), np.diagonal: custom(_diagonal),
+    np.triu: custom(_layout("np.triu({0}{kw})", 1, kws=_tri_kw)),
+    np.tril: custom(_layout("np.tril({0}{kw})", 1, kws=_tri_kw)),
+    np.matrix_transpose: custom(_matrix_transpose("np.matrix_transpose")),
+    np.linalg.matrix_transpose: custom(_matrix_transpose("np.linalg.matrix_transpose")),
+    np.astype: custom(_astype_np), _astype: custom(_astype_intrinsic),
+    np.sort: custom(_sort), np.take: custom(_take), np.take_along_axis: custom(_take_along),
+    np.select: custom(_select),
+    # compiler intrinsics (called directly; the compiler emits them for broadcasting, a[i] = v)
+    unbroadcast: custom(_unbroadcast), broadcast_like: custom(_broadcast_like),
+    index_add: custom(_index_add), index_update: custom(_index_update),
+    reshape_items: custom(_reshape_items),
+    # numpy.linalg
+    np.linalg.inv: custom(_linalg("np.linalg.inv({0})", "wellcond")),
+    np.linalg.det: custom(_linalg("np.linalg.det({0})", "wellcond")),
+    np.linalg.slogdet: custom(_slogdet), np.linalg.solve: custom(_solve),
+    np.linalg.cholesky: custom(_linalg(f"np.linalg.cholesky({SYM})", "spd")),
+    np.linalg.eigh: custom(_eigh),
+    np.linalg.eigvalsh: custom(_linalg(f"np.linalg.eigvalsh({SYM}{{kw}})", "distinct",
+                                       kws=_uplo_kw)),
+    np.linalg.svd: custom(_svd),
+    np.linalg.svdvals: custom(_linalg("np.linalg.svdvals({0})", "separated", square=False,
+                                      batch=False)),
+    np.linalg.qr: custom(_qr), np.linalg.pinv: custom(_pinv),
+    np.linalg.matrix_power: custom(_linalg("np.linalg.matrix_power({0}{kw})", "wellcond",
+                                           kws=_matrix_power_kw)),
+    np.linalg.norm: custom(_norm), np.linalg.vector_norm: custom(_vector_norm),
+}
+
+# Rules the compiler emits itself, whose rules are exercised elsewhere (as in test_rule_table).
+COVERED_ELSEWHERE = {
+    "take_slot": "loop tapes: tests/passes/test_mutation.py, tests/passes/test_loops.py",
+    "sum_to_shape": "loop tapes: tests/passes/test_mutation.py (shapes taped, not arrays)",
+}
+
+# The module text every example's function is defined in.
+PRELUDE = """\
+import math
+import numpy as np
+from s2sad.frontend.lower import _astype
+from s2sad.ir.prims import broadcast_like, index_add, unbroadcast
+from s2sad_rules.numpy_construction import reshape_items
+"""
+
+
+def known_bug(rule, ex: Example, order: int = 1, kind: str = ""):
+    """The reason a drawn case is skipped for now (a bug being fixed elsewhere), or None.
+
+    Compiler bugs (outside the rules) have a strict xfail reproducer in
+    test_property_regressions.py; their cases are skipped here."""
+    if kind == "vjp_of_vjp" and rule is np.concatenate:
+        return "core: see test_list_cotangent_of_a_split_in_second_order"
+    if order == 2 and rule is np.repeat and "np.array(" in ex.body:
+        return "core: see test_repeat_with_repeat_counts_in_second_order"
+    if order == 2 and rule in (np.vstack, np.hstack, np.column_stack):
+        return ("issue #13 (vstack/hstack/column_stack, being fixed on issue-13a): their VJP "
+                "rules pass the differentiated inputs as reshape_items' `like`, so the gradient "
+                "cannot be differentiated again (use shape_stand_ins(tup), as reshape_items' "
+                "own VJP now does)")
+    arrays = [a for a in ex.args if isinstance(a, np.ndarray)]
+    if rule is np.kron and (arrays[0].ndim != arrays[1].ndim or arrays[0].ndim not in (1, 2)):
+        return ("issue #13 (kron, being fixed on issue-13a): operands of different ranks, 0-d "
+                "or of rank > 2 fail (IndexError, reshape error)")
+    if rule is np.linalg.norm and dict(ex.notes).get("matrix") and \
+            dict(ex.notes).get("ord") not in (None, "fro", "nuc"):
+        return ("issue #13 (norm, being fixed on issue-13a): a matrix norm with a numeric ord "
+                "gets the vector-norm derivative (NaN or wrong)")
+    if rule in (np.std, np.var) and _zero_variance(ex):
+        return "issue #13 (std/var, being fixed on issue-13a): NaN derivative at zero variance"
+    if rule in (np.std, np.var) and "keepdims=True" in ex.body and \
+            isinstance(dict(ex.notes).get("axis"), tuple):
+        return "issue #13 (std/var, being fixed on issue-13a): keepdims with a tuple axis"
+    if rule in (np.max, np.min, np.amax, np.amin) and "keepdims=True" in ex.body:
+        return "issue #13 (max/min keepdims, being fixed on issue-13a): wrong cotangent shape"
+    if rule in (np.linalg.norm, np.linalg.vector_norm) and "ord=0.5" in ex.body and \
+            np.any(ex.args[0] == 0.0):
+        return ("issue #13 (norm, being fixed on issue-13a): ord < 1 gives NaN where an entry "
+                "is 0 (norm_slope, shared with vector_norm; documented: 0 at a zero norm)")
+    if rule in (np.linalg.norm, np.linalg.vector_norm) and "ord=-np.inf" in ex.body:
+        return ("issue #13 (norm, being fixed on issue-13a): ord=-inf takes the p-norm formula "
+                "in norm_slope, shared with vector_norm (NaN where an entry is 0, and in second "
+                "order)")
+    if rule is np.einsum and "'ii->i'" in ex.body:
+        return "issue #13 (einsum, being fixed on issue-13a): a repeated input subscript"
+    if rule in (np.matmul, np.linalg.matmul, operator.matmul) and \
+            min(a.ndim for a in arrays) == 1 and max(a.ndim for a in arrays) > 2:
+        return "issue #13 (matmul, being fixed on issue-13a): a stack of matrices with a vector"
+    return None
+
+
+def _zero_variance(ex: Example) -> bool:
+    axis = dict(ex.notes).get("axis")
+    x = ex.args[0]
+    return bool(np.any(np.std(x, axis=axis) <= 1e-100))  # or so small that it underflows
+
