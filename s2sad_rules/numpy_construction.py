@@ -394,7 +394,8 @@ def select_jvp(condlist, choicelist, default=0, choicelist_dot=0.0, default_dot=
 @defvjp(np.select, wrt=("choicelist", "default"))
 def select_vjp(g, condlist, choicelist, default=0):
     masks = choice_masks(condlist, len(choicelist))
-    return unbroadcast_items(masks[:-1] * g, choicelist), unbroadcast(masks[-1] * g, default)
+    return (unbroadcast_items(masks[:-1] * g, shape_stand_ins(choicelist)),
+            unbroadcast(masks[-1] * g, default))
 
 
 def unbroadcast_items(parts, like):
@@ -409,7 +410,7 @@ def unbroadcast_items_jvp(parts, like, parts_dot):
 
 @defvjp(unbroadcast_items, wrt=("parts",))
 def unbroadcast_items_vjp(g, parts, like):
-    return broadcast_items(g, parts)
+    return broadcast_items(g, shape_stand_ins(parts))
 
 
 def broadcast_items(parts, like):
@@ -424,7 +425,7 @@ def broadcast_items_jvp(parts, like, parts_dot):
 
 @defvjp(broadcast_items, wrt=("parts",))
 def broadcast_items_vjp(g, parts, like):
-    return unbroadcast_items(g, parts)
+    return unbroadcast_items(g, shape_stand_ins(parts))
 
 
 @defjvp(np.sort)
@@ -456,7 +457,7 @@ def partition_vjp(g, a, kth, axis=-1, kind="introselect", order=None):
     if axis is None:
         where = np.argpartition(np.ravel(a), kth)
         return np.reshape(index_add(zeros_like(np.ravel(a)), where, g), np.shape(a))
-    where = along_axis_index(np.argpartition(a, kth, axis), np.ndim(a), axis)
+    where = along_axis_index(np.argpartition(a, kth, axis), np.shape(a), axis)
     return index_add(zeros_like(a), where, g)
 
 

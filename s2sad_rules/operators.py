@@ -99,8 +99,9 @@ def pos_vjp(g, x):
 
 
 def times_pow_slope(t, x, y):
-    """t * d(x**y)/dx = t * y * x**(y - 1), taken as 0 where y == 0 (x**0 is constant, even at
-    x = 0).
+    """t * d(x**y)/dx = t * y * x**(y - 1), taken as 0 where y == 0 and x == 0 (x**0 is
+    constant, even at x = 0; elsewhere the exponent is exactly y - 1, so that second
+    derivatives are exact).
 
     np.power keeps NumPy's semantics for a zero base (inf, not ZeroDivisionError); a constant
     exponent >= 1 keeps the plain operator, which the simplifier folds (x ** 1 is x).
@@ -109,7 +110,7 @@ def times_pow_slope(t, x, y):
         if y == 0:
             return t * zeros_like(x)
         return t * y * x ** (y - 1)
-    return t * y * np.power(x, y - 1 + (y == 0))
+    return t * y * np.power(x, y - 1 + (y == 0) * (x == 0))
 
 
 def pow_log_base(x):

@@ -244,8 +244,10 @@ def zeros_like(x):
     if isinstance(x, np.ndarray):
         return np.zeros(x.shape, dtype=derivative_dtype(x.dtype))
     if isinstance(x, (list, tuple)):
-        a = np.asarray(x)
-        return np.zeros(a.shape, dtype=derivative_dtype(a.dtype))
+        if all(isinstance(i, (int, float, np.number)) for i in x):  # an operand: [3.0, 5.0]
+            a = np.asarray(x)
+            return np.zeros(a.shape, dtype=derivative_dtype(a.dtype))
+        return type(x)(zeros_like(i) for i in x)  # a list of arrays (np.split's result)
     if isinstance(x, np.generic) and x.dtype.kind in "fc":
         return x.dtype.type(0)
     return 0.0

@@ -20,7 +20,7 @@ import hypothesis.extra.numpy as hnp
 import numpy as np
 from hypothesis import strategies as st
 
-from s2sad.frontend.lower import _astype
+from s2sad.ir.prims import astype as _astype
 from s2sad.ir.prims import Attr, broadcast_like, index_add, index_update, unbroadcast
 from s2sad_rules.numpy_construction import reshape_items
 
@@ -1123,17 +1123,170 @@ SPECS = {
     np.linalg.norm: custom(_norm), np.linalg.vector_norm: custom(_vector_norm),
 }
 
+# -- the rules added for issue #13 (FFT, splits, partition, ...) ---------------------------
+
+
+def _angle(draw):
+    shape = draw(shapes(0, 3))
+    re, im = draw(values(shape, POS, scalar=False)), draw(values(shape, REAL, scalar=False))
+    return Example("np.angle(a0 + 1j * a1)", (re, im), (0, 1), rtol=1e-4)
+
+
+def _append(draw):
+    shape = draw(shapes(1, 3))
+    axis = draw(st.sampled_from([None] + list(range(-len(shape), len(shape)))))
+    other = list(shape)
+    if axis is not None:
+        other[axis] = draw(st.integers(1, 3))
+    x, y = draw(values(shape, REAL, scalar=False)), draw(values(tuple(other), REAL,
+                                                                   scalar=False))
+    kws = drop_defaults(draw, {"axis": axis}, {"axis": None})
+    return Example(f"np.append(a0, a1{kw_text(kws)})", (x, y), (0, 1))
+
+
+def _split_along(name, axis, min_rank):
+    def draw_split(draw):
+        shape = list(draw(shapes(min_rank, 3, min_side=1, max_side=3)))
+        ax = axis if len(shape) > 1 or name != "hsplit" else 0
+        shape[ax] = draw(st.sampled_from([2, 4]))
+        sections = draw(st.sampled_from([1, 2]))
+        x = draw(values(tuple(shape), REAL, scalar=False))
+        body = f"parts = np.{name}(a0, {sections})\nreturn parts[0] * 2.0, parts[-1]"
+        return Example(body, (x,), (0,))
+    return draw_split
+
+
+def _rollaxis(draw):
+    shape = draw(shapes(1, 4))
+    n = len(shape)
+    axis, start = draw(st.integers(-n, n - 1)), draw(st.integers(-n, n))
+    return Example(f"np.rollaxis(a0, {axis}, {start})",
+                   (draw(values(shape, REAL, scalar=False)),), (0,))
+
+
+def _partition(draw):
+    shape = draw(shapes(1, 3, min_side=2))
+    axis = draw(st.sampled_from([None, -1] + list(range(len(shape)))))
+    size = int(np.prod(shape)) if axis is None else shape[axis]
+    kth = draw(st.integers(0, size - 1))
+    x = draw(values(shape, REAL, scalar=False))
+    return Example(f"np.partition(a0, {kth}, axis={axis!r})", (x,), (0,))
+
+
+def _real_if_close(draw):
+    shape = draw(shapes(0, 3))
+    return Example("np.real_if_close(a0) * 2.0", (draw(values(shape, REAL, scalar=False)),),
+                   (0,))
+
+
+def _gradient(draw):
+    edge = draw(st.sampled_from([1, 2]))
+    shape = list(draw(shapes(1, 3, min_side=2)))
+    axis = draw(st.integers(-len(shape), len(shape) - 1))
+    shape[axis] = max(shape[axis], edge + 1)
+    h = draw(st.sampled_from([1.0, 0.5, 2.0]))
+    kws = {"axis": axis, "edge_order": edge} if len(shape) > 1 or draw(st.booleans()) else \
+        {"edge_order": edge}
+    x = draw(values(tuple(shape), REAL, scalar=False))
+    return Example(f"np.gradient(a0, {h}{kw_text(kws)})", (x,), (0,))
+
+
+def _eig(draw):
+    n = draw(st.integers(1, 3))
+    a = np.diag(np.arange(n) * 1.5 + 1.0) + 0.1 * draw(values((n, n), UNIT, scalar=False))
+    return Example("w, v = np.linalg.eig(a0)\nreturn w * 1.0", (a,), (0,), rtol=1e-4)
+
+
+def _fft_kw(draw, shape, one_axis, allow_n=True):
+    kws: dict = {}
+    n = len(shape)
+    if one_axis:
+        axis = draw(st.integers(-n, n - 1))
+        if draw(st.booleans()):
+            kws["axis"] = axis
+        if allow_n and draw(st.booleans()):
+            kws["n"] = draw(st.integers(2, 5))
+    else:
+        k = draw(st.integers(1, n))
+        axes = tuple(sorted(draw(st.lists(st.integers(0, n - 1), min_size=k, max_size=k,
+                                          unique=True))))
+        kws["axes"] = axes
+        if allow_n and draw(st.booleans()):
+            kws["s"] = tuple(draw(st.integers(2, 4)) for _ in axes)
+    if draw(st.booleans()):
+        kws["norm"] = draw(st.sampled_from(["backward", "ortho", "forward"]))
+    return kws
+
+
+def _fft(name, one_axis, min_rank=1, complex_in=False, inverse_real=False):
+    def draw_fft(draw):
+        shape = draw(shapes(min_rank, 3, min_side=2, max_side=4))
+        x = draw(values(shape, REAL, scalar=False))
+        kws = _fft_kw(draw, shape, one_axis)
+        if name in ("fft2", "ifft2", "rfft2", "irfft2") and "axes" in kws:
+            kws["axes"] = tuple(range(len(shape)))[-2:]
+            if "s" in kws:
+                kws["s"] = tuple(list(kws["s"]) + [3, 3])[:2]
+        if inverse_real:  # irfft*: a half spectrum made from real data inside
+            forward = {"irfft": "rfft", "irfft2": "rfft2", "irfftn": "rfftn"}[name]
+            pre = {k: v for k, v in kws.items() if k in ("axis", "axes")}
+            body = f"np.fft.{name}(np.fft.{forward}(a0{kw_text(pre)}) * 1.5{kw_text(kws)})"
+        elif complex_in:
+            body = f"f = np.fft.{name}(a0 + 0.5j * a0 * a0{kw_text(kws)})\nreturn np.real(f), np.imag(f)"
+        else:
+            body = f"f = np.fft.{name}(a0{kw_text(kws)})\nreturn np.real(f), np.imag(f)"
+        return Example(body, (x,), (0,), rtol=1e-4)
+    return draw_fft
+
+
+def _fftshift(name):
+    def draw_shift(draw):
+        shape = draw(shapes(1, 3))
+        axes = axis_for(draw, len(shape))
+        kws = drop_defaults(draw, {"axes": axes}, {"axes": None})
+        return Example(f"np.fft.{name}(a0{kw_text(kws)})",
+                       (draw(values(shape, REAL, scalar=False)),), (0,))
+    return draw_shift
+
+
+SPECS.update({
+    np.angle: custom(_angle), np.append: custom(_append),
+    np.vsplit: custom(_split_along("vsplit", 0, 2)),
+    np.hsplit: custom(_split_along("hsplit", 1, 1)),
+    np.dsplit: custom(_split_along("dsplit", 2, 3)),
+    np.rollaxis: custom(_rollaxis), np.partition: custom(_partition),
+    np.real_if_close: custom(_real_if_close), np.gradient: custom(_gradient),
+    np.linalg.eig: custom(_eig),
+    np.fft.fft: custom(_fft("fft", True)), np.fft.ifft: custom(_fft("ifft", True, complex_in=True)),
+    np.fft.rfft: custom(_fft("rfft", True)),
+    np.fft.irfft: custom(_fft("irfft", True, inverse_real=True)),
+    np.fft.fft2: custom(_fft("fft2", False, 2)),
+    np.fft.ifft2: custom(_fft("ifft2", False, 2, complex_in=True)),
+    np.fft.rfft2: custom(_fft("rfft2", False, 2)),
+    np.fft.irfft2: custom(_fft("irfft2", False, 2, inverse_real=True)),
+    np.fft.fftn: custom(_fft("fftn", False)),
+    np.fft.ifftn: custom(_fft("ifftn", False, complex_in=True)),
+    np.fft.rfftn: custom(_fft("rfftn", False)),
+    np.fft.irfftn: custom(_fft("irfftn", False, inverse_real=True)),
+    np.fft.fftshift: custom(_fftshift("fftshift")),
+    np.fft.ifftshift: custom(_fftshift("ifftshift")),
+})
+
+
 # Rules the compiler emits itself, whose rules are exercised elsewhere (as in test_rule_table).
 COVERED_ELSEWHERE = {
     "take_slot": "loop tapes: tests/passes/test_mutation.py, tests/passes/test_loops.py",
     "sum_to_shape": "loop tapes: tests/passes/test_mutation.py (shapes taped, not arrays)",
+    "broadcast_items": "select's cotangents: tests/rules/test_issue13_regressions.py",
+    "unbroadcast_items": "select's cotangents: tests/rules/test_issue13_regressions.py",
+    "real_spectrum": "eig's real-spectrum check: tests/rules/test_issue13_regressions.py",
 }
 
 # The module text every example's function is defined in.
 PRELUDE = """\
 import math
 import numpy as np
-from s2sad.frontend.lower import _astype
+from s2sad.ir.prims import astype as _astype
 from s2sad.ir.prims import broadcast_like, index_add, unbroadcast
 from s2sad_rules.numpy_construction import reshape_items
 """

@@ -244,10 +244,6 @@ def weighted_concatenation(a0, a1, u0):
 concatenation_grad = s2sad.grad(weighted_concatenation, wrt=(0, 1))
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "core: in a second-order VJP the zero cotangent of a list-valued intermediate (np.split "
-    "in concatenate's VJP) is made by zeros_like(list) = 0.0 and then indexed: "
-    "`t_2 = zeros_like(t); t_2[1] += ...` ('float' object is not subscriptable)"))
 def test_list_cotangent_of_a_split_in_second_order():
     a0, a1, u0 = np.array([0.3, 0.1]), np.array([0.5, 0.2, 0.4]), np.linspace(-1, 1, 5)
     _, pullback = s2sad.vjp(concatenation_grad)(a0, a1, u0)
