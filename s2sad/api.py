@@ -537,12 +537,13 @@ def _precision_of(d: Derivative, sample, hit):
                 return per_wrt(pullback(g))
             pullback_low.__wrapped__ = pullback
             return out, pullback_low
-    elif mode == "jvp":
+    elif mode == "jvp":  # a tangent has its output's precision, whatever it is
         def run(*args, **kw):
             out, out_dot = fn(*args, **kw)
             if type(out) is tuple:
-                return out, tuple(_cast(t, getattr(o, "dtype", None)) for o, t in zip(out, out_dot))
-            return out, _cast(out_dot, getattr(out, "dtype", None))
+                return out, tuple(_cast(t, getattr(o, "dtype", None), any_float=True)
+                                  for o, t in zip(out, out_dot))
+            return out, _cast(out_dot, getattr(out, "dtype", None), any_float=True)
     elif mode == "hvp":
         def run(*args, **kw):
             return per_wrt(fn(*args, **kw))
@@ -556,8 +557,9 @@ def _precision_of(d: Derivative, sample, hit):
     return run
 
 
-def _cast(value, dtype):
-    if dtype is None or dtype not in _LOW_PRECISION:
+def _cast(value, dtype, any_float=False):
+    if dtype is None or (dtype not in _LOW_PRECISION and not
+                         (any_float and dtype.kind == "f")):
         return value
     if isinstance(value, np.ndarray):
         return value if value.dtype == dtype or value.dtype.kind != "f" else \

@@ -297,10 +297,8 @@ def test_rule_first_order_deep(rule, request):
 
 # -- second order ------------------------------------------------------------------------------
 
-JVP_OF_JVP_BUG = ("core: s2sad.jvp of a generated JVP fails: duplicate parameter name 'x_dot' "
-                  "(being fixed on another branch; flip to a plain test at merge)")
 SECOND_KINDS = {
-    "jvp_of_jvp": [pytest.mark.xfail(strict=False, reason=JVP_OF_JVP_BUG)],
+    "jvp_of_jvp": [],
     "vjp_of_jvp": [],
     "jvp_of_vjp": [],
     "vjp_of_vjp": [],
@@ -450,22 +448,10 @@ def test_vector_norm_at_zero_is_the_zero_subgradient(shape, ord_, seed):
 
 # -- float32 in, float32 out ------------------------------------------------------------------
 
-# Rules whose derivatives upcast float32 today (another engineer's bug in progress, issue #13):
-# filled from the runs of test_rule_float32; a rule listed here xfails on a dtype mismatch
-# only (shapes are always checked strictly).
-KNOWN_UPCAST = {
-    'np.linalg.vector_norm',
-    'builtins.pow', 'np.amax', 'np.amin', 'np.array', 'np.array_split', 'np.astype',
-    'np.clip', 'np.copysign', 'np.cumprod', 'np.cumsum', 'np.diag', 'np.diagonal',
-    'np.float_power', 'np.fmax', 'np.fmin', 'np.linalg.cholesky', 'np.linalg.eigh',
-    'np.linalg.eigvalsh', 'np.linalg.matrix_power', 'np.linalg.norm', 'np.linalg.outer',
-    'np.linalg.pinv', 'np.linalg.qr', 'np.linalg.slogdet', 'np.linalg.svd',
-    'np.linalg.svdvals', 'np.max', 'np.maximum', 'np.min', 'np.minimum', 'np.nanmean',
-    'np.outer', 'np.power', 'np.ptp', 'np.repeat', 'np.split', 'np.take',
-    'np.take_along_axis', 'np.trace', 'np.unstack', 'operator.getitem', 'operator.pow',
-    's2sad.frontend.lower._astype', 's2sad.ir.prims.index_add',
-    's2sad_rules.numpy_construction.reshape_items',
-}
+# Rules whose derivatives are not returned in float32 for float32 arguments (none today:
+# a derivative is returned in its argument's precision, see docs/guards.md). A rule listed
+# here xfails on a dtype mismatch only (shapes are always checked strictly).
+KNOWN_UPCAST: set = set()
 UPCAST_REASON = "issue #13: float32 in gives float64 derivatives (dtype fix in progress)"
 
 
