@@ -91,7 +91,7 @@ def vstack_vjp(g, tup):
     if not is_sequence(tup):
         return stacked_array_bar(g, tup, "v")
     cut = stack_split(tup, "v")
-    return reshape_items(np.split(g, cut[0], cut[1]), tup)
+    return reshape_items(np.split(g, cut[0], cut[1]), shape_stand_ins(tup))
 
 
 @defjvp(np.hstack)
@@ -104,7 +104,7 @@ def hstack_vjp(g, tup):
     if not is_sequence(tup):
         return stacked_array_bar(g, tup, "h")
     cut = stack_split(tup, "h")
-    return reshape_items(np.split(g, cut[0], cut[1]), tup)
+    return reshape_items(np.split(g, cut[0], cut[1]), shape_stand_ins(tup))
 
 
 @defjvp(np.column_stack)
@@ -117,7 +117,7 @@ def column_stack_vjp(g, tup):
     if not is_sequence(tup):
         return stacked_array_bar(g, tup, "c")
     cut = stack_split(tup, "c")
-    return reshape_items(np.split(g, cut[0], cut[1]), tup)
+    return reshape_items(np.split(g, cut[0], cut[1]), shape_stand_ins(tup))
 
 
 @defjvp(np.split)

@@ -205,13 +205,23 @@ class Emitter:
 
     def seed_signature(self, seeds) -> str:
         if self.fn.returns_tuple:
-            return "out_bar"
+            return self.tuple_seed_name()
         return self.names.name(seeds[0])
+
+    def tuple_seed_name(self) -> str:
+        """The pullback's parameter when it takes a tuple of cotangents: `out_bar`, unless a
+        variable of the function is printed with that name (a user's `out`)."""
+        taken = set(self.names.printed.values())
+        name, k = "out_bar", 1
+        while name in taken:
+            name, k = f"out_bar{k}", k + 1
+        return name
 
     def unpack_seeds(self, indent, seeds):
         if self.fn.returns_tuple:
             targets = [self.names.name(s) for s in seeds]
-            self.out(indent, f"{', '.join(targets)}{',' if len(targets) == 1 else ''} = out_bar")
+            self.out(indent, f"{', '.join(targets)}{',' if len(targets) == 1 else ''} = "
+                             f"{self.tuple_seed_name()}")
 
     def inlinable(self, s: Call, block: Block, idx: int) -> bool:
         return s.target in self.inlined

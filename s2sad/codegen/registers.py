@@ -186,8 +186,10 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     members: dict = {}
     boundary = getattr(pos, "boundary", None) if fn.meta.get("split") else None
 
+    seeds = set(fn.meta.get("seed_params", ()))  # the pullback's parameters
+
     def in_forward_sweep(v) -> bool:
-        return pos.defpos.get(v, -1) < boundary
+        return pos.defpos.get(v, -1) < boundary and v not in seeds
 
     for a, b in graph.copies:
         if boundary is not None and in_forward_sweep(a) != in_forward_sweep(b):
@@ -230,7 +232,9 @@ def _assign_names(fn, pos, graph, names: Names, inlined: set, reserved: set):
     boundary = getattr(pos, "boundary", None) if fn.meta.get("split") else None
     if boundary is not None:
         # names assigned inside the pullback closure must not shadow the forward sweep's
-        fwd = {r for r, ms in classes.items() if min(pos.defpos.get(m, -1) for m in ms) < boundary}
+        seeds = set(fn.meta.get("seed_params", ()))  # the pullback's own parameters
+        fwd = {r for r, ms in classes.items()
+               if min(pos.defpos.get(m, -1) for m in ms) < boundary and not (ms & seeds)}
         rev = set(classes) - fwd
         for r in rev:
             adj[r] |= fwd

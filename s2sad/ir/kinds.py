@@ -201,6 +201,8 @@ def example(k: Kind, tag_ok=True, other=False):
         size = int(np.prod(k.shape)) if k.shape else 1
         if size > 1_000_000:
             raise _NoExample
+        if other and k.dtype == "i":
+            return np.ones(k.shape, dtype=np.int64)  # counts, sizes: another stand-in
         cached = _EXAMPLES.get(k)
         if cached is None:
             if k.dtype == "f":
@@ -368,8 +370,12 @@ def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:
 
 
 def _unknown_float(k: Kind) -> bool:
+    """A float, or an int array, whose value is unknown while compiling (a shape computed
+    from it must not come from a stand-in)."""
     if k.tag == "scalar":
         return k.dtype == "f" and not k.known
+    if k.tag == "array":
+        return k.dtype == "i" and not k.known
     if k.tag in ("tuple", "list"):
         return any(_unknown_float(i) for i in k.items)
     return False

@@ -12,6 +12,7 @@ import operator
 
 import numpy as np
 
+from s2sad.errors import S2SADError
 from s2sad.ir import prims
 from s2sad.ir.kinds import Kind, atom_kind, eval_kind, infer_kinds, kind_of_value
 from s2sad.ir.nodes import (
@@ -266,6 +267,8 @@ class Simplifier:
             if fn not in (prims.make_list,):
                 try:
                     val = fn(*(a.value for a in args), **{n: a.value for n, a in s.kwargs})
+                except S2SADError:
+                    raise  # a rule's refusal of an option is reported while compiling
                 except Exception:
                     val = _NOFOLD
                 if val is not _NOFOLD and _simple_value(val):

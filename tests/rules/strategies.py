@@ -1295,50 +1295,6 @@ from s2sad_rules.numpy_construction import reshape_items
 def known_bug(rule, ex: Example, order: int = 1, kind: str = ""):
     """The reason a drawn case is skipped for now (a bug being fixed elsewhere), or None.
 
-    Compiler bugs (outside the rules) have a strict xfail reproducer in
-    test_property_regressions.py; their cases are skipped here."""
-    if kind == "vjp_of_vjp" and rule is np.concatenate:
-        return "core: see test_list_cotangent_of_a_split_in_second_order"
-    if order == 2 and rule is np.repeat and "np.array(" in ex.body:
-        return "core: see test_repeat_with_repeat_counts_in_second_order"
-    if order == 2 and rule in (np.vstack, np.hstack, np.column_stack):
-        return ("issue #13 (vstack/hstack/column_stack, being fixed on issue-13a): their VJP "
-                "rules pass the differentiated inputs as reshape_items' `like`, so the gradient "
-                "cannot be differentiated again (use shape_stand_ins(tup), as reshape_items' "
-                "own VJP now does)")
-    arrays = [a for a in ex.args if isinstance(a, np.ndarray)]
-    if rule is np.kron and (arrays[0].ndim != arrays[1].ndim or arrays[0].ndim not in (1, 2)):
-        return ("issue #13 (kron, being fixed on issue-13a): operands of different ranks, 0-d "
-                "or of rank > 2 fail (IndexError, reshape error)")
-    if rule is np.linalg.norm and dict(ex.notes).get("matrix") and \
-            dict(ex.notes).get("ord") not in (None, "fro", "nuc"):
-        return ("issue #13 (norm, being fixed on issue-13a): a matrix norm with a numeric ord "
-                "gets the vector-norm derivative (NaN or wrong)")
-    if rule in (np.std, np.var) and _zero_variance(ex):
-        return "issue #13 (std/var, being fixed on issue-13a): NaN derivative at zero variance"
-    if rule in (np.std, np.var) and "keepdims=True" in ex.body and \
-            isinstance(dict(ex.notes).get("axis"), tuple):
-        return "issue #13 (std/var, being fixed on issue-13a): keepdims with a tuple axis"
-    if rule in (np.max, np.min, np.amax, np.amin) and "keepdims=True" in ex.body:
-        return "issue #13 (max/min keepdims, being fixed on issue-13a): wrong cotangent shape"
-    if rule in (np.linalg.norm, np.linalg.vector_norm) and "ord=0.5" in ex.body and \
-            np.any(ex.args[0] == 0.0):
-        return ("issue #13 (norm, being fixed on issue-13a): ord < 1 gives NaN where an entry "
-                "is 0 (norm_slope, shared with vector_norm; documented: 0 at a zero norm)")
-    if rule in (np.linalg.norm, np.linalg.vector_norm) and "ord=-np.inf" in ex.body:
-        return ("issue #13 (norm, being fixed on issue-13a): ord=-inf takes the p-norm formula "
-                "in norm_slope, shared with vector_norm (NaN where an entry is 0, and in second "
-                "order)")
-    if rule is np.einsum and "'ii->i'" in ex.body:
-        return "issue #13 (einsum, being fixed on issue-13a): a repeated input subscript"
-    if rule in (np.matmul, np.linalg.matmul, operator.matmul) and \
-            min(a.ndim for a in arrays) == 1 and max(a.ndim for a in arrays) > 2:
-        return "issue #13 (matmul, being fixed on issue-13a): a stack of matrices with a vector"
+    Every case found so far is fixed: a new compiler bug gets a strict xfail reproducer in
+    test_property_regressions.py and its cases a line here, naming the issue."""
     return None
-
-
-def _zero_variance(ex: Example) -> bool:
-    axis = dict(ex.notes).get("axis")
-    x = ex.args[0]
-    return bool(np.any(np.std(x, axis=axis) <= 1e-100))  # or so small that it underflows
-

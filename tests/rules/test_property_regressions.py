@@ -168,10 +168,6 @@ def weighted(a0, u0):
 weighted_grad = s2sad.grad(weighted, wrt=(0,))
 
 
-@pytest.mark.xfail(strict=True, raises=IndexError, reason=(
-    "core: name capture in the reverse pass: the first-order gradient's cotangent of a user "
-    "variable `out` is named `out_bar`, the same name as the generated pullback's parameter, "
-    "so the second-order pullback reads the pullback's argument tuple instead of it"))
 def test_user_variable_named_out_in_a_second_order_vjp():
     _, pullback = s2sad.vjp(weighted_grad, wrt=(0, 1))(1.2, 0.5)
     cot = pullback((0.3,))
@@ -263,10 +259,6 @@ def weighted_repeat(a0, u0):
 repeat_grad = s2sad.grad(weighted_repeat, wrt=(0,))
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "core: the kind (shape) of np.repeat(a, counts) with an array of counts is inferred as "
-    "(0,), so the second-order VJP materialises its zero cotangent as np.zeros((0,)) and "
-    "np.add.at fails ('array is not broadcastable to correct shape')"))
 def test_repeat_with_repeat_counts_in_second_order():
     a0, u0 = np.arange(6.0).reshape(2, 3) * 0.1, np.linspace(-1, 1, 6)
     _, pullback = s2sad.vjp(repeat_grad)(a0, u0)
