@@ -120,6 +120,9 @@ def _signature(func) -> inspect.Signature:
     return sig
 
 
+_RESOLVED: dict = {}  # (function, mode, wrt) -> its signature and what it resolves to
+
+
 _PRIMITIVE_WRAPPERS: dict = {}
 
 
@@ -183,6 +186,8 @@ class Derivative:
         self._n_params = None
         self._fast_paths: list = []
         self._dispatch_defaults = None  # the function's __defaults__ the dispatcher keeps
+        self._slow_calls = 0
+        self._arity = -1  # the number of parameters when all are positional
         # each Derivative gets its own class, whose __call__ is the generated dispatcher
         self.__class__ = type(type(self).__name__, (type(self),), {})
         type(self).__call__ = _generic_call
@@ -201,17 +206,35 @@ class Derivative:
 
     def _resolve(self):
         if self._wrt is None:
-            self._wrt, self._wrt_tuple = resolve_wrt(self.func, self._wrt_spec,
-                                                     _signature(self.func))
             sig = _signature(self.func)
-            self.__signature__ = self._call_signature(sig)
-            params = list(sig.parameters.values())
-            self._positional = [p.name for p in params
-                                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-            self._kwonly = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+            try:
+                key = (self.func, self.mode, self._wrt_spec)
+                hit = _RESOLVED.get(key)
+            except TypeError:  # an unhashable wrt (a list)
+                key = hit = None
+            if hit is None or hit[0] is not sig:
+                hit = (sig,) + self._resolved_from(sig)
+                if key is not None:
+                    _RESOLVED[key] = hit
+            (_, self._wrt, self._wrt_tuple, self.__signature__, self._positional, self._kwonly,
+             self._arity) = hit
             self._n_params = len(self._positional)
             self._has_kwonly = bool(self._kwonly)
         return self._wrt
+
+    def _resolved_from(self, sig) -> tuple:
+        """(wrt, wrt_tuple, call signature, positional names, keyword-only names, arity)."""
+        wrt, wrt_tuple = resolve_wrt(self.func, self._wrt_spec, sig)
+        self._wrt = wrt  # the call signature names one tangent per differentiated argument
+        call_sig = self._call_signature(sig)
+        params = list(sig.parameters.values())
+        positional = [p.name for p in params
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        kwonly = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+        plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                    for p in call_sig.parameters.values())
+        arity = len(call_sig.parameters) if plain else -1
+        return wrt, wrt_tuple, call_sig, positional, kwonly, arity
 
     def _valid(self, hit) -> bool:
         """May `hit` still be served? (Refreshes its guards' identities when values held.)"""
@@ -273,6 +296,9 @@ class Derivative:
         """(positional values, keyword-only values) of a call, the function's current
         defaults filled in; a call that does not fit raises TypeError naming the function."""
         self._resolve()
+        if not kwargs and len(args) == self._arity and \
+                not any(a is _DEFAULT for a in args):
+            return list(args), {}  # every parameter passed by position: nothing to bind
         try:
             bound = self.__signature__.bind(*args, **kwargs)
         except TypeError as e:
@@ -337,7 +363,11 @@ class Derivative:
                 # what the dispatcher tests, not the arrays (they are not kept alive)
                 self._fast_paths = [(_sample(primal, kw, self._kwonly), hit)] + paths[:3]
             refreshed = True
-        if refreshed or self._dispatch_defaults is not getattr(self.func, "__defaults__", None):
+        self._slow_calls += 1
+        generic = type(self).__dict__.get("__call__") is _generic_call
+        if (refreshed or generic or self._dispatch_defaults is not
+                getattr(self.func, "__defaults__", None)) and self._slow_calls > 1:
+            # (not on a first call: `s2sad.grad(f)(x)` made afresh in a loop never builds one)
             with _COMPILE_LOCK:
                 self._install_dispatcher()
         out = _precision_of(self, _sample(primal, kw, self._kwonly), hit)(*pos, **kw)

@@ -151,8 +151,16 @@ def real_spectrum_vjp(g, w):
     return g
 
 
+# NumPy 2.5 returns complex eigenvalues from eig even for a real spectrum
+EIG_RETURNS_COMPLEX = np.linalg.eig(np.eye(1))[0].dtype.kind == "c"
+
+
 @defcheck(np.linalg.eig)
 def eig_check(a):
+    if EIG_RETURNS_COMPLEX:
+        return (f"np.linalg.eig on NumPy {np.__version__}, which returns complex eigenvalues "
+                "even for a real spectrum (complex results are not differentiated yet; for a "
+                "symmetric matrix use np.linalg.eigh)")
     if isinstance(a, Unknown) and a.dtype == "c":
         return "a complex input (eig's rules cover real matrices with real eigenvalues)"
     return None

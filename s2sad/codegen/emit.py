@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import operator
 
-import astor
 import gast
 import numpy as np
 
@@ -173,7 +172,7 @@ class Emitter:
         try:
             return unparse(node)
         except Unsupported:
-            return astor.to_source(gast.gast_to_ast(node), pretty_source=_one_line).strip()
+            return _astor().to_source(gast.gast_to_ast(node), pretty_source=_one_line).strip()
 
     def src_item(self, node) -> str:
         """Source of `node` as one item of a tuple (a tuple keeps its parentheses)."""
@@ -374,6 +373,19 @@ def _is_compiler_file(filename: str) -> bool:
 
     parts = os.path.normpath(filename).split(os.sep)
     return "s2sad_rules" in parts or "s2sad" in parts[-3:-1]
+
+
+def _astor():
+    """astor, imported when first needed (the fallback printer): on Python 3.12+ its import
+    warns about `ast.Num`, which astor itself uses, not s2sad."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module="astor")
+        warnings.filterwarnings("ignore", message=".*ast\\.(Num|Str|Bytes|NameConstant)",
+                                category=DeprecationWarning)
+        import astor
+    return astor
 
 
 def _one_line(parts) -> str:

@@ -108,6 +108,12 @@ def _parse(func) -> ParsedFunction:
             hint="define the function in a .py file (functions made by exec or typed "
                  "at the interactive prompt have no retrievable source)") from None
     filename = inspect.getsourcefile(func) or code.co_filename
+    if not _matches_code(func, code.co_filename):
+        raise SourceUnavailableError(
+            f"the source of {name} in {filename} no longer matches the code that runs: the "
+            "file was edited after the module was imported", loc=_code_loc(func),
+            hint="reload the module (importlib.reload, or restart the interpreter) so that "
+                 "the function and its source agree, then differentiate it again")
     raw = "".join(lines)
     dedented = textwrap.dedent(raw)
     shift = _indent_of(lines[0]) if lines else 0
@@ -124,12 +130,6 @@ def _parse(func) -> ParsedFunction:
         raise SourceUnavailableError(f"the source of {name} is not a function definition")
     if first_line == 0:
         first_line = 1
-    if not _matches_code(func, code.co_filename):
-        raise SourceUnavailableError(
-            f"the source of {name} in {filename} no longer matches the code that runs: the "
-            "file was edited after the module was imported", loc=_code_loc(func),
-            hint="reload the module (importlib.reload, or restart the interpreter) so that "
-                 "the function and its source agree, then differentiate it again")
     closure = dict(zip(code.co_freevars, func.__closure__ or ()))
     return ParsedFunction(func, node, filename, first_line, shift,
                           [ln.rstrip("\n") for ln in lines], func.__globals__, closure)
