@@ -4,7 +4,8 @@ Each returns a `Derivative`: a callable that compiles lazily, specialises the ge
 code on the kinds of its arguments (Python scalar, array shape and dtype, list length) and
 caches each specialisation in memory. A specialisation is served only while everything it
 was compiled from still holds (its guards: see s2sad.frontend.guards and docs/guards.md),
-and a derivative binds its arguments exactly as the function does.
+and a derivative binds its arguments exactly as the function does (s2sad.calls: what it
+refuses, the precision of its results, the pullback's seed).
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from __future__ import annotations
 import functools
 import inspect
 import linecache
-import sys
 import threading
 import weakref
 
 import numpy as np
 
-from s2sad.errors import ArgumentTypeError, Loc, WrtError
+from s2sad.calls import checked_vjp, in_precision, refuse_argument
+from s2sad.calls import sample as sample_of
+from s2sad.errors import WrtError
 from s2sad.frontend.guards import Guards, collect
 from s2sad.ir.kinds import UNKNOWN, kind_of_value
 from s2sad.ir.prims import RecursiveCall
@@ -59,46 +61,6 @@ def _rules_changed():
 
 TABLE.add_listener(_rules_changed)
 RecursiveCall.make_derivative = staticmethod(lambda func, mode, wrt: Derivative(func, mode, wrt))
-
-
-def _refuse_argument(func, name: str, value, path: str = ""):
-    """Raise ArgumentTypeError if `value` is of a type a derivative cannot take."""
-    t = type(value)
-    if t is float or t is int or t is bool or (t is _ndarray and value.dtype.kind in "biuf"):
-        return
-    where = f"`{name}{path}`"
-    if t is tuple or t is list:
-        for i, item in enumerate(value):
-            _refuse_argument(func, name, item, f"{path}[{i}]")
-        return
-    hint = None
-    masked = sys.modules.get("numpy.ma")  # (not imported: no masked array can exist)
-    if masked is not None and isinstance(value, masked.MaskedArray):
-        msg = f"{where} is a masked array: its mask would be ignored"
-        hint = (f"pass the data you mean: {name}.filled(value), or the unmasked entries "
-                f"{name}.compressed()")
-    elif isinstance(value, _ndarray) and t is not _ndarray:
-        msg = f"{where} is a {t.__name__}, a subclass of numpy.ndarray"
-        hint = f"pass a plain array: np.asarray({name})"
-    elif isinstance(value, (complex, np.complexfloating)) or (
-            t is _ndarray and value.dtype.kind == "c"):
-        msg = f"{where} is complex: complex numbers are not supported yet"
-        hint = "differentiate with respect to the real and imaginary parts as two float arrays"
-    elif t is _ndarray and value.dtype.kind not in "biuf":
-        msg = f"{where} is an array of dtype {value.dtype}"
-        hint = "pass a numeric array (float, int or bool)"
-    else:
-        return
-    raise ArgumentTypeError(f"{msg} (in a call of the derivative of "
-                            f"{getattr(func, '__qualname__', func)})", _def_loc(func), hint)
-
-
-def _def_loc(func):
-    code = getattr(func, "__code__", None)
-    if code is None:
-        return None
-    text = linecache.getline(code.co_filename, code.co_firstlineno).rstrip("\n")
-    return Loc(code.co_filename, code.co_firstlineno, len(text) - len(text.lstrip()), text)
 
 
 _SIGNATURES: dict = {}  # function -> (code, defaults, kwdefaults, signature)
@@ -255,9 +217,9 @@ class Derivative:
                 return hit
             wrt = self._resolve()
             for name, value in zip(self._positional, args):
-                _refuse_argument(self.func, name, value)
+                refuse_argument(self.func, name, value)
             for name, value in kwargs.items():
-                _refuse_argument(self.func, name, value)
+                refuse_argument(self.func, name, value)
             gkey = (self.func, getattr(self.func, "__code__", None), self.mode, wrt,
                     self._wrt_tuple, key)
             try:
@@ -361,7 +323,7 @@ class Derivative:
             with _COMPILE_LOCK:
                 paths = [fp for fp in self._fast_paths if fp[1] is not hit]
                 # what the dispatcher tests, not the arrays (they are not kept alive)
-                self._fast_paths = [(_sample(primal, kw, self._kwonly), hit)] + paths[:3]
+                self._fast_paths = [(sample_of(primal, kw, self._kwonly), hit)] + paths[:3]
             refreshed = True
         self._slow_calls += 1
         generic = type(self).__dict__.get("__call__") is _generic_call
@@ -370,8 +332,8 @@ class Derivative:
             # (not on a first call: `s2sad.grad(f)(x)` made afresh in a loop never builds one)
             with _COMPILE_LOCK:
                 self._install_dispatcher()
-        out = _precision_of(self, _sample(primal, kw, self._kwonly), hit)(*pos, **kw)
-        return _checked_vjp(out, self.__name__) if self.mode == "vjp" else out
+        out = in_precision(self, sample_of(primal, kw, self._kwonly), hit)(*pos, **kw)
+        return checked_vjp(out, self.__name__) if self.mode == "vjp" else out
 
     def _install_dispatcher(self):
         """Generate the dispatcher: the guards, then cheap type/shape tests of recent
@@ -422,7 +384,7 @@ class Derivative:
         cond = guards.condition(env, _PREFIX + "G")
         wrap = f"{_PREFIX}vjp" if self.mode == "vjp" else ""
         if wrap:
-            env[wrap] = functools.partial(_checked_vjp, name=self.__name__)
+            env[wrap] = functools.partial(checked_vjp, name=self.__name__)
         fname = self.__name__ if self.__name__.isidentifier() else "derivative"
         lines = [f"def {fname}({', '.join(params)}):"]
         if cond == "True" and not fill:
@@ -451,7 +413,7 @@ class Derivative:
                                  f"{name}.dtype == {_PREFIX}D{k}_{name}")
             if tests is None:
                 continue
-            env[f"{_PREFIX}F{k}"] = _precision_of(self, sample, hit)
+            env[f"{_PREFIX}F{k}"] = in_precision(self, sample, hit)
             test = " and ".join(tests) if tests else "True"
             result = f"{_PREFIX}F{k}({call})"
             lines.append(f"        if {test}:")
@@ -519,130 +481,6 @@ class Derivative:
 
 def _generic_call(self, *args, **kwargs):
     return self._slow_call(*args, **kwargs)
-
-
-_LOW_PRECISION = (np.dtype(np.float32), np.dtype(np.float16))
-
-
-def _sample(primal, kw, kwonly) -> list:
-    """(type, shape, dtype) of each argument: what the dispatcher tests."""
-    return [(type(a), getattr(a, "shape", None), getattr(a, "dtype", None))
-            for a in list(primal) + [kw[n] for n in kwonly]]
-
-
-def _low_precision(t, dtype):
-    if dtype in _LOW_PRECISION and (t is _ndarray or issubclass(t, np.floating)):
-        return dtype
-    return None
-
-
-def _precision_of(d: Derivative, sample, hit):
-    """The generated function, or a wrapper returning derivatives in the precision of the
-    arguments they belong to (float32 in, float32 out) where some argument is float32 or
-    float16. NumPy promotes some intermediate values to float64 (a Python float broadcast
-    to an array, a bool mask times a float); the results are cast back."""
-    dts = [_low_precision(t, dtype) for t, _, dtype in sample[:d._n_params]]
-    if not any(dt is not None for dt in dts):
-        return hit.function
-    fn, mode, wrt = hit.function, d.mode, d._wrt
-    common = np.result_type(*[dt if dt is not None else np.float64 for dt in dts])
-
-    def per_wrt(grads):
-        if d._wrt_tuple or (mode == "vjp" and isinstance(grads, tuple)):
-            return tuple(_cast(g, dts[i]) for g, i in zip(grads, wrt))
-        return _cast(grads, dts[wrt[0]])
-
-    if mode == "grad":
-        def run(*args, **kw):
-            return per_wrt(fn(*args, **kw))
-    elif mode == "value_and_grad":
-        def run(*args, **kw):
-            value, grads = fn(*args, **kw)
-            return value, per_wrt(grads)
-    elif mode == "vjp":
-        def run(*args, **kw):
-            out, pullback = fn(*args, **kw)
-
-            def pullback_low(g):
-                return per_wrt(pullback(g))
-            pullback_low.__wrapped__ = pullback
-            return out, pullback_low
-    elif mode == "jvp":  # a tangent has its output's precision, whatever it is
-        def run(*args, **kw):
-            out, out_dot = fn(*args, **kw)
-            if type(out) is tuple:
-                return out, tuple(_cast(t, getattr(o, "dtype", None), any_float=True)
-                                  for o, t in zip(out, out_dot))
-            return out, _cast(out_dot, getattr(out, "dtype", None), any_float=True)
-    elif mode == "hvp":
-        def run(*args, **kw):
-            return per_wrt(fn(*args, **kw))
-    else:  # jacobians, hessians: the arguments' common precision
-        def run(*args, **kw):
-            out = fn(*args, **kw)
-            if type(out) is tuple:
-                return tuple(_cast(o, common) for o in out)
-            return _cast(out, common)
-    run.__wrapped__ = fn
-    return run
-
-
-def _cast(value, dtype, any_float=False):
-    if dtype is None or (dtype not in _LOW_PRECISION and not
-                         (any_float and dtype.kind == "f")):
-        return value
-    if isinstance(value, np.ndarray):
-        return value if value.dtype == dtype or value.dtype.kind != "f" else \
-            value.astype(dtype)
-    if isinstance(value, (float, np.floating)):
-        return dtype.type(value)
-    if type(value) is tuple:
-        return tuple(_cast(v, dtype) for v in value)
-    return value
-
-
-def _shape_of(value):
-    if type(value) is tuple:
-        return tuple(_shape_of(v) for v in value)
-    return np.shape(value)
-
-
-def _checked_vjp(result, name):
-    """(out, pullback) with a pullback that refuses a seed unlike `out` (shape, kind)."""
-    out, pullback = result
-    expected = _shape_of(out)
-
-    def checked(out_bar):
-        if type(out_bar) is not tuple and type(expected) is not tuple and \
-                np.shape(out_bar) == expected:
-            kind = getattr(out_bar, "dtype", None)
-            if kind is None or kind.kind in "fiu":
-                return pullback(out_bar)
-        _check_seed(out_bar, out, name)
-        return pullback(out_bar)
-
-    checked.__name__ = checked.__qualname__ = "pullback"
-    checked.__wrapped__ = pullback
-    checked.__doc__ = (f"The reverse sweep of {name}: pullback(out_bar) -> cotangents. It "
-                       "keeps the forward sweep's saved values (and the arguments) alive.")
-    return out, checked
-
-
-def _check_seed(seed, out, name, path="out_bar"):
-    if type(out) is tuple:
-        if type(seed) is not tuple or len(seed) != len(out):
-            raise ValueError(f"the pullback of {name} needs a tuple of {len(out)} cotangents "
-                             f"(one per output), got {type(seed).__name__}")
-        for i, (s, o) in enumerate(zip(seed, out)):
-            _check_seed(s, o, name, f"{path}[{i}]")
-        return
-    if np.shape(seed) != np.shape(out):
-        raise ValueError(f"the pullback of {name} needs {path} of the output's shape "
-                         f"{np.shape(out)}, got shape {np.shape(seed)}")
-    kind = np.asarray(seed).dtype.kind if not isinstance(seed, (int, float)) else "f"
-    if kind not in "fiu":
-        raise ValueError(f"the pullback of {name} needs a real {path}, got dtype "
-                         f"{np.asarray(seed).dtype}")
 
 
 def _transform(mode):

@@ -1,0 +1,179 @@
+"""How a derivative is called: the arguments it refuses (masked arrays, ndarray subclasses,
+complex numbers), the precision its results are returned in, and the check of a pullback's
+seed. Used by s2sad.api; `d` is a Derivative (its mode, wrt and number of parameters).
+"""
+
+from __future__ import annotations
+
+import linecache
+import sys
+
+import numpy as np
+
+from s2sad.errors import ArgumentTypeError, Loc
+
+_ndarray = np.ndarray
+
+
+def refuse_argument(func, name: str, value, path: str = ""):
+    """Raise ArgumentTypeError if `value` is of a type a derivative cannot take."""
+    t = type(value)
+    if t is float or t is int or t is bool or (t is _ndarray and value.dtype.kind in "biuf"):
+        return
+    where = f"`{name}{path}`"
+    if t is tuple or t is list:
+        for i, item in enumerate(value):
+            refuse_argument(func, name, item, f"{path}[{i}]")
+        return
+    hint = None
+    masked = sys.modules.get("numpy.ma")  # (not imported: no masked array can exist)
+    if masked is not None and isinstance(value, masked.MaskedArray):
+        msg = f"{where} is a masked array: its mask would be ignored"
+        hint = (f"pass the data you mean: {name}.filled(value), or the unmasked entries "
+                f"{name}.compressed()")
+    elif isinstance(value, _ndarray) and t is not _ndarray:
+        msg = f"{where} is a {t.__name__}, a subclass of numpy.ndarray"
+        hint = f"pass a plain array: np.asarray({name})"
+    elif isinstance(value, (complex, np.complexfloating)) or (
+            t is _ndarray and value.dtype.kind == "c"):
+        msg = f"{where} is complex: complex numbers are not supported yet"
+        hint = "differentiate with respect to the real and imaginary parts as two float arrays"
+    elif t is _ndarray and value.dtype.kind not in "biuf":
+        msg = f"{where} is an array of dtype {value.dtype}"
+        hint = "pass a numeric array (float, int or bool)"
+    else:
+        return
+    raise ArgumentTypeError(f"{msg} (in a call of the derivative of "
+                            f"{getattr(func, '__qualname__', func)})", def_loc(func), hint)
+
+
+def def_loc(func):
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return None
+    text = linecache.getline(code.co_filename, code.co_firstlineno).rstrip("\n")
+    return Loc(code.co_filename, code.co_firstlineno, len(text) - len(text.lstrip()), text)
+
+
+LOW_PRECISION = (np.dtype(np.float32), np.dtype(np.float16))
+
+
+def sample(primal, kw, kwonly) -> list:
+    """(type, shape, dtype) of each argument: what the dispatcher tests."""
+    return [(type(a), getattr(a, "shape", None), getattr(a, "dtype", None))
+            for a in list(primal) + [kw[n] for n in kwonly]]
+
+
+def low_precision(t, dtype):
+    if dtype in LOW_PRECISION and (t is _ndarray or issubclass(t, np.floating)):
+        return dtype
+    return None
+
+
+def in_precision(d, sample, hit):
+    """The generated function, or a wrapper returning derivatives in the precision of the
+    arguments they belong to (float32 in, float32 out) where some argument is float32 or
+    float16. NumPy promotes some intermediate values to float64 (a Python float broadcast
+    to an array, a bool mask times a float); the results are cast back."""
+    dts = [low_precision(t, dtype) for t, _, dtype in sample[:d._n_params]]
+    if not any(dt is not None for dt in dts):
+        return hit.function
+    fn, mode, wrt = hit.function, d.mode, d._wrt
+    common = np.result_type(*[dt if dt is not None else np.float64 for dt in dts])
+
+    def per_wrt(grads):
+        if d._wrt_tuple or (mode == "vjp" and isinstance(grads, tuple)):
+            return tuple(cast(g, dts[i]) for g, i in zip(grads, wrt))
+        return cast(grads, dts[wrt[0]])
+
+    if mode == "grad":
+        def run(*args, **kw):
+            return per_wrt(fn(*args, **kw))
+    elif mode == "value_and_grad":
+        def run(*args, **kw):
+            value, grads = fn(*args, **kw)
+            return value, per_wrt(grads)
+    elif mode == "vjp":
+        def run(*args, **kw):
+            out, pullback = fn(*args, **kw)
+
+            def pullback_low(g):
+                return per_wrt(pullback(g))
+            pullback_low.__wrapped__ = pullback
+            return out, pullback_low
+    elif mode == "jvp":  # a tangent has its output's precision, whatever it is
+        def run(*args, **kw):
+            out, out_dot = fn(*args, **kw)
+            if type(out) is tuple:
+                return out, tuple(cast(t, getattr(o, "dtype", None), any_float=True)
+                                  for o, t in zip(out, out_dot))
+            return out, cast(out_dot, getattr(out, "dtype", None), any_float=True)
+    elif mode == "hvp":
+        def run(*args, **kw):
+            return per_wrt(fn(*args, **kw))
+    else:  # jacobians, hessians: the arguments' common precision
+        def run(*args, **kw):
+            out = fn(*args, **kw)
+            if type(out) is tuple:
+                return tuple(cast(o, common) for o in out)
+            return cast(out, common)
+    run.__wrapped__ = fn
+    return run
+
+
+def cast(value, dtype, any_float=False):
+    if dtype is None or (dtype not in LOW_PRECISION and not
+                         (any_float and dtype.kind == "f")):
+        return value
+    if isinstance(value, np.ndarray):
+        return value if value.dtype == dtype or value.dtype.kind != "f" else \
+            value.astype(dtype)
+    if isinstance(value, (float, np.floating)):
+        return dtype.type(value)
+    if type(value) is tuple:
+        return tuple(cast(v, dtype) for v in value)
+    return value
+
+
+def shape_of(value):
+    if type(value) is tuple:
+        return tuple(shape_of(v) for v in value)
+    return np.shape(value)
+
+
+def checked_vjp(result, name):
+    """(out, pullback) with a pullback that refuses a seed unlike `out` (shape, kind)."""
+    out, pullback = result
+    expected = shape_of(out)
+
+    def checked(out_bar):
+        if type(out_bar) is not tuple and type(expected) is not tuple and \
+                np.shape(out_bar) == expected:
+            kind = getattr(out_bar, "dtype", None)
+            if kind is None or kind.kind in "fiu":
+                return pullback(out_bar)
+        check_seed(out_bar, out, name)
+        return pullback(out_bar)
+
+    checked.__name__ = checked.__qualname__ = "pullback"
+    checked.__wrapped__ = pullback
+    checked.__doc__ = (f"The reverse sweep of {name}: pullback(out_bar) -> cotangents. It "
+                       "keeps the forward sweep's saved values (and the arguments) alive.")
+    return out, checked
+
+
+def check_seed(seed, out, name, path="out_bar"):
+    if type(out) is tuple:
+        if type(seed) is not tuple or len(seed) != len(out):
+            raise ValueError(f"the pullback of {name} needs a tuple of {len(out)} cotangents "
+                             f"(one per output), got {type(seed).__name__}")
+        for i, (s, o) in enumerate(zip(seed, out)):
+            check_seed(s, o, name, f"{path}[{i}]")
+        return
+    if np.shape(seed) != np.shape(out):
+        raise ValueError(f"the pullback of {name} needs {path} of the output's shape "
+                         f"{np.shape(out)}, got shape {np.shape(seed)}")
+    kind = np.asarray(seed).dtype.kind if not isinstance(seed, (int, float)) else "f"
+    if kind not in "fiu":
+        raise ValueError(f"the pullback of {name} needs a real {path}, got dtype "
+                         f"{np.asarray(seed).dtype}")
