@@ -34,6 +34,12 @@ class Namer:
         return cls(v.name for v in all_vars(fn))
 
 
+def replace_body(fn: Function, body: Block) -> Function:
+    """`fn` with another body (parameters, location and meta kept)."""
+    return Function(fn.name, fn.params, body, fn.returns_tuple, fn.kwonly, fn.defaults, fn.loc,
+                    fn.source_lines, fn.first_line, fn.meta)
+
+
 def all_vars(fn: Function) -> set:
     out = set(fn.params) | {v for v, _ in fn.kwonly}
     _collect(fn.body, out)

@@ -79,6 +79,11 @@ def is_derivative(obj) -> bool:
     return getattr(type(obj), "__s2sad_function__", None) is not None
 
 
+def identity(x):
+    """`x` itself: what a pruned tape read is replaced by until the simplifier folds it."""
+    return x
+
+
 def apply_pullback(pullback, g):
     """`pullback(g)`: the reverse sweep of a recursive call."""
     return pullback(g)

@@ -11,7 +11,6 @@ from s2sad.ir import prims
 from s2sad.ir.kinds import atom_kind
 from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While
 
-
 TAPE_OPS = {prims.tape_push, prims.tape_reader, prims.tape_next, prims.tape_pop}
 
 

@@ -18,8 +18,18 @@ import numpy as np
 from s2sad.ir import prims
 from s2sad.ir.builder import Emitter, Namer
 from s2sad.ir.kinds import atom_kind
-from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While, atoms_of
-from s2sad.ir.nodes import blocks_of
+from s2sad.ir.nodes import (
+    Block,
+    Call,
+    Const,
+    ForRange,
+    Function,
+    If,
+    Var,
+    While,
+    atoms_of,
+    blocks_of,
+)
 
 ELEMENTWISE = {
     operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.neg,

@@ -38,7 +38,7 @@ from s2sad.ir import prims
 from s2sad.ir.builder import Namer, hint_of, is_const, root_name
 from s2sad.ir.kinds import atom_kind, infer_kinds
 from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, While, count_uses
-from s2sad.passes.simplify import eliminate_dead_code
+from s2sad.passes.dead_code import eliminate_dead_code
 
 ADDS = (operator.add, np.add)
 MULS = (operator.mul, np.multiply)

@@ -14,6 +14,7 @@ import numpy as np
 
 from s2sad.errors import S2SADError
 from s2sad.ir import prims
+from s2sad.ir.builder import replace_body
 from s2sad.ir.kinds import Kind, atom_kind, eval_kind, infer_kinds, kind_of_value
 from s2sad.ir.nodes import (
     Block,
@@ -24,12 +25,13 @@ from s2sad.ir.nodes import (
     If,
     Var,
     While,
-    atoms_of,
     blocks_of,
     count_uses,
 )
+from s2sad.passes.dead_code import eliminate_dead_code
 from s2sad.passes.inline_rules import is_zero, zero
 from s2sad.passes.inplace import index_is_basic
+from s2sad.passes.tapes import prune_tapes
 
 ADDS = {operator.add, np.add}
 SUBS = {operator.sub, np.subtract}
@@ -85,7 +87,7 @@ class Simplifier:
         self._counts = {}
         count_uses(self.fn.body, self._counts)
         body = self.block(self.fn.body, _Sub(self._counts), {})
-        return _replace_body(self.fn, body)
+        return replace_body(self.fn, body)
 
     def block(self, b: Block, sub: dict, cse: dict) -> Block:
         out = _Out()
@@ -428,7 +430,7 @@ class Simplifier:
         fn, args, t = s.fn, s.args, s.target
         if fn in IDENTITY_UNARY and self.kind(args[0]) == kt:
             return args[0]
-        if fn is _identity:
+        if fn is prims.identity:
             return args[0]
         if fn is float and self.kind(args[0]) == kt and kt.tag == "scalar":
             return args[0]
@@ -778,232 +780,6 @@ def _cse_key(s: Call):
         return None
 
 
-def _replace_body(fn: Function, body: Block) -> Function:
-    return Function(fn.name, fn.params, body, fn.returns_tuple, fn.kwonly, fn.defaults, fn.loc,
-                    fn.source_lines, fn.first_line, fn.meta)
-
-
-# -- dead code elimination ---------------------------------------------------
-
-
-def eliminate_dead_code(fn: Function) -> Function:
-    """Remove pure statements, branch outputs and loop-carried values nobody reads."""
-    live = set(a for a in fn.body.results if isinstance(a, Var))
-    body = _dce_block(fn.body, live)
-    return _replace_body(fn, body)
-
-
-def _uses(block: Block) -> set:
-    from s2sad.ir.nodes import free_vars
-
-    return free_vars(block)
-
-
-def _dce_block(b: Block, live: set) -> Block:
-    live.update(a for a in b.results if isinstance(a, Var))
-    kept = []
-    for s in reversed(b.stmts):
-        match s:
-            case Call(target=t, fn=fn):
-                effect = fn in prims.EFFECTFUL
-                if t in live or effect:
-                    kept.append(s)
-                    live.update(a for a in atoms_of(s) if isinstance(a, Var))
-            case If(cond=c, then=then, orelse=orelse, outputs=outs):
-                idx = [i for i, o in enumerate(outs) if o in live]
-                then = Block(then.stmts, tuple(then.results[i] for i in idx))
-                orelse = Block(orelse.stmts, tuple(orelse.results[i] for i in idx))
-                lt, le = set(live), set(live)
-                then, orelse = _dce_block(then, lt), _dce_block(orelse, le)
-                if not idx and not then.stmts and not orelse.stmts:
-                    continue
-                kept.append(If(c, then, orelse, tuple(outs[i] for i in idx), s.loc))
-                live.update(lt)
-                live.update(le)
-                if isinstance(c, Var):
-                    live.add(c)
-            case ForRange() | While():
-                s2 = _dce_loop(s, live)
-                if s2 is not None:
-                    kept.append(s2)
-    kept.reverse()
-    return Block(tuple(kept), b.results)
-
-
-def _dce_loop(s, live: set):
-    params, body = s.params, s.body
-    # a carried value is needed if its output is live or the body needs it for a needed value
-    needed = {i for i, o in enumerate(s.outputs) if o in live}
-    while True:
-        inner_live = {body.results[i] for i in needed if isinstance(body.results[i], Var)}
-        trial = Block(body.stmts, tuple(body.results[i] for i in sorted(needed)))
-        probe_live = set(inner_live)
-        pruned = _dce_block(trial, probe_live)
-        extra_blocks = [s.cond] if isinstance(s, While) else []
-        for blk in extra_blocks:
-            _dce_block(blk, probe_live)
-        grown = {i for i, p in enumerate(params) if p in probe_live} | needed
-        if grown == needed:
-            break
-        needed = grown
-    idx = sorted(needed)
-    has_effect = _has_effect(pruned)
-    if not idx and not has_effect:
-        return None
-    pruned = Block(pruned.stmts, tuple(body.results[i] for i in idx))
-    params2 = tuple(params[i] for i in idx)
-    inits = tuple(s.inits[i] for i in idx)
-    outs = tuple(s.outputs[i] for i in idx)
-    live.update(a for a in inits if isinstance(a, Var))
-    live.update(v for v in probe_live if isinstance(v, Var))
-    if isinstance(s, ForRange):
-        for a in (s.start, s.stop, s.step, s.over):
-            if isinstance(a, Var):
-                live.add(a)
-        return ForRange(s.index, s.start, s.stop, s.step, params2, inits, pruned, outs, s.loc,
-                        s.reverse, s.over)
-    cond = _dce_block(s.cond, live)
-    return While(params2, inits, cond, pruned, outs, s.loc)
-
-
-def _has_effect(b: Block) -> bool:
-    for s in b.stmts:
-        if isinstance(s, Call) and s.fn in prims.EFFECTFUL:
-            return True
-        for inner in blocks_of(s):
-            if _has_effect(inner):
-                return True
-    return False
-
-
-# -- tapes: store only what the reverse sweep reads ---------------------------------
-
-
-def _walk_calls(b: Block, out: list):
-    for s in b.stmts:
-        if isinstance(s, Call):
-            out.append(s)
-        for inner in blocks_of(s):
-            _walk_calls(inner, out)
-
-
-def _all_uses(b: Block, uses: dict):
-    for s in b.stmts:
-        for a in atoms_of(s):
-            if isinstance(a, Var):
-                uses.setdefault(a, []).append(s)
-        for inner in blocks_of(s):
-            _all_uses(inner, uses)
-    for r in b.results:
-        if isinstance(r, Var):
-            uses.setdefault(r, []).append(None)
-
-
-def prune_tapes(fn: Function) -> Function:
-    """Drop tape entries that the reverse sweep never reads (and tapes nobody reads)."""
-    calls: list = []
-    _walk_calls(fn.body, calls)
-    if not any(c.fn is prims.tape_push for c in calls):
-        return fn
-    uses: dict = {}
-    _all_uses(fn.body, uses)
-    by_target = {c.target: c for c in calls}
-    readers = {c.target: c.args[0] for c in calls if c.fn is prims.tape_reader}
-    nexts: dict = {}
-    for c in calls:
-        if c.fn is prims.tape_next:
-            nexts.setdefault(readers.get(c.args[0]), []).append(c)
-        elif c.fn is prims.tape_pop:
-            nexts.setdefault(c.args[0], []).append(c)
-    drop: set = set()  # ids of statements to delete
-    replace: dict = {}  # id(stmt) -> new stmt
-    for c in calls:
-        if c.fn is not prims.tape_push:
-            continue
-        tape, item = c.args
-        pops = nexts.get(tape, [])
-        used_idx: set = set()
-        whole = False
-        for p in pops:
-            for u in uses.get(p.target, []):
-                if isinstance(u, Call) and u.fn is operator.getitem and u.args[0] == p.target \
-                        and isinstance(u.args[1], Const) and isinstance(u.args[1].value, int):
-                    used_idx.add(u.args[1].value)
-                else:
-                    whole = True
-        if not whole and not used_idx:
-            drop.add(id(c))
-            for p in pops:
-                drop.add(id(p))
-            continue
-        maker = by_target.get(item) if isinstance(item, Var) else None
-        if whole or maker is None or maker.fn is not prims.make_tuple:
-            continue
-        # constants need no tape: their reads become the constant
-        consts = {k for k in used_idx if isinstance(maker.args[k], Const)}
-        for p in pops:
-            for u in uses.get(p.target, []):
-                k = u.args[1].value
-                if k in consts:
-                    replace[id(u)] = Call(u.target, _identity, (maker.args[k],), (), u.loc)
-        used_idx -= consts
-        if not used_idx:
-            drop.add(id(c))
-            for p in pops:
-                drop.add(id(p))
-            continue
-        keep = sorted(used_idx)
-        if len(keep) == len(maker.args):
-            continue
-        remap = {old: new for new, old in enumerate(keep)}
-        pending_consts = consts
-        if len(keep) == 1:
-            replace[id(c)] = Call(c.target, c.fn, (tape, maker.args[keep[0]]), (), c.loc)
-        else:
-            new_item = Call(maker.target, prims.make_tuple, tuple(maker.args[k] for k in keep),
-                            (), maker.loc)
-            replace[id(maker)] = new_item
-        for p in pops:
-            for u in uses.get(p.target, []):
-                k = u.args[1].value
-                if k in pending_consts:
-                    continue
-                if len(keep) == 1:
-                    # the entry itself is the value: getitem(entry, k) becomes a copy of it
-                    replace[id(u)] = Call(u.target, _identity, (p.target,), (), u.loc)
-                else:
-                    replace[id(u)] = Call(u.target, operator.getitem, (p.target, Const(remap[k])),
-                                          (), u.loc)
-    if not drop and not replace:
-        return fn
-    return _replace_body(fn, _rewrite_block(fn.body, drop, replace))
-
-
-def _identity(x):
-    return x
-
-
-def _rewrite_block(b: Block, drop: set, replace: dict) -> Block:
-    out = []
-    for s in b.stmts:
-        if id(s) in drop:
-            continue
-        s = replace.get(id(s), s)
-        match s:
-            case If():
-                s = If(s.cond, _rewrite_block(s.then, drop, replace),
-                       _rewrite_block(s.orelse, drop, replace), s.outputs, s.loc)
-            case ForRange():
-                s = ForRange(s.index, s.start, s.stop, s.step, s.params, s.inits,
-                             _rewrite_block(s.body, drop, replace), s.outputs, s.loc, s.reverse,
-                             s.over)
-            case While():
-                s = While(s.params, s.inits, _rewrite_block(s.cond, drop, replace),
-                          _rewrite_block(s.body, drop, replace), s.outputs, s.loc)
-        out.append(s)
-    return Block(tuple(out), b.results)
-
-
 def _size(b: Block) -> int:
     """Statements and yielded values, recursively: what dead code elimination can remove."""
     n = len(b.results)
@@ -1035,4 +811,4 @@ def simplify(fn: Function, param_kinds: dict, table, max_rounds: int = 8,
     return fn
 
 
-__all__ = ["simplify", "eliminate_dead_code", "kind_of_value"]
+__all__ = ["simplify", "kind_of_value"]

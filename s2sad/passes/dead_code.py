@@ -1,0 +1,98 @@
+"""Dead-code elimination: pure statements, branch outputs and loop-carried values that
+nothing reads are removed (statements with effects stay)."""
+
+from __future__ import annotations
+
+from s2sad.ir import prims
+from s2sad.ir.builder import replace_body
+from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While, atoms_of, blocks_of
+
+
+def eliminate_dead_code(fn: Function) -> Function:
+    """Remove pure statements, branch outputs and loop-carried values nobody reads."""
+    live = set(a for a in fn.body.results if isinstance(a, Var))
+    body = _dce_block(fn.body, live)
+    return replace_body(fn, body)
+
+
+def _uses(block: Block) -> set:
+    from s2sad.ir.nodes import free_vars
+
+    return free_vars(block)
+
+
+def _dce_block(b: Block, live: set) -> Block:
+    live.update(a for a in b.results if isinstance(a, Var))
+    kept = []
+    for s in reversed(b.stmts):
+        match s:
+            case Call(target=t, fn=fn):
+                effect = fn in prims.EFFECTFUL
+                if t in live or effect:
+                    kept.append(s)
+                    live.update(a for a in atoms_of(s) if isinstance(a, Var))
+            case If(cond=c, then=then, orelse=orelse, outputs=outs):
+                idx = [i for i, o in enumerate(outs) if o in live]
+                then = Block(then.stmts, tuple(then.results[i] for i in idx))
+                orelse = Block(orelse.stmts, tuple(orelse.results[i] for i in idx))
+                lt, le = set(live), set(live)
+                then, orelse = _dce_block(then, lt), _dce_block(orelse, le)
+                if not idx and not then.stmts and not orelse.stmts:
+                    continue
+                kept.append(If(c, then, orelse, tuple(outs[i] for i in idx), s.loc))
+                live.update(lt)
+                live.update(le)
+                if isinstance(c, Var):
+                    live.add(c)
+            case ForRange() | While():
+                s2 = _dce_loop(s, live)
+                if s2 is not None:
+                    kept.append(s2)
+    kept.reverse()
+    return Block(tuple(kept), b.results)
+
+
+def _dce_loop(s, live: set):
+    params, body = s.params, s.body
+    # a carried value is needed if its output is live or the body needs it for a needed value
+    needed = {i for i, o in enumerate(s.outputs) if o in live}
+    while True:
+        inner_live = {body.results[i] for i in needed if isinstance(body.results[i], Var)}
+        trial = Block(body.stmts, tuple(body.results[i] for i in sorted(needed)))
+        probe_live = set(inner_live)
+        pruned = _dce_block(trial, probe_live)
+        extra_blocks = [s.cond] if isinstance(s, While) else []
+        for blk in extra_blocks:
+            _dce_block(blk, probe_live)
+        grown = {i for i, p in enumerate(params) if p in probe_live} | needed
+        if grown == needed:
+            break
+        needed = grown
+    idx = sorted(needed)
+    has_effect = _has_effect(pruned)
+    if not idx and not has_effect:
+        return None
+    pruned = Block(pruned.stmts, tuple(body.results[i] for i in idx))
+    params2 = tuple(params[i] for i in idx)
+    inits = tuple(s.inits[i] for i in idx)
+    outs = tuple(s.outputs[i] for i in idx)
+    live.update(a for a in inits if isinstance(a, Var))
+    live.update(v for v in probe_live if isinstance(v, Var))
+    if isinstance(s, ForRange):
+        for a in (s.start, s.stop, s.step, s.over):
+            if isinstance(a, Var):
+                live.add(a)
+        return ForRange(s.index, s.start, s.stop, s.step, params2, inits, pruned, outs, s.loc,
+                        s.reverse, s.over)
+    cond = _dce_block(s.cond, live)
+    return While(params2, inits, cond, pruned, outs, s.loc)
+
+
+def _has_effect(b: Block) -> bool:
+    for s in b.stmts:
+        if isinstance(s, Call) and s.fn in prims.EFFECTFUL:
+            return True
+        for inner in blocks_of(s):
+            if _has_effect(inner):
+                return True
+    return False
