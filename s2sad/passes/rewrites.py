@@ -1,0 +1,498 @@
+"""The simplifier's rewrites of one call: identities and zeros, broadcasts made implicit,
+shapes and scatters that change nothing, constant factors and signs moved outwards. Each
+returns an atom equal to the call's value, or None to keep the call (see simplify.py, the
+driver that applies them to a fixed point).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from s2sad.errors import S2SADError
+from s2sad.ir import prims
+from s2sad.ir.kinds import Kind, eval_kind
+from s2sad.ir.nodes import Call, Const, Var, count_uses
+from s2sad.passes.inline_rules import is_zero, zero
+from s2sad.passes.inplace import index_is_basic
+
+ADDS = {operator.add, np.add}
+
+SUBS = {operator.sub, np.subtract}
+
+MULS = {operator.mul, np.multiply}
+
+DIVS = {operator.truediv, np.divide, np.true_divide}
+
+NEGS = {operator.neg, np.negative}
+
+IDENTITY_UNARY = {operator.pos, np.positive}
+
+ELEMENTWISE2 = ADDS | SUBS | MULS | DIVS | {operator.pow}
+
+def _is_plain_ufunc(fn) -> bool:
+    return isinstance(fn, np.ufunc) and fn.signature is None and fn.nin == 2
+
+SIMPLE = (int, float, complex, bool, str, type(None), type(Ellipsis), slice)
+
+def _simple_value(v) -> bool:
+    if isinstance(v, bool) or type(v) in (int, float, complex, str, type(None),
+                                          type(Ellipsis)):
+        return True
+    if isinstance(v, slice):
+        return all(_simple_value(x) for x in (v.start, v.stop, v.step))
+    if isinstance(v, tuple):
+        return all(_simple_value(x) for x in v) and len(v) <= 32
+    if isinstance(v, np.generic) and v.dtype.kind in "biuf":
+        return True
+    return False
+
+_NOFOLD = object()
+
+def _fresh_name(simp, hint):
+    taken = getattr(simp, "_taken", None)
+    if taken is None:
+        from s2sad.ir.builder import all_vars
+
+        taken = simp._taken = {v.name for v in all_vars(simp.fn)}
+    base = hint.rstrip("0123456789_") or "t"
+    n = 1
+    while f"{base}_{n}" in taken:
+        n += 1
+    name = f"{base}_{n}"
+    taken.add(name)
+    return name
+
+def _is_num(a, value) -> bool:
+    return isinstance(a, Const) and type(a.value) in (int, float) and a.value == value
+
+
+class Rewrites:
+    """Rewrites of one call, mixed into the Simplifier (which holds kinds and use counts)."""
+
+    def rewrite(self, s: Call, out):
+        """An atom equal to the call's value, or None to keep the call."""
+        fn, args, t = s.fn, s.args, s.target
+        kt = self.kind(t)
+        if fn in prims.EFFECTFUL or fn in (prims.new_tape, prims.tape_reader):
+            return None
+        consts = any(type(a) is Const for a in args) or \
+            any(type(a) is Const for _, a in s.kwargs)
+        if consts:
+            zeros = [is_zero(a) for a in args] + [is_zero(a) for _, a in s.kwargs]
+            if any(zeros):
+                return self.rewrite_zero(s, zeros, kt, out)
+        # constant folding
+        if consts and all(type(a) is Const for a in args) and \
+                all(type(a) is Const for _, a in s.kwargs) and \
+                not any(isinstance(a.value, np.ndarray) for a in args):
+            # (a global array's values are read when the code runs, never folded in)
+            if fn not in (prims.make_list,):
+                try:
+                    val = fn(*(a.value for a in args), **{n: a.value for n, a in s.kwargs})
+                except S2SADError:
+                    raise  # a rule's refusal of an option is reported while compiling
+                except Exception:
+                    val = _NOFOLD
+                if val is not _NOFOLD and _simple_value(val):
+                    return Const(val)
+        if kt.known and _simple_value(kt.value) and not self.table.linear.get(fn, False) \
+                and fn is not prims.make_tuple:
+            return Const(kt.value)
+        if kt.known and fn is prims.make_tuple and _simple_value(kt.value):
+            return Const(kt.value)
+        if len(args) == 2 and not s.kwargs:
+            x, y = args
+            if consts:
+                r = self.rewrite_identity(fn, x, y, kt, t, out, s.loc)
+                if r is not None:
+                    return r
+            if fn in ADDS:
+                # a + (-b) -> a - b
+                for first, second in ((x, y), (y, x)):
+                    d = self.defining(second, out) if isinstance(second, Var) else None
+                    if d is not None and d.fn in NEGS and self.uses_once(second):
+                        out.append(Call(t, operator.sub, (first, d.args[0]), (), s.loc))
+                        return t
+        for part in (self.rewrite_broadcasts, self.rewrite_shapes, self.rewrite_signs):
+            r = part(s, kt, out)
+            if r is not None:
+                return r
+        return None
+
+    def rewrite_broadcasts(self, s: Call, kt, out):
+        """Broadcasts made implicit, sums of negations, zeros of known shape, and a sum
+        into a fresh scatter made one scatter."""
+        fn, args, t = s.fn, s.args, s.target
+        if (fn in ELEMENTWISE2 or _is_plain_ufunc(fn)) and len(args) == 2 and not s.kwargs \
+                and kt.tag == "array" and kt.shape is not None:
+            # an operand broadcast explicitly is broadcast implicitly by the operation itself
+            new_args = list(args)
+            defs = [self.defining(a, out) if isinstance(a, Var) else None for a in args]
+            for k, a in enumerate(args):
+                d = defs[k]
+                if d is not None and d.fn is np.broadcast_to and not d.kwargs:
+                    other = self.kind(new_args[1 - k]).static_shape
+                    inner = self.kind(d.args[0]).static_shape
+                    if other is not None and inner is not None:
+                        try:
+                            same = np.broadcast_shapes(inner, other) == kt.shape
+                        except ValueError:
+                            same = False
+                        if same:
+                            new_args[k] = d.args[0]
+            if new_args != list(args):
+                out.append(Call(t, fn, tuple(new_args), (), s.loc))
+                return t
+            # broadcast_to(v, S) op scalar -> broadcast_to(v op scalar, S): scalar work
+            for k, a in enumerate(args):
+                d = defs[k]
+                other = args[1 - k]
+                if d is not None and d.fn is np.broadcast_to and not d.kwargs and \
+                        self.kind(other).tag == "scalar" and self.kind(d.args[0]).is_scalar:
+                    pair = (d.args[0], other) if k == 0 else (other, d.args[0])
+                    inner = self.new_call(fn, pair, t.name, out, s.loc)
+                    out.append(Call(t, np.broadcast_to, (inner, d.args[1]), (), s.loc))
+                    return t
+        if fn in (np.sum, np.mean) and args and isinstance(args[0], Var):
+            d = self.defining(args[0], out)
+            if d is not None and d.fn in NEGS and self.uses_once(args[0]):
+                inner = self.new_call_kw(fn, (d.args[0],) + args[1:], s.kwargs, t.name, out)
+                return self.new_call(operator.neg, (inner,), t.name, out, s.loc)
+        if fn is prims.zeros_like and kt.tag == "array" and kt.shape is not None:
+            kw = (("dtype", Const(complex)),) if kt.dtype == "c" else ()
+            return self.new_call_kw(np.zeros, (Const(kt.shape),), kw, t.name, out)
+        if fn is prims.zeros_like and kt.tag == "scalar":
+            return Const(0j if kt.dtype == "c" else 0.0)
+        if fn in ADDS and len(args) == 2 and self.kind(args[0]) == kt == self.kind(args[1]):
+            # A + scatter(zeros, i, v) -> scatter(A, i, v): one array, no extra copy
+            for acc, other in ((args[0], args[1]), (args[1], args[0])):
+                d = self.defining(other, out) if isinstance(other, Var) else None
+                if d is not None and self.uses_once(other) and self.is_zeros(d.args[0], out) \
+                        and (d.fn is prims.index_add or (d.fn is prims.index_update and
+                                                         index_is_basic(self.kind(d.args[1])))):
+                    out.append(Call(t, prims.index_add, (acc,) + d.args[1:], (), s.loc))
+                    return t
+        return None
+
+    def rewrite_shapes(self, s: Call, kt, out):
+        """Reshapes, slices and sums to a shape that change nothing; scatters into fresh
+        zeros made writes, repeated scatters merged."""
+        fn, args, t = s.fn, s.args, s.target
+        if fn is np.reshape and len(args) == 2 and not s.kwargs and \
+                self.kind(args[0]).static_shape is not None and \
+                self.kind(args[0]).static_shape == kt.static_shape:
+            return args[0]
+        if fn is operator.getitem and isinstance(args[1], Const) and \
+                isinstance(args[1].value, slice) and self.kind(args[0]) == kt and \
+                kt.tag == "array" and kt.shape:
+            sl = args[1].value
+            if sl.start in (None, 0) and sl.step in (None, 1) and \
+                    (sl.stop is None or (type(sl.stop) is int and sl.stop >= kt.shape[0])):
+                return args[0]  # a slice that selects everything, in order
+        if fn is prims.sum_to_shape and isinstance(args[1], Const):
+            kg = self.kind(args[0])
+            if kg.static_shape is not None and tuple(kg.static_shape) == tuple(args[1].value):
+                return args[0]
+            if kg.static_shape is not None:
+                r = self.emit_sum_to(args[0], kg.static_shape, tuple(args[1].value), t, out)
+                if r is not None:
+                    return r
+        if fn is prims.index_add and len(args) == 3 and isinstance(args[0], Var):
+            d = self.defining(args[0], out)
+            if d is not None and d.fn is np.zeros and self.uses_once(args[0]) and \
+                    index_is_basic(self.kind(args[1])) and t not in self.primal:
+                # the first scatter into fresh zeros, at positions that cannot repeat, is a
+                # write: x_bar[:-1] = g, not x_bar[:-1] += g
+                out.append(Call(t, prims.index_update, args, (), s.loc))
+                return t
+            # acc[i] += a; acc[i] += b  ->  acc[i] += a + b (one scatter)
+            if d is not None and d.fn is prims.index_add and d.args[1] == args[1] and \
+                    self.uses_once(args[0]) and self.kind(d.args[2]) == self.kind(args[2]):
+                g = args[2]
+                if d.args[2] == g and isinstance(g, Var) and self.kind(g).is_float:
+                    # acc[i] += g twice (the two factors of g * g): acc[i] += 2 g
+                    total = self.scale(2.0, g, 2, out, s.loc)
+                elif self.kind(g).tag == "scalar":  # arrays: a sum is a pass too
+                    total = self.new_call(operator.add, (d.args[2], g), "_v", out, s.loc)
+                else:
+                    total = None
+                if total is not None:
+                    out.append(Call(t, prims.index_add, (d.args[0], args[1], total), (), s.loc))
+                    return t
+        if fn is prims.take_slot and kt.tag == "scalar" and \
+                self.kind(args[1]).tag == "scalar" and self.kind(args[1]).dtype == "i":
+            # one entry: a plain read is already a copy (no view to protect)
+            return self.new_call(operator.getitem, args, t.name, out, s.loc)
+        if fn is prims.unbroadcast:
+            g, x = args
+            kg, kx = self.kind(g), self.kind(x)
+            if kx.static_shape is not None and kg.static_shape == kx.static_shape:
+                return g
+            if kx.static_shape is not None and kg.static_shape is not None:
+                return self.emit_sum_to(g, kg.static_shape, kx.static_shape, t, out)
+        if fn is prims.broadcast_like or fn is np.broadcast_to:
+            a, other = args[0], args[1]
+            ka = self.kind(a)
+            shape = (self.kind(other).static_shape if fn is prims.broadcast_like else
+                     (other.value if isinstance(other, Const) else None))
+            if isinstance(shape, int):
+                shape = (shape,)
+            if ka.static_shape is not None and shape is not None and \
+                    tuple(ka.static_shape) == tuple(shape) and ka.tag == "array":
+                return a
+            if ka.tag == "scalar" and shape == () and fn is prims.broadcast_like:
+                return a
+        return None
+
+    def rewrite_signs(self, s: Call, kt, out):
+        """Identities, double negations, and constant factors and signs moved outwards
+        (v + v -> 2.0 v, k (c w) -> (k c) w, (-a) b -> -(a b))."""
+        fn, args, t = s.fn, s.args, s.target
+        if fn in IDENTITY_UNARY and self.kind(args[0]) == kt:
+            return args[0]
+        if fn is prims.identity:
+            return args[0]
+        if fn is float and self.kind(args[0]) == kt and kt.tag == "scalar":
+            return args[0]
+        if fn in NEGS and isinstance(args[0], Var):
+            d = self.defining(args[0], out)
+            if d is not None and d.fn in NEGS:
+                return d.args[0]
+            scaled = self.scaled(args[0], out, 1)
+            if scaled is not None:  # -(c * v) -> (-c) * v
+                c, v = scaled
+                out.append(Call(t, operator.mul, (Const(-c), v), (), s.loc))
+                return t
+        if fn in ADDS and len(args) == 2 and args[0] == args[1] and isinstance(args[0], Var):
+            scaled = self.scaled(args[0], out, 2)
+            if scaled is not None:  # c * v + c * v -> (2c) * v
+                c, v = scaled
+                out.append(Call(t, operator.mul, (Const(2 * c), v), (), s.loc))
+                return t
+            if kt.dtype in ("f", "c") and self.kind(args[0]) == kt and t not in self.primal:
+                # v + v -> 2.0 * v: a constant factor that later products can absorb
+                r = self.scale(2.0, args[0], 2, out, s.loc)
+                if isinstance(r, Var) and out and getattr(out[-1], "target", None) == r:
+                    last = out.pop()
+                    out.append(Call(t, last.fn, last.args, last.kwargs, last.loc))
+                    return t
+                return r
+        if fn in MULS and len(args) == 2 and not s.kwargs and t not in self.primal:
+            x, y = args
+            for k, v in ((x, y), (y, x)):
+                if isinstance(k, Const) and type(k.value) in (int, float) and \
+                        not isinstance(k.value, bool) and isinstance(v, Var) and \
+                        self.kind(v) == kt:
+                    # k * (c * w) -> (k c) * w; k * (-u) -> (-k) * u
+                    folded = self.fold_scale(float(k.value), v, 1, out)
+                    if folded is not None:
+                        c, w = folded
+                        if c == 1.0:
+                            return w
+                        out.append(Call(t, operator.mul, (Const(c), w), (), s.loc))
+                        return t
+            for n, u in ((x, y), (y, x)):
+                d = self.defining(n, out) if isinstance(n, Var) else None
+                if d is not None and d.fn in NEGS and self.uses_once(n) and \
+                        self.kind(d.args[0]) == self.kind(n):
+                    # (-a) * b -> -(a * b): the sign moves out, where a sum or a constant
+                    # factor can take it
+                    pair = (d.args[0], u) if n is x else (u, d.args[0])
+                    inner = self.new_call(fn, pair, "_t", out, s.loc)
+                    out.append(Call(t, operator.neg, (inner,), (), s.loc))
+                    return t
+        return None
+
+    def fold_scale(self, k: float, v, uses: int, out):
+        """(k', w) with k * v == k' * w, when `v` is `c * w` or `-w` and read `uses` times
+        in all (so the product replaces every read of v); else None."""
+        sc = self.scaled(v, out, uses)
+        if sc is not None:
+            return k * sc[0], sc[1]
+        d = self.defining(v, out)
+        if d is not None and d.fn in NEGS and self._counts.get(v, 0) == uses and \
+                self.kind(d.args[0]) == self.kind(v):
+            return -k, d.args[0]
+        return None
+
+    def scale(self, k: float, v, uses: int, out, loc):
+        """An atom equal to k * v (see fold_scale)."""
+        folded = self.fold_scale(k, v, uses, out)
+        c, w = folded if folded is not None else (k, v)
+        if c == 1.0:
+            return w
+        if c == -1.0:
+            return self.new_call(operator.neg, (w,), "_t", out, loc)
+        return self.new_call(operator.mul, (Const(c), w), "_t", out, loc)
+
+    def rewrite_identity(self, fn, x, y, kt, t, out, loc):
+        """x * 1, x / 1, x + 0, x - 0, x ** 1 -> x; x * -1 -> -x."""
+        if fn in MULS:
+            if _is_num(y, 1) and self.kind(x) == kt:
+                return x
+            if _is_num(x, 1) and self.kind(y) == kt:
+                return y
+            if _is_num(y, -1) and self.kind(x) == kt:
+                return self.new_call(operator.neg, (x,), t.name, out, loc)
+            if _is_num(x, -1) and self.kind(y) == kt:
+                return self.new_call(operator.neg, (y,), t.name, out, loc)
+        if fn in DIVS and _is_num(y, 1) and self.kind(x) == kt:
+            return x
+        if fn in ADDS:
+            if _is_num(y, 0) and self.kind(x) == kt:
+                return x
+            if _is_num(x, 0) and self.kind(y) == kt:
+                return y
+        if fn in SUBS and _is_num(y, 0) and self.kind(x) == kt:
+            return x
+        if fn is operator.pow and _is_num(y, 1) and self.kind(x) == kt:
+            return x
+        return None
+
+    def rewrite_zero(self, s: Call, zeros, kt, out):
+        fn, args = s.fn, s.args
+        if fn in ADDS and len(args) == 2:
+            x, y = args
+            if zeros[0] and zeros[1]:
+                return zero(kt)
+            keep = y if zeros[0] else x
+            return self.broadcast_to_kind(keep, kt, s, out)
+        if fn in SUBS and len(args) == 2:
+            x, y = args
+            if zeros[0] and zeros[1]:
+                return zero(kt)
+            if zeros[1]:
+                return self.broadcast_to_kind(x, kt, s, out)
+            neg = self.new_call(operator.neg, (y,), s.target.name, out, s.loc)
+            return self.broadcast_to_kind(neg, kt, s, out)
+        if fn is prims.index_update and len(args) == 3:
+            acc, index, g = args
+            if zeros[0] and zeros[2]:
+                return zero(kt)
+            a2 = self.concrete_zero(acc.value.kind, out, s.loc, acc.value.like) if zeros[0] \
+                else acc
+            g2 = self.concrete_zero(g.value.kind, out, s.loc, g.value.like) if zeros[2] else g
+            out.append(Call(s.target, fn, (a2, index, g2), (), s.loc))
+            return s.target
+        if fn is prims.index_add and len(args) == 3:
+            acc, index, g = args
+            if zeros[0] and zeros[2]:
+                return zero(kt)
+            if zeros[2]:
+                return acc
+            zacc = self.concrete_zero(acc.value.kind, out, s.loc, acc.value.like)
+            out.append(Call(s.target, fn, (zacc, index, g), (), s.loc))
+            return s.target
+        lin = self.linear_positions(fn, len(args))
+        if lin is not None and any(zeros[i] for i in lin if i < len(args)):
+            return zero(kt)
+        # a zero reaching a non-linear operation is made concrete
+        new_args = list(args)
+        for i, a in enumerate(args):
+            if is_zero(a):
+                new_args[i] = self.concrete_zero(a.value.kind, out, s.loc, a.value.like)
+        kwargs = tuple((n, self.concrete_zero(a.value.kind, out, s.loc, a.value.like)
+                        if is_zero(a) else a) for n, a in s.kwargs)
+        out.append(Call(s.target, fn, tuple(new_args), kwargs, s.loc))
+        return s.target
+
+    def linear_positions(self, fn, nargs):
+        try:
+            spec = self.table.linear.get(fn, False)
+        except TypeError:
+            return None
+        if spec is False:
+            return None
+        if spec is None:
+            return [0] if nargs else []
+        return [i for i in spec if isinstance(i, int)]
+
+    def concrete_zero(self, kind: Kind, out, loc, like=None):
+        if kind.tag == "array" and kind.shape is not None:
+            return self.new_call(np.zeros, (Const(kind.shape),), "_zeros", out, loc)
+        if like is not None and kind.tag != "scalar":
+            return self.new_call(prims.zeros_like, (like,), "_zeros", out, loc)
+        if kind.tag == "scalar" or (kind.tag == "unknown"):
+            return Const(0j if kind.dtype == "c" else 0.0)
+        return Const(0.0)
+
+    def broadcast_to_kind(self, a, kt: Kind, s: Call, out):
+        ka = self.kind(a)
+        if ka == kt or (ka.static_shape is not None and ka.static_shape == kt.static_shape):
+            return a
+        if kt.tag == "array" and kt.shape is not None:
+            return self.new_call(np.broadcast_to, (a, Const(kt.shape)), s.target.name, out, s.loc)
+        # unknown shapes: keep the operation with a concrete zero operand, made like the
+        # zero's primal, so that the sum still broadcasts to the result's shape
+        args = tuple(self.concrete_zero(x.value.kind, out, s.loc, x.value.like)
+                     if is_zero(x) else x for x in s.args)
+        out.append(Call(s.target, s.fn, args, s.kwargs, s.loc))
+        return s.target
+
+    def new_call(self, fn, args, hint, out, loc):
+        target = Var(_fresh_name(self, hint))
+        call = Call(target, fn, tuple(args), (), loc)
+        self.kinds[target] = eval_kind(fn, [self.kind(a) for a in args], [])
+        out.append(call)
+        return target
+
+    def emit_sum_to(self, g, gshape, xshape, t, out):
+        gshape, xshape = tuple(gshape), tuple(xshape)
+        extra = len(gshape) - len(xshape)
+        if extra < 0:
+            return None
+        lead = tuple(range(extra))
+        ones = tuple(i for i, n in enumerate(xshape) if n == 1 and gshape[extra + i] != 1)
+        cur = g
+        if lead:
+            axis = lead[0] if len(lead) == 1 else lead
+            cur = self.new_call_kw(np.sum, (cur,), (("axis", Const(axis)),), t.name, out)
+        if ones:
+            axis = ones[0] if len(ones) == 1 else ones
+            cur = self.new_call_kw(np.sum, (cur,), (("axis", Const(axis)),
+                                                    ("keepdims", Const(True))), t.name, out)
+        if cur is g:
+            return None
+        return cur
+
+    def new_call_kw(self, fn, args, kwargs, hint, out):
+        target = Var(_fresh_name(self, hint))
+        out.append(Call(target, fn, tuple(args), tuple(kwargs), None))
+        self.kinds[target] = eval_kind(fn, [self.kind(a) for a in args],
+                                       [(n, self.kind(a)) for n, a in kwargs])
+        return target
+
+    def scaled(self, v, out, uses: int):
+        """(c, w) when `v` is `c * w` for a number c, read `uses` times in all; else None."""
+        d = self.defining(v, out)
+        if d is None or d.fn not in MULS or d.kwargs:
+            return None
+        self.uses_once(v)
+        if self._counts.get(v, 0) != uses:
+            return None
+        x, y = d.args
+        kt = self.kind(v)
+        for c, w in ((x, y), (y, x)):
+            if isinstance(c, Const) and type(c.value) in (int, float) and \
+                    not isinstance(c.value, bool) and self.kind(w) == kt:
+                return float(c.value), w
+        return None
+
+    def uses_once(self, v) -> bool:
+        counts = getattr(self, "_counts", None)
+        if counts is None:
+            counts = self._counts = {}
+            count_uses(self.fn.body, counts)
+        return counts.get(v, 0) == 1
+
+    def is_zeros(self, a, out) -> bool:
+        if isinstance(a, Const) and type(a.value) in (int, float) and a.value == 0:
+            return True
+        d = self.defining(a, out) if isinstance(a, Var) else None
+        return d is not None and (d.fn is prims.zeros_like or d.fn is np.zeros)
+
+    def defining(self, v, out):
+        """The statement of the block being built (`out`) that defines `v`, if any."""
+        return out.defs.get(v)
