@@ -376,11 +376,14 @@ def norm_slope(x, ord, axis, keepdims, ans):
         return x / safe_divisor(norm)
     if ord == 1:
         return np.sign(x)
-    if ord == np.inf:
+    if ord == np.inf or ord == -np.inf:  # the largest (smallest) entries share evenly
         top = np.abs(x) == norm
         return np.sign(x) * top / np.sum(top, axis=axis, keepdims=True)
+    if ord == 0:  # the number of nonzero entries: constant
+        return zeros_like(x)
     p_1 = ord - 1.0
-    return np.sign(x) * (np.abs(x) / safe_divisor(norm)) ** p_1
+    # a zero entry (slope infinite for ord < 1) takes the zero subgradient, as a zero norm
+    return np.sign(x) * ((np.abs(x) + (x == 0)) / safe_divisor(norm)) ** p_1
 
 
 @defjvp(np.linalg.vector_norm)

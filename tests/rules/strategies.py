@@ -424,7 +424,8 @@ def _einsum(draw):
     if sb is not None:
         args += (draw(values(sb, REAL, scalar=False)),)
     names = ", ".join(f"a{i}" for i in range(len(args)))
-    return Example(f"np.einsum({sub!r}, {names})", args, tuple(range(len(args))))
+    return Example(f"np.einsum({sub!r}, {names})", args, tuple(range(len(args))),
+                   refused="repeated" if sub == "ii->i" else "")
 
 
 # shape and layout -------------------------------------------------------------------------
