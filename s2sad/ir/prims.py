@@ -51,6 +51,8 @@ def callee_name(fn) -> str:
     """How messages and the IR printer name a callee (`np.sin`, `math.exp`, `.T`)."""
     if isinstance(fn, Attr):
         return f".{fn.name}"
+    if isinstance(fn, np.ufunc):  # (NumPy before 2.2 gives ufuncs no __module__)
+        return f"np.{fn.__name__}"
     mod = getattr(fn, "__module__", None) or ""
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
     if mod == "numpy" or mod.startswith("numpy._"):

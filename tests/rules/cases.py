@@ -9,7 +9,6 @@ some case (the primitives a wrapper calls are found by lowering it).
 from __future__ import annotations
 
 import math
-import operator
 from dataclasses import dataclass, field
 
 import numpy as np

@@ -993,10 +993,10 @@ SPECS = {
     math.acos: _math_unary("acos", UNIT), math.acosh: _math_unary("acosh", ABOVE1),
     math.asin: _math_unary("asin", UNIT), math.asinh: _math_unary("asinh"),
     math.atan: _math_unary("atan"), math.atanh: _math_unary("atanh", UNIT),
-    math.cbrt: _math_unary("cbrt", NONZERO), math.cos: _math_unary("cos"),
+    math.cos: _math_unary("cos"),
     math.cosh: _math_unary("cosh"), math.degrees: _math_unary("degrees"),
     math.erf: _math_unary("erf"), math.erfc: _math_unary("erfc"),
-    math.exp: _math_unary("exp"), math.exp2: _math_unary("exp2"),
+    math.exp: _math_unary("exp"),
     math.expm1: _math_unary("expm1"), math.fabs: _math_unary("fabs"),
     math.gamma: _math_unary("gamma", POS), math.lgamma: _math_unary("lgamma", POS),
     math.log10: _math_unary("log10", POS), math.log1p: _math_unary("log1p", UNIT),
@@ -1125,6 +1125,11 @@ SPECS = {
     np.linalg.norm: custom(_norm), np.linalg.vector_norm: custom(_vector_norm),
 }
 
+# math.cbrt and math.exp2 exist from Python 3.11 (their rules are registered only there)
+SPECS.update({getattr(math, name): _math_unary(name, dom)
+              for name, dom in (("cbrt", NONZERO), ("exp2", REAL)) if hasattr(math, name)})
+
+
 # -- the rules added for issue #13 (FFT, splits, partition, ...) ---------------------------
 
 
@@ -1235,7 +1240,8 @@ def _fft(name, one_axis, min_rank=1, complex_in=False, inverse_real=False):
             pre = {k: v for k, v in kws.items() if k in ("axis", "axes")}
             body = f"np.fft.{name}(np.fft.{forward}(a0{kw_text(pre)}) * 1.5{kw_text(kws)})"
         elif complex_in:
-            body = f"f = np.fft.{name}(a0 + 0.5j * a0 * a0{kw_text(kws)})\nreturn np.real(f), np.imag(f)"
+            body = (f"f = np.fft.{name}(a0 + 0.5j * a0 * a0{kw_text(kws)})\n"
+                    "return np.real(f), np.imag(f)")
         else:
             body = f"f = np.fft.{name}(a0{kw_text(kws)})\nreturn np.real(f), np.imag(f)"
         return Example(body, (x,), (0,), rtol=1e-4)

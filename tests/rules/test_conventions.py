@@ -1,6 +1,5 @@
 """Conventions at kinks and boundaries (documented in docs/rules.md), and the missing-rule error."""
 
-import math
 
 import numpy as np
 import pytest

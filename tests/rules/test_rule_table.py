@@ -6,8 +6,6 @@ The cases live in tests/rules/cases.py; a rule that no case exercises fails
 
 from __future__ import annotations
 
-import operator
-import warnings
 
 import numpy as np
 import pytest
