@@ -367,14 +367,3 @@ def _codes(code):
         out.append(c)
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     return out
-
-
-def _global_name(ins) -> str:
-    v = ins.argval
-    # Python 3.11+ shows `LOAD_GLOBAL (NULL + name)` with argval the bare name already
-    return v if isinstance(v, str) else str(v)
-
-
-def _attr_name(ins) -> str:
-    v = ins.argval
-    return v if isinstance(v, str) else str(v)
