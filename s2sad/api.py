@@ -181,7 +181,6 @@ class Derivative:
             (_, self._wrt, self._wrt_tuple, self.__signature__, self._positional, self._kwonly,
              self._arity) = hit
             self._n_params = len(self._positional)
-            self._has_kwonly = bool(self._kwonly)
         return self._wrt
 
     def _resolved_from(self, sig) -> tuple:
