@@ -22,6 +22,7 @@ from s2sad.calls import checked_vjp, in_precision, refuse_argument
 from s2sad.calls import sample as sample_of
 from s2sad.errors import WrtError
 from s2sad.frontend.guards import Guards, collect
+from s2sad.frontend.lower import derivative_hook
 from s2sad.ir.kinds import UNKNOWN, kind_of_value
 from s2sad.ir.prims import RecursiveCall
 from s2sad.passes.forward import tangent_suffix
@@ -542,3 +543,7 @@ def hvp(f=None, wrt=0):
     if f is None:
         return lambda g: hvp(g, wrt)
     return Derivative(Derivative(f, "grad", wrt), "hvp", wrt)
+
+
+# a call of a transform inside a differentiated function is made while lowering it
+derivative_hook.transforms.update((jvp, vjp, grad, value_and_grad, jacfwd, jacrev, hessian, hvp))

@@ -19,6 +19,7 @@ from s2sad.codegen.names import Namespace
 from s2sad.errors import NonDifferentiableError, WrtError
 from s2sad.frontend.guards import collect
 from s2sad.frontend.lower import derivative_hook, lower
+from s2sad.frontend.source import parse_function
 from s2sad.ir.kinds import UNKNOWN, Kind, float_kind, infer_kinds, kind_of_value
 from s2sad.ir import prims
 from s2sad.ir.nodes import Const, Var
@@ -418,6 +419,8 @@ def _boundary():
 def _base_name(func) -> str:
     if prims.is_derivative(func):
         return f"{_base_name(func.func)}_{func.mode}"
+    if func.__name__ == "<lambda>":
+        return parse_function(func).node.name  # the name it is assigned to, or lambda_<line>
     return func.__name__
 
 

@@ -18,7 +18,7 @@ from s2sad.frontend.lower_expressions import ExpressionLowering
 from s2sad.frontend.lower_statements import StatementLowering
 from s2sad.frontend.normalize import contains, normalize_exits
 from s2sad.frontend.source import parse_function
-from s2sad.frontend.values import VIEW_FNS, Scope, StaticSeq, creates_array
+from s2sad.frontend.values import VIEW_FNS, Abort, Scope, StaticSeq, creates_array
 from s2sad.ir.nodes import Block, Call, Const, Function, Var
 
 
@@ -102,7 +102,7 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
             kwonly.append((v, default))
         self._check_signature(node)
         results, is_tuple = self.lower_body(node.body, node)
-        fn = Function(func.__name__, tuple(params), Block(tuple(self.stmts), tuple(results)),
+        fn = Function(node.name, tuple(params), Block(tuple(self.stmts), tuple(results)),
                       is_tuple, tuple(kwonly), tuple(func.__defaults__ or ()),
                       parsed.loc(node), tuple(parsed.lines), parsed.first_line)
         raise_all(self.errors)
@@ -138,7 +138,10 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
                 self.error(UnsupportedSyntaxError, "not every path through the function returns "
                            "a value", node, "add a `return` at the end of the function")
             return [Const(None)], False
-        return self.flatten_return(outcome)
+        try:
+            return self.flatten_return(outcome)
+        except Abort:  # reported (a value that cannot be returned)
+            return [Const(None)], False
 
     def flatten_return(self, value):
         if isinstance(value, StaticSeq):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import types
+import weakref
 
 import gast
 
@@ -16,12 +17,13 @@ from s2sad.errors import (
     S2SADError,
     UnsupportedSyntaxError,
 )
-from s2sad.frontend.normalize import normalize_exits
+from s2sad.frontend.normalize import assigned_names, normalize_exits
 from s2sad.frontend.source import parse_function
 from s2sad.frontend.values import (
     ARRAY_METHODS,
     VARARG_SHAPE_METHODS,
     Abort,
+    LocalFunction,
     Scope,
     Static,
     StaticSeq,
@@ -49,6 +51,8 @@ class CallLowering:
         else:
             callee = self.expr(func)
         args, kwargs = self.call_args(node)
+        if isinstance(callee, LocalFunction):
+            return self.inline_local(callee, args, kwargs, node)
         if not isinstance(callee, Static):
             self.error(MissingRuleError, "cannot call a value computed inside the function",
                        node, "call functions by their name")
@@ -93,6 +97,8 @@ class CallLowering:
             a = [self.materialize(v) for v in args]
             k = [(n, self.materialize(v)) for n, v in kwargs]
             return self.emit(fn, a, k, hint=hint or "_t", node=node)
+        if fn in derivative_hook.transforms:
+            return self.static_transform(fn, args, kwargs, node, name)
         if isinstance(fn, types.FunctionType):
             return self.inline_call(fn, args, kwargs, node)
         if prims.is_derivative(fn):
@@ -179,7 +185,7 @@ class CallLowering:
         sig, bound = self.bind(fn, args, kwargs, node)
         scope = Scope(parsed)
         for pname, value in bound.arguments.items():
-            if not isinstance(value, (Var, Const, StaticSeq, Static)):
+            if not isinstance(value, (Var, Const, StaticSeq, Static, LocalFunction)):
                 value = self.global_value(value, pname)
             scope.env[pname] = value
         saved_scope = self.scope
@@ -205,12 +211,130 @@ class CallLowering:
             self.scope = saved_scope
 
 
+    def static_transform(self, fn, args, kwargs, node, name):
+        """`s2sad.grad(f, wrt=1)` inside the function: made at compile time (its arguments
+        are functions and constants), so that the call of the derivative is inlined."""
+        def known(v):
+            if isinstance(v, Static):
+                return v.obj
+            if isinstance(v, Const):
+                return v.value
+            if isinstance(v, StaticSeq) and all(isinstance(i, Const) for i in v.items):
+                return tuple(i.value for i in v.items)
+            what = ("a function defined inside the differentiated function"
+                    if isinstance(v, LocalFunction) else "a value computed at run time")
+            self.error(UnsupportedSyntaxError, f"`{name or 'the transform'}` is given {what}; "
+                       "a derivative taken inside a function needs a function defined at "
+                       "module level (or passed in) and constant options", node,
+                       "define the function to differentiate at module level and select "
+                       "the argument with wrt=")
+            raise Abort
+        try:
+            made = fn(*[known(a) for a in args], **{k: known(v) for k, v in kwargs})
+        except S2SADError as e:
+            e.loc = self.loc(node)
+            self.errors.append(e)
+            raise Abort
+        if callable(made) and not prims.is_derivative(made):
+            derivative_hook.transforms.add(made)  # the decorator form: grad(wrt=1)(f)
+        return Static(made, name or "derivative")
+
+    # -- functions defined inside the function: lambdas and nested `def`s --------------
+
+    def local_function(self, node, name):
+        """A lambda or nested `def` as a compile-time value; its defaults are evaluated
+        here, at the definition, as Python does."""
+        args = node.args
+        self._check_signature(node)
+        if args.vararg is not None or args.kwarg is not None:
+            raise Abort
+        defaults = tuple(self.expr(d) for d in args.defaults)
+        kw_defaults = tuple(None if d is None else self.expr(d) for d in args.kw_defaults)
+        return LocalFunction(node, self.scope, defaults, kw_defaults, name)
+
+    def define_local(self, s):
+        """`def name(...): ...` inside the function."""
+        if s.decorator_list:
+            self.error(UnsupportedSyntaxError, "a decorated nested function is not supported",
+                       s.decorator_list[0], "define the decorated function at module level")
+            raise Abort
+        self.scope.env[s.name] = self.local_function(s, s.name)
+
+    def bind_local(self, lf, args, kwargs, node) -> dict:
+        """Parameter name -> lowered value for a call of a local function."""
+        a = lf.node.args
+        positional = [p.id for p in list(getattr(a, "posonlyargs", [])) + list(a.args)]
+        kwonly = [p.id for p in a.kwonlyargs]
+        if len(args) > len(positional):
+            self.error(UnsupportedSyntaxError, f"`{lf.name}` takes {len(positional)} "
+                       f"positional arguments, got {len(args)}", node)
+            raise Abort
+        bound = dict(zip(positional, args))
+        for k, v in kwargs:
+            if k in bound or k not in positional + kwonly:
+                self.error(UnsupportedSyntaxError, f"call of `{lf.name}` does not match its "
+                           f"signature: unexpected or repeated argument `{k}`", node)
+                raise Abort
+            bound[k] = v
+        for pname, d in zip(positional[len(positional) - len(lf.defaults):], lf.defaults):
+            bound.setdefault(pname, d)
+        for pname, d in zip(kwonly, lf.kw_defaults):
+            if d is not None:
+                bound.setdefault(pname, d)
+        missing = [p for p in positional + kwonly if p not in bound]
+        if missing:
+            self.error(UnsupportedSyntaxError, f"call of `{lf.name}` is missing the "
+                       f"argument `{missing[0]}`", node)
+            raise Abort
+        return bound
+
+    def inline_local(self, lf, args, kwargs, node):
+        """Inline a call of a lambda or nested `def`: its body is lowered in a scope of its
+        own whose free names are read in the scopes that enclose its definition."""
+        if lf in self.inline_stack:
+            self.error(UnsupportedSyntaxError, f"the nested function `{lf.name}` calls itself",
+                       node, "define a recursive function at module level")
+            raise Abort
+        bound = self.bind_local(lf, args, kwargs, node)
+        if isinstance(lf.node, gast.Lambda):
+            ret = gast.Return(value=lf.node.body)
+            ret.lineno, ret.col_offset = lf.node.body.lineno, lf.node.body.col_offset
+            body = [ret]
+        else:
+            body = list(lf.node.body)
+            if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value,
+                                                                      gast.Constant):
+                body = body[1:]
+        own = frozenset(bound) | frozenset(assigned_names(body))
+        scope = Scope(lf.scope.parsed, parent=lf.scope, local_names=own)
+        scope.env.update(bound)
+        saved_scope = self.scope
+        self.scope = scope
+        self.inline_stack.append(lf)
+        n_errors = len(self.errors)
+        try:
+            out = self.lower_stmts(normalize_exits(body), in_loop=False)
+            if out is None:
+                if len(self.errors) == n_errors:
+                    self.error(UnsupportedSyntaxError, f"nested function `{lf.name}` does not "
+                               "return a value on every path", lf.node,
+                               "end it with `return <value>`")
+                raise Abort
+            return out
+        finally:
+            self.inline_stack.pop()
+            self.scope = saved_scope
+
+
 class derivative_hook:  # noqa: N801 - a namespace holding the hook the driver installs
     """How lowering gets the IR of a derivative object called inside a function.
 
     The compile driver (s2sad.transform), a layer above, installs `as_function`: a
     derivative object -> its generic IR as a function of the derivative's arguments.
     """
+
+    transforms: weakref.WeakSet = weakref.WeakSet()  # s2sad.grad, s2sad.jvp, ...: made
+    # when lowering reaches a call of them (the API registers them)
 
     @staticmethod
     def as_function(d) -> Function:

@@ -10,7 +10,14 @@ import gast
 
 from s2sad.errors import NonDifferentiableError, UnsupportedSyntaxError
 from s2sad.frontend.normalize import assigned_names, contains, normalize_exits
-from s2sad.frontend.values import Abort, Static, StaticSeq, Undefined, writes_into
+from s2sad.frontend.values import (
+    Abort,
+    LocalFunction,
+    Static,
+    StaticSeq,
+    Undefined,
+    writes_into,
+)
 from s2sad.ir.nodes import Block, Const, ForRange, If, Var, While
 
 
@@ -83,7 +90,7 @@ class ControlFlowLowering:
                         parts.append(outs[-1])
                     self.scope.env[name] = StaticSeq(tuple(parts), a.is_list)
                     continue
-            if isinstance(a, Static) or isinstance(b, Static):
+            if isinstance(a, (Static, LocalFunction)) or isinstance(b, (Static, LocalFunction)):
                 if a == b:
                     self.scope.env[name] = a
                     continue

@@ -16,6 +16,7 @@ from s2sad.frontend.values import (
     CMPOPS,
     UNOPS,
     Abort,
+    LocalFunction,
     Poisoned,
     Static,
     StaticSeq,
@@ -45,6 +46,14 @@ class ExpressionLowering:
             return Const(value.obj, value.name)
         if isinstance(value, (Undefined, Poisoned)):
             raise Abort  # already reported
+        if isinstance(value, LocalFunction):
+            self.errors.append(UnsupportedSyntaxError(
+                f"the function `{value.name}` defined inside the differentiated function is "
+                "used as a value (stored, returned or chosen by a branch)",
+                value.scope.parsed.loc(value.node),
+                "call it where it is defined; a function value cannot flow through arrays, "
+                "returns or branches"))
+            raise Abort
         raise AssertionError(value)
 
     def constant(self, obj, name=None):
@@ -55,8 +64,8 @@ class ExpressionLowering:
     def peek_static(self, node):
         """The static object an expression names, without emitting code (or None)."""
         if isinstance(node, gast.Name):
-            if node.id in self.scope.env:
-                v = self.scope.env[node.id]
+            v = self.scope.binding(node.id)
+            if v is not None:
                 return v if isinstance(v, Static) else None
             try:
                 return Static(self.scope.parsed.lookup(node.id), node.id)
@@ -69,8 +78,8 @@ class ExpressionLowering:
         return None
 
     def name_load(self, name, node):
-        if name in self.scope.env:
-            v = self.scope.env[name]
+        v = self.scope.binding(name)
+        if v is not None:
             if isinstance(v, Poisoned):
                 raise Abort
             if isinstance(v, Undefined):
@@ -144,8 +153,7 @@ class ExpressionLowering:
                     return Const(slice(*(p.value for p in parts)))
                 return self.emit(slice, parts, hint="_s", node=node)
             case gast.Lambda():
-                self.error(UnsupportedSyntaxError, "`lambda` is not supported", node,
-                           "define a helper function at module level")
+                return self.local_function(node, f"lambda_{self.loc(node).lineno}")
             case gast.ListComp() | gast.SetComp() | gast.DictComp() | gast.GeneratorExp():
                 self.error(UnsupportedSyntaxError, "comprehensions are not supported", node,
                            "write a `for` loop, or use a vectorised NumPy expression")

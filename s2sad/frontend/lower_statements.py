@@ -146,6 +146,8 @@ class StatementLowering:
                 self.lower_for(s)
             case gast.While():
                 self.lower_while(s)
+            case gast.FunctionDef():
+                self.define_local(s)
             case _:
                 self.unsupported_stmt(s)
         return None
@@ -165,8 +167,6 @@ class StatementLowering:
                                           "one"),
             gast.Delete: ("`del`", "remove the `del` statement; names go out of scope at the "
                                    "end of the function"),
-            gast.FunctionDef: ("a nested function definition",
-                               "define the helper at module level; s2sad inlines calls to it"),
             gast.AsyncFunctionDef: ("a nested function definition",
                                     "define the helper at module level"),
             gast.ClassDef: ("a nested class definition", "define the class outside the "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import inspect
 import linecache
 import textwrap
@@ -97,9 +98,7 @@ def _parse(func) -> ParsedFunction:
             f"{name} is an asynchronous function",
             loc=_code_loc(func), hint="differentiate a plain function that returns a value")
     if func.__name__ == "<lambda>":
-        raise UnsupportedSyntaxError(
-            "cannot differentiate a lambda", loc=_code_loc(func),
-            hint="define the function with `def` so its source can be read")
+        return _parse_lambda(func, name)
     try:
         lines, first_line = _source_lines(func)
     except (OSError, TypeError) as e:
@@ -133,6 +132,105 @@ def _parse(func) -> ParsedFunction:
     closure = dict(zip(code.co_freevars, func.__closure__ or ()))
     return ParsedFunction(func, node, filename, first_line, shift,
                           [ln.rstrip("\n") for ln in lines], func.__globals__, closure)
+
+
+def _parse_lambda(func, name: str) -> ParsedFunction:
+    """A lambda's source: the `lambda` expression of its file that compiled to its code,
+    as the FunctionDef `def <name>(<args>): return <body>`. The name is the one the lambda
+    is assigned to (`sq = lambda x: ...`), else `lambda_<line>`."""
+    code = func.__code__
+    filename = inspect.getsourcefile(func) or code.co_filename
+    if filename:
+        linecache.checkcache(filename)
+    lines = linecache.getlines(filename, func.__globals__) if filename else []
+    if not lines:
+        raise SourceUnavailableError(
+            f"cannot read the source of the lambda {name}", loc=_code_loc(func),
+            hint="define the lambda in a .py file, or use `def` (lambdas typed at the "
+                 "interactive prompt or made by exec have no retrievable source)")
+    if not _matches_code(func, code.co_filename):
+        raise SourceUnavailableError(
+            f"the source of a lambda in {filename} no longer matches the code that runs: the "
+            "file was edited after the module was imported", loc=_code_loc(func),
+            hint="reload the module (importlib.reload, or restart the interpreter)")
+    lam, assigned = _find_lambda(func, lines)
+    first, last = lam.lineno, lam.end_lineno or lam.lineno
+    for node in gast.walk(lam):  # line numbers relative to the lambda's first line
+        if getattr(node, "lineno", None) is not None:
+            node.lineno -= first - 1
+            if getattr(node, "end_lineno", None) is not None:
+                node.end_lineno -= first - 1
+    fields = {"name": assigned or f"lambda_{first}", "args": lam.args,
+              "body": [gast.Return(value=lam.body)], "decorator_list": [], "returns": None,
+              "type_comment": None}
+    if "type_params" in gast.FunctionDef._fields:
+        fields["type_params"] = []
+    node = gast.FunctionDef(**fields)
+    node.lineno, node.col_offset = lam.lineno, lam.col_offset
+    node.end_lineno, node.end_col_offset = lam.end_lineno, lam.end_col_offset
+    node.body[0].lineno, node.body[0].col_offset = lam.body.lineno, lam.body.col_offset
+    closure = dict(zip(code.co_freevars, func.__closure__ or ()))
+    return ParsedFunction(func, node, filename, first, 0,
+                          [ln.rstrip("\n") for ln in lines[first - 1:last]],
+                          func.__globals__, closure)
+
+
+_LAMBDAS: dict = {}  # filename -> (its lines, {line: [(Lambda node, assigned name)]})
+
+
+def _find_lambda(func, lines):
+    """The gast Lambda node (a fresh copy) that `func`'s code was compiled from, and the
+    name it is assigned to, if any."""
+    code = func.__code__
+    cached = _LAMBDAS.get(code.co_filename)
+    if cached is None or cached[0] is not lines:
+        by_line: dict = {}
+        try:
+            tree = ast.parse("".join(lines))
+        except (SyntaxError, ValueError):
+            tree = ast.Module(body=[], type_ignores=[])
+        assigned = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) and \
+                    len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                assigned[id(node.value)] = node.targets[0].id
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Lambda):
+                by_line.setdefault(node.lineno, []).append((node, assigned.get(id(node))))
+        cached = _LAMBDAS[code.co_filename] = (lines, by_line)
+    candidates = cached[1].get(code.co_firstlineno, [])
+    if len(candidates) > 1:
+        candidates = _by_position(code, candidates)
+    if len(candidates) != 1:
+        what = "several lambdas share" if candidates else "no lambda was found on"
+        raise SourceUnavailableError(
+            f"cannot tell which lambda to differentiate: {what} line "
+            f"{code.co_firstlineno} of {code.co_filename}", loc=_code_loc(func),
+            hint="put the lambda on a line of its own, or define it with `def`")
+    lam, assigned = candidates[0]
+    return gast.ast_to_gast(copy.deepcopy(lam)), assigned
+
+
+def _by_position(code, candidates) -> list:
+    """The innermost candidate whose span holds every source position of `code`'s
+    instructions (Python 3.11+; on older Pythons the candidates stay ambiguous)."""
+    positions = getattr(code, "co_positions", None)
+    if positions is None:
+        return candidates
+    spots = [(ln, col, end_ln, end_col) for ln, end_ln, col, end_col in positions()
+             if ln is not None and col is not None and (col, end_col) != (0, 0)]
+    # (RESUME and other bookkeeping instructions carry an empty span at column 0)
+
+    def holds(lam):
+        start, end = (lam.lineno, lam.col_offset), (lam.end_lineno, lam.end_col_offset)
+        return all(start <= (ln, col) and (end_ln, end_col) <= end
+                   for ln, col, end_ln, end_col in spots)
+
+    inside = [c for c in candidates if holds(c[0])]
+    if len(inside) > 1:  # nested lambdas: the innermost one holds exactly its own code
+        inside = [min(inside, key=lambda c: (c[0].end_lineno - c[0].lineno,
+                                             c[0].end_col_offset - c[0].col_offset))]
+    return inside
 
 
 def _matches_code(func, filename: str) -> bool:

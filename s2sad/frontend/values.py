@@ -80,12 +80,43 @@ def is_simple_constant(v) -> bool:
 
 
 class Scope:
-    """One function being lowered: its parsed source and its variable environment."""
+    """One function being lowered: its parsed source and its variable environment.
 
-    def __init__(self, parsed: ParsedFunction):
+    A function defined inside another (a lambda, a nested `def`) has the enclosing scope
+    as `parent`: a name it does not assign is read there, at the time of the call, as
+    Python's closures read it."""
+
+    def __init__(self, parsed: ParsedFunction, parent: Scope | None = None,
+                 local_names=frozenset()):
         self.parsed = parsed
         self.env: dict = {}
         self.fresh: set = set()  # variables holding arrays this function created itself
+        self.parent = parent
+        self.local_names = local_names  # names a nested function assigns (its own)
+
+    def binding(self, name: str):
+        """The value `name` is bound to in this function or an enclosing one, Undefined
+        for a local of a nested function not assigned yet, or None (a global)."""
+        scope = self
+        while scope is not None:
+            if name in scope.env:
+                return scope.env[name]
+            if name in scope.local_names:
+                return Undefined(name)
+            scope = scope.parent
+        return None
+
+
+@dataclass(frozen=True, eq=False)
+class LocalFunction:
+    """A lambda or `def` inside the function being lowered. It is a compile-time value:
+    calls of it are inlined, reading the enclosing function's names at the call."""
+
+    node: object  # gast.Lambda or gast.FunctionDef
+    scope: Scope  # where it was defined
+    defaults: tuple  # lowered default values, evaluated at the definition as in Python
+    kw_defaults: tuple  # one per keyword-only parameter: a lowered value or None
+    name: str
 
 
 FRESH_FNS = {
