@@ -5,6 +5,7 @@ import operator
 
 import numpy as np
 
+from s2sad.ir import prims
 from s2sad_rules.registry import def_nondiff
 
 def_nondiff(
@@ -24,4 +25,6 @@ def_nondiff(
     # constructors of constants
     np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
     np.full_like, np.arange, np.linspace, np.eye, np.identity, np.indices, np.argpartition,
+    # tuple(range(...)) of integers
+    prims.int_range,
 )

@@ -104,14 +104,30 @@ class Emitter:
             if isinstance(v, tuple):
                 return gast.Tuple(elts=[self.index_expr(Const(x)) for x in v], ctx=gast.Load())
             return self.const(a)
-        if a in self.pending_calls:
+        if a in self.pending_calls and a in self.pending:
+            # a slice or tuple folded into the index: its expression was rendered when it was
+            # made (folding the temporaries it reads), so it is respelled, not rebuilt
             call = self.pending_calls.pop(a)
-            self.pending.pop(a, None)
+            node = self.pending.pop(a)
             if call.fn is slice:
-                return self.slice_node(*call.args)
-            if call.fn is prims.make_tuple:
-                return gast.Tuple(elts=[self.index_expr(x) for x in call.args], ctx=gast.Load())
+                return self.as_slice(node)
+            for k, x in enumerate(call.args):
+                inner = self.pending_calls.pop(x, None) if isinstance(x, Var) else None
+                if inner is not None and inner.fn is slice:
+                    node.elts[k] = self.as_slice(node.elts[k])
+                elif isinstance(x, Const) and isinstance(x.value, slice):
+                    node.elts[k] = self.index_expr(x)
+            return node
         return self.atom(a)
+
+    @staticmethod
+    def as_slice(call):
+        """`slice(lo, hi, st)` (rendered) as the index syntax `lo:hi:st`."""
+        def part(x):
+            return None if isinstance(x, gast.Constant) and x.value is None else x
+
+        return gast.Slice(lower=part(call.args[0]), upper=part(call.args[1]),
+                          step=part(call.args[2]))
 
     def slice_node(self, lo, hi, st):
         def part(x):
@@ -138,6 +154,10 @@ class Emitter:
             return gast.Subscript(value=base, slice=self.index_expr(args[1]), ctx=gast.Load())
         if fn is prims.make_tuple:
             return gast.Tuple(elts=[self.atom(a) for a in args], ctx=gast.Load())
+        if fn is prims.int_range:
+            rng = gast.Call(func=self.attr_path("range"), args=[self.atom(a) for a in args],
+                            keywords=[])
+            return gast.Call(func=self.attr_path("tuple"), args=[rng], keywords=[])
         if fn is prims.make_list:
             return gast.List(elts=[self.atom(a) for a in args], ctx=gast.Load())
         if isinstance(fn, prims.Attr):

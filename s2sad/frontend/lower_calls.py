@@ -29,7 +29,7 @@ from s2sad.frontend.values import (
     StaticSeq,
 )
 from s2sad.ir import prims
-from s2sad.ir.nodes import Const, Function, Var
+from s2sad.ir.nodes import Call, Const, Function, Var
 
 
 class CallLowering:
@@ -103,10 +103,8 @@ class CallLowering:
             return self.inline_call(fn, args, kwargs, node)
         if prims.is_derivative(fn):
             return self.inline_derivative(fn, args, kwargs, node)
-        if fn is range:
-            self.error(UnsupportedSyntaxError, "range() is only supported as the iterable of a "
-                       "`for` loop", node, "use np.arange for an array of numbers")
-            raise Abort
+        if fn is range or fn is tuple or fn is list:
+            return self.static_sequence(fn, args, kwargs, node)
         label = name or getattr(fn, "__qualname__", None) or repr(fn)
         self.error(MissingRuleError, f"no derivative rule for `{label}` and its source cannot "
                    "be inlined", node,
@@ -210,6 +208,40 @@ class CallLowering:
             self.inline_stack.pop()
             self.scope = saved_scope
 
+
+    def static_sequence(self, fn, args, kwargs, node):
+        """`range(...)`, `tuple(...)`, `list(...)` as values: a range of constants is a static
+        tuple; a range of run-time integers is the tuple it holds (static integer data, known
+        once the function is specialised, like a shape); tuple() and list() convert a tuple
+        or list the function built."""
+        if kwargs or (fn is range and not 1 <= len(args) <= 3) or \
+                (fn is not range and len(args) > 1):
+            self.error(UnsupportedSyntaxError, f"this call of {fn.__name__}() is not supported",
+                       node)
+            raise Abort
+        if fn is range:
+            if all(isinstance(a, Const) and type(a.value) is int for a in args):
+                return StaticSeq(tuple(Const(i) for i in range(*(a.value for a in args))))
+            return self.emit(prims.int_range, [self.materialize(a) for a in args],
+                             hint="_r", node=node)
+        if not args:
+            return StaticSeq((), fn is list)
+        value = args[0]
+        if isinstance(value, StaticSeq):
+            return StaticSeq(value.items, fn is list)
+        if isinstance(value, Const) and isinstance(value.value, (tuple, list)):
+            return StaticSeq(tuple(Const(v) for v in value.value), fn is list)
+        if fn is tuple and isinstance(value, Var) and self.int_tuple(value):
+            return value
+        self.error(UnsupportedSyntaxError, f"{fn.__name__}() of a value computed at run time "
+                   "is not supported", node,
+                   "build the tuple or list from its items, or use the array itself")
+        raise Abort
+
+    def int_tuple(self, v) -> bool:
+        """Is `v` the result of `range(...)` with run-time bounds (a tuple of integers)?"""
+        return any(isinstance(st, Call) and st.target == v and st.fn is prims.int_range
+                   for st in self.stmts)
 
     def static_transform(self, fn, args, kwargs, node, name):
         """`s2sad.grad(f, wrt=1)` inside the function: made at compile time (its arguments

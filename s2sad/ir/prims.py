@@ -95,6 +95,11 @@ def make_tuple(*items):
     return items
 
 
+def int_range(*args):
+    """`tuple(range(...))`: static integer data (indices, orders), never differentiated."""
+    return tuple(range(*args))
+
+
 def make_list(*items):
     return list(items)
 
