@@ -11,22 +11,33 @@ import numpy as np
 
 
 def _flat(x):
-    if isinstance(x, tuple):
-        return np.concatenate([_flat(v) for v in x]) if x else np.zeros(0)
+    if isinstance(x, (tuple, list)):
+        parts = [_flat(v) for v in x if v is not None]
+        return np.concatenate(parts) if parts else np.zeros(0)
     return np.ravel(np.asarray(x, dtype=float))
 
 
+def _is_int(x) -> bool:
+    return isinstance(x, (bool, int, np.integer, np.bool_)) or (
+        isinstance(x, np.ndarray) and x.dtype.kind in "biu")
+
+
 def _like(x, rng):
-    if isinstance(x, tuple):
-        return tuple(_like(v, rng) for v in x)
+    """A random direction shaped like `x` (0 for an integer: it carries no derivative)."""
+    if isinstance(x, (tuple, list)):
+        return type(x)(_like(v, rng) for v in x)
+    if _is_int(x):
+        return 0.0
     if isinstance(x, np.ndarray):
         return rng.standard_normal(x.shape)
     return float(rng.standard_normal())
 
 
 def _axpy(a, v, x):
-    if isinstance(x, np.ndarray):
-        return x + a * v
+    if isinstance(x, (tuple, list)):
+        return type(x)(_axpy(a, vi, xi) for vi, xi in zip(v, x))
+    if _is_int(x):
+        return x
     return x + a * v
 
 
@@ -43,6 +54,11 @@ def numerical_jvp(f, args, wrt, tangents, eps=1e-6, kwargs=None):
 
 
 def _inner(a, b) -> float:
+    """<a, b> through tuples and lists (None, an integer's cotangent, counts as 0)."""
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return sum(_inner(x, y) for x, y in zip(a, b))
+    if a is None or b is None:
+        return 0.0
     return float(np.dot(_flat(a), _flat(b)))
 
 

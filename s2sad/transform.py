@@ -162,7 +162,13 @@ def as_primal(ir, d):
 def _sizes(ir, wrt, kinds, what):
     shapes = []
     for i in wrt:
-        shape = kinds.get(ir.params[i]).static_shape if kinds.get(ir.params[i]) else None
+        k = kinds.get(ir.params[i])
+        shape = k.static_shape if k else None
+        if k is not None and k.tag in ("tuple", "list"):
+            raise WrtError(f"{what} with respect to the {k.tag} argument `{ir.params[i].name}` "
+                           "is not supported", ir.loc,
+                           "pass its arrays as separate arguments, or use s2sad.jvp/vjp/grad, "
+                           "which take tuples and lists")
         if shape is None:
             raise WrtError(f"{what} needs the shape of `{ir.params[i].name}`", ir.loc,
                            "call it with NumPy arrays or floats first, or use "
@@ -301,10 +307,6 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
                 f"cannot differentiate with respect to `{ir.params[i].name}`: it is {what}",
                 ir.loc, f"pass a float (e.g. {ir.params[i].name}=float(...)), or leave it out "
                         "of wrt")
-        if k.tag == "tuple":
-            raise WrtError(f"cannot differentiate with respect to the tuple argument "
-                           f"`{ir.params[i].name}`", ir.loc,
-                           "pass the tuple's arrays as separate arguments")
         if k.tag == "object":
             raise WrtError(f"cannot differentiate with respect to `{ir.params[i].name}` of "
                            "this type", ir.loc, "pass a float or a NumPy float array")

@@ -184,7 +184,11 @@ def broadcast_like(t, x):
 
 
 def index_add(acc, index, g):
-    """`acc` with `g` added at `index` (repeated indices accumulate), as a new array."""
+    """`acc` with `g` added at `index` (repeated indices accumulate), as a new array; for
+    a tuple or list (a container's cotangent, where the kinds were not known when the
+    code was made), the container with item `index` increased."""
+    if isinstance(acc, (tuple, list)) and isinstance(index, int):
+        return type(acc)(a + g if j == index % len(acc) else a for j, a in enumerate(acc))
     out = np.array(acc, dtype=np.result_type(acc, g, np.float64), copy=True)
     np.add.at(out, index, g)
     return out

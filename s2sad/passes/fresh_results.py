@@ -31,41 +31,57 @@ def fresh_results(fn: Function, param_kinds: dict, closure_sweep: bool) -> Funct
             if isinstance(st, Call) and st.fn is prims.sweep_boundary:
                 break
             forward.update(st.defs)
+    made = {st.target: st for st in fn.body.stmts
+            if isinstance(st, Call) and st.fn in (prims.make_tuple, prims.make_list)}
     seen: set = set()
-    needs = []
-    for i in range(n, len(results)):
-        r = results[i]
+    stmts = list(fn.body.stmts)
+    namer = Namer.for_function(fn)
+    state = {"kinds": None}
+
+    def aliases(r) -> bool:
         if isinstance(r, Var):
             alias = r in params or r in forward or r in seen
             seen.add(r)
-        else:
-            alias = isinstance(r, Const) and isinstance(r.value, np.ndarray)
-        if alias:
-            needs.append(i)
-    if not needs:
-        return fn
-    kinds = None
-    namer = Namer.for_function(fn)
-    stmts = list(fn.body.stmts)
-    for i in needs:
-        r = results[i]
+            return alias
+        return isinstance(r, Const) and isinstance(r.value, np.ndarray)
+
+    def fresh(r, into):
+        """`r`, or a copy of it made by statements added to `into` (a tuple or list
+        result: its items are copied just before it is built)."""
+        if isinstance(r, Var) and r in made and r not in params:
+            d = made[r]
+            before: list = []
+            items = [fresh(a, before) for a in d.args]
+            if before:
+                k = next(j for j, st in enumerate(stmts) if st is d)
+                stmts[k:k + 1] = before + [Call(d.target, d.fn, tuple(items), (), d.loc)]
+            return r
+        if not aliases(r):
+            return r
+        return copy_of(r, into)
+
+    def copy_of(r, into):
         k = param_kinds.get(r) if isinstance(r, Var) else None
         if k is None and isinstance(r, Var):
-            if kinds is None:
-                kinds = infer_kinds(fn, param_kinds)
-            k = kinds.get(r, UNKNOWN)
+            if state["kinds"] is None:
+                state["kinds"] = infer_kinds(fn, param_kinds)
+            k = state["kinds"].get(r, UNKNOWN)
         if isinstance(r, Const):
             copier = np.copy
         elif k is not None and k.tag == "scalar":
-            continue  # a Python or NumPy scalar is immutable
+            return r  # a Python or NumPy scalar is immutable
         elif k is not None and k.tag == "array" and k.shape is not None:
             copier = np.copy
         else:
             copier = prims.fresh_copy
-        hint = r.name if isinstance(r, Var) else "_copy"
-        target = namer.fresh(hint)
-        stmts.append(Call(target, copier, (r,), (), None))
-        results[i] = target
+        target = namer.fresh(r.name if isinstance(r, Var) else "_copy")
+        into.append(Call(target, copier, (r,), (), None))
+        return target
+
+    for i in range(n, len(results)):
+        results[i] = fresh(results[i], stmts)
+    if len(stmts) == len(fn.body.stmts):
+        return fn
     return Function(fn.name, fn.params, Block(tuple(stmts), tuple(results)), fn.returns_tuple,
                     fn.kwonly, fn.defaults, fn.loc, fn.source_lines, fn.first_line,
                     dict(fn.meta))

@@ -188,7 +188,21 @@ class ReversePass:
         if prev is None:
             bars[v] = contrib
         else:
-            bars[v] = em.call(operator.add, (prev, contrib), hint=hint_of(v) + "_bar")
+            bars[v] = self.sum_cotangents(prev, contrib, self.kind(v), em, hint_of(v) + "_bar")
+
+    def sum_cotangents(self, a, b, k, em: Emitter, hint: str):
+        """a + b, item by item for a tuple or list (where + would concatenate)."""
+        if k.tag not in ("tuple", "list") or k.items is None:
+            return em.call(operator.add, (a, b), hint=hint)
+        parts = []
+        for i, ki in enumerate(k.items):
+            if not ki.is_float:
+                parts.append(Const(None))
+                continue
+            x = em.call(operator.getitem, (a, Const(i)), hint="_p")
+            y = em.call(operator.getitem, (b, Const(i)), hint="_q")
+            parts.append(self.sum_cotangents(x, y, ki, em, "_s"))
+        return em.call(prims.make_tuple if k.tag == "tuple" else prims.make_list, parts, hint=hint)
 
     # -- calls ----------------------------------------------------------
 
@@ -373,19 +387,15 @@ class ReversePass:
             if i == idx.value % len(items):
                 parts.append(g)
             else:
-                parts.append(self.zero_item(base, i, k, rev) if k.is_float else Const(None))
+                parts.append(self.zero_item(base, i, k, rev) if k.is_float
+                             else Const(None))
         whole = rev.call(prims.make_tuple, parts, hint=hint_of(base) + "_bar", loc=s.loc)
         prev = bars.get(base)
         if prev is None:
             bars[base] = whole
         else:
-            summed = []
-            for i in range(len(items)):
-                a = rev.call(operator.getitem, (prev, Const(i)), hint="_p")
-                b = rev.call(operator.getitem, (whole, Const(i)), hint="_q")
-                summed.append(rev.call(operator.add, (a, b), hint="_s") if items[i].is_float
-                              else Const(None))
-            bars[base] = rev.call(prims.make_tuple, summed, hint=hint_of(base) + "_bar")
+            bars[base] = self.sum_cotangents(prev, whole, self.kind(base), rev,
+                                             hint_of(base) + "_bar")
 
     # -- branches ---------------------------------------------------------
 

@@ -115,6 +115,18 @@ class Rewrites:
                     if d is not None and d.fn in NEGS and self.uses_once(second):
                         out.append(Call(t, operator.sub, (first, d.args[0]), (), s.loc))
                         return t
+        if fn is operator.getitem and len(args) == 2 and isinstance(args[0], Var) and \
+                isinstance(args[1], Const) and type(args[1].value) is int:
+            # an item of a tuple built here: the item itself
+            d = self.defining(args[0], out)
+            if d is not None and d.fn is prims.make_tuple and not d.kwargs and \
+                    -len(d.args) <= args[1].value < len(d.args):
+                return d.args[args[1].value]
+        if fn in ADDS and len(args) == 2 and not s.kwargs:
+            # zeros + v -> v (a tuple's cotangent starts as zeros for the items not read)
+            for z, other in ((args[0], args[1]), (args[1], args[0])):
+                if isinstance(z, Var) and self.is_zeros(z, out) and self.kind(other) == kt:
+                    return other
         for part in (self.rewrite_broadcasts, self.rewrite_shapes, self.rewrite_signs):
             r = part(s, kt, out)
             if r is not None:
@@ -160,6 +172,20 @@ class Rewrites:
             if d is not None and d.fn in NEGS and self.uses_once(args[0]):
                 inner = self.new_call_kw(fn, (d.args[0],) + args[1:], s.kwargs, t.name, out)
                 return self.new_call(operator.neg, (inner,), t.name, out, s.loc)
+        if fn in (np.sum, np.mean) and args and isinstance(args[0], Var) and \
+                all(k in ("axis", "keepdims") for k, _ in s.kwargs) and len(args) == 1:
+            # the sum of a broadcast constant: the constant times the entries summed
+            d = self.defining(args[0], out)
+            if d is not None and d.fn is np.broadcast_to and not d.kwargs and \
+                    isinstance(d.args[0], Const) and type(d.args[0].value) is float and \
+                    isinstance(d.args[1], Const) and kt.static_shape is not None:
+                c, n_in = d.args[0].value, int(np.prod(d.args[1].value))
+                n_out = int(np.prod(kt.static_shape))
+                value = Const(c if fn is np.mean else c * (n_in // max(n_out, 1)))
+                if kt.static_shape == ():
+                    return value
+                return self.new_call(np.broadcast_to, (value, Const(kt.static_shape)),
+                                     t.name, out, s.loc)
         if fn is prims.zeros_like and kt.tag == "array" and kt.shape is not None:
             kw = (("dtype", Const(complex)),) if kt.dtype == "c" else ()
             return self.new_call_kw(np.zeros, (Const(kt.shape),), kw, t.name, out)

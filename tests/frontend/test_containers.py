@@ -1,0 +1,165 @@
+"""Tuples and lists as differentiated arguments (issue #15, item 1): the tangent and the
+cotangent have the argument's structure; checked against central finite differences and
+the dot-product test, at first and second order."""
+
+import numpy as np
+import pytest
+
+import s2sad
+from s2sad.errors import NonDifferentiableError, WrtError
+from tests.oracle import assert_close, rng_for
+
+
+def affine(p, x):
+    a, b = p
+    return np.sum(a * x + b ** 2)
+
+
+def nested(p):
+    (a, b), c = p
+    return a * b * np.sin(c)
+
+
+def from_list(ps):
+    return ps[0] * ps[1] + ps[2] ** 3
+
+
+def mixed_int(p, n):
+    w, i = p
+    return w[i] * 2.0 + n * np.sum(w ** 2)
+
+
+def returns_tuple(p):
+    a, b = p
+    return (a * b, np.exp(a) + b)
+
+
+def inner_grad(q):
+    return s2sad.grad(nested)(q)[1]  # d nested / dc = a b cos(c)
+
+
+def _perturb(tree, direction, h):
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_perturb(t, d, h) for t, d in zip(tree, direction))
+    if isinstance(tree, (int, np.integer)) and not isinstance(tree, bool):
+        return tree
+    return tree + h * direction
+
+
+def _direction(tree, rng):
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_direction(t, rng) for t in tree)
+    if isinstance(tree, (int, np.integer)):
+        return 0.0
+    if isinstance(tree, np.ndarray):
+        return rng.standard_normal(tree.shape)
+    return float(rng.standard_normal())
+
+
+def _inner(a, b):
+    if isinstance(a, (tuple, list)):
+        return sum(_inner(x, y) for x, y in zip(a, b))
+    if a is None or b is None:
+        return 0.0
+    return float(np.sum(np.asarray(a) * np.asarray(b)))
+
+
+def _fd(f, args, i, v, h=1e-6):
+    plus = list(args)
+    minus = list(args)
+    plus[i] = _perturb(args[i], v, h)
+    minus[i] = _perturb(args[i], v, -h)
+    fp, fm = f(*plus), f(*minus)
+    if isinstance(fp, tuple):
+        return tuple((np.asarray(a) - np.asarray(b)) / (2 * h) for a, b in zip(fp, fm))
+    return (np.asarray(fp) - np.asarray(fm)) / (2 * h)
+
+
+def _same_structure(a, like):
+    if isinstance(like, (tuple, list)):
+        assert type(a) is type(like) and len(a) == len(like), (a, like)
+        for x, y in zip(a, like):
+            _same_structure(x, y)
+    elif isinstance(like, np.ndarray):
+        assert isinstance(a, np.ndarray) and a.shape == like.shape, (a, like)
+
+
+CASES = [
+    (affine, ((np.array([1.0, 2.0]), 3.0), np.array([0.5, -1.0]))),
+    (nested, (((1.0, 2.0), 0.3),)),
+    (from_list, ([1.0, 2.0, 3.0],)),
+    (mixed_int, ((np.array([1.0, -2.0, 0.5]), 1), 0.7)),
+    (inner_grad, (((1.2, -0.4), 0.3),)),
+]
+
+
+@pytest.mark.parametrize("f, args", CASES, ids=[c[0].__name__ for c in CASES])
+def test_grad_has_the_argument_structure(f, args):
+    rng = rng_for(f.__name__)
+    g = s2sad.grad(f)(*args)
+    float_like = _direction(args[0], rng)
+    _same_structure(g, float_like)
+    for _ in range(3):  # directional derivatives along random directions
+        v = _direction(args[0], rng)
+        assert_close(_inner(g, v), float(_fd(f, args, 0, v)), what="<grad, v>")
+
+
+@pytest.mark.parametrize("f, args", CASES, ids=[c[0].__name__ for c in CASES])
+def test_jvp_and_vjp_agree_with_finite_differences(f, args):
+    rng = rng_for(f.__name__, "jv")
+    v = _direction(args[0], rng)
+    out, out_dot = s2sad.jvp(f, wrt=0)(*args, v)
+    assert_close(out_dot, _fd(f, args, 0, v), what="jvp")
+    out2, pullback = s2sad.vjp(f, wrt=0)(*args)
+    u = _direction(out2, rng)
+    (p_bar,) = pullback(u)
+    # the dot-product test: <u, J v> = <J^T u, v>
+    assert_close(_inner(u, out_dot), _inner(p_bar, v), what="<u, Jv> vs <J^T u, v>")
+
+
+def test_returned_tuple_of_a_tuple_argument():
+    args = ((0.4, -1.1),)
+    rng = rng_for("returns_tuple")
+    v = _direction(args[0], rng)
+    _, out_dot = s2sad.jvp(returns_tuple)(*args, v)
+    assert_close(out_dot, _fd(returns_tuple, args, 0, v), what="jvp")
+    _, pullback = s2sad.vjp(returns_tuple)(*args)
+    u = (0.3, -0.8)
+    (p_bar,) = pullback(u)
+    assert_close(_inner(u, out_dot), _inner(p_bar, v), what="dot")
+
+
+def test_second_order_through_a_tuple_cotangent():
+    # d/dq of a b cos(c) at ((a, b), c)
+    (a, b), c = (1.2, -0.4), 0.3
+    g = s2sad.grad(inner_grad)(((a, b), c))
+    assert_close(g, ((b * np.cos(c), a * np.cos(c)), -a * b * np.sin(c)), what="grad")
+
+
+def test_cotangent_never_aliases_an_argument():
+    x = np.array([0.5, -1.0])
+    g = s2sad.grad(affine)((np.array([1.0, 2.0]), 3.0), x)
+    assert not np.shares_memory(g[0], x)
+
+
+def test_check_grads_takes_tuples():
+    assert s2sad.check_grads(affine, ((np.array([1.0, 2.0]), 3.0), np.array([0.5, -1.0])))
+    assert s2sad.check_grads(mixed_int, ((np.array([1.0, -2.0, 0.5]), 1), 0.7))
+
+
+def jac_of_tuple(p):
+    return p[0] * p[1]
+
+
+def iterate(ps):
+    s = 0.0
+    for q in ps:
+        s = s + q
+    return s
+
+
+def test_refusals_are_clear():
+    with pytest.raises(WrtError, match="jacfwd with respect to the tuple argument"):
+        s2sad.jacfwd(jac_of_tuple)((1.0, 2.0))
+    with pytest.raises(NonDifferentiableError, match="tuple by a computed index"):
+        s2sad.grad(iterate)((1.0, 2.0))
