@@ -72,9 +72,9 @@ def default_wrt(mode: str):
 
 def write_module(specs: list) -> str:
     """The text of one ahead-of-time module holding the derivatives `specs`."""
-    from s2sad.store.cache import kinds_text, source_fingerprint
     from s2sad.codegen.compile import namespace_of
     from s2sad.ir.kinds import UNKNOWN, kind_of_value
+    from s2sad.store.fingerprint import kinds_text, source_fingerprint
     from s2sad.transform import VERSION, generate, resolve_wrt
 
     imports: dict = {"math": ("math", None), "np": ("numpy", None)}
@@ -169,8 +169,8 @@ def numpy_major() -> str:
 def primitive_names(func) -> tuple:
     """The names of the primitives with rules (or linear / non-differentiable marks) that
     `func`'s lowered code calls (helpers are inlined)."""
-    from s2sad.store.cache import callable_name
     from s2sad.ir.nodes import Call, blocks_of
+    from s2sad.store.fingerprint import callable_name
     from s2sad.transform import lowered
 
     index = _rule_index()
@@ -191,7 +191,7 @@ _RULE_INDEX: list = []  # [(table version, {name: [primitive, ...]})]
 def rules_hash(names) -> str | None:
     """A hash of the rules of the primitives called `names` (every primitive of that name:
     the same in the build and at run time), or None when one has no entry in the table."""
-    from s2sad.store.cache import rules_digest
+    from s2sad.store.fingerprint import rules_digest
 
     index = _rule_index()
     fns = []
@@ -204,7 +204,7 @@ def rules_hash(names) -> str | None:
 
 def _rule_index() -> dict:
     """{callable_name: [primitive, ...]} over the rule table (rebuilt when it changes)."""
-    from s2sad.store.cache import callable_name, table_primitives
+    from s2sad.store.fingerprint import callable_name, table_primitives
     from s2sad_rules import TABLE
 
     if not _RULE_INDEX or _RULE_INDEX[0][0] != TABLE.version:
@@ -300,7 +300,8 @@ def load_ahead_of_time(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: 
                and bool(e.get("wrt_tuple")) == bool(wrt_tuple)]
     if not entries:
         return None
-    from s2sad.store.cache import cached_compiled, kinds_text
+    from s2sad.store.cache_entries import cached_compiled
+    from s2sad.store.fingerprint import kinds_text
 
     wanted = None if kw_kinds else kinds_text(arg_kinds)
     entry = next((e for e in entries if wanted is not None and e.get("kinds") == wanted), None)
@@ -362,7 +363,7 @@ def _rules_version():
 
 
 def _fingerprint(func):
-    from s2sad.store.cache import source_fingerprint
+    from s2sad.store.fingerprint import source_fingerprint
 
     key = (func, func.__code__)
     hit = _FINGERPRINTS.get(key)
