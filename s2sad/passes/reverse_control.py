@@ -264,10 +264,39 @@ class ControlFlowReversal:
         return out
 
     def reverse_loop(self, s, plan, rev: Emitter, bars: dict):
+        """A reversed loop carrying the cotangents of the loop's active values and of the
+        active outer values it reads; the forward loop pushes what the reversed one reads."""
         fwd: Emitter = plan["fwd"]
         inner_fwd: Emitter = plan["inner"]
         is_for = isinstance(s, ForRange)
         # carried cotangents: one per active loop parameter, one per active outer variable used
+        act_params, skip_reverse = self.loop_cotangent_params(s, bars)
+        body_free = free_vars(s.body) | free_vars(s.cond if not is_for else Block(()))
+        loop_defs = set(s.params) | ({s.index} if is_for else set())
+        outer = sorted((v for v in body_free if v in self.active and v not in loop_defs),
+                       key=lambda v: v.name)
+        pb = [self.namer.fresh(hint_of(s.params[i]) + "_bar") for i in act_params]
+        wb = [self.namer.fresh(hint_of(v) + "_bar") for v in outer]
+        inits = self.loop_cotangent_inits(s, act_params, outer, rev, bars)
+        rev_body = self.reversed_loop_body(s, plan["plans"], act_params, outer, pb, wb, rev)
+        # residuals from the forward body, via a tape
+        rev_body, fwd_body_stmts, rev_index = self.loop_residuals(s, inner_fwd, rev_body)
+        new_fwd, (rev_index, start, stop, step) = self.forward_loop_pushing(s, fwd_body_stmts,
+                                                                            rev_index)
+        fwd.stmts[plan["index"]] = new_fwd
+        if skip_reverse or (not act_params and not outer):
+            return
+        louts = [self.namer.fresh(x.name) for x in pb + wb]
+        rev.add(ForRange(rev_index, start, stop, step, tuple(pb + wb), tuple(inits), rev_body,
+                         tuple(louts), s.loc, reverse=not getattr(s, "reverse", False)))
+        for v, o in zip(outer, louts[len(act_params):]):
+            bars[v] = o
+        for i, o in zip(act_params, louts[:len(act_params)]):
+            self.add_bar(bars, s.inits[i], o, rev)
+
+    def loop_cotangent_params(self, s, bars: dict) -> tuple:
+        """(indices of the carried values the reversed loop carries a cotangent for, whether
+        the reverse of the loop is skipped because no cotangent reaches it)."""
         act_params = [i for i, p in enumerate(s.params) if p in self.active]
         if all(bars.get(s.outputs[i]) is None for i in act_params) and \
                 not self.pushes_active(s.body):
@@ -282,12 +311,11 @@ class ControlFlowReversal:
                 # them out of the reversed loop (no work, and no 0 * inf from dead values)
                 reached = self.reached_params(s, act_params, bars)
                 act_params = [i for i in act_params if i in reached]
-        body_free = free_vars(s.body) | free_vars(s.cond if not is_for else Block(()))
-        loop_defs = set(s.params) | ({s.index} if is_for else set())
-        outer = sorted((v for v in body_free if v in self.active and v not in loop_defs),
-                       key=lambda v: v.name)
-        pb = [self.namer.fresh(hint_of(s.params[i]) + "_bar") for i in act_params]
-        wb = [self.namer.fresh(hint_of(v) + "_bar") for v in outer]
+        return act_params, skip_reverse
+
+    def loop_cotangent_inits(self, s, act_params, outer, rev: Emitter, bars: dict) -> list:
+        """The reversed loop's initial carries: the cotangents of the loop's results and of
+        the outer values, as accumulated after the loop."""
         inits = []
         for i in act_params:
             o = s.outputs[i]
@@ -299,7 +327,11 @@ class ControlFlowReversal:
             b = bars.get(v)
             k = self.kind(v)
             inits.append(materialize(rev, zero(k) if b is None else b, k, v, hint_of(v) + "_bar"))
-        # the reverse body
+        return inits
+
+    def reversed_loop_body(self, s, plans, act_params, outer, pb, wb, rev: Emitter) -> Block:
+        """The body of the reversed loop: the body's statements reversed, from the carried
+        cotangents `pb` (of the parameters) and `wb` (of the outer values) to the next ones."""
         body_rev = rev.nested()
         local = {}
         for v, w in zip(outer, wb):
@@ -309,7 +341,7 @@ class ControlFlowReversal:
             if self.is_active(r):
                 self.add_bar(local, r, p, body_rev)
         self.loop_depth += 1
-        for x, p in reversed(list(zip(s.body.stmts, plan["plans"]))):
+        for x, p in reversed(list(zip(s.body.stmts, plans))):
             self.reverse_stmt(x, p, body_rev, local)
         self.loop_depth -= 1
         results = []
@@ -321,8 +353,13 @@ class ControlFlowReversal:
                                        hint_of(p) + "_bar"))
         for v in outer:
             results.append(local[v])
-        rev_body = Block(tuple(body_rev.stmts), tuple(results))
-        # residuals from the forward body, via a tape
+        return Block(tuple(body_rev.stmts), tuple(results))
+
+    def loop_residuals(self, s, inner_fwd: Emitter, rev_body: Block) -> tuple:
+        """What the reversed body reads of the forward body: recomputed where cheap, else
+        pushed onto a tape. (reversed body reading them, forward body statements pushing
+        them, index of the reversed for loop or None)."""
+        is_for = isinstance(s, ForRange)
         fwd_defs = _defined(Block(tuple(inner_fwd.stmts))) | set(s.params)
         rev_body = self.store_shapes_only(rev_body, fwd_defs, inner_fwd)
         fwd_defs = _defined(Block(tuple(inner_fwd.stmts))) | set(s.params)
@@ -338,42 +375,52 @@ class ControlFlowReversal:
         needed = [v for v in needed if v not in index_map]
         pops = []
         if needed:
-            tape = self.namer.fresh("tape")
-            self.tapes.append(Call(tape, prims.new_tape, ()))
-            reader = self.namer.fresh("_" + tape.name)
-            self.readers.append(Call(reader, prims.tape_reader, (tape,)))
-            if self.loop_depth == 0:
-                # one push per iteration of a loop that runs once: the reversed loop takes
-                # every item, one per iteration (see passes.loops.iterate_tapes)
-                self.exact_readers.add(reader)
-            # push as soon as the last residual is defined (parameters: at the top)
-            where = 0
-            for k, st in enumerate(fwd_body_stmts):
-                if any(d in needed for d in st.defs):
-                    where = k + 1
-            push = []
-            if len(needed) == 1:
-                item = needed[0]
-            else:
-                item = self.namer.fresh("_saved")
-                push.append(Call(item, prims.make_tuple, tuple(needed)))
-            push.append(Call(self.namer.fresh("_push"), prims.tape_push, (tape, item)))
-            fwd_body_stmts[where:where] = push
-            popped = self.namer.fresh("_popped")
-            pops.append(Call(popped, prims.tape_next, (reader,)))
-            if len(needed) == 1:
-                index_map[needed[0]] = popped
-            else:
-                for k, v in enumerate(needed):
-                    nv = self.namer.fresh(v.name)
-                    pops.append(Call(nv, operator.getitem, (popped, Const(k))))
-                    index_map[v] = nv
+            pops = self.tape_residuals(needed, fwd_body_stmts, index_map)
         rev_body = replace_atoms(Block(tuple(pops) + tuple(remat) + rev_body.stmts,
                                        rev_body.results), index_map)
-        # forward loop, now pushing the residuals (and counting trips for a while loop)
+        return rev_body, fwd_body_stmts, rev_index
+
+    def tape_residuals(self, needed, fwd_body_stmts: list, index_map: dict) -> list:
+        """Push `needed` onto a new tape in `fwd_body_stmts` (in place); the statements
+        popping them in the reversed body, which map to them in `index_map`."""
+        tape = self.namer.fresh("tape")
+        self.tapes.append(Call(tape, prims.new_tape, ()))
+        reader = self.namer.fresh("_" + tape.name)
+        self.readers.append(Call(reader, prims.tape_reader, (tape,)))
+        if self.loop_depth == 0:
+            # one push per iteration of a loop that runs once: the reversed loop takes
+            # every item, one per iteration (see passes.loops.iterate_tapes)
+            self.exact_readers.add(reader)
+        # push as soon as the last residual is defined (parameters: at the top)
+        where = 0
+        for k, st in enumerate(fwd_body_stmts):
+            if any(d in needed for d in st.defs):
+                where = k + 1
+        push = []
+        if len(needed) == 1:
+            item = needed[0]
+        else:
+            item = self.namer.fresh("_saved")
+            push.append(Call(item, prims.make_tuple, tuple(needed)))
+        push.append(Call(self.namer.fresh("_push"), prims.tape_push, (tape, item)))
+        fwd_body_stmts[where:where] = push
+        popped = self.namer.fresh("_popped")
+        pops = [Call(popped, prims.tape_next, (reader,))]
+        if len(needed) == 1:
+            index_map[needed[0]] = popped
+        else:
+            for k, v in enumerate(needed):
+                nv = self.namer.fresh(v.name)
+                pops.append(Call(nv, operator.getitem, (popped, Const(k))))
+                index_map[v] = nv
+        return pops
+
+    def forward_loop_pushing(self, s, fwd_body_stmts: list, rev_index) -> tuple:
+        """The forward loop with the body `fwd_body_stmts` (which pushes the residuals), and
+        (index, start, stop, step) of the reversed loop: a while loop counts its trips."""
         body_results = s.body.results
         params, f_inits, outs = s.params, s.inits, s.outputs
-        if is_for:
+        if isinstance(s, ForRange):
             start, stop, step = s.start, s.stop, s.step
             new_fwd = ForRange(s.index, start, stop, step, params, f_inits,
                                Block(tuple(fwd_body_stmts), body_results), outs, s.loc,
@@ -388,13 +435,4 @@ class ControlFlowReversal:
                             outs + (count_out,), s.loc)
             start, stop, step = Const(0), count_out, Const(1)
             rev_index = self.namer.fresh("_")
-        fwd.stmts[plan["index"]] = new_fwd
-        if skip_reverse or (not act_params and not outer):
-            return
-        louts = [self.namer.fresh(x.name) for x in pb + wb]
-        rev.add(ForRange(rev_index, start, stop, step, tuple(pb + wb), tuple(inits), rev_body,
-                         tuple(louts), s.loc, reverse=not getattr(s, "reverse", False)))
-        for v, o in zip(outer, louts[len(act_params):]):
-            bars[v] = o
-        for i, o in zip(act_params, louts[:len(act_params)]):
-            self.add_bar(bars, s.inits[i], o, rev)
+        return new_fwd, (rev_index, start, stop, step)
