@@ -300,89 +300,110 @@ class Emitter:
 
     def stmt(self, s, block, idx, indent):
         match s:
-            case Call(target=t, fn=fn, args=args, kwargs=kw):
-                if self.inlinable(s, block, idx):
-                    if fn in (slice, prims.make_tuple):
-                        self.pending_calls[t] = s
-                    self.pending[t] = self.call_expr(fn, args, kw)
-                    return
-                self.comment_for(s, indent)
-                if fn in SCATTERS:
-                    self.scatter_kind = fn
-                    self.scatter(indent, t, args)
-                    return
-                node = self.call_expr(fn, args, kw)
-                if fn is prims.tape_push:
-                    self.out(indent, self.src(node))
-                else:
-                    self.assign(indent, [self.names.name(t)], node)
-            case If(cond=c, then=then, orelse=orelse, outputs=outs):
-                self.comment_for(s, indent)
-                targets = [self.names.name(o) for o in outs]
-                if not then.stmts and not orelse.stmts and len(outs) == 1:
-                    node = gast.IfExp(test=self.atom(c), body=self.atom(then.results[0]),
-                                      orelse=self.atom(orelse.results[0]))
-                    self.assign(indent, targets, node)
-                    return
-                self.out(indent, f"if {_bare(self.src(self.atom(c)))}:")
-                n0 = len(self.lines)
-                self.block(then, indent + 1, targets)
-                if len(self.lines) == n0:
-                    self.out(indent + 1, "pass")
-                n1 = len(self.lines)
-                self.lines.append(None)  # placeholder for `else:`
-                self.block(orelse, indent + 1, targets)
-                if len(self.lines) == n1 + 1:
-                    self.lines.pop()
-                else:
-                    self.lines[n1] = "    " * indent + "else:"
-                self.last_line = None
-            case ForRange(index=i, start=a, stop=b, step=st, params=ps, inits=inits, body=body,
-                          outputs=outs):
-                self.comment_for(s, indent)
-                self.copies(indent, [self.names.name(p) for p in ps], inits)
-                if s.over is not None:  # the items of a tape reader (passes.loops)
-                    rng_node = self.atom(s.over)
-                else:
-                    rng = [a, b, st]
-                    if isinstance(st, Const) and st.value == 1:
-                        rng = [a, b] if not (isinstance(a, Const) and a.value == 0) else [b]
-                    rng_node = gast.Call(func=self.attr_path("range"),
-                                         args=[self.atom(x) for x in rng], keywords=[])
-                    if getattr(s, "reverse", False):
-                        rng_node = gast.Call(func=self.attr_path("reversed"), args=[rng_node],
-                                             keywords=[])
-                used = self.pos.count(i) > 0
-                iname = self.names.name(i) if used else "_"
-                self.out(indent, f"for {iname} in {self.src(rng_node)}:")
-                n0 = len(self.lines)
-                self.block(body, indent + 1, [self.names.name(p) for p in ps])
-                if len(self.lines) == n0:
-                    self.out(indent + 1, "pass")
-                self.copies(indent, [self.names.name(o) for o in outs], ps)
-                self.last_line = None
-            case While(params=ps, inits=inits, cond=cond, body=body, outputs=outs):
-                self.comment_for(s, indent)
-                self.copies(indent, [self.names.name(p) for p in ps], inits)
-                simple = all(isinstance(x, Call) and x.target.name.startswith("_")
-                             and self.pos.count(x.target) == 1 and x.fn not in NO_INLINE
-                             for x in cond.stmts)
-                if simple:
-                    for j, x in enumerate(cond.stmts):
-                        self.pending[x.target] = self.call_expr(x.fn, x.args, x.kwargs)
-                    self.out(indent, f"while {_bare(self.src(self.atom(cond.results[0])))}:")
-                else:
-                    self.out(indent, "while True:")
-                    self.block(cond, indent + 1)
-                    test = gast.UnaryOp(op=gast.Not(), operand=self.atom(cond.results[0]))
-                    self.out(indent + 1, f"if {self.src(test)}:")
-                    self.out(indent + 2, "break")
-                n0 = len(self.lines)
-                self.block(body, indent + 1, [self.names.name(p) for p in ps])
-                if len(self.lines) == n0:
-                    self.out(indent + 1, "pass")
-                self.copies(indent, [self.names.name(o) for o in outs], ps)
-                self.last_line = None
+            case Call():
+                self.call_stmt(s, block, idx, indent)
+            case If():
+                self.if_stmt(s, indent)
+            case ForRange():
+                self.for_stmt(s, indent)
+            case While():
+                self.while_stmt(s, indent)
+
+    def call_stmt(self, s: Call, block, idx, indent):
+        """A call: folded into the expression that reads it, or a line of its own."""
+        t, fn, args, kw = s.target, s.fn, s.args, s.kwargs
+        if self.inlinable(s, block, idx):
+            if fn in (slice, prims.make_tuple):
+                self.pending_calls[t] = s
+            self.pending[t] = self.call_expr(fn, args, kw)
+            return
+        self.comment_for(s, indent)
+        if fn in SCATTERS:
+            self.scatter_kind = fn
+            self.scatter(indent, t, args)
+            return
+        node = self.call_expr(fn, args, kw)
+        if fn is prims.tape_push:
+            self.out(indent, self.src(node))
+        else:
+            self.assign(indent, [self.names.name(t)], node)
+
+    def if_stmt(self, s: If, indent):
+        """An if statement, or a conditional expression when both branches are one value."""
+        c, then, orelse, outs = s.cond, s.then, s.orelse, s.outputs
+        self.comment_for(s, indent)
+        targets = [self.names.name(o) for o in outs]
+        if not then.stmts and not orelse.stmts and len(outs) == 1:
+            node = gast.IfExp(test=self.atom(c), body=self.atom(then.results[0]),
+                              orelse=self.atom(orelse.results[0]))
+            self.assign(indent, targets, node)
+            return
+        self.out(indent, f"if {_bare(self.src(self.atom(c)))}:")
+        n0 = len(self.lines)
+        self.block(then, indent + 1, targets)
+        if len(self.lines) == n0:
+            self.out(indent + 1, "pass")
+        n1 = len(self.lines)
+        self.lines.append(None)  # placeholder for `else:`
+        self.block(orelse, indent + 1, targets)
+        if len(self.lines) == n1 + 1:
+            self.lines.pop()
+        else:
+            self.lines[n1] = "    " * indent + "else:"
+        self.last_line = None
+
+    def for_stmt(self, s: ForRange, indent):
+        """A for loop over a range (reversed, for a reversed loop) or a tape's items."""
+        i, a, b, st, ps, inits, body, outs = (s.index, s.start, s.stop, s.step, s.params,
+                                              s.inits, s.body, s.outputs)
+        self.comment_for(s, indent)
+        self.copies(indent, [self.names.name(p) for p in ps], inits)
+        if s.over is not None:  # the items of a tape reader (passes.loops)
+            rng_node = self.atom(s.over)
+        else:
+            rng = [a, b, st]
+            if isinstance(st, Const) and st.value == 1:
+                rng = [a, b] if not (isinstance(a, Const) and a.value == 0) else [b]
+            rng_node = gast.Call(func=self.attr_path("range"),
+                                 args=[self.atom(x) for x in rng], keywords=[])
+            if getattr(s, "reverse", False):
+                rng_node = gast.Call(func=self.attr_path("reversed"), args=[rng_node],
+                                     keywords=[])
+        used = self.pos.count(i) > 0
+        iname = self.names.name(i) if used else "_"
+        self.out(indent, f"for {iname} in {self.src(rng_node)}:")
+        n0 = len(self.lines)
+        self.block(body, indent + 1, [self.names.name(p) for p in ps])
+        if len(self.lines) == n0:
+            self.out(indent + 1, "pass")
+        self.copies(indent, [self.names.name(o) for o in outs], ps)
+        self.last_line = None
+
+    def while_stmt(self, s: While, indent):
+        """A while loop: its condition inline when it is one expression, else `while True`
+        with the condition's statements and a break."""
+        ps, inits, cond, body, outs = s.params, s.inits, s.cond, s.body, s.outputs
+        self.comment_for(s, indent)
+        self.copies(indent, [self.names.name(p) for p in ps], inits)
+        simple = all(isinstance(x, Call) and x.target.name.startswith("_")
+                     and self.pos.count(x.target) == 1 and x.fn not in NO_INLINE
+                     for x in cond.stmts)
+        if simple:
+            for j, x in enumerate(cond.stmts):
+                self.pending[x.target] = self.call_expr(x.fn, x.args, x.kwargs)
+            self.out(indent, f"while {_bare(self.src(self.atom(cond.results[0])))}:")
+        else:
+            self.out(indent, "while True:")
+            self.block(cond, indent + 1)
+            test = gast.UnaryOp(op=gast.Not(), operand=self.atom(cond.results[0]))
+            self.out(indent + 1, f"if {self.src(test)}:")
+            self.out(indent + 2, "break")
+        n0 = len(self.lines)
+        self.block(body, indent + 1, [self.names.name(p) for p in ps])
+        if len(self.lines) == n0:
+            self.out(indent + 1, "pass")
+        self.copies(indent, [self.names.name(o) for o in outs], ps)
+        self.last_line = None
 
     pending_calls: dict
 

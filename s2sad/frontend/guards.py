@@ -202,98 +202,115 @@ def derivative_of(v):
 
 def collect(func) -> Guards:
     """The guards of a derivative of `func` (a Python function, or a derivative object)."""
-    out: list = []
-    seen_fns: set = set()
-    seen_facts: set = set()
+    collector = _Collector()
+    if isinstance(func, types.FunctionType):
+        collector.function(func, 0)
+    else:
+        collector.value(func)
+    return Guards(collector.out)
 
-    def add(tag, holder, key, expected):
+
+class _Collector:
+    """The facts found so far (each once), and the functions already visited."""
+
+    def __init__(self):
+        self.out: list = []
+        self.seen_fns: set = set()
+        self.seen_facts: set = set()
+
+    def add(self, tag, holder, key, expected):
         k = (tag, id(holder), key if not isinstance(key, tuple) else key)
-        if k in seen_facts:
+        if k in self.seen_facts:
             return
-        seen_facts.add(k)
-        out.append((tag, holder, key, expected))
+        self.seen_facts.add(k)
+        self.out.append((tag, holder, key, expected))
         if _is_container(expected) and tag in ("item", "cell", "attr"):
             how = ("cell",) if tag == "cell" else (tag, key)
             ek = ("equal", id(holder), how)
-            if ek not in seen_facts:
-                seen_facts.add(ek)
-                out.append(("equal", holder, how, snapshot(expected)))
+            if ek not in self.seen_facts:
+                self.seen_facts.add(ek)
+                self.out.append(("equal", holder, how, snapshot(expected)))
 
-    def value(v, depth=0):
+    def value(self, v, depth=0):
         """Follow a value lowering may inline: a user function, or a derivative object."""
         if depth > 50:
             return
         if isinstance(v, types.FunctionType) and not is_library(v):
-            function(v, depth + 1)
+            self.function(v, depth + 1)
             return
         inner = derivative_of(v)
         if inner is not None:
-            value(inner, depth + 1)
+            self.value(inner, depth + 1)
 
-    def function(fn, depth):
-        if id(fn) in seen_fns:
+    def function(self, fn, depth):
+        if id(fn) in self.seen_fns:
             return
-        seen_fns.add(id(fn))
+        self.seen_fns.add(id(fn))
         code = fn.__code__
-        add("attr", fn, "__code__", code)
+        self.add("attr", fn, "__code__", code)
         if depth > 0:  # a helper: lowering inlines its defaults
-            add("attr", fn, "__defaults__", fn.__defaults__)
+            self.add("attr", fn, "__defaults__", fn.__defaults__)
             if code.co_kwonlyargcount:
-                add("attr", fn, "__kwdefaults__", fn.__kwdefaults__)
+                self.add("attr", fn, "__kwdefaults__", fn.__kwdefaults__)
         # the function itself: its defaults are not compiled in (a derivative binds its
         # arguments as the function does, reading the defaults when a call omits them)
         for d in (fn.__defaults__ or ()):
-            value(d, depth)
+            self.value(d, depth)
         scope = fn.__globals__
         b = scope.get("__builtins__", builtins)
         bdict = b if isinstance(b, dict) else vars(b)
         cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
         for how, name, attrs in _reads(code):
-            if how == "global":
-                if name in scope:
-                    v = scope[name]
-                    add("item", scope, name, v)
-                elif name in bdict:
-                    add("absent", scope, name, None)
-                    v = bdict[name]
-                else:
-                    continue
-            else:
-                cell = cells.get(name)
-                if cell is None:
-                    continue
-                try:
-                    v = cell.cell_contents
-                except ValueError:
-                    continue
-                add("cell", cell, None, v)
-            value(v, depth)
-            # attribute chains on user modules, classes and objects: helpers.h, cfg.k
-            for attr in attrs:
-                if is_library(v) or isinstance(v, types.FunctionType):
-                    break
-                if isinstance(v, types.ModuleType):
-                    if attr not in v.__dict__:
-                        break
-                    holder, tag = v.__dict__, "item"
-                    v = holder[attr]
-                else:
-                    try:
-                        got = getattr(v, attr)
-                    except Exception:
-                        break
-                    holder, tag = v, "attr"
-                    v = got
-                if isinstance(v, types.MethodType):
-                    break  # x.method(): a runtime call, lowered as an array method
-                add(tag, holder, attr, v)
-                value(v, depth)
+            v = self.name(how, name, scope, bdict, cells)
+            if v is _MISSING:
+                continue
+            self.value(v, depth)
+            self.attributes(v, attrs, depth)
 
-    if isinstance(func, types.FunctionType):
-        function(func, 0)
-    else:
-        value(func)
-    return Guards(out)
+    def name(self, how: str, name: str, scope: dict, bdict: dict, cells: dict):
+        """The value a global (in `scope`, else `bdict`) or closure name (in `cells`) holds,
+        with the fact that keeps it; _MISSING when it has none."""
+        if how == "global":
+            if name in scope:
+                v = scope[name]
+                self.add("item", scope, name, v)
+            elif name in bdict:
+                self.add("absent", scope, name, None)
+                v = bdict[name]
+            else:
+                return _MISSING
+            return v
+        cell = cells.get(name)
+        if cell is None:
+            return _MISSING
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            return _MISSING
+        self.add("cell", cell, None, v)
+        return v
+
+    def attributes(self, v, attrs, depth):
+        """Attribute chains on user modules, classes and objects: helpers.h, cfg.k."""
+        for attr in attrs:
+            if is_library(v) or isinstance(v, types.FunctionType):
+                break
+            if isinstance(v, types.ModuleType):
+                if attr not in v.__dict__:
+                    break
+                holder, tag = v.__dict__, "item"
+                v = holder[attr]
+            else:
+                try:
+                    got = getattr(v, attr)
+                except Exception:
+                    break
+                holder, tag = v, "attr"
+                v = got
+            if isinstance(v, types.MethodType):
+                break  # x.method(): a runtime call, lowered as an array method
+            self.add(tag, holder, attr, v)
+            self.value(v, depth)
 
 
 _READS: dict = {}  # code object -> what it loads (see _reads)

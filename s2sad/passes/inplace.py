@@ -112,35 +112,60 @@ def accumulate_in_place(fn: Function, param_kinds: dict, split: bool = False) ->
     if copied is not fn:
         kinds = infer_kinds(copied, param_kinds)
     fn = copied
-    defs: dict = {}
-    uses: dict = {}
-    loop_of: dict = {}
-    _scan(fn.body, defs, uses, loop_of)
-    for r in fn.body.results:
-        if isinstance(r, Var):
-            uses[r] = uses.get(r, 0) + 1
+    return Function(fn.name, fn.params, _InPlace(fn, kinds, split).rewrite(fn.body),
+                    fn.returns_tuple, fn.kwonly, fn.defaults, fn.loc, fn.source_lines,
+                    fn.first_line, fn.meta)
 
-    def fresh(v, depth=0) -> bool:
+
+class _InPlace:
+    """The facts about one function that decide whether a statement may update an array in
+    place (definitions, use counts, what a loop carries), and the rewrite they allow."""
+
+    def __init__(self, fn: Function, kinds: dict, split: bool):
+        self.kinds = kinds
+        self.split = split
+        self.defs: dict = {}
+        self.uses: dict = {}
+        self.loop_of: dict = {}
+        _scan(fn.body, self.defs, self.uses, self.loop_of)
+        for r in fn.body.results:
+            if isinstance(r, Var):
+                self.uses[r] = self.uses.get(r, 0) + 1
+        self.readers_of: dict = {}  # id(block) -> {var: indices of the statements that read it}
+        self.converted: set = set()  # targets of the in-place statements made so far
+        self.after_boundary = False
+        # what the forward sweep defines (split: read-only after the boundary)
+        self.forward: set = set(fn.params)
+        if split:
+            for st in fn.body.stmts:
+                if isinstance(st, Call) and st.fn is prims.sweep_boundary:
+                    break
+                self.forward.update(st.defs)
+                for inner in blocks_of(st):
+                    self.forward |= block_vars(inner)
+
+    def fresh(self, v, depth=0) -> bool:
+        """Is `v` an array only the derivative code holds (made by an operation, or carried
+        by a loop from such)?"""
         if not isinstance(v, Var) or depth > 8:
             return False
-        k = atom_kind(v, kinds)
+        k = atom_kind(v, self.kinds)
         if k.tag != "array":
             return False
-        d = defs.get(v)
+        d = self.defs.get(v)
         if isinstance(d, Call):
             return d.fn in FRESH_FNS
-        if v in loop_of:
-            loop, i = loop_of[v]
+        if v in self.loop_of:
+            loop, i = self.loop_of[v]
             init, res = loop.inits[i], loop.body.results[i]
-            return (isinstance(init, Var) and uses.get(init, 0) == 1 and fresh(init, depth + 1)
-                    and isinstance(res, Var) and uses.get(res, 0) == 1
-                    and fresh(res, depth + 1))
+            return (isinstance(init, Var) and self.uses.get(init, 0) == 1
+                    and self.fresh(init, depth + 1)
+                    and isinstance(res, Var) and self.uses.get(res, 0) == 1
+                    and self.fresh(res, depth + 1))
         return False
 
-    readers_of: dict = {}  # id(block) -> {var: indices of the statements that read it}
-
-    def readers(b: Block) -> dict:
-        table = readers_of.get(id(b))
+    def readers(self, b: Block) -> dict:
+        table = self.readers_of.get(id(b))
         if table is None:
             table = {}
             for j, st in enumerate(b.stmts):
@@ -149,15 +174,16 @@ def accumulate_in_place(fn: Function, param_kinds: dict, split: bool = False) ->
                     read |= _free(inner)
                 for a in read:
                     table.setdefault(a, []).append(j)
-            readers_of[id(b)] = table
+            self.readers_of[id(b)] = table
         return table
 
-    def last_use_here(acc, b: Block, k: int) -> bool:
+    def last_use_here(self, acc, b: Block, k: int) -> bool:
         """Is statement k of b the last reader of `acc`, with no view of it made earlier?"""
+        uses, kinds = self.uses, self.kinds
         if uses.get(acc, 0) == 1:
             return True
         seen = 1
-        for j in readers(b).get(acc, ()):
+        for j in self.readers(b).get(acc, ()):
             if j == k:
                 continue
             st = b.stmts[j]
@@ -171,88 +197,87 @@ def accumulate_in_place(fn: Function, param_kinds: dict, split: bool = False) ->
                 return False
         return seen == uses.get(acc, 0) and acc not in b.results
 
-    converted: set = set()  # targets of the in-place statements made so far
-    after_boundary = [False]
-    forward: set = set(fn.params)  # what the forward sweep defines (split: read-only later)
-    if split:
-        for st in fn.body.stmts:
-            if isinstance(st, Call) and st.fn is prims.sweep_boundary:
-                break
-            forward.update(st.defs)
-            for inner in blocks_of(st):
-                forward |= block_vars(inner)
-
-    def named(v) -> bool:
+    def named(self, v) -> bool:
         """Will the generated code hold `v` in a variable (not fold it into an expression)?"""
-        return uses.get(v, 0) > 1 or v in converted or not v.name.startswith("_")
+        return self.uses.get(v, 0) > 1 or v in self.converted or not v.name.startswith("_")
 
-    def rewrite(b: Block, scope=None) -> Block:
+    def mine(self, acc, scope) -> bool:
+        """May the code in `scope` update `acc` (see `rewrite`)?"""
+        if self.split and self.after_boundary and acc in self.forward:
+            return False
+        return scope is None or acc in scope
+
+    def carried(self, loop, scope) -> set:
+        """A loop's parameters that each iteration may update: those starting from an
+        array of this scope (not one an enclosing loop's iterations share)."""
+        return {p for p, init in zip(loop.params, loop.inits)
+                if not isinstance(init, Var) or self.mine(init, scope)}
+
+    def updatable(self, acc, b: Block, k: int, scope) -> bool:
+        """May statement k of b update `acc` in place?"""
+        return self.mine(acc, scope) and self.fresh(acc) and self.last_use_here(acc, b, k)
+
+    def rewrite(self, b: Block, scope=None) -> Block:
         """`scope`: inside a loop body, the variables each iteration makes afresh (its
         parameters and what the body defines); an array from outside the loop is shared
         by all iterations and must not be updated in place."""
         out = []
-
-        def mine(acc) -> bool:
-            if split and after_boundary[0] and acc in forward:
-                return False
-            return scope is None or acc in scope
-
-        def carried(loop) -> set:
-            """A loop's parameters that each iteration may update: those starting from an
-            array of this scope (not one an enclosing loop's iterations share)."""
-            return {p for p, init in zip(loop.params, loop.inits)
-                    if not isinstance(init, Var) or mine(init)}
-
         for k, s in enumerate(b.stmts):
             if isinstance(s, Call) and s.fn is prims.sweep_boundary:
-                after_boundary[0] = True
+                self.after_boundary = True
             match s:
-                case Call(fn=f, args=(acc, index, g)) if f is prims.index_add:
-                    if mine(acc) and fresh(acc) and last_use_here(acc, b, k):
-                        basic = index_is_basic(atom_kind(index, kinds))
-                        prim = prims.index_add_inplace if basic else prims.index_add_at
-                        s = Call(s.target, prim, s.args, (), s.loc)
-                case Call(fn=f, args=(acc, index, g)) if f is prims.index_update:
-                    if mine(acc) and fresh(acc) and last_use_here(acc, b, k):
-                        s = Call(s.target, prims.index_update_inplace, s.args, (), s.loc)
-                case Call(fn=f, args=(acc, g)) if f in (operator.add, np.add) and not s.kwargs:
-                    # acc + g -> acc += g: no new array when acc is ours and has the sum's shape
-                    ka, kt = atom_kind(acc, kinds), atom_kind(s.target, kinds)
-                    if ka.tag == "array" and ka.shape is not None and ka == kt and \
-                            acc != g and mine(acc) and fresh(acc) and last_use_here(acc, b, k):
-                        s = Call(s.target, prims.add_inplace, s.args, (), s.loc)
-                case Call(fn=f, args=(x, y)) if f in (operator.mul, np.multiply) and \
-                        not s.kwargs:
-                    # c * acc -> acc *= c: no new array when acc is ours and dies here
-                    kt = atom_kind(s.target, kinds)
-                    for acc, g in ((y, x), (x, y)):
-                        ka = atom_kind(acc, kinds)
-                        if ka.tag == "array" and ka.shape is not None and ka == kt and \
-                                acc != g and ka.dtype == "f" and \
-                                atom_kind(g, kinds).dtype in ("f", "i", "b") and \
-                                mine(acc) and fresh(acc) and last_use_here(acc, b, k):
-                            if named(acc):  # a temporary inside an expression is
-                                # already reused by NumPy: keep the expression whole
-                                s = Call(s.target, prims.mul_inplace, (acc, g), (), s.loc)
-                            break
+                case Call():
+                    s = self.in_place_call(s, b, k, scope)
                 case If():
-                    s = If(s.cond, rewrite(s.then, scope), rewrite(s.orelse, scope),
+                    s = If(s.cond, self.rewrite(s.then, scope), self.rewrite(s.orelse, scope),
                            s.outputs, s.loc)
                 case ForRange():
-                    inner = _owned(s.body) | carried(s)
+                    inner = _owned(s.body) | self.carried(s, scope)
                     s = ForRange(s.index, s.start, s.stop, s.step, s.params, s.inits,
-                                 rewrite(s.body, inner), s.outputs, s.loc, s.reverse, s.over)
+                                 self.rewrite(s.body, inner), s.outputs, s.loc, s.reverse,
+                                 s.over)
                 case While():
-                    inner = _owned(s.body) | carried(s)
-                    s = While(s.params, s.inits, rewrite(s.cond, inner), rewrite(s.body, inner),
-                              s.outputs, s.loc)
+                    inner = _owned(s.body) | self.carried(s, scope)
+                    s = While(s.params, s.inits, self.rewrite(s.cond, inner),
+                              self.rewrite(s.body, inner), s.outputs, s.loc)
             if isinstance(s, Call) and s.fn in prims.EFFECTFUL:
-                converted.add(s.target)
+                self.converted.add(s.target)
             out.append(s)
         return Block(tuple(out), b.results)
 
-    return Function(fn.name, fn.params, rewrite(fn.body), fn.returns_tuple, fn.kwonly,
-                    fn.defaults, fn.loc, fn.source_lines, fn.first_line, fn.meta)
+    def in_place_call(self, s: Call, b: Block, k: int, scope) -> Call:
+        """Statement k of b, made an in-place update where that is safe."""
+        kinds = self.kinds
+        match s:
+            case Call(fn=f, args=(acc, index, g)) if f is prims.index_add:
+                if self.updatable(acc, b, k, scope):
+                    basic = index_is_basic(atom_kind(index, kinds))
+                    prim = prims.index_add_inplace if basic else prims.index_add_at
+                    s = Call(s.target, prim, s.args, (), s.loc)
+            case Call(fn=f, args=(acc, index, g)) if f is prims.index_update:
+                if self.updatable(acc, b, k, scope):
+                    s = Call(s.target, prims.index_update_inplace, s.args, (), s.loc)
+            case Call(fn=f, args=(acc, g)) if f in (operator.add, np.add) and not s.kwargs:
+                # acc + g -> acc += g: no new array when acc is ours and has the sum's shape
+                ka, kt = atom_kind(acc, kinds), atom_kind(s.target, kinds)
+                if ka.tag == "array" and ka.shape is not None and ka == kt and \
+                        acc != g and self.updatable(acc, b, k, scope):
+                    s = Call(s.target, prims.add_inplace, s.args, (), s.loc)
+            case Call(fn=f, args=(x, y)) if f in (operator.mul, np.multiply) and \
+                    not s.kwargs:
+                # c * acc -> acc *= c: no new array when acc is ours and dies here
+                kt = atom_kind(s.target, kinds)
+                for acc, g in ((y, x), (x, y)):
+                    ka = atom_kind(acc, kinds)
+                    if ka.tag == "array" and ka.shape is not None and ka == kt and \
+                            acc != g and ka.dtype == "f" and \
+                            atom_kind(g, kinds).dtype in ("f", "i", "b") and \
+                            self.updatable(acc, b, k, scope):
+                        if self.named(acc):  # a temporary inside an expression is
+                            # already reused by NumPy: keep the expression whole
+                            s = Call(s.target, prims.mul_inplace, (acc, g), (), s.loc)
+                        break
+        return s
 
 
 def _owned(b: Block) -> set:

@@ -72,9 +72,8 @@ def default_wrt(mode: str):
 
 def write_module(specs: list) -> str:
     """The text of one ahead-of-time module holding the derivatives `specs`."""
-    from s2sad.store.cache import kinds_text, source_fingerprint
     from s2sad.codegen.compile import namespace_of
-    from s2sad.ir.kinds import UNKNOWN, kind_of_value
+    from s2sad.store.fingerprint import source_fingerprint
     from s2sad.transform import VERSION, generate, resolve_wrt
 
     imports: dict = {"math": ("math", None), "np": ("numpy", None)}
@@ -85,18 +84,7 @@ def write_module(specs: list) -> str:
         func = spec.func
         wrt_spec = spec.wrt if spec.wrt is not None else default_wrt(spec.mode)
         wrt, wrt_tuple = resolve_wrt(func, wrt_spec)
-        sig = inspect.signature(func)
-        positional = [n for n, p in sig.parameters.items()
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        if spec.args is None:
-            kinds, kinds_key = [UNKNOWN] * len(positional), None
-        else:
-            if len(spec.args) != len(positional):
-                raise AheadOfTimeError(
-                    f"{spec.target}: args gives {len(spec.args)} values but the function "
-                    f"takes {len(positional)} positional parameters {positional}")
-            kinds = [kind_of_value(a, keep_value=False) for a in spec.args]
-            kinds_key = kinds_text(kinds)
+        positional, kinds, kinds_key = _specialisation(spec)
         compiled = generate(func, spec.mode, wrt, wrt_tuple, kinds, {})
         ns = namespace_of(compiled.function)
         generated_name = compiled.function.__name__
@@ -106,22 +94,7 @@ def write_module(specs: list) -> str:
             name, k = f"{base}_{k}", k + 1
         used_names.add(name)
         source = _renamed(compiled.source, generated_name, name)
-        for alias, value in ns.values.items():
-            path = ns.imports.get(alias) or _import_by_identity(value, func)
-            if path is None:
-                raise AheadOfTimeError(
-                    f"{spec.target}: the generated code uses `{alias}` ({type(value).__name__}), "
-                    "which cannot be imported from any module",
-                    hint="make it a module-level name of the function's module, or pass it "
-                         "as an argument")
-            if path[0] == _RUNTIME_MODULE:
-                _collect_helper(alias, path[1], helpers)
-                continue
-            if imports.setdefault(alias, tuple(path)) != tuple(path):
-                raise AheadOfTimeError(
-                    f"{spec.target}: `{alias}` means {imports[alias]} in another derivative "
-                    f"of this module but {tuple(path)} here",
-                    hint="write this derivative to a module of its own (set `out`)")
+        _add_imports(spec, ns, imports, helpers)
         fingerprint = source_fingerprint(func, positions=False, strict=False)
         primitives = primitive_names(func)
         what = f"{spec.mode} of {spec.target} with respect to " + \
@@ -139,7 +112,58 @@ def write_module(specs: list) -> str:
     if clash:
         raise AheadOfTimeError(f"generated names {sorted(clash)} clash with imported names",
                                hint="give the derivatives other names (`name = ...`)")
-    targets = sorted({s.target for s in specs})
+    return _module_text(sorted({s.target for s in specs}), header, imports, helpers, bodies,
+                        table)
+
+
+def _specialisation(spec) -> tuple:
+    """(the function's positional parameters, the argument kinds to specialise on, their
+    text in the entry: None for a generic derivative)."""
+    from s2sad.ir.kinds import UNKNOWN, kind_of_value
+    from s2sad.store.fingerprint import kinds_text
+
+    sig = inspect.signature(spec.func)
+    positional = [n for n, p in sig.parameters.items()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if spec.args is None:
+        kinds, kinds_key = [UNKNOWN] * len(positional), None
+    else:
+        if len(spec.args) != len(positional):
+            raise AheadOfTimeError(
+                f"{spec.target}: args gives {len(spec.args)} values but the function "
+                f"takes {len(positional)} positional parameters {positional}")
+        kinds = [kind_of_value(a, keep_value=False) for a in spec.args]
+        kinds_key = kinds_text(kinds)
+    return positional, kinds, kinds_key
+
+
+def _add_imports(spec, ns, imports: dict, helpers: dict):
+    """Record how the module gets each name the generated code of `spec` uses (namespace
+    `ns`): an import into `imports`, or a runtime helper's source into `helpers`."""
+    for alias, value in ns.values.items():
+        path = ns.imports.get(alias) or _import_by_identity(value, spec.func)
+        if path is None:
+            raise AheadOfTimeError(
+                f"{spec.target}: the generated code uses `{alias}` ({type(value).__name__}), "
+                "which cannot be imported from any module",
+                hint="make it a module-level name of the function's module, or pass it "
+                     "as an argument")
+        if path[0] == _RUNTIME_MODULE:
+            _collect_helper(alias, path[1], helpers)
+            continue
+        if imports.setdefault(alias, tuple(path)) != tuple(path):
+            raise AheadOfTimeError(
+                f"{spec.target}: `{alias}` means {imports[alias]} in another derivative "
+                f"of this module but {tuple(path)} here",
+                hint="write this derivative to a module of its own (set `out`)")
+
+
+def _module_text(targets: list, header: list, imports: dict, helpers: dict, bodies: list,
+                 table: list) -> str:
+    """The module: a header comment, docstring and imports, the runtime helpers, the
+    derivatives, and the table `S2SAD_DERIVATIVES` of what each was built from."""
+    from s2sad.transform import VERSION
+
     first = (f"# Generated by s2sad {VERSION} (`s2sad build`) from {', '.join(targets)}: "
              "do not edit, regenerate.")
     doc = ("Importing this module needs NumPy (and the source module when the code uses "
@@ -169,8 +193,8 @@ def numpy_major() -> str:
 def primitive_names(func) -> tuple:
     """The names of the primitives with rules (or linear / non-differentiable marks) that
     `func`'s lowered code calls (helpers are inlined)."""
-    from s2sad.store.cache import callable_name
     from s2sad.ir.nodes import Call, blocks_of
+    from s2sad.store.fingerprint import callable_name
     from s2sad.transform import lowered
 
     index = _rule_index()
@@ -191,7 +215,7 @@ _RULE_INDEX: list = []  # [(table version, {name: [primitive, ...]})]
 def rules_hash(names) -> str | None:
     """A hash of the rules of the primitives called `names` (every primitive of that name:
     the same in the build and at run time), or None when one has no entry in the table."""
-    from s2sad.store.cache import rules_digest
+    from s2sad.store.fingerprint import rules_digest
 
     index = _rule_index()
     fns = []
@@ -204,7 +228,7 @@ def rules_hash(names) -> str | None:
 
 def _rule_index() -> dict:
     """{callable_name: [primitive, ...]} over the rule table (rebuilt when it changes)."""
-    from s2sad.store.cache import callable_name, table_primitives
+    from s2sad.store.fingerprint import callable_name, table_primitives
     from s2sad_rules import TABLE
 
     if not _RULE_INDEX or _RULE_INDEX[0][0] != TABLE.version:
@@ -300,7 +324,8 @@ def load_ahead_of_time(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: 
                and bool(e.get("wrt_tuple")) == bool(wrt_tuple)]
     if not entries:
         return None
-    from s2sad.store.cache import cached_compiled, kinds_text
+    from s2sad.store.cache_entries import cached_compiled
+    from s2sad.store.fingerprint import kinds_text
 
     wanted = None if kw_kinds else kinds_text(arg_kinds)
     entry = next((e for e in entries if wanted is not None and e.get("kinds") == wanted), None)
@@ -362,7 +387,7 @@ def _rules_version():
 
 
 def _fingerprint(func):
-    from s2sad.store.cache import source_fingerprint
+    from s2sad.store.fingerprint import source_fingerprint
 
     key = (func, func.__code__)
     hit = _FINGERPRINTS.get(key)

@@ -13,7 +13,7 @@ import pytest
 
 import s2sad
 from s2sad import api, transform
-from s2sad.store import cache
+from s2sad.store import cache, cache_entries
 from tests.codegen.cache_setup import MODULE, write_module
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def entries(d: Path):
-    return sorted((d / f"v{cache.ENTRY_FORMAT}").glob("*.entry"))
+    return sorted((d / f"v{cache_entries.ENTRY_FORMAT}").glob("*.entry"))
 
 
 def no_compiler(monkeypatch):
@@ -89,7 +89,7 @@ def test_processes_compiling_at_once_all_succeed(tmp_path, cache_dir):
     found = entries(cache_dir)
     assert len(found) == 2  # grad and vjp, each written whole by whichever process won
     assert all(cache.read_entry(p) is not None for p in found)
-    leftovers = [p for p in (cache_dir / f"v{cache.ENTRY_FORMAT}").iterdir()
+    leftovers = [p for p in (cache_dir / f"v{cache_entries.ENTRY_FORMAT}").iterdir()
                  if p.name.startswith(".tmp")]
     assert leftovers == []
 
@@ -214,7 +214,7 @@ def test_unsafe_directory_is_refused(tmp_path, monkeypatch, cache_dir):
     cache._WARNED.clear()
     with pytest.warns(cache.CacheWarning, match="writable by group or others"):
         np.testing.assert_allclose(grad_at(mod, x, y), expected_grad(x, y))
-    assert not (cache_dir / f"v{cache.ENTRY_FORMAT}").exists()
+    assert not (cache_dir / f"v{cache_entries.ENTRY_FORMAT}").exists()
     assert cache.info()["problem"]
 
 

@@ -29,7 +29,7 @@ import pytest
 
 import s2sad
 from s2sad import api, transform
-from s2sad.store import cache
+from s2sad.store import cache, cache_entries
 from tests.codegen.cache_setup import write_module
 from s2sad.codegen.compile import code_filename
 from s2sad.ir.kinds import UNKNOWN, kind_of_value
@@ -46,7 +46,7 @@ posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX ownership and 
 
 
 def entry_files(d: Path):
-    return sorted(p for p in (d / f"v{cache.ENTRY_FORMAT}").glob("*.entry")
+    return sorted(p for p in (d / f"v{cache_entries.ENTRY_FORMAT}").glob("*.entry")
                   if not p.name.startswith("."))
 
 
@@ -81,31 +81,32 @@ def filled(tmp_path, monkeypatch, cache_dir):
 def evil_payload(payload: bytes, marker: Path, keep_source: bool = False) -> bytes:
     """The entry's payload with code that leaves `marker` when it runs. `keep_source`:
     only the code object changes, the source stays the harmless one."""
-    key, name, imports, source, _ = cache._parse_payload(payload)
+    key, name, imports, source, _ = cache_entries.parse_payload(payload)
     evil = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n"
     code = compile(evil + source, code_filename(source if keep_source else evil + source,
                                                 name), "exec")
-    return cache._format_payload(key, name, imports, source if keep_source else evil + source,
-                                 marshal.dumps(code))
+    return cache_entries.format_payload(key, name, imports,
+                                        source if keep_source else evil + source,
+                                        marshal.dumps(code))
 
 
 def checksummed(payload: bytes) -> bytes:
     """An entry file with the header anyone can compute: a plain SHA-256."""
     digest = hashlib.sha256(payload).hexdigest()
-    return f"s2sad-cache {cache.ENTRY_FORMAT} {digest}\n".encode() + payload
+    return f"s2sad-cache {cache_entries.ENTRY_FORMAT} {digest}\n".encode() + payload
 
 
 def signed(root: Path, payload: bytes) -> bytes:
     """An entry file as valid as the format allows with the secret kept in `root` (made
     there if absent): what the owner of `root` can write."""
-    if not hasattr(cache, "_authenticated"):  # a format without authentication
+    if not hasattr(cache_entries, "authenticated"):  # a format without authentication
         return checksummed(payload)
     secret = root / "secret"
     if not secret.exists():
         secret.write_bytes(os.urandom(32))
         secret.chmod(0o600)
     mac = hmac.new(secret.read_bytes(), payload, hashlib.sha256).hexdigest()
-    return f"s2sad-cache {cache.ENTRY_FORMAT} {mac}\n".encode() + payload
+    return f"s2sad-cache {cache_entries.ENTRY_FORMAT} {mac}\n".encode() + payload
 
 
 def served_correctly(mod, marker):
@@ -368,7 +369,7 @@ def test_directory_swapped_between_check_and_read_is_never_executed(monkeypatch)
 def test_clear_keeps_young_temporary_files(tmp_path, monkeypatch, cache_dir):
     mod = write_module(tmp_path, monkeypatch, prefix='secmod')
     grad_at(mod, *args())
-    entries = cache_dir / f"v{cache.ENTRY_FORMAT}"
+    entries = cache_dir / f"v{cache_entries.ENTRY_FORMAT}"
     young = entries / ".tmp-in-flight.entry"
     old = entries / ".tmp-abandoned.entry"
     for p in (young, old):
@@ -449,7 +450,7 @@ def run_writers_and_clear(tmp_path, cache_dir, processes: int, rounds: int):
     assert cleared["clears"] > 0
     assert [r["wrong"] for r in results] == [0] * processes
     assert [w for r in results for w in r["warnings"]] == []
-    found = list((cache_dir / f"v{cache.ENTRY_FORMAT}").iterdir())
+    found = list((cache_dir / f"v{cache_entries.ENTRY_FORMAT}").iterdir())
     assert all(cache.read_entry(p) is not None for p in found if not p.name.startswith("."))
     assert [p.name for p in found if p.name.startswith(".")] == []  # no stray temporaries
 
@@ -469,7 +470,7 @@ def test_cli_clear_refuses_an_unsafe_directory(tmp_path, monkeypatch, cache_dir,
     from s2sad.cli import main
 
     cache_dir.mkdir()
-    victim = cache_dir / f"v{cache.ENTRY_FORMAT}"
+    victim = cache_dir / f"v{cache_entries.ENTRY_FORMAT}"
     victim.mkdir()
     (victim / "someone.entry").write_text("not ours to judge")
     cache_dir.chmod(0o777)
