@@ -6,9 +6,11 @@ pass -> simplify -> emit -> compile (cached in memory per specialisation).
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import operator
 import os
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -395,9 +397,31 @@ def _seed_with_one(fn, keep_value: bool, shape: tuple = ()):
                     fn.source_lines, fn.first_line, meta)
 
 
+@contextlib.contextmanager
+def deep_expressions(limit: int = 60_000):
+    """Room for the recursion of parsing, converting, printing and compiling one long
+    expression (a sum of a thousand terms is a tree a thousand levels deep): Python's own
+    compiler accepts it, so the derivative's compiler must too."""
+    old = sys.getrecursionlimit()
+    if old >= limit:
+        yield
+        return
+    sys.setrecursionlimit(limit)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
 def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
              kw_kinds: dict) -> Compiled:
     """Compile the derivative (no lookup: s2sad.store.compiled serves stored ones)."""
+    with deep_expressions():
+        return _generate(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
+
+
+def _generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
+              kw_kinds: dict) -> Compiled:
     ir = derivative_ir(func, mode, wrt, arg_kinds, kw_kinds, wrt_tuple=wrt_tuple)
     if mode == "vjp":
         body = ir.body.stmts
