@@ -205,6 +205,8 @@ def collect(func) -> Guards:
     collector = _Collector()
     if isinstance(func, types.FunctionType):
         collector.function(func, 0)
+    elif isinstance(func, types.MethodType) and isinstance(func.__func__, types.FunctionType):
+        collector.function(func.__func__, 0, func.__self__)
     else:
         collector.value(func)
     return Guards(collector.out)
@@ -238,14 +240,20 @@ class _Collector:
         if isinstance(v, types.FunctionType) and not is_library(v):
             self.function(v, depth + 1)
             return
+        if isinstance(v, types.MethodType) and isinstance(v.__func__, types.FunctionType) \
+                and not is_library(v.__func__):
+            self.function(v.__func__, depth + 1, v.__self__)
+            return
         inner = derivative_of(v)
         if inner is not None:
             self.value(inner, depth + 1)
 
-    def function(self, fn, depth):
-        if id(fn) in self.seen_fns:
+    def function(self, fn, depth, this=_MISSING):
+        """The facts of `fn`'s code; `this`: the object of a bound method, whose attribute
+        chains (self.k, self.helper) are followed like a global's."""
+        if (id(fn), id(this)) in self.seen_fns:
             return
-        self.seen_fns.add(id(fn))
+        self.seen_fns.add((id(fn), id(this)))
         code = fn.__code__
         self.add("attr", fn, "__code__", code)
         if depth > 0:  # a helper: lowering inlines its defaults
@@ -261,6 +269,10 @@ class _Collector:
         bdict = b if isinstance(b, dict) else vars(b)
         cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
         for how, name, attrs in _reads(code):
+            if how == "self":
+                if this is not _MISSING:
+                    self.attributes(this, attrs, depth)
+                continue
             v = self.name(how, name, scope, bdict, cells)
             if v is _MISSING:
                 continue
@@ -308,7 +320,13 @@ class _Collector:
                 holder, tag = v, "attr"
                 v = got
             if isinstance(v, types.MethodType):
-                break  # x.method(): a runtime call, lowered as an array method
+                # obj.method(...): the function found on the class, inlined with obj
+                func = getattr(type(holder), attr, None) if tag == "attr" else None
+                if func is v.__func__ and isinstance(func, types.FunctionType):
+                    self.add("absent", getattr(holder, "__dict__", {}), attr, None)
+                    self.add("attr", type(holder), attr, func)
+                    self.value(v, depth)
+                break  # else x.method(): a runtime call, lowered as an array method
             self.add(tag, holder, attr, v)
             self.value(v, depth)
 
@@ -323,17 +341,23 @@ def _reads(code) -> list:
     if hit is not None:
         return hit
     out = []
+    first = code.co_varnames[0] if code.co_argcount else None
     for c in _codes(code):
         try:
             loads = _loads_fast(c)
         except Exception:  # an unfamiliar bytecode layout: the documented (slower) reader
-            loads = [(ins.opname, ins.argval) for ins in dis.get_instructions(c)]
+            loads = [_documented(ins) for ins in dis.get_instructions(c)]
         for i, (op, arg) in enumerate(loads):
             if op in _LOADS_GLOBAL:
                 how, name = "global", arg
             elif op in ("LOAD_DEREF", "LOAD_CLASSDEREF") and c is code and \
                     arg in code.co_freevars:
                 how, name = "cell", arg
+            elif first is not None and arg == first and (
+                    (op == "LOAD_FAST" and c is code) or
+                    (op in ("LOAD_DEREF", "LOAD_CLASSDEREF") and
+                     (c is code or arg in c.co_freevars))):
+                how, name = "self", arg  # the first parameter (a bound method's object)
             else:
                 continue
             attrs = []
@@ -347,8 +371,9 @@ def _reads(code) -> list:
 
 
 _OPNAME = getattr(dis, "_all_opname", dis.opname)
+_LOCALS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST"}
 _NAMED = {"LOAD_GLOBAL", "LOAD_NAME", "LOAD_ATTR", "LOAD_METHOD", "LOAD_DEREF",
-          "LOAD_CLASSDEREF"}
+          "LOAD_CLASSDEREF"} | _LOCALS
 _SHIFTED = {"LOAD_GLOBAL": (3, 11), "LOAD_ATTR": (3, 12)}  # the name index is arg >> 1
 
 
@@ -370,11 +395,23 @@ def _loads_fast(code) -> list:
         if opname in _NAMED:
             if opname in ("LOAD_DEREF", "LOAD_CLASSDEREF"):
                 name = varname(arg) if varname is not None else cells[arg]
+            elif opname in _LOCALS:
+                if opname == "LOAD_FAST_LOAD_FAST":  # two locals: the second is on top
+                    arg &= 15
+                name = varname(arg) if varname is not None else code.co_varnames[arg]
+                opname = "LOAD_FAST"
             else:
                 shifted = opname in _SHIFTED and version >= _SHIFTED[opname]
                 name = names[arg >> 1 if shifted else arg]
         out.append((opname, name))
     return out
+
+
+def _documented(ins):
+    if ins.opname in _LOCALS:
+        arg = ins.argval[-1] if isinstance(ins.argval, tuple) else ins.argval
+        return "LOAD_FAST", arg
+    return ins.opname, ins.argval
 
 
 def _codes(code):

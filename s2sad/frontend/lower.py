@@ -18,7 +18,7 @@ from s2sad.frontend.lower_expressions import ExpressionLowering
 from s2sad.frontend.lower_statements import StatementLowering
 from s2sad.frontend.normalize import contains, normalize_exits
 from s2sad.frontend.source import parse_function
-from s2sad.frontend.values import VIEW_FNS, Abort, Scope, StaticSeq, creates_array
+from s2sad.frontend.values import VIEW_FNS, Abort, Scope, Static, StaticSeq, creates_array
 from s2sad.ir.nodes import Block, Call, Const, Function, Var
 
 
@@ -87,10 +87,16 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         parsed = parse_function(func)
         node = parsed.node
         self.scope = Scope(parsed)
-        self.inline_stack.append(func)
         args = node.args
         params = []
-        for a in args.args:
+        positional = list(args.args)
+        if parsed.is_method:  # a bound method: its first parameter is the object
+            first = positional.pop(0)
+            self.reserve(first.id)
+            self.scope.env[first.id] = Static(parsed.bound_self, first.id)
+            func = func.__func__
+        self.inline_stack.append(func)
+        for a in positional:
             params.append(self.reserve(a.id))
             self.scope.env[a.id] = params[-1]
         kwonly = []

@@ -101,6 +101,15 @@ class CallLowering:
             return self.static_transform(fn, args, kwargs, node, name)
         if isinstance(fn, types.FunctionType):
             return self.inline_call(fn, args, kwargs, node)
+        if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+            # obj.method(...) of a user object: inlined with the object as a constant
+            if fn.__func__ in self.inline_stack:
+                self.error(UnsupportedSyntaxError, f"the method `{fn.__func__.__qualname__}` "
+                           "calls itself", node, "write the recursion as a module-level "
+                           "function taking the object's data as arguments")
+                raise Abort
+            this = Static(fn.__self__, getattr(fn.__self__, "__name__", "self"))
+            return self.inline_call(fn.__func__, [this] + list(args), kwargs, node)
         if prims.is_derivative(fn):
             return self.inline_derivative(fn, args, kwargs, node)
         if fn is range or fn is tuple or fn is list:

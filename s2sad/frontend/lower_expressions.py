@@ -243,7 +243,9 @@ class ExpressionLowering:
         if attr in ARRAY_ATTRS:
             return self.call_value(prims.Attr(attr), [bv], [], node, "_" + attr.lower())
         self.error(UnsupportedSyntaxError, f"attribute `.{attr}` is not supported on a value",
-                   node, f"supported attributes: {', '.join(sorted(ARRAY_ATTRS))}")
+                   node, f"supported attributes: {', '.join(sorted(ARRAY_ATTRS))}; for a "
+                   "method reading `self`, differentiate the bound method "
+                   "(s2sad.grad(obj.method)), whose object is a constant")
         raise Abort
 
     def lower_subscript(self, base, index, node):

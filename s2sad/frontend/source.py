@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import dataclasses
 import inspect
 import linecache
 import textwrap
@@ -30,6 +31,8 @@ class ParsedFunction:
     lines: list  # the raw source lines (absolute numbering from first_line)
     globals: dict
     closure: dict  # name -> cell: read when looked up, so a rebound closure value is seen
+    bound_self: object = None  # a bound method's object (its first parameter), else None
+    is_method: bool = False
 
     def loc(self, node) -> Loc:
         lineno = getattr(node, "lineno", 1)
@@ -82,10 +85,18 @@ def parse_function(func) -> ParsedFunction:
 
 def _parse(func) -> ParsedFunction:
     name = _describe(func)
-    if isinstance(func, (types.MethodType,)):
-        raise SourceUnavailableError(
-            f"{name} is a bound method", loc=_code_loc(func.__func__),
-            hint="differentiate a plain function; pass the object's data as arguments")
+    if isinstance(func, types.MethodType):
+        inner = func.__func__
+        if not isinstance(inner, types.FunctionType) or inner.__code__.co_argcount == 0:
+            raise SourceUnavailableError(
+                f"{name} is a bound method of a callable s2sad cannot read",
+                loc=_code_loc(inner),
+                hint="differentiate a plain function; pass the object's data as arguments")
+        parsed = parse_function(inner)
+        # the object is a constant of the derivative: `self.k` is read while compiling
+        # and guarded like a global (frontend/guards.py)
+        return dataclasses.replace(parsed, func=func, bound_self=func.__self__,
+                                   is_method=True)
     if not isinstance(func, types.FunctionType):
         raise SourceUnavailableError(
             f"cannot differentiate {name!s}: it is not a Python function "
