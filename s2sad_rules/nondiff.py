@@ -27,4 +27,6 @@ def_nondiff(
     np.full_like, np.arange, np.linspace, np.eye, np.identity, np.indices, np.argpartition,
     # tuple(range(...)) of integers
     prims.int_range,
+    # print, assert and f-strings: kept in the primal part, with no derivative
+    prims.print_values, prims.check_assertion, prims.format_text,
 )

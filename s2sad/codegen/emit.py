@@ -179,6 +179,14 @@ class Emitter:
             return gast.Call(func=gast.Attribute(value=self.atom(args[0]), attr="append",
                                                  ctx=gast.Load()), args=[self.atom(args[1])],
                              keywords=[])
+        if fn is prims.print_values:
+            return gast.Call(func=self.attr_path("print"), args=[self.atom(a) for a in args],
+                             keywords=[gast.keyword(arg=n, value=self.atom(a))
+                                       for n, a in kwargs])
+        if fn is prims.format_text:  # an f-string, as "...".format(...)
+            return gast.Call(func=gast.Attribute(value=self.atom(args[0]), attr="format",
+                                                 ctx=gast.Load()),
+                             args=[self.atom(a) for a in args[1:]], keywords=[])
         func = self.attr_path(self.ns.spell_callable(fn))
         return gast.Call(func=func, args=[self.atom(a) for a in args],
                          keywords=[gast.keyword(arg=n, value=self.atom(a)) for n, a in kwargs])
@@ -322,8 +330,13 @@ class Emitter:
             self.scatter_kind = fn
             self.scatter(indent, t, args)
             return
+        if fn is prims.check_assertion:
+            test = self.src(self.atom(args[0]))
+            message = f", {self.src(self.atom(args[1]))}" if len(args) > 1 else ""
+            self.out(indent, f"assert {test}{message}")
+            return
         node = self.call_expr(fn, args, kw)
-        if fn is prims.tape_push:
+        if fn in (prims.tape_push, prims.print_values):
             self.out(indent, self.src(node))
         else:
             self.assign(indent, [self.names.name(t)], node)

@@ -166,8 +166,10 @@ class ExpressionLowering:
             case gast.Dict() | gast.Set():
                 self.error(UnsupportedSyntaxError, "dict and set literals are not supported",
                            node, "use tuples or arrays")
-            case gast.JoinedStr() | gast.FormattedValue():
-                self.error(UnsupportedSyntaxError, "f-strings are not supported", node)
+            case gast.JoinedStr(values=values):
+                return self.lower_fstring(values, node)
+            case gast.FormattedValue():
+                self.error(UnsupportedSyntaxError, "f-strings are not supported here", node)
             case gast.Starred():
                 self.error(UnsupportedSyntaxError, "starred expressions are not supported", node)
             case _:
@@ -182,6 +184,28 @@ class ExpressionLowering:
                            "list the items explicitly")
                 raise Abort
         return elts
+
+    def lower_fstring(self, parts, node):
+        """f"x = {x:.3f}" -> format_text("x = {:.3f}", x): text for print() and assert."""
+        template, values = [], []
+        for part in parts:
+            if isinstance(part, gast.Constant):
+                template.append(str(part.value).replace("{", "{{").replace("}", "}}"))
+                continue
+            spec = part.format_spec
+            if spec is not None and not all(isinstance(v, gast.Constant) for v in spec.values):
+                self.error(UnsupportedSyntaxError, "a computed format spec in an f-string is "
+                           "not supported", node, "write the format spec as constant text")
+                raise Abort
+            field = "{"
+            if part.conversion not in (-1, None):
+                field += "!" + chr(part.conversion)
+            if spec is not None:
+                field += ":" + "".join(str(v.value) for v in spec.values)
+            template.append(field + "}")
+            values.append(self.materialize(self.expr(part.value)))
+        return self.emit(prims.format_text, [Const("".join(template))] + values, hint="_text",
+                         node=node)
 
     def lower_boolop(self, op, values, node):
         # `a and b` is `b if a else a`; `a or b` is `a if a else b` (short-circuit kept)

@@ -109,13 +109,22 @@ class StatementLowering:
                                 hint=base.id, node=s)
                 self.scope.fresh.add(new)
                 self.scope.env[base.id] = new
+            case gast.Expr(value=gast.Call(func=func) as call) \
+                    if self.peek_static(func) is not None and \
+                    self.peek_static(func).obj is print:
+                self.lower_print(call)
+            case gast.Assert(test=test, msg=msg):
+                cond = self.materialize(self.expr(test))
+                parts = [] if msg is None else [self.materialize(self.expr(msg))]
+                self.emit(prims.check_assertion, [cond] + parts, hint="_assert", node=s)
             case gast.Expr(value=value):
                 if isinstance(value, gast.Constant):
                     return None
                 self.error(UnsupportedSyntaxError, "an expression statement has no effect in "
                            "differentiated code", s,
                            "assign the value to a name, or remove the statement "
-                           "(printing and other side effects are not supported)")
+                           "(print() and assert are kept; other side effects are not "
+                           "supported)")
             case gast.Pass():
                 return None
             case gast.Return(value=value):
@@ -156,6 +165,16 @@ class StatementLowering:
         return ("build a new array instead (np.concatenate, np.where, np.stack), "
                 "assignment into arrays is not supported yet")
 
+    def lower_print(self, call):
+        """print(...): kept in the primal part of the derivative (it runs once a call)."""
+        args, kwargs = self.call_args(call)
+        if any(k not in ("sep", "end") for k, _ in kwargs):
+            self.error(UnsupportedSyntaxError, "print() with `file` or `flush` is not "
+                       "supported in differentiated code", call, "print to standard output")
+            raise Abort
+        self.emit(prims.print_values, [self.materialize(a) for a in args],
+                  [(k, self.materialize(v)) for k, v in kwargs], hint="_print", node=call)
+
     def unsupported_stmt(self, s):
         names = {
             gast.Try: ("`try`", "remove the exception handling from the function to "
@@ -172,7 +191,6 @@ class StatementLowering:
             gast.ClassDef: ("a nested class definition", "define the class outside the "
                                                          "function"),
             gast.Raise: ("`raise`", "check arguments before calling the derivative"),
-            gast.Assert: ("`assert`", "check arguments before calling the derivative"),
             gast.Import: ("`import` inside the function", "import at module level"),
             gast.ImportFrom: ("`import` inside the function", "import at module level"),
         }

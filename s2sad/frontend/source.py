@@ -256,12 +256,8 @@ def _matches_code(func, filename: str) -> bool:
         return False
     cached = _COMPILED.get(filename)
     if cached is None or cached[0] is not lines:
-        try:
-            module = compile("".join(lines), filename, "exec", dont_inherit=True)
-        except (SyntaxError, ValueError):
-            module = None
         index: dict = {}
-        if module is not None:
+        for module in _compiled_forms("".join(lines), filename, func.__globals__):
             for c in _code_objects(module):
                 index.setdefault((c.co_name, c.co_firstlineno), []).append(c)
         cached = _COMPILED[filename] = (lines, index)
@@ -270,6 +266,27 @@ def _matches_code(func, filename: str) -> bool:
 
 
 _COMPILED: dict = {}  # filename -> (its lines, {(name, first line): [code objects]})
+
+
+def _compiled_forms(text: str, filename: str, scope: dict) -> list:
+    """The module code `text` compiles to, as Python compiles it and, for a module that
+    pytest imported, as pytest does (it rewrites `assert` statements)."""
+    forms = []
+    try:
+        forms.append(compile(text, filename, "exec", dont_inherit=True))
+    except (SyntaxError, ValueError):
+        return forms
+    loader = scope.get("__loader__")
+    if type(loader).__name__ == "AssertionRewritingHook":
+        try:
+            from _pytest.assertion.rewrite import rewrite_asserts
+
+            tree = ast.parse(text, filename)
+            rewrite_asserts(tree, text.encode(), filename, getattr(loader, "config", None))
+            forms.append(compile(tree, filename, "exec", dont_inherit=True))
+        except Exception:  # another pytest: the plain form is all there is to compare
+            pass
+    return forms
 
 
 def _code_objects(code):

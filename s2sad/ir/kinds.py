@@ -637,6 +637,10 @@ for _f in (prims.index_update, prims.index_update_inplace, prims.add_inplace,
     KIND_RULES[_f] = _index_update_kind
 KIND_RULES[np.shape] = _np_shape_kind
 KIND_RULES[np.ndim] = _np_ndim_kind
+# the user's print, assert and f-strings (never evaluated on example values: no output)
+KIND_RULES[prims.print_values] = lambda a, k: Kind("object", value=None)
+KIND_RULES[prims.check_assertion] = lambda a, k: Kind("object", value=None)
+KIND_RULES[prims.format_text] = lambda a, k: OBJECT
 KIND_RULES[np.size] = _np_size_kind
 
 for _a in ("T", "shape", "ndim", "size", "real", "imag", "dtype"):

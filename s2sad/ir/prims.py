@@ -100,6 +100,21 @@ def int_range(*args):
     return tuple(range(*args))
 
 
+def print_values(*values, sep=" ", end="\n"):
+    """The user's `print(...)`: kept in the primal part of the derivative, run once."""
+    print(*values, sep=sep, end=end)
+
+
+def check_assertion(condition, *message):
+    """The user's `assert condition, message`: kept, with no derivative."""
+    assert condition, message[0] if message else None
+
+
+def format_text(template, *values):
+    """An f-string, as `template.format(*values)` (its fields numbered in order)."""
+    return template.format(*values)
+
+
 def make_list(*items):
     return list(items)
 
@@ -304,4 +319,5 @@ RUNTIME_HELPERS = (unbroadcast, sum_to_shape, broadcast_like, zeros_like, fresh_
 
 # statements that act on state: never removed, reordered, shared or folded away
 EFFECTFUL = frozenset({tape_push, tape_pop, tape_next, sweep_boundary, index_add_inplace,
-                       index_add_at, index_update_inplace, add_inplace, mul_inplace})
+                       index_add_at, index_update_inplace, add_inplace, mul_inplace,
+                       print_values, check_assertion})
