@@ -1308,3 +1308,48 @@ def known_bug(rule, ex: Example, order: int = 1, kind: str = ""):
     Every case found so far is fixed: a new compiler bug gets a strict xfail reproducer in
     test_property_regressions.py and its cases a line here, naming the issue."""
     return None
+
+
+# -- issue #13: every argument form of np.gradient, einsum traces/diagonals, 2-vector cross ----
+
+
+def _coordinates(draw, n):
+    """n coordinates a grid step of at least 0.3 apart (increasing or decreasing; evenly
+    spaced a quarter of the time, where NumPy takes its uniform formula)."""
+    sign = draw(st.sampled_from([1.0, -1.0]))
+    if draw(st.integers(0, 3)) == 0:
+        steps = np.full(n - 1, draw(st.sampled_from([0.5, 1.0, 1.5])))
+    else:
+        steps = np.array(draw(st.lists(st.floats(0.3, 1.5), min_size=n - 1, max_size=n - 1)))
+    return draw(st.floats(-1.0, 1.0)) + sign * np.concatenate([[0.0], np.cumsum(steps)])
+
+
+def _gradient_forms(draw):
+    """np.gradient: axis None/int/negative/tuple, no, one or per-axis spacings (numbers or
+    coordinate arrays), edge_order 1 or 2; the spacings are differentiated half the time."""
+    if draw(st.integers(0, 3)) == 0:
+        return _gradient(draw)  # the one-axis, one-number form
+    edge = draw(st.sampled_from([1, 2]))
+    shape = draw(shapes(1, 3, min_side=edge + 1, max_side=4))
+    ndim = len(shape)
+    axis = axis_for(draw, ndim)
+    axes = list(range(ndim)) if axis is None else \
+        [a % ndim for a in (axis if isinstance(axis, tuple) else (axis,))]
+    x = draw(values(shape, REAL, scalar=False))
+    form = draw(st.sampled_from(["none", "one", "each"]))
+    spacings: list = []
+    if form == "one":
+        spacings = [draw(st.sampled_from([0.5, 1.3, -2.0]))] if len(axes) > 1 or \
+            draw(st.booleans()) else [_coordinates(draw, shape[axes[0]])]
+    elif form == "each":
+        spacings = [_coordinates(draw, shape[a]) if draw(st.booleans()) else
+                    draw(st.sampled_from([0.5, 1.3, -2.0])) for a in axes]
+    names = ", ".join(f"a{i + 1}" for i in range(len(spacings)))
+    kws = drop_defaults(draw, {"axis": axis, "edge_order": edge},
+                        {"axis": None, "edge_order": 1})
+    wrt = (0,) + tuple(i + 1 for i in range(len(spacings)) if draw(st.booleans()))
+    call = f"np.gradient(a0{', ' if names else ''}{names}{kw_text(kws)})"
+    return Example(call, (x, *spacings), wrt, rtol=1e-4)
+
+
+SPECS[np.gradient] = custom(_gradient_forms)

@@ -1,0 +1,126 @@
+"""Issue #13, the remaining rule gaps: every argument form of np.gradient, einsum traces and
+diagonals, np.cross of 2-vectors.
+
+Each derivative is checked against central finite differences in float64 at random points, in
+both modes, plus the dot-product test <u, J v> = <J^T u, v> (`check_both_modes`), never against
+s2sad's own output; options still not handled are refused at compile time, naming them.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import s2sad
+from tests.oracle import assert_close, numerical_jvp
+from tests.rules.test_issue13_regressions import check_both_modes, refused
+
+R = np.random.default_rng(1313)
+
+
+def coords(n, lo=0.3, hi=1.5, sign=1.0):
+    """n uneven coordinates at least `lo` apart (decreasing with sign=-1)."""
+    steps = R.uniform(lo, hi, n - 1)
+    return R.uniform(-1.0, 1.0) + sign * np.concatenate([[0.0], np.cumsum(steps)])
+
+
+# -- np.gradient -------------------------------------------------------------------------------
+
+def grad_default(x): return np.gradient(x)
+def grad_scalar_all(x, h): return np.gradient(x, h, edge_order=2)
+def grad_axis_neg(x): return np.gradient(x, 0.5, axis=-1)
+def grad_axis_tuple(x, h, c): return np.gradient(x, h, c, axis=(-1, 0), edge_order=2)
+def grad_one_axis_tuple(x): return np.gradient(x, axis=(1,))
+def grad_coords(x, c): return np.gradient(x, c)
+def grad_coords_order2(x, c): return np.gradient(x, c, edge_order=2)
+def grad_mixed(x, c, h): return np.gradient(x, c, h)
+def grad_mixed_order2(x, c, h): return np.gradient(x, c, h, edge_order=2)
+def grad_four(x, a, b, c, d): return np.gradient(x, a, b, c, d, edge_order=2)
+def grad_five_d_axis(x, h): return np.gradient(x, h, axis=3)
+def grad_int_coords(x): return np.gradient(x, np.array([0, 1, 3, 4]), axis=0)
+def grad_sum(x, c):
+    gx, gy = np.gradient(x, c, 0.7)
+    return np.sum(gx * gy)
+
+
+@pytest.mark.parametrize("f, make", [
+    (grad_default, lambda: [R.standard_normal(5)]),
+    (grad_default, lambda: [R.standard_normal((3, 4))]),
+    (grad_default, lambda: [R.standard_normal((2, 3, 2))]),
+    (grad_scalar_all, lambda: [R.standard_normal((3, 4)), 0.7]),
+    (grad_axis_neg, lambda: [R.standard_normal((3, 4))]),
+    (grad_axis_tuple, lambda: [R.standard_normal((3, 2, 4)), -1.3, coords(3)]),
+    (grad_one_axis_tuple, lambda: [R.standard_normal((3, 4))]),
+    (grad_coords, lambda: [R.standard_normal(5), coords(5)]),
+    (grad_coords, lambda: [R.standard_normal(2), coords(2)]),
+    (grad_coords, lambda: [R.standard_normal(4), coords(4, sign=-1.0)]),
+    (grad_coords_order2, lambda: [R.standard_normal(5), coords(5)]),
+    (grad_coords_order2, lambda: [R.standard_normal(3), coords(3)]),
+    (grad_mixed, lambda: [R.standard_normal((4, 3)), coords(4), 1.7]),
+    (grad_mixed_order2, lambda: [R.standard_normal((4, 3)), coords(4), 0.4]),
+    (grad_four, lambda: [R.standard_normal((3, 4, 3, 3)), coords(3), 0.5, coords(3), 2.0]),
+    (grad_five_d_axis, lambda: [R.standard_normal((2, 2, 1, 3, 2)), 0.9]),
+    (grad_int_coords, lambda: [R.standard_normal((4, 2))]),
+    (grad_sum, lambda: [R.standard_normal((4, 3)), coords(4)]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_gradient_in_f_and_in_the_spacings(f, make):
+    args = make()
+    check_both_modes(f, args, rtol=1e-5, salt=str([np.shape(a) for a in args]))
+
+
+def test_gradient_returns_what_numpy_returns():
+    x, c = R.standard_normal((3, 4)), coords(3)
+    for f, args in ((grad_default, [x]), (grad_one_axis_tuple, [x]), (grad_mixed, [x, c, 0.5])):
+        expected = f(*args)
+        out, _ = s2sad.jvp(f)(*args, *[np.zeros_like(a) for a in args])
+        assert type(out) is type(expected)
+        if isinstance(expected, tuple):
+            assert len(out) == len(expected)
+        assert_close(out, expected, rtol=1e-12, atol=1e-12, check_kind=False)
+
+
+def test_gradient_at_evenly_spaced_coordinates_is_the_limit_of_uneven_ones():
+    # NumPy switches to its even formula on an even grid; the derivative in the coordinates
+    # is that of the uneven formula (what finite differences see, as they perturb the grid)
+    x, c = R.standard_normal(5), np.arange(5) * 0.5
+    check_both_modes(grad_coords_order2, [x, c])
+    _, x_dot = s2sad.jvp(grad_coords, wrt=0)(x, c, np.ones(5))
+    assert_close(x_dot, np.gradient(np.ones(5), c), rtol=1e-12, atol=1e-12, check_kind=False)
+
+
+def test_gradient_spacing_derivative_is_minus_the_gradient_over_h():
+    # np.gradient(x, h) = np.gradient(x) / h: d/dh = -np.gradient(x) / h^2 (analytic)
+    x, h = R.standard_normal(6), 0.8
+
+    def one(x, h): return np.gradient(x, h)
+    _, h_dot = s2sad.jvp(one, wrt=1)(x, h, 1.0)
+    assert_close(h_dot, -np.gradient(x) / h ** 2, rtol=1e-12, atol=1e-12, check_kind=False)
+    expected = numerical_jvp(one, [x, h], (1,), [1.0])
+    assert_close(h_dot, expected, rtol=1e-6, atol=1e-8, check_kind=False)
+
+
+def grad_all_five(x): return np.gradient(x)
+def grad_three_spacings(x): return np.gradient(x, 1.0, 2.0, 3.0)
+def grad_one_array_two_axes(x, c): return np.gradient(x, c)
+def grad_edge3(x): return np.gradient(x, edge_order=3)
+def grad_axis_repeated(x): return np.gradient(x, axis=(0, 0))
+
+
+def test_gradient_forms_still_refused_name_the_option():
+    refused(grad_all_five, np.ones((2,) * 5), names=("more than 4 axes",))
+    refused(grad_three_spacings, np.ones((3, 3)), names=("3 spacing arguments for 2 axes",))
+    refused(grad_one_array_two_axes, np.ones((3, 3)), np.arange(3.0),
+            names=("one coordinate array for several axes",))
+    refused(grad_edge3, np.ones(4), names=("edge_order=3",))
+    refused(grad_axis_repeated, np.ones((3, 3)), names=("axis=(0, 0)",))
+
+
+def test_gradient_of_a_five_d_array_with_five_spacings_is_refused_not_misread():
+    # the rules take four spacings (h0-h3): a fifth would land on `axis`; refused instead
+    def five(x): return np.gradient(x, 1.0, 1.0, 1.0, 1.0, 1.0)
+    refused(five, np.ones((2,) * 5), names=("spacing",))
+
+
+warnings.filterwarnings("ignore", category=DeprecationWarning, module=__name__)
