@@ -2,8 +2,11 @@
 vecdot, and the `numpy.linalg` spellings of matmul, outer, tensordot and vecdot.
 
 `einsum` is covered for one to four operands in explicit or implicit mode, with `...` and
-broadcasting (a cotangent is summed back over the axes its operand was broadcast along); an
-index repeated within one operand (a diagonal or trace, "ii->i") is refused at compile time.
+broadcasting (a cotangent is summed back over the axes its operand was broadcast along), and
+with an index repeated within one operand (a trace or a diagonal: "ii", "ii->i", "iij->j",
+"ij,jj->i"): that operand's cotangent lies on its diagonal, zero elsewhere. `optimize=` is
+accepted (the derivatives' own contractions use it too, a contraction path given as a list
+becoming "greedy"); subscripts given as lists, `out=` and more than four operands are refused.
 """
 
 import numpy as np
@@ -70,80 +73,110 @@ def einsum_plan(subscripts, shapes, which):
         for c, n in zip(sp, shape):
             sizes[c] = max(sizes.get(c, 1), n)
     mine = specs[which]
+    unique = "".join(dict.fromkeys(mine))  # a repeated letter once (a diagonal), in order
     others = [sp for i, sp in enumerate(specs) if i != which]
     avail = out + "".join(others)
-    kept = "".join(c for c in mine if c in avail)
-    expand = tuple(i for i, c in enumerate(mine) if c not in avail)
-    full = tuple(sizes[c] for c in mine)
-    return (",".join([out] + others) + "->" + kept, expand, full)
+    kept = "".join(c for c in unique if c in avail)
+    expand = tuple(i for i, c in enumerate(unique) if c not in avail)
+    full = tuple(sizes[c] for c in unique)
+    # a letter repeated within the operand: its later places are new axes of the cotangent,
+    # which lies on the diagonal (einsum_diagonal_mask)
+    repeats = tuple(i for i, c in enumerate(mine) if c in mine[:i])
+    return (",".join([out] + others) + "->" + kept, expand, full, repeats,
+            tuple(sizes[c] for c in mine), mine)
+
+
+@def_nondiff
+def einsum_diagonal_mask(spec, shape):
+    """True where every letter repeated in `spec` has the same index at each of its places."""
+    grids = np.indices(shape, sparse=True)
+    mask = np.ones(shape, dtype=bool)
+    for i, c in enumerate(spec):
+        if spec.index(c) != i:
+            mask = mask & (grids[i] == grids[spec.index(c)])
+    return mask
+
+
+@def_nondiff
+def einsum_optimize(optimize):
+    """The `optimize` for a cotangent's contraction: a path given as a list is for the call's
+    own operands, so "greedy" instead."""
+    return optimize if isinstance(optimize, (bool, str)) else "greedy"
 
 
 @defcheck(np.einsum)
 def einsum_check(subscripts):
     if not isinstance(subscripts, str):
         return "operands and subscripts given as lists (use a subscripts string)"
-    for spec in subscripts.replace(" ", "").partition("->")[0].split(","):
-        letters = spec.replace("...", "")
-        if len(set(letters)) != len(letters):
-            return f"an index repeated within one operand ({spec!r}: a diagonal or trace)"
+    if subscripts.count(",") > 3:  # (a fifth operand would land on `optimize`)
+        return "more than 4 operands"
     return None
 
 
-def einsum_without(spec, g, which, a, b, c, d):
+def einsum_without(spec, g, which, a, b, c, d, opt):
     """np.einsum(spec, g, *operands) with operand `which` left out (b, c, d may be None)."""
     if is_none(b):
-        return np.einsum(spec, g)
+        return np.einsum(spec, g, optimize=opt)
     if is_none(c):
         if which == 0:
-            return np.einsum(spec, g, b)
-        return np.einsum(spec, g, a)
+            return np.einsum(spec, g, b, optimize=opt)
+        return np.einsum(spec, g, a, optimize=opt)
     if is_none(d):
         if which == 0:
-            return np.einsum(spec, g, b, c)
+            return np.einsum(spec, g, b, c, optimize=opt)
         if which == 1:
-            return np.einsum(spec, g, a, c)
-        return np.einsum(spec, g, a, b)
+            return np.einsum(spec, g, a, c, optimize=opt)
+        return np.einsum(spec, g, a, b, optimize=opt)
     if which == 0:
-        return np.einsum(spec, g, b, c, d)
+        return np.einsum(spec, g, b, c, d, optimize=opt)
     if which == 1:
-        return np.einsum(spec, g, a, c, d)
+        return np.einsum(spec, g, a, c, d, optimize=opt)
     if which == 2:
-        return np.einsum(spec, g, a, b, d)
-    return np.einsum(spec, g, a, b, c)
+        return np.einsum(spec, g, a, b, d, optimize=opt)
+    return np.einsum(spec, g, a, b, c, optimize=opt)
 
 
-def einsum_bar(g, subscripts, which, like, a, b, c, d):
+def einsum_bar(g, subscripts, which, like, a, b, c, d, optimize):
     """Cotangent of operand `which` (`like`): g contracted with the others, summed back over
-    the axes it was broadcast along and broadcast over the axes only it had."""
+    the axes it was broadcast along, broadcast over the axes only it had, and laid on the
+    diagonal where a letter repeats within the operand."""
     # np.shape(None) is (); einsum_plan reads as many shapes as there are operands
     shapes = (np.shape(a), np.shape(b), np.shape(c), np.shape(d))
     plan = einsum_plan(subscripts, shapes, which)
-    part = einsum_without(plan[0], g, which, a, b, c, d)
+    part = einsum_without(plan[0], g, which, a, b, c, d, einsum_optimize(optimize))
     if plan[1]:
-        return unbroadcast(np.broadcast_to(np.expand_dims(part, plan[1]), plan[2]), like)
+        part = np.broadcast_to(np.expand_dims(part, plan[1]), plan[2])
+    if plan[3]:
+        part = np.expand_dims(part, plan[3]) * einsum_diagonal_mask(plan[5], plan[4])
     return unbroadcast(part, like)
 
 
 @defjvp(np.einsum)
-def einsum_jvp(subscripts, a, b=None, c=None, d=None, a_dot=0.0, b_dot=0.0, c_dot=0.0,
-               d_dot=0.0):
+def einsum_jvp(subscripts, a, b=None, c=None, d=None, optimize=False, a_dot=0.0, b_dot=0.0,
+               c_dot=0.0, d_dot=0.0):
+    # linear in each operand: a repeated index (a diagonal) is taken of the tangent alike
+    opt = optimize
     if b is None:
-        return np.einsum(subscripts, a_dot)
+        return np.einsum(subscripts, a_dot, optimize=opt)
     if c is None:
-        return np.einsum(subscripts, a_dot, b) + np.einsum(subscripts, a, b_dot)
+        return (np.einsum(subscripts, a_dot, b, optimize=opt)
+                + np.einsum(subscripts, a, b_dot, optimize=opt))
     if d is None:
-        return (np.einsum(subscripts, a_dot, b, c) + np.einsum(subscripts, a, b_dot, c)
-                + np.einsum(subscripts, a, b, c_dot))
-    return (np.einsum(subscripts, a_dot, b, c, d) + np.einsum(subscripts, a, b_dot, c, d)
-            + np.einsum(subscripts, a, b, c_dot, d) + np.einsum(subscripts, a, b, c, d_dot))
+        return (np.einsum(subscripts, a_dot, b, c, optimize=opt)
+                + np.einsum(subscripts, a, b_dot, c, optimize=opt)
+                + np.einsum(subscripts, a, b, c_dot, optimize=opt))
+    return (np.einsum(subscripts, a_dot, b, c, d, optimize=opt)
+            + np.einsum(subscripts, a, b_dot, c, d, optimize=opt)
+            + np.einsum(subscripts, a, b, c_dot, d, optimize=opt)
+            + np.einsum(subscripts, a, b, c, d_dot, optimize=opt))
 
 
 @defvjp(np.einsum, wrt=("a", "b", "c", "d"))
-def einsum_vjp(g, subscripts, a, b=None, c=None, d=None):
-    a_bar = einsum_bar(g, subscripts, 0, a, a, b, c, d)
-    b_bar = None if is_none(b) else einsum_bar(g, subscripts, 1, b, a, b, c, d)
-    c_bar = None if is_none(c) else einsum_bar(g, subscripts, 2, c, a, b, c, d)
-    d_bar = None if is_none(d) else einsum_bar(g, subscripts, 3, d, a, b, c, d)
+def einsum_vjp(g, subscripts, a, b=None, c=None, d=None, optimize=False):
+    a_bar = einsum_bar(g, subscripts, 0, a, a, b, c, d, optimize)
+    b_bar = None if is_none(b) else einsum_bar(g, subscripts, 1, b, a, b, c, d, optimize)
+    c_bar = None if is_none(c) else einsum_bar(g, subscripts, 2, c, a, b, c, d, optimize)
+    d_bar = None if is_none(d) else einsum_bar(g, subscripts, 3, d, a, b, c, d, optimize)
     return a_bar, b_bar, c_bar, d_bar
 
 

@@ -424,8 +424,7 @@ def _einsum(draw):
     if sb is not None:
         args += (draw(values(sb, REAL, scalar=False)),)
     names = ", ".join(f"a{i}" for i in range(len(args)))
-    return Example(f"np.einsum({sub!r}, {names})", args, tuple(range(len(args))),
-                   refused="repeated" if sub == "ii->i" else "")
+    return Example(f"np.einsum({sub!r}, {names})", args, tuple(range(len(args))))
 
 
 # shape and layout -------------------------------------------------------------------------
@@ -1353,3 +1352,26 @@ def _gradient_forms(draw):
 
 
 SPECS[np.gradient] = custom(_gradient_forms)
+
+
+def _einsum_forms(draw):
+    """np.einsum: traces and diagonals (an index repeated within one operand), with `...`,
+    one to four operands, implicit output, and `optimize=`."""
+    if draw(st.integers(0, 2)) == 0:
+        return _einsum(draw)
+    n, m = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    sub, shapes_ = draw(st.sampled_from([
+        ("ii", ((n, n),)), ("ii->i", ((n, n),)), ("iij->j", ((n, n, m),)),
+        ("iji->ij", ((n, m, n),)), ("iii->i", ((n, n, n),)), ("ij,jj->i", ((m, n), (n, n))),
+        ("...ii->...i", ((2, n, n),)), ("...ii", ((m, n, n),)), ("ii,jj", ((n, n), (m, m))),
+        ("ij,jk,kk->ik", ((m, n), (n, 2), (2, 2))), ("ii,ij,jk,kk->", ((n, n), (n, m), (m, 2),
+                                                                      (2, 2))),
+        ("iijj->ij", ((n, n, m, m),)), ("bii,bi->b", ((2, n, n), (2, n)))]))
+    args = tuple(draw(values(s, REAL, scalar=False)) for s in shapes_)
+    names = ", ".join(f"a{i}" for i in range(len(args)))
+    kws = {"optimize": draw(st.sampled_from([False, True, "greedy", "optimal"]))}
+    kws = drop_defaults(draw, kws, {"optimize": False})
+    return Example(f"np.einsum({sub!r}, {names}{kw_text(kws)})", args, tuple(range(len(args))))
+
+
+SPECS[np.einsum] = custom(_einsum_forms)

@@ -1,5 +1,5 @@
 """Issue #13, the remaining rule gaps: every argument form of np.gradient, einsum traces and
-diagonals, np.cross of 2-vectors.
+diagonals.
 
 Each derivative is checked against central finite differences in float64 at random points, in
 both modes, plus the dot-product test <u, J v> = <J^T u, v> (`check_both_modes`), never against
@@ -7,8 +7,6 @@ s2sad's own output; options still not handled are refused at compile time, namin
 """
 
 from __future__ import annotations
-
-import warnings
 
 import numpy as np
 import pytest
@@ -123,4 +121,75 @@ def test_gradient_of_a_five_d_array_with_five_spacings_is_refused_not_misread():
     refused(five, np.ones((2,) * 5), names=("spacing",))
 
 
-warnings.filterwarnings("ignore", category=DeprecationWarning, module=__name__)
+
+# -- np.einsum: traces and diagonals -----------------------------------------------------------
+
+def einsum_call(sub, n, optimize=False):
+    """A module-level-like function calling np.einsum(sub, n operands) (the compiler reads
+    source: built with exec into a named function with its own source lines)."""
+    names = ", ".join(f"a{i}" for i in range(n))
+    opt = "" if optimize is False else f", optimize={optimize!r}"
+    src = f"def einsum_{n}({names}):\n    return np.einsum({sub!r}, {names}{opt})\n"
+    return _function_from_source(src, f"einsum_{n}")
+
+
+_SOURCES: dict = {}
+
+
+def _function_from_source(src, name):
+    import importlib.util
+    import tempfile
+    from pathlib import Path
+
+    if src not in _SOURCES:
+        path = Path(tempfile.mkdtemp()) / f"issue13_{len(_SOURCES)}.py"
+        path.write_text("import numpy as np\n\n" + src)
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _SOURCES[src] = getattr(module, name)
+    return _SOURCES[src]
+
+
+EINSUM_DIAGONALS = [
+    ("ii", [(3, 3)]), ("ii->", [(2, 2)]), ("ii->i", [(3, 3)]), ("iij->j", [(3, 3, 2)]),
+    ("iji->ij", [(2, 3, 2)]), ("iii->i", [(2, 2, 2)]), ("iijj->ij", [(2, 2, 3, 3)]),
+    ("ij,jj->i", [(2, 3), (3, 3)]), ("ij,ii->j", [(3, 2), (3, 3)]), ("ii,jj", [(2, 2), (3, 3)]),
+    ("...ii->...i", [(2, 3, 3)]), ("...ii", [(4, 1, 2, 2)]), ("bii,bi->b", [(2, 3, 3), (1, 3)]),
+    ("ij,jk,kk->ik", [(2, 3), (3, 2), (2, 2)]), ("ii,ij,jk,kk->", [(2, 2), (2, 3), (3, 2), (2, 2)]),
+]
+
+
+@pytest.mark.parametrize("sub, shapes", EINSUM_DIAGONALS, ids=[s for s, _ in EINSUM_DIAGONALS])
+@pytest.mark.parametrize("optimize", [False, True, "optimal"])
+def test_einsum_traces_and_diagonals(sub, shapes, optimize):
+    f = einsum_call(sub, len(shapes), optimize)
+    args = [R.standard_normal(s) for s in shapes]
+    check_both_modes(f, args, salt=sub + str(optimize))
+
+
+def test_einsum_diagonal_cotangent_is_zero_off_the_diagonal():
+    # d/dA sum(w * diag(A)) = diag(w): the off-diagonal entries get an exact 0
+    f = einsum_call("ii->i", 1)
+    w = np.array([1.0, -2.0, 3.0])
+    (a_bar,) = s2sad.vjp(f)(R.standard_normal((3, 3)))[1](w)
+    assert np.array_equal(a_bar, np.diag(w))
+    (a_bar,) = s2sad.vjp(f)(R.standard_normal((3, 3)).astype(np.float32))[1](
+        w.astype(np.float32))
+    assert a_bar.dtype == np.float32
+
+
+def test_einsum_with_an_explicit_contraction_path():
+    def path(a, b, c):
+        return np.einsum("ij,jk,kk->i", a, b, c, optimize=["einsum_path", (0, 1), (0, 1)])
+    check_both_modes(path, [R.standard_normal((2, 3)), R.standard_normal((3, 2)),
+                            R.standard_normal((2, 2))])
+
+
+def test_einsum_forms_still_refused_name_the_option():
+    def five(a, b): return np.einsum("i,i,i,i,i", a, b, b, b, b)
+    def into(a): return np.einsum("ii->i", a, out=np.zeros(2))
+    with pytest.raises(s2sad.MissingRuleError, match="more than 4 operands"):
+        s2sad.vjp(five, wrt=0)(np.ones(2), np.ones(2))
+    refused(into, np.ones((2, 2)), names=("out",))
+
