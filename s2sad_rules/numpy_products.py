@@ -1,6 +1,10 @@
 """Rules for NumPy products not in operators.py / numpy_reductions.py: inner einsum kron cross
 vecdot, and the `numpy.linalg` spellings of matmul, outer, tensordot and vecdot.
 
+`cross` takes 2- and 3-vectors in any mix, along `axisa`/`axisb`/`axisc` or `axis`; a 2-vector is
+(x, y, 0) and two of them give the z component alone, as NumPy computes them (with its
+DeprecationWarning, which the derivative's own cross products repeat).
+
 `einsum` is covered for one to four operands in explicit or implicit mode, with `...` and
 broadcasting (a cotangent is summed back over the axes its operand was broadcast along), and
 with an index repeated within one operand (a trace or a diagonal: "ii", "ii->i", "iij->j",
@@ -9,9 +13,11 @@ accepted (the derivatives' own contractions use it too, a contraction path given
 becoming "greedy"); subscripts given as lists, `out=` and more than four operands are refused.
 """
 
+import warnings
+
 import numpy as np
 
-from s2sad.ir.prims import unbroadcast
+from s2sad.ir.prims import unbroadcast, zeros_like
 from s2sad_rules import numpy_reductions, operators
 from s2sad_rules.kind_tests import is_none
 from s2sad_rules.numpy_reductions import tensordot_plan
@@ -212,19 +218,37 @@ def kron_vjp(g, a, b):
     return np.reshape(a_bar, np.shape(a)), np.reshape(b_bar, np.shape(b))
 
 
+def _cross_of_2_vectors() -> bool:
+    """Does this NumPy still compute the cross product of 2-vectors (deprecated in 2.0)?"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            np.cross(np.ones(2), np.ones(2))
+        except ValueError:
+            return False
+    return True
+
+
+CROSS_OF_2_VECTORS = _cross_of_2_vectors()
+
+
 @defcheck(np.cross)
 def cross_check(a, b, axisa=-1, axisb=-1, axis=None):
     for x, ax in ((a, axisa if axis is None else axis), (b, axisb if axis is None else axis)):
         shape = x.shape if isinstance(x, Unknown) else np.shape(x)
         if shape is None or isinstance(ax, Unknown):
             return "operands or axes whose shapes are not known at compile time"
-        if shape[ax] != 3:
-            return "2-vectors (the VJP covers 3-vectors)"
+        if not -len(shape) <= ax < len(shape) or shape[ax] not in (2, 3):
+            return f"vectors of {shape[ax] if -len(shape) <= ax < len(shape) else '?'} " \
+                "components (NumPy takes 2 or 3)"
+        if shape[ax] == 2 and not CROSS_OF_2_VECTORS:
+            return "2-vectors (this NumPy no longer computes their cross product)"
     return None
 
 
 @defjvp(np.cross)
 def cross_jvp(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None, a_dot=0.0, b_dot=0.0):
+    # bilinear: also for 2-vectors (NumPy warns that they are deprecated, as for the primal)
     return (np.cross(a_dot, b, axisa, axisb, axisc, axis)
             + np.cross(a, b_dot, axisa, axisb, axisc, axis))
 
@@ -239,12 +263,39 @@ def cross_vjp(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 
 def cross_vjp_last(g, a, b, axisa, axisb, axisc):
-    a3 = np.moveaxis(a, axisa, -1)
-    b3 = np.moveaxis(b, axisb, -1)
+    """A 2-vector is (x, y, 0), as NumPy reads it: two 2-vectors give the z component alone
+    (no vector axis, `axisc` unused), a 2-vector with a 3-vector a 3-vector."""
+    af = np.moveaxis(a, axisa, 0)
+    bf = np.moveaxis(b, axisb, 0)
+    if np.shape(af)[0] == 2 and np.shape(bf)[0] == 2:
+        # z = a0 b1 - a1 b0
+        gz = np.expand_dims(g, 0)
+        a_bar = np.concatenate([gz * bf[1:2], -(gz * bf[:1])])
+        b_bar = np.concatenate([-(gz * af[1:2]), gz * af[:1]])
+        return cross_back(a_bar, a, axisa), cross_back(b_bar, b, axisb)
+    a3 = np.moveaxis(cross_pad(af), 0, -1)
+    b3 = np.moveaxis(cross_pad(bf), 0, -1)
     g3 = np.moveaxis(g, axisc, -1)
-    a_bar = np.moveaxis(unbroadcast(np.cross(b3, g3), a3), -1, axisa)
-    b_bar = np.moveaxis(unbroadcast(np.cross(g3, a3), b3), -1, axisb)
-    return a_bar, b_bar
+    a_bar = np.moveaxis(np.cross(b3, g3), -1, 0)
+    b_bar = np.moveaxis(np.cross(g3, a3), -1, 0)
+    if np.shape(af)[0] == 2:
+        a_bar = a_bar[:2]
+    if np.shape(bf)[0] == 2:
+        b_bar = b_bar[:2]
+    return cross_back(a_bar, a, axisa), cross_back(b_bar, b, axisb)
+
+
+def cross_pad(v):
+    """A 2-vector (along axis 0) as the 3-vector (x, y, 0)."""
+    if np.shape(v)[0] == 2:
+        return np.concatenate([v, zeros_like(v[:1])])
+    return v
+
+
+def cross_back(bar, x, axis):
+    """A cotangent with its vector axis first and the broadcast batch shape, summed to the
+    shape of `x`, whose vectors lie along `axis`."""
+    return np.moveaxis(unbroadcast(np.moveaxis(bar, 0, -1), np.moveaxis(x, axis, -1)), -1, axis)
 
 
 @defjvp(np.vecdot, np.linalg.vecdot)

@@ -1375,3 +1375,38 @@ def _einsum_forms(draw):
 
 
 SPECS[np.einsum] = custom(_einsum_forms)
+
+
+def _cross_forms(draw):
+    """np.cross of 2- and 3-vectors in any mix (NumPy 2 deprecates 2-vectors but computes
+    them: two give the z component alone), with axisa/axisb/axisc or axis."""
+    from s2sad_rules.numpy_products import CROSS_OF_2_VECTORS
+
+    if draw(st.integers(0, 2)) == 0:
+        return _cross(draw)
+    na, nb = draw(st.sampled_from([(2, 2), (2, 3), (3, 2), (3, 3)]))
+    sa, sb = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2,
+                                                   max_side=3)).input_shapes
+    kws: dict = {}
+    if draw(st.booleans()):
+        ax = draw(st.integers(-1 - min(len(sa), len(sb)), min(len(sa), len(sb))))
+        kws["axis"] = ax
+        ia = ib = ax
+    else:
+        ia = draw(st.integers(-1 - len(sa), len(sa)))
+        ib = draw(st.integers(-1 - len(sb), len(sb)))
+        kws["axisa"], kws["axisb"] = ia, ib
+        if na == 3 or nb == 3:
+            rank = len(np.broadcast_shapes(sa, sb)) + 1
+            kws["axisc"] = draw(st.integers(-rank, rank - 1))
+    shape_a, shape_b = list(sa), list(sb)
+    shape_a.insert(ia % (len(sa) + 1), na)
+    shape_b.insert(ib % (len(sb) + 1), nb)
+    kws = drop_defaults(draw, kws, {"axisa": -1, "axisb": -1, "axisc": -1})
+    a = draw(values(tuple(shape_a), REAL, scalar=False))
+    b = draw(values(tuple(shape_b), REAL, scalar=False))
+    return Example(f"np.cross(a0, a1{kw_text(kws)})", (a, b), (0, 1),
+                   refused="" if CROSS_OF_2_VECTORS or 3 == na == nb else "2-vectors")
+
+
+SPECS[np.cross] = custom(_cross_forms)

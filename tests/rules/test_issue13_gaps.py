@@ -1,5 +1,5 @@
 """Issue #13, the remaining rule gaps: every argument form of np.gradient, einsum traces and
-diagonals.
+diagonals, np.cross of 2-vectors.
 
 Each derivative is checked against central finite differences in float64 at random points, in
 both modes, plus the dot-product test <u, J v> = <J^T u, v> (`check_both_modes`), never against
@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import s2sad
+from s2sad_rules.numpy_products import CROSS_OF_2_VECTORS
 from tests.oracle import assert_close, numerical_jvp
 from tests.rules.test_issue13_regressions import check_both_modes, refused
 
@@ -193,3 +194,48 @@ def test_einsum_forms_still_refused_name_the_option():
         s2sad.vjp(five, wrt=0)(np.ones(2), np.ones(2))
     refused(into, np.ones((2, 2)), names=("out",))
 
+
+# -- np.cross of 2-vectors ---------------------------------------------------------------------
+
+def cross(a, b): return np.cross(a, b)
+def cross_axes(a, b): return np.cross(a, b, axisa=0, axisb=1, axisc=0)
+def cross_axis(a, b): return np.cross(a, b, axis=0)
+def cross_negative(a, b): return np.cross(a, b, axisa=-2, axisb=0, axisc=-2)
+
+
+TWO_VECTORS = pytest.mark.skipif(not CROSS_OF_2_VECTORS, reason=(
+    "this NumPy no longer computes the cross product of 2-vectors (refused: test below)"))
+
+
+@TWO_VECTORS
+@pytest.mark.filterwarnings("ignore:Arrays of 2-dimensional vectors:DeprecationWarning")
+@pytest.mark.parametrize("f, shapes", [
+    (cross, [(2,), (2,)]), (cross, [(4, 2), (2,)]), (cross, [(2, 3), (4, 1, 2)]),
+    (cross, [(2,), (3,)]), (cross, [(3,), (2,)]), (cross, [(3, 1, 2), (2, 3)]),
+    (cross_axes, [(2, 4), (4, 2)]), (cross_axes, [(3, 4), (4, 2)]), (cross_axes, [(2, 4), (4, 3)]),
+    (cross_axis, [(2, 3), (2, 3)]), (cross_axis, [(2, 3), (3, 3)]),
+    (cross_negative, [(2, 5), (3, 5)]), (cross_negative, [(2, 1), (2, 5)]),
+], ids=lambda v: getattr(v, "__name__", str(v)))
+def test_cross_of_2_vectors(f, shapes):
+    args = [R.standard_normal(s) for s in shapes]
+    expected = f(*args)
+    out, _ = s2sad.jvp(f)(*args, *[np.zeros_like(a) for a in args])
+    assert type(out) is type(expected) and np.shape(out) == np.shape(expected)
+    assert_close(out, expected, rtol=1e-12, atol=1e-12, check_kind=False)
+    check_both_modes(f, args, salt=str(shapes))
+
+
+@TWO_VECTORS
+@pytest.mark.filterwarnings("ignore:Arrays of 2-dimensional vectors:DeprecationWarning")
+def test_cross_of_two_2_vectors_is_the_z_component():
+    # z = a0 b1 - a1 b0: dz/da = (b1, -b0), dz/db = (-a1, a0) (analytic)
+    a, b = np.array([1.5, -2.0]), np.array([0.5, 3.0])
+    a_bar, b_bar = s2sad.vjp(cross)(a, b)[1](np.array(2.0))
+    assert np.array_equal(a_bar, 2.0 * np.array([3.0, -0.5]))
+    assert np.array_equal(b_bar, 2.0 * np.array([2.0, 1.5]))
+
+
+def test_cross_forms_still_refused_name_the_option():
+    refused(cross, np.ones(4), np.ones(3), names=("4 components",))
+    if not CROSS_OF_2_VECTORS:
+        refused(cross, np.ones(2), np.ones(2), names=("2-vectors",))
