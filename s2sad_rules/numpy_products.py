@@ -2,8 +2,9 @@
 vecdot, and the `numpy.linalg` spellings of matmul, outer, tensordot and vecdot.
 
 `cross` takes 2- and 3-vectors in any mix, along `axisa`/`axisb`/`axisc` or `axis`; a 2-vector is
-(x, y, 0) and two of them give the z component alone, as NumPy computes them (with its
-DeprecationWarning, which the derivative's own cross products repeat).
+(x, y, 0) and two of them give the z component alone, as NumPy 2.0-2.4 computes them (with its
+DeprecationWarning, which the derivative's own cross products repeat); refused where NumPy no
+longer computes them (2.5).
 
 `einsum` is covered for one to four operands in explicit or implicit mode, with `...` and
 broadcasting (a cotangent is summed back over the axes its operand was broadcast along), and
