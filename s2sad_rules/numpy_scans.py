@@ -5,13 +5,25 @@ Conventions: `ptp` follows `max`/`min` (ties share the derivative evenly); `cump
 `prod`, is differentiated by division and is valid where no factor is zero; `nansum` and
 `nanmean` give NaN entries a zero derivative; `std` at a zero spread has derivative 0 (the
 zero subgradient, as `norm` at 0). `np.sqrt(np.var(x))` written out differs: sqrt's slope is
-infinite at 0, and the chain rule gives NaN there. `gradient` is covered along one axis with a
-scalar spacing, `edge_order` 1 or 2 (coordinate arrays and several axes are refused).
+infinite at 0, and the chain rule gives NaN there.
+
+`gradient` takes every form NumPy accepts: `axis` None, an int (negative too) or a tuple, with a
+tuple of results for several axes; `edge_order` 1 or 2; no spacing, one number for every axis,
+or one spacing per axis, each a number or a 1-d array of coordinates (uneven, increasing or
+not). It is differentiated in `f` and in the spacings: a coordinate array is differentiated
+with NumPy's formula for uneven spacing, also where the coordinates happen to be evenly spaced
+(NumPy then uses its even formula, which agrees there; the derivative is the limit taken from
+nearby uneven grids). At most 4 axes at once and 4 spacing arguments (the rules' parameters
+`h0`-`h3`); more, `axis` or `edge_order` not known at compile time, and a spacing count NumPy
+refuses are refused at compile time.
 """
+
+import operator
 
 import numpy as np
 
-from s2sad.ir.prims import unbroadcast, zeros_like
+from s2sad.ir.prims import make_tuple, unbroadcast, zeros_like
+from s2sad_rules.kind_tests import is_none
 from s2sad_rules.numpy_reductions import expand_reduced
 from s2sad_rules.refusals import supported
 from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
@@ -202,43 +214,246 @@ def diff_pad_width(ndim, axis):
     return tuple((1, 1) if i == axis % ndim else (0, 0) for i in range(ndim))
 
 
+GRADIENT_SPACINGS = 4  # spacing arguments the rules take (h0..h3); as many axes at once
+
+
 @defcheck(np.gradient)
-def gradient_check(f, varargs=1.0, axis=None, edge_order=1):
+def gradient_check(f, h0=1.0, h1=None, h2=None, h3=None, axis=None, edge_order=1):
     ndim = f.ndim if isinstance(f, Unknown) else np.ndim(f)
+    if ndim is None:
+        return "an array `f` whose rank is not known at compile time"
+    if h3 is not None and (isinstance(axis, (float, Unknown)) or edge_order not in (1, 2)):
+        # a fifth positional spacing lands on `axis`, a sixth on `edge_order`
+        return f"more than {GRADIENT_SPACINGS} spacing arguments"
     if isinstance(axis, Unknown) or isinstance(edge_order, Unknown):
         return "an `axis` or `edge_order` not known at compile time"
-    if not isinstance(axis, int) and ndim != 1:
-        return "several axes at once (a tuple of results): pass one integer `axis`"
-    spacing_ndim = varargs.ndim if isinstance(varargs, Unknown) else np.ndim(varargs)
-    if spacing_ndim != 0:
-        return "coordinate arrays as spacing (pass one scalar spacing)"
+    if edge_order not in (1, 2):
+        return f"edge_order={edge_order!r} (NumPy accepts 1 or 2)"
+    try:
+        axes = gradient_axes(ndim, axis)
+    except (TypeError, ValueError):
+        return f"axis={axis!r}"
+    if len(axes) > GRADIENT_SPACINGS:
+        return (f"more than {GRADIENT_SPACINGS} axes at once (axis={axis!r} of a {ndim}-d "
+                "array): pass `axis`")
+    spacings = [h for h in (h0, h1, h2, h3) if h is not None]
+    ranks = [h.ndim if isinstance(h, Unknown) else np.ndim(h) for h in spacings]
+    if any(r is None or r > 1 for r in ranks):
+        return "a spacing that is neither a number nor a 1-d array of coordinates"
+    if len(spacings) == 1 and ranks[0] == 1 and len(axes) != 1:
+        return "one coordinate array for several axes"
+    if len(spacings) > 1 and len(spacings) != len(axes):
+        return (f"{len(spacings)} spacing arguments for {len(axes)} axes (or more than "
+                f"{GRADIENT_SPACINGS} spacings)")
     return None
 
 
-@defjvp(np.gradient)
-def gradient_jvp(f, varargs=1.0, axis=None, edge_order=1, f_dot=0.0):
-    return np.gradient(f_dot, varargs, axis=axis, edge_order=edge_order)
+@def_nondiff
+def gradient_axes(ndim, axis):
+    """The axes np.gradient differentiates along, in its order, as non-negative ints
+    (ValueError for an axis out of range or repeated, as NumPy)."""
+    if axis is None:
+        return tuple(range(ndim))
+    given = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    axes = tuple(operator.index(a) % ndim if -ndim <= operator.index(a) < ndim else -1
+                 for a in given)
+    if -1 in axes or len(set(axes)) != len(axes):
+        raise ValueError(f"axis {axis!r} of a {ndim}-d array")
+    return axes
 
 
-@defvjp(np.gradient, wrt=("f",))
-def gradient_vjp(g, f, varargs=1.0, axis=None, edge_order=1):
-    # the transpose of the difference stencil: central differences inside, one-sided ones
-    # (of first or second order) at both ends, along one axis with uniform spacing
-    ax = 0 if axis is None else axis
-    rows = np.moveaxis(g, ax, 0) / varargs
-    inner = rows[1:-1] / 2.0
-    two = zeros_like(rows[:2])
-    bar = np.concatenate([two, inner]) - np.concatenate([inner, two])
-    head = rows[:1]
-    tail = rows[-1:]
-    if edge_order == 1:
-        rest = zeros_like(rows[2:])
-        bar = bar + np.concatenate([-head, head, rest]) + np.concatenate([rest, -tail, tail])
+@def_nondiff
+def gradient_column(ndim):
+    """The shape (-1, 1, ..., 1) that lays coordinate differences along axis 0."""
+    return (-1,) + (1,) * (ndim - 1)
+
+
+def gradient_pick(k, h1, first, second, third, fourth):
+    """The spacing (or its tangent) of the k-th differentiated axis of four: the first for
+    every axis when one spacing was given (the second spacing `h1` is None), else the k-th."""
+    if is_none(h1):
+        return first
+    if k == 0:
+        return first
+    if k == 1:
+        return second
+    if k == 2:
+        return third
+    return fourth
+
+
+def gradient_along_dot(f, f_dot, ax, h, h_dot, edge_order):
+    """The tangent of np.gradient along axis `ax` with the spacing `h` (a number or a 1-d
+    array of coordinates), in both f and h.
+
+    Written with the slopes s = diff(f) / dx between neighbours: inside, the gradient is
+    (dx2 s1 + dx1 s2) / (dx1 + dx2) (NumPy's second-order formula for uneven spacing); at the
+    ends s itself (edge_order=1) or the slope of the parabola through three points
+    (edge_order=2). With a number `h`, every dx is h.
+    """
+    fm = np.moveaxis(f, ax, 0)
+    tm = np.moveaxis(f_dot, ax, 0)
+    if np.ndim(h) == 0:
+        s = np.diff(fm, 1, 0) / h
+        s_dot = (np.diff(tm, 1, 0) - s * h_dot) / h
+        dx1 = h
+        dx2 = h
+        dx1_dot = h_dot
+        dx2_dot = h_dot
+        e1 = h
+        e2 = h
+        e1_dot = h_dot
+        e2_dot = h_dot
+        z1 = h
+        z2 = h
+        z1_dot = h_dot
+        z2_dot = h_dot
     else:
-        rest = zeros_like(rows[3:])
-        bar = (bar + np.concatenate([-1.5 * head, 2.0 * head, -0.5 * head, rest])
-               + np.concatenate([rest, 0.5 * tail, -2.0 * tail, 1.5 * tail]))
-    return np.moveaxis(bar, 0, ax)
+        col = gradient_column(np.ndim(f))
+        dx = np.reshape(np.diff(h), col)
+        dx_dot = np.reshape(np.diff(h_dot), col)
+        s = np.diff(fm, 1, 0) / dx
+        s_dot = (np.diff(tm, 1, 0) - s * dx_dot) / dx
+        dx1 = dx[:-1]
+        dx2 = dx[1:]
+        dx1_dot = dx_dot[:-1]
+        dx2_dot = dx_dot[1:]
+        e1 = dx[:1]
+        e2 = dx[1:2]
+        e1_dot = dx_dot[:1]
+        e2_dot = dx_dot[1:2]
+        z1 = dx[-2:-1]
+        z2 = dx[-1:]
+        z1_dot = dx_dot[-2:-1]
+        z2_dot = dx_dot[-1:]
+    s1 = s[:-1]
+    s2 = s[1:]
+    den = dx1 + dx2
+    mid = (dx2 * s1 + dx1 * s2) / den
+    mid_dot = (dx2_dot * s1 + dx2 * s_dot[:-1] + dx1_dot * s2 + dx1 * s_dot[1:]
+               - mid * (dx1_dot + dx2_dot)) / den
+    if edge_order == 1:
+        head_dot = s_dot[:1]
+        tail_dot = s_dot[-1:]
+    else:
+        # the parabola through the first (last) three points: its slope at the end point
+        q = (s[1:2] - s[:1]) / (e1 + e2)
+        q_dot = (s_dot[1:2] - s_dot[:1] - q * (e1_dot + e2_dot)) / (e1 + e2)
+        head_dot = s_dot[:1] - e1_dot * q - e1 * q_dot
+        r = (s[-1:] - s[-2:-1]) / (z1 + z2)
+        r_dot = (s_dot[-1:] - s_dot[-2:-1] - r * (z1_dot + z2_dot)) / (z1 + z2)
+        tail_dot = s_dot[-1:] + z2_dot * r + z2 * r_dot
+    return np.moveaxis(np.concatenate([head_dot, mid_dot, tail_dot]), 0, ax)
+
+
+@defjvp(np.gradient)
+def gradient_jvp(f, h0=1.0, h1=None, h2=None, h3=None, axis=None, edge_order=1, f_dot=0.0,
+                 h0_dot=0.0, h1_dot=0.0, h2_dot=0.0, h3_dot=0.0):
+    axes = gradient_axes(np.ndim(f), axis)
+    t0 = gradient_along_dot(f, f_dot, axes[0], gradient_pick(0, h1, h0, h1, h2, h3),
+                            gradient_pick(0, h1, h0_dot, h1_dot, h2_dot, h3_dot), edge_order)
+    if len(axes) == 1:
+        return t0
+    t1 = gradient_along_dot(f, f_dot, axes[1], gradient_pick(1, h1, h0, h1, h2, h3),
+                            gradient_pick(1, h1, h0_dot, h1_dot, h2_dot, h3_dot), edge_order)
+    if len(axes) == 2:
+        return make_tuple(t0, t1)
+    t2 = gradient_along_dot(f, f_dot, axes[2], gradient_pick(2, h1, h0, h1, h2, h3),
+                            gradient_pick(2, h1, h0_dot, h1_dot, h2_dot, h3_dot), edge_order)
+    if len(axes) == 3:
+        return make_tuple(t0, t1, t2)
+    t3 = gradient_along_dot(f, f_dot, axes[3], gradient_pick(3, h1, h0, h1, h2, h3),
+                            gradient_pick(3, h1, h0_dot, h1_dot, h2_dot, h3_dot), edge_order)
+    return make_tuple(t0, t1, t2, t3)
+
+
+def gradient_along_bar(gk, f, ax, h, edge_order):
+    """(f's, h's cotangent) from the cotangent `gk` of np.gradient along axis `ax`: the
+    transpose of `gradient_along_dot` (the same slopes s = diff(f) / dx, read backwards)."""
+    fm = np.moveaxis(f, ax, 0)
+    gm = np.moveaxis(gk, ax, 0)
+    if np.ndim(h) == 0:
+        dx = h
+        dx1 = h
+        dx2 = h
+        e1 = h
+        e2 = h
+        z1 = h
+        z2 = h
+    else:
+        dx = np.reshape(np.diff(h), gradient_column(np.ndim(f)))
+        dx1 = dx[:-1]
+        dx2 = dx[1:]
+        e1 = dx[:1]
+        e2 = dx[1:2]
+        z1 = dx[-2:-1]
+        z2 = dx[-1:]
+    s = np.diff(fm, 1, 0) / dx
+    s1 = s[:-1]
+    s2 = s[1:]
+    den = dx1 + dx2
+    mid = (dx2 * s1 + dx1 * s2) / den
+    g_mid = gm[1:-1]
+    g_head = gm[:1]
+    g_tail = gm[-1:]
+    one = zeros_like(s[:1])
+    s_bar = np.concatenate([g_mid * dx2 / den, one]) + np.concatenate([one, g_mid * dx1 / den])
+    dx_rows = (np.concatenate([g_mid * (s2 - mid) / den, one])
+               + np.concatenate([one, g_mid * (s1 - mid) / den]))
+    if edge_order == 1:
+        rest = zeros_like(s[1:])
+        s_bar = s_bar + np.concatenate([g_head, rest]) + np.concatenate([rest, g_tail])
+    else:
+        rest = zeros_like(s[2:])
+        e = e1 + e2
+        z = z1 + z2
+        q = (s[1:2] - s[:1]) / e
+        r = (s[-1:] - s[-2:-1]) / z
+        s_bar = (s_bar + np.concatenate([g_head + g_head * e1 / e, -g_head * e1 / e, rest])
+                 + np.concatenate([rest, -g_tail * z2 / z, g_tail + g_tail * z2 / z]))
+        dx_rows = (dx_rows + np.concatenate([-g_head * q * e2 / e, g_head * q * e1 / e, rest])
+                   + np.concatenate([rest, -g_tail * r * z2 / z, g_tail * r * z1 / z]))
+    sd = s_bar / dx
+    dx_rows = dx_rows - sd * s
+    f_bar = np.moveaxis(-np.diff(np.pad(sd, diff_pad_width(np.ndim(f), 0)), 1, 0), 0, ax)
+    if np.ndim(h) == 0:
+        return f_bar, np.sum(dx_rows)
+    dx_bar = np.sum(dx_rows, axis=gradient_other_axes(np.ndim(f)))
+    return f_bar, -np.diff(np.pad(dx_bar, ((1, 1),)))
+
+
+@def_nondiff
+def gradient_other_axes(ndim):
+    return tuple(range(1, ndim))
+
+
+@defvjp(np.gradient, wrt=("f", "h0", "h1", "h2", "h3"))
+def gradient_vjp(g, f, h0=1.0, h1=None, h2=None, h3=None, axis=None, edge_order=1):
+    axes = gradient_axes(np.ndim(f), axis)
+    if len(axes) == 1:
+        f_bar, b0 = gradient_along_bar(g, f, axes[0], h0, edge_order)
+        return f_bar, b0, None, None, None
+    f_bar, b0 = gradient_along_bar(g[0], f, axes[0], h0, edge_order)
+    f_1, b1 = gradient_along_bar(g[1], f, axes[1], gradient_pick(1, h1, h0, h1, h2, h3),
+                                 edge_order)
+    f_bar = f_bar + f_1
+    if len(axes) == 2:
+        if is_none(h1):
+            return f_bar, b0 + b1, None, None, None
+        return f_bar, b0, b1, None, None
+    f_2, b2 = gradient_along_bar(g[2], f, axes[2], gradient_pick(2, h1, h0, h1, h2, h3),
+                                 edge_order)
+    f_bar = f_bar + f_2
+    if len(axes) == 3:
+        if is_none(h1):
+            return f_bar, b0 + b1 + b2, None, None, None
+        return f_bar, b0, b1, b2, None
+    f_3, b3 = gradient_along_bar(g[3], f, axes[3], gradient_pick(3, h1, h0, h1, h2, h3),
+                                 edge_order)
+    f_bar = f_bar + f_3
+    if is_none(h1):
+        return f_bar, b0 + b1 + b2 + b3, None, None, None
+    return f_bar, b0, b1, b2, b3
 
 
 def_linear(np.nansum, np.cumsum, np.trace, np.diff, np.gradient, wrt=(0,))

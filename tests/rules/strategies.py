@@ -424,8 +424,7 @@ def _einsum(draw):
     if sb is not None:
         args += (draw(values(sb, REAL, scalar=False)),)
     names = ", ".join(f"a{i}" for i in range(len(args)))
-    return Example(f"np.einsum({sub!r}, {names})", args, tuple(range(len(args))),
-                   refused="repeated" if sub == "ii->i" else "")
+    return Example(f"np.einsum({sub!r}, {names})", args, tuple(range(len(args))))
 
 
 # shape and layout -------------------------------------------------------------------------
@@ -1308,3 +1307,107 @@ def known_bug(rule, ex: Example, order: int = 1, kind: str = ""):
     Every case found so far is fixed: a new compiler bug gets a strict xfail reproducer in
     test_property_regressions.py and its cases a line here, naming the issue."""
     return None
+
+
+# -- issue #13: every argument form of np.gradient, einsum traces/diagonals, 2-vector cross ----
+
+
+def _coordinates(draw, n):
+    """n coordinates a grid step of at least 0.3 apart (increasing or decreasing; evenly
+    spaced a quarter of the time, where NumPy takes its uniform formula)."""
+    sign = draw(st.sampled_from([1.0, -1.0]))
+    if draw(st.integers(0, 3)) == 0:
+        steps = np.full(n - 1, draw(st.sampled_from([0.5, 1.0, 1.5])))
+    else:
+        steps = np.array(draw(st.lists(st.floats(0.3, 1.5), min_size=n - 1, max_size=n - 1)))
+    return draw(st.floats(-1.0, 1.0)) + sign * np.concatenate([[0.0], np.cumsum(steps)])
+
+
+def _gradient_forms(draw):
+    """np.gradient: axis None/int/negative/tuple, no, one or per-axis spacings (numbers or
+    coordinate arrays), edge_order 1 or 2; the spacings are differentiated half the time."""
+    if draw(st.integers(0, 3)) == 0:
+        return _gradient(draw)  # the one-axis, one-number form
+    edge = draw(st.sampled_from([1, 2]))
+    shape = draw(shapes(1, 3, min_side=edge + 1, max_side=4))
+    ndim = len(shape)
+    axis = axis_for(draw, ndim)
+    axes = list(range(ndim)) if axis is None else \
+        [a % ndim for a in (axis if isinstance(axis, tuple) else (axis,))]
+    x = draw(values(shape, REAL, scalar=False))
+    form = draw(st.sampled_from(["none", "one", "each"]))
+    spacings: list = []
+    if form == "one":
+        spacings = [draw(st.sampled_from([0.5, 1.3, -2.0]))] if len(axes) > 1 or \
+            draw(st.booleans()) else [_coordinates(draw, shape[axes[0]])]
+    elif form == "each":
+        spacings = [_coordinates(draw, shape[a]) if draw(st.booleans()) else
+                    draw(st.sampled_from([0.5, 1.3, -2.0])) for a in axes]
+    names = ", ".join(f"a{i + 1}" for i in range(len(spacings)))
+    kws = drop_defaults(draw, {"axis": axis, "edge_order": edge},
+                        {"axis": None, "edge_order": 1})
+    wrt = (0,) + tuple(i + 1 for i in range(len(spacings)) if draw(st.booleans()))
+    call = f"np.gradient(a0{', ' if names else ''}{names}{kw_text(kws)})"
+    return Example(call, (x, *spacings), wrt, rtol=1e-4)
+
+
+SPECS[np.gradient] = custom(_gradient_forms)
+
+
+def _einsum_forms(draw):
+    """np.einsum: traces and diagonals (an index repeated within one operand), with `...`,
+    one to four operands, implicit output, and `optimize=`."""
+    if draw(st.integers(0, 2)) == 0:
+        return _einsum(draw)
+    n, m = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    sub, shapes_ = draw(st.sampled_from([
+        ("ii", ((n, n),)), ("ii->i", ((n, n),)), ("iij->j", ((n, n, m),)),
+        ("iji->ij", ((n, m, n),)), ("iii->i", ((n, n, n),)), ("ij,jj->i", ((m, n), (n, n))),
+        ("...ii->...i", ((2, n, n),)), ("...ii", ((m, n, n),)), ("ii,jj", ((n, n), (m, m))),
+        ("ij,jk,kk->ik", ((m, n), (n, 2), (2, 2))), ("ii,ij,jk,kk->", ((n, n), (n, m), (m, 2),
+                                                                      (2, 2))),
+        ("iijj->ij", ((n, n, m, m),)), ("bii,bi->b", ((2, n, n), (2, n)))]))
+    args = tuple(draw(values(s, REAL, scalar=False)) for s in shapes_)
+    names = ", ".join(f"a{i}" for i in range(len(args)))
+    kws = {"optimize": draw(st.sampled_from([False, True, "greedy", "optimal"]))}
+    kws = drop_defaults(draw, kws, {"optimize": False})
+    return Example(f"np.einsum({sub!r}, {names}{kw_text(kws)})", args, tuple(range(len(args))))
+
+
+SPECS[np.einsum] = custom(_einsum_forms)
+
+
+def _cross_forms(draw):
+    """np.cross of 2- and 3-vectors in any mix (NumPy 2 deprecates 2-vectors but computes
+    them: two give the z component alone), with axisa/axisb/axisc or axis."""
+    from s2sad_rules.numpy_products import CROSS_OF_2_VECTORS
+
+    if draw(st.integers(0, 2)) == 0:
+        return _cross(draw)
+    # NumPy 2.5 no longer computes 2-vectors (refused: tests/rules/test_issue13_gaps.py)
+    na, nb = draw(st.sampled_from([(2, 2), (2, 3), (3, 2), (3, 3)] if CROSS_OF_2_VECTORS
+                                  else [(3, 3)]))
+    sa, sb = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2,
+                                                   max_side=3)).input_shapes
+    kws: dict = {}
+    if draw(st.booleans()):
+        ax = draw(st.integers(-1 - min(len(sa), len(sb)), min(len(sa), len(sb))))
+        kws["axis"] = ax
+        ia = ib = ax
+    else:
+        ia = draw(st.integers(-1 - len(sa), len(sa)))
+        ib = draw(st.integers(-1 - len(sb), len(sb)))
+        kws["axisa"], kws["axisb"] = ia, ib
+        if na == 3 or nb == 3:
+            rank = len(np.broadcast_shapes(sa, sb)) + 1
+            kws["axisc"] = draw(st.integers(-rank, rank - 1))
+    shape_a, shape_b = list(sa), list(sb)
+    shape_a.insert(ia % (len(sa) + 1), na)
+    shape_b.insert(ib % (len(sb) + 1), nb)
+    kws = drop_defaults(draw, kws, {"axisa": -1, "axisb": -1, "axisc": -1})
+    a = draw(values(tuple(shape_a), REAL, scalar=False))
+    b = draw(values(tuple(shape_b), REAL, scalar=False))
+    return Example(f"np.cross(a0, a1{kw_text(kws)})", (a, b), (0, 1))
+
+
+SPECS[np.cross] = custom(_cross_forms)
