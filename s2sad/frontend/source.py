@@ -212,6 +212,8 @@ def _find_lambda(func, lines):
     candidates = cached[1].get(code.co_firstlineno, [])
     if len(candidates) > 1:
         candidates = _by_position(code, candidates)
+    if len(candidates) > 1:
+        candidates = _by_order(func, lines, candidates)
     if len(candidates) != 1:
         what = "several lambdas share" if candidates else "no lambda was found on"
         raise SourceUnavailableError(
@@ -242,6 +244,26 @@ def _by_position(code, candidates) -> list:
         inside = [min(inside, key=lambda c: (c[0].end_lineno - c[0].lineno,
                                              c[0].end_col_offset - c[0].col_offset))]
     return inside
+
+
+def _by_order(func, lines, candidates) -> list:
+    """Without source positions in the code (Python 3.10): the lambdas of one line, in
+    source order, match the line's lambda code objects in the order the compiler made
+    them; the one whose code is `func`'s is the answer."""
+    code = func.__code__
+    found = []
+    for module in _compiled_forms("".join(lines), code.co_filename, func.__globals__)[:1]:
+        stack = [module]
+        while stack:  # pre-order, constants in order: source order
+            c = stack.pop()
+            if c.co_name == "<lambda>" and c.co_firstlineno == code.co_firstlineno:
+                found.append(c)
+            stack.extend(reversed([k for k in c.co_consts if isinstance(k, types.CodeType)]))
+    ordered = sorted(candidates, key=lambda c: (c[0].lineno, c[0].col_offset))
+    if len(found) != len(ordered):
+        return candidates
+    matches = [lam for lam, c in zip(ordered, found) if _same_code(c, code)]
+    return matches[:1] or candidates  # (lambdas of the same code have one derivative)
 
 
 def _matches_code(func, filename: str) -> bool:

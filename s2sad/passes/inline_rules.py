@@ -99,6 +99,14 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kin
     mapping = {}
     for p in fn.params:
         mapping[p] = bindings[p.name]
+    for p, default in fn.kwonly:  # a keyword-only parameter of the rule: bound by name
+        if p.name in bindings:
+            mapping[p] = bindings[p.name]
+        elif default is not inspect.Parameter.empty:
+            mapping[p] = Const(default)
+        else:
+            raise MissingRuleError(f"the {rule.mode.upper()} rule needs the keyword argument "
+                                   f"`{p.name}`", loc)
     stmts, alias = fn.body.stmts, {}
     rule_kind = None
     if kind_of is not None:

@@ -98,3 +98,33 @@ def test_rule_that_does_not_fit_its_function_is_rejected_at_registration():
         @s2sad.defjvp(two_args)
         def bad_jvp(a, b, c, a_dot):
             return a_dot
+
+
+# -- a primitive with a keyword-only parameter ------------------------------------------
+
+def scaled_softplus(x, *, beta=1.0):
+    return np.log1p(np.exp(beta * x)) / beta
+
+
+@s2sad.defjvp(scaled_softplus)
+def _scaled_softplus_jvp(x, x_dot, *, beta=1.0):
+    return x_dot / (1.0 + np.exp(-beta * x))
+
+
+@s2sad.defvjp(scaled_softplus)
+def _scaled_softplus_vjp(g, x, *, beta=1.0):
+    return g / (1.0 + np.exp(-beta * x))
+
+
+def uses_keyword_only(x):
+    return np.sum(scaled_softplus(x, beta=2.0)) + np.sum(scaled_softplus(x))
+
+
+def test_rule_with_a_keyword_only_parameter():
+    # the rule's keyword-only parameter is bound by name (it was left unbound once)
+    x = np.array([0.3, -0.7, 1.1])
+    v = np.array([1.0, 0.5, -2.0])
+    assert_close(s2sad.grad(uses_keyword_only)(x),
+                 numerical_grad(uses_keyword_only, [x], (0,))[0])
+    _, t = s2sad.jvp(uses_keyword_only)(x, v)
+    assert_close(t, numerical_jvp(uses_keyword_only, [x], (0,), [v]))
