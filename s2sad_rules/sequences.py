@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from s2sad.ir.prims import as_list, list_append
 from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
 
 
@@ -52,3 +53,27 @@ def dist_vjp(g, ans, p, q):
 
 
 def_linear(sum, math.fsum)
+
+
+# ys.append(y) in differentiated code (s2sad.ir.prims.list_append): a grown list's
+# cotangent is an array with one row per item; the row of the appended item goes to it,
+# the rows before it to the list it was appended to.
+@defjvp(list_append)
+def list_append_jvp(xs, v, xs_dot, v_dot):
+    return list_append(xs_dot, v_dot)
+
+
+@defvjp(list_append)
+def list_append_vjp(g, xs, v):
+    n = len(xs)
+    return g[:n], g[n]
+
+
+@defjvp(as_list)
+def as_list_jvp(xs, xs_dot):
+    return as_list(xs_dot)
+
+
+@defvjp(as_list)
+def as_list_vjp(g, xs):
+    return np.asarray(g)

@@ -51,6 +51,8 @@ RUNTIME_NAMES = {
     prims.broadcast_like: "broadcast_like",
     prims.zeros_like: "zeros_like",
     prims.fresh_copy: "fresh_copy",
+    prims.list_append: "list_append",
+    prims.as_list: "as_list",
 }
 
 

@@ -19,6 +19,7 @@ from s2sad.frontend.lower_statements import StatementLowering
 from s2sad.frontend.normalize import contains, normalize_exits
 from s2sad.frontend.source import parse_function
 from s2sad.frontend.values import VIEW_FNS, Abort, Scope, Static, StaticSeq, creates_array
+from s2sad.ir import prims
 from s2sad.ir.nodes import Block, Call, Const, Function, Var
 
 
@@ -36,6 +37,8 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         self.view_base: dict = {}  # a view's variable -> the array it looks into
         self.renamable = None  # the value of the assignment being lowered, if fresh
         self.stmt_stack: list = []  # (statement list, index, in a loop body) being lowered
+        self.grown: set = set()  # variables holding lists grown by `append` at run time
+        self.alias_checked: set = set()  # (function body, list name) checked for aliases
 
     def fresh(self, hint: str) -> Var:
         """A variable never handed out before: `hint`, `hint_1`, ... (a user's own `t_1`
@@ -64,6 +67,13 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
             elif fn in VIEW_FNS and args and isinstance(args[0], Var):
                 self.view_base[target] = self.view_base.get(args[0], args[0])
         return target
+
+    def scope_body(self) -> list:
+        """The statements of the function (or inlined helper, lambda) being lowered."""
+        node = self.scope.local_node if getattr(self.scope, "local_node", None) is not None \
+            else self.scope.parsed.node
+        body = getattr(node, "body", [])
+        return body if isinstance(body, list) else [gast.Expr(value=body)]
 
     def loc(self, node):
         if node is None or self.scope is None:
@@ -151,8 +161,15 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
 
     def flatten_return(self, value):
         if isinstance(value, StaticSeq):
-            return [self.materialize(v) for v in value.items], True
-        return [self.materialize(value)], False
+            return [self.returned(v) for v in value.items], True
+        return [self.returned(value)], False
+
+    def returned(self, value):
+        """An atom for a returned value (a grown list goes back as a plain list)."""
+        atom = self.materialize(value)
+        if isinstance(atom, Var) and atom in self.grown:
+            return self.emit(prims.as_list, [atom], hint="_list")
+        return atom
 
 
 def lower(func, table) -> Function:

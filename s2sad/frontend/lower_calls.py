@@ -348,6 +348,7 @@ class CallLowering:
                 body = body[1:]
         own = frozenset(bound) | frozenset(assigned_names(body))
         scope = Scope(lf.scope.parsed, parent=lf.scope, local_names=own)
+        scope.local_node = lf.node
         scope.env.update(bound)
         saved_scope = self.scope
         self.scope = scope

@@ -98,6 +98,8 @@ class ControlFlowLowering:
             else_res.append(self.materialize_in(else_stmts, b))
             outs.append(self.fresh(name))
             self.scope.env[name] = outs[-1]
+            if then_res[-1] in self.grown and else_res[-1] in self.grown:
+                self.grown.add(outs[-1])
             if a in self.scope.fresh and b in self.scope.fresh:
                 self.scope.fresh.add(outs[-1])
         # names bound in only one branch are undefined afterwards
@@ -135,12 +137,18 @@ class ControlFlowLowering:
 
     def carry_fresh(self, inits, params):
         """A loop variable starting from a fresh array holds one in every iteration, as long
-        as the body leaves it a fresh array (checked by check_carried_fresh)."""
+        as the body leaves it a fresh array (checked by check_carried_fresh). One starting
+        from a list the function built is a list it may append to."""
         for i, p in zip(inits, params):
             if isinstance(i, Var) and i in self.scope.fresh:
                 self.scope.fresh.add(p)
+            if isinstance(i, Var) and i in self.grown:
+                self.grown.add(p)
 
     def check_carried_fresh(self, params, results, outs, node, body_stmts=()):
+        for p, o in zip(params, outs):
+            if p in self.grown:
+                self.grown.add(o)
         for p, r, o in zip(params, results, outs):
             if p in self.scope.fresh:
                 if isinstance(r, Var) and (r in self.scope.fresh or r == p):

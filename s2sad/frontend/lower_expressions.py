@@ -39,7 +39,10 @@ class ExpressionLowering:
             if all(isinstance(i, Const) for i in items) and not value.is_list:
                 return Const(tuple(i.value for i in items))
             fn = prims.make_list if value.is_list else prims.make_tuple
-            return self.emit(fn, items, hint="_l" if value.is_list else "_tup")
+            out = self.emit(fn, items, hint="_l" if value.is_list else "_tup")
+            if value.is_list:
+                self.grown.add(out)  # a list the function built: it may append to it
+            return out
         if isinstance(value, Static):
             if is_simple_constant(value.obj) or isinstance(value.obj, np.ndarray):
                 return Const(value.obj, value.name)

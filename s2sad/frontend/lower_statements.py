@@ -113,6 +113,10 @@ class StatementLowering:
                     if self.peek_static(func) is not None and \
                     self.peek_static(func).obj is print:
                 self.lower_print(call)
+            case gast.Expr(value=gast.Call(func=gast.Attribute(value=gast.Name(id=name),
+                                                               attr="append"),
+                                           args=[item], keywords=[]) as call):
+                self.lower_append(name, item, call, in_loop)
             case gast.Assert(test=test, msg=msg):
                 cond = self.materialize(self.expr(test))
                 parts = [] if msg is None else [self.materialize(self.expr(msg))]
@@ -164,6 +168,72 @@ class StatementLowering:
     def _mutation_hint(self):
         return ("build a new array instead (np.concatenate, np.where, np.stack), "
                 "assignment into arrays is not supported yet")
+
+    def lower_append(self, name, item, call, in_loop):
+        """`ys.append(y)` on a list the function built: a new version of `ys` (in a loop, a
+        list grown at run time: see prims.Grown)."""
+        if name not in self.scope.env:
+            self.error(UnsupportedSyntaxError, f"`{name}.append` on a list the function did "
+                       "not create", call, f"start a new list in the function (`{name} = []`) "
+                       "and append to it")
+            raise Abort
+        self.check_list_aliases(name, call)
+        cur = self.name_load(name, call.func.value)
+        value = self.expr(item)
+        if isinstance(cur, StaticSeq) and cur.is_list and not in_loop and \
+                not any(loop for _, _, loop in self.stmt_stack):
+            self.scope.env[name] = StaticSeq(cur.items + (value,), True)
+            return
+        if not (isinstance(cur, StaticSeq) and cur.is_list) and \
+                not (isinstance(cur, Var) and cur in self.grown):
+            self.error(UnsupportedSyntaxError, f"`{name}.append` on a list the function did "
+                       "not create", call, f"start a new list in the function (`{name} = []`) "
+                       "and append to it")
+            raise Abort
+        for other, v in self.scope.env.items():
+            if other != name and (v is cur or (isinstance(v, Var) and v == cur)):
+                self.error(UnsupportedSyntaxError, f"`{name}.append` on a list that `{other}` "
+                           "also names (the append would change both)", call,
+                           f"append to one name only, or copy: `{other} = list({name})`")
+                raise Abort
+        new = self.emit(prims.list_append, [self.materialize(cur), self.materialize(value)],
+                        hint=name, node=call)
+        self.grown.add(new)
+        self.scope.env[name] = new
+
+    def check_list_aliases(self, name, call):
+        """A list the function appends to may be read (indexed, iterated, given to NumPy,
+        returned), never given a second name or put where an append could not be seen:
+        derivative code gives each append a new version of the list, which a second name
+        would not follow as Python's shared list does."""
+        body = self.scope_body()
+        key = (id(body), name)
+        if key in self.alias_checked:
+            return
+        self.alias_checked.add(key)
+        allowed: set = set()
+        for node in gast.walk(gast.Module(body=list(body), type_ignores=[])):
+            if isinstance(node, gast.Attribute) and node.attr == "append":
+                allowed.add(id(node.value))
+            elif isinstance(node, gast.Subscript):
+                allowed.add(id(node.value))
+            elif isinstance(node, gast.For):
+                allowed.add(id(node.iter))
+            elif isinstance(node, gast.Return) and node.value is not None:
+                allowed.add(id(node.value))
+            elif isinstance(node, gast.Call):
+                callee = self.peek_static(node.func)
+                if callee is not None and (self.table.is_primitive(callee.obj) or
+                                           callee.obj in (len, list, tuple)):
+                    allowed.update(id(a) for a in node.args)
+        for node in gast.walk(gast.Module(body=list(body), type_ignores=[])):
+            if isinstance(node, gast.Name) and node.id == name and \
+                    isinstance(node.ctx, gast.Load) and id(node) not in allowed:
+                self.error(UnsupportedSyntaxError, f"the list `{name}` is appended to and also "
+                           "used here as a value (a second name, a container, a helper's "
+                           "argument)", node, f"read `{name}` by indexing, iterating or "
+                           "passing it to a NumPy function; give the list one name")
+                raise Abort
 
     def lower_print(self, call):
         """print(...): kept in the primal part of the derivative (it runs once a call)."""

@@ -97,4 +97,7 @@ def assigned_names(stmts: list) -> list:
             elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
                     node.func.attr == "at" and node.args and isinstance(node.args[0], gast.Name):
                 seen.setdefault(node.args[0].id, None)  # np.add.at(a, ...)
+            elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                    node.func.attr == "append" and isinstance(node.func.value, gast.Name):
+                seen.setdefault(node.func.value.id, None)  # ys.append(y): a new version
     return list(seen)

@@ -93,6 +93,7 @@ class Scope:
         self.fresh: set = set()  # variables holding arrays this function created itself
         self.parent = parent
         self.local_names = local_names  # names a nested function assigns (its own)
+        self.local_node = None  # a nested function's node (else the parsed function's)
 
     def binding(self, name: str):
         """The value `name` is bound to in this function or an enclosing one, Undefined

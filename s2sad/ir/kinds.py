@@ -641,6 +641,8 @@ KIND_RULES[np.ndim] = _np_ndim_kind
 KIND_RULES[prims.print_values] = lambda a, k: Kind("object", value=None)
 KIND_RULES[prims.check_assertion] = lambda a, k: Kind("object", value=None)
 KIND_RULES[prims.format_text] = lambda a, k: OBJECT
+KIND_RULES[prims.list_append] = lambda a, k: UNKNOWN  # a list of a length known at run time
+KIND_RULES[prims.as_list] = lambda a, k: UNKNOWN
 KIND_RULES[np.size] = _np_size_kind
 
 for _a in ("T", "shape", "ndim", "size", "real", "imag", "dtype"):

@@ -6,6 +6,8 @@ shape helpers that derivative rules call (`unbroadcast`, `zeros_like`).
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 
@@ -113,6 +115,60 @@ def check_assertion(condition, *message):
 def format_text(template, *values):
     """An f-string, as `template.format(*values)` (its fields numbered in order)."""
     return template.format(*values)
+
+
+class Grown:
+    """A list built by `append` in differentiated code: a view of the first `n` items of a
+    backing list. Appending to the newest view appends to the backing list (no copy), and
+    every older view keeps its length, so a view taped for the reverse sweep still shows
+    the list as it was. Reads like a list (len, indexing, iteration, NumPy)."""
+
+    __slots__ = ("items", "n")
+
+    def __init__(self, items, n):
+        self.items, self.n = items, n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return self.items[:self.n][i]
+        i = operator.index(i)
+        if not -self.n <= i < self.n:
+            raise IndexError("list index out of range")
+        return self.items[i % self.n]
+
+    def __iter__(self):
+        return iter(self.items[:self.n])
+
+    def __array__(self, dtype=None, copy=None):
+        return np.array(self.items[:self.n], dtype=dtype)
+
+    def __eq__(self, other):
+        return list(self) == (list(other) if isinstance(other, Grown) else other)
+
+    __hash__ = None
+
+    def __repr__(self):
+        return repr(self.items[:self.n])
+
+
+def list_append(xs, v):
+    """`xs.append(v)` as a value: the list with `v` at the end (see Grown)."""
+    if isinstance(xs, Grown):
+        if len(xs.items) == xs.n:
+            xs.items.append(v)
+            return Grown(xs.items, xs.n + 1)
+        items = xs.items[:xs.n] + [v]
+    else:  # a list the function built (or the zero tangent of an empty one)
+        items = list(xs) + [v]
+    return Grown(items, len(items))
+
+
+def as_list(xs):
+    """A grown list handed back to the caller: a plain list."""
+    return list(xs)
 
 
 def make_list(*items):
@@ -271,9 +327,13 @@ def derivative_dtype(dtype):
 
 def zeros_like(x):
     """A zero cotangent/tangent for `x`: 0.0 for a scalar, a float array otherwise (a list
-    or tuple of numbers is the array NumPy makes of it)."""
+    or tuple of numbers is the array NumPy makes of it; a grown list's is an array with one
+    row per item, so that its cotangents add item by item)."""
     if isinstance(x, np.ndarray):
         return np.zeros(x.shape, dtype=derivative_dtype(x.dtype))
+    if isinstance(x, Grown):
+        first = np.asarray(x.items[0]) if x.n else np.zeros(())
+        return np.zeros((x.n,) + first.shape, dtype=derivative_dtype(first.dtype))
     if isinstance(x, (list, tuple)):
         if all(isinstance(i, (int, float, np.number)) for i in x):  # an operand: [3.0, 5.0]
             a = np.asarray(x)

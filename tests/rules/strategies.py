@@ -1288,6 +1288,8 @@ COVERED_ELSEWHERE = {
     "broadcast_items": "select's cotangents: tests/rules/test_issue13_regressions.py",
     "unbroadcast_items": "select's cotangents: tests/rules/test_issue13_regressions.py",
     "real_spectrum": "eig's real-spectrum check: tests/rules/test_issue13_regressions.py",
+    "list_append": "ys.append(y) in a loop: tests/frontend/test_lists.py",
+    "as_list": "a grown list returned: tests/frontend/test_lists.py",
 }
 
 # The module text every example's function is defined in.
