@@ -352,9 +352,32 @@ class Derivative:
             return
         n_pos = len(names) - len(self._kwonly)
         env = {f"{_PREFIX}slow": self._slow_call, f"{_PREFIX}DEFAULT": _DEFAULT}
+        params, fill = self._dispatch_parameters(sig, n_pos, env)
+        call = ", ".join(names[:n_pos] + [f"{n}={n}" for n in self._kwonly])
+        guards = Guards()
+        for _, hit in self._fast_paths:
+            guards = guards.merged(hit.guards)
+        cond = guards.condition(env, _PREFIX + "G")
+        wrap = f"{_PREFIX}vjp" if self.mode == "vjp" else ""
+        if wrap:
+            env[wrap] = functools.partial(checked_vjp, name=self.__name__)
+        fname = self.__name__ if self.__name__.isidentifier() else "derivative"
+        lines = [f"def {fname}({', '.join(params)}):"] + _dispatch_guard_lines(cond, fill)
+        n_body = len(lines)
+        lines += self._fast_path_lines(names[:self._n_params] + self._kwonly, call, wrap, env)
+        if len(lines) == n_body:
+            lines.append("        pass")
+        lines.append(f"    return {_PREFIX}slow({call})")
+        fn = _compiled_dispatcher("\n".join(lines), env, fname)
+        fn.__qualname__ = self.__name__
+        type(self).__call__ = staticmethod(fn)
+
+    def _dispatch_parameters(self, sig, n_pos, env):
+        """The dispatcher's parameter list (a default is a marker) and the statements that
+        fill in a default the call left out, as the function would read it."""
         params, fill = [], []
         current = _signature(self.func).parameters
-        for i, n in enumerate(names):
+        for i, n in enumerate(sig.parameters):
             p = sig.parameters[n]
             if i == n_pos and self._kwonly:
                 params.append("*")
@@ -376,40 +399,14 @@ class Derivative:
                 params.append(n)
         if self._kwonly and "*" not in params:
             params.insert(n_pos, "*")
-        call = ", ".join(names[:n_pos] + [f"{n}={n}" for n in self._kwonly])
-        guards = Guards()
-        for _, hit in self._fast_paths:
-            guards = guards.merged(hit.guards)
-        cond = guards.condition(env, _PREFIX + "G")
-        wrap = f"{_PREFIX}vjp" if self.mode == "vjp" else ""
-        if wrap:
-            env[wrap] = functools.partial(checked_vjp, name=self.__name__)
-        fname = self.__name__ if self.__name__.isidentifier() else "derivative"
-        lines = [f"def {fname}({', '.join(params)}):"]
-        if cond == "True" and not fill:
-            lines += ["    if True:"]
-        else:
-            lines += ["    try:", f"        {_PREFIX}ok = {cond}"]
-            if fill:
-                lines += [f"        if {_PREFIX}ok:"]
-                lines += ["    " + ln.replace("\n", "\n    ") for ln in fill]
-            lines += ["    except Exception:", f"        {_PREFIX}ok = False",
-                      f"    if {_PREFIX}ok:"]
-        n_body = len(lines)
-        arg_names = names[:self._n_params] + self._kwonly
+        return params, fill
+
+    def _fast_path_lines(self, arg_names, call, wrap, env):
+        """One test of the arguments' types (and shapes, dtypes) per recent specialisation,
+        each returning its generated function's result."""
+        lines = []
         for k, (sample, hit) in enumerate(self._fast_paths):
-            tests = []
-            for name, (t, shape, dtype) in zip(arg_names, sample):
-                if t is tuple or t is list:
-                    tests = None
-                    break
-                env[f"{_PREFIX}T{k}_{name}"] = t
-                tests.append(f"type({name}) is {_PREFIX}T{k}_{name}")
-                if t is _ndarray:
-                    env[f"{_PREFIX}S{k}_{name}"] = shape
-                    env[f"{_PREFIX}D{k}_{name}"] = dtype
-                    tests.append(f"{name}.shape == {_PREFIX}S{k}_{name} and "
-                                 f"{name}.dtype == {_PREFIX}D{k}_{name}")
+            tests = _sample_tests(k, arg_names, sample, env)
             if tests is None:
                 continue
             env[f"{_PREFIX}F{k}"] = in_precision(self, sample, hit)
@@ -418,17 +415,7 @@ class Derivative:
             lines.append(f"        if {test}:")
             lines.append(f"            return {wrap}({result})" if wrap else
                          f"            return {result}")
-        if len(lines) == n_body:
-            lines.append("        pass")
-        lines.append(f"    return {_PREFIX}slow({call})")
-        source = "\n".join(lines)
-        code = _DISPATCH_CODE.get(source)
-        if code is None:  # the same chain of tests for another function: compile once
-            code = _DISPATCH_CODE[source] = compile(source, "<s2sad dispatch>", "exec")
-        exec(code, env)
-        fn = env[fname]
-        fn.__qualname__ = self.__name__
-        type(self).__call__ = staticmethod(fn)
+        return lines
 
     # -- inspection ------------------------------------------------------
 
@@ -480,6 +467,46 @@ class Derivative:
 
 def _generic_call(self, *args, **kwargs):
     return self._slow_call(*args, **kwargs)
+
+
+def _dispatch_guard_lines(cond, fill):
+    """The dispatcher's body up to its fast paths: the guards and the defaults filled in,
+    leaving `_s2_ok` true where the fast paths may be tried."""
+    if cond == "True" and not fill:
+        return ["    if True:"]
+    lines = ["    try:", f"        {_PREFIX}ok = {cond}"]
+    if fill:
+        lines += [f"        if {_PREFIX}ok:"]
+        lines += ["    " + ln.replace("\n", "\n    ") for ln in fill]
+    return lines + ["    except Exception:", f"        {_PREFIX}ok = False",
+                    f"    if {_PREFIX}ok:"]
+
+
+def _sample_tests(k, arg_names, sample, env):
+    """The tests that arguments are of the kinds of `sample` (type; shape and dtype of an
+    array); None where a container argument makes the dispatcher leave it to the slow path."""
+    tests = []
+    for name, (t, shape, dtype) in zip(arg_names, sample):
+        if t is tuple or t is list:
+            return None
+        env[f"{_PREFIX}T{k}_{name}"] = t
+        tests.append(f"type({name}) is {_PREFIX}T{k}_{name}")
+        if t is _ndarray:
+            env[f"{_PREFIX}S{k}_{name}"] = shape
+            env[f"{_PREFIX}D{k}_{name}"] = dtype
+            tests.append(f"{name}.shape == {_PREFIX}S{k}_{name} and "
+                         f"{name}.dtype == {_PREFIX}D{k}_{name}")
+    return tests
+
+
+def _compiled_dispatcher(source, env, fname):
+    """Run the dispatcher's source in `env` and return its function (the code is compiled
+    once per distinct source: the same chain of tests for another function)."""
+    code = _DISPATCH_CODE.get(source)
+    if code is None:
+        code = _DISPATCH_CODE[source] = compile(source, "<s2sad dispatch>", "exec")
+    exec(code, env)
+    return env[fname]
 
 
 def _transform(mode):
