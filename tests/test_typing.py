@@ -60,3 +60,16 @@ def test_calls_that_do_not_fit_are_reported(mypy, monkeypatch):
 def test_user_code_runs():
     with restored_rule_table():  # it registers rules for its own functions
         runpy.run_path(str(USER_CODE), run_name="user_code")
+
+
+def test_every_package_of_the_public_api_ships_py_typed():
+    # without the marker, a type checker reads an installed package as untyped: a decorator
+    # from s2sad_rules.registry made the user's rule untyped (found outside the checkout)
+    import s2sad
+
+    packages = {getattr(s2sad, name).__module__.split(".")[0] for name in s2sad.__all__}
+    assert packages == {"s2sad", "s2sad_rules"}
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    for package in packages:
+        assert (ROOT / package / "py.typed").is_file(), package
+        assert re.search(rf'^{package} = \["py.typed"\]$', pyproject, flags=re.M), package
