@@ -17,7 +17,7 @@ import threading
 import types
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -36,7 +36,7 @@ P = ParamSpec("P")  # the parameters of the differentiated function
 R = TypeVar("R")  # what the differentiated function returns
 Out = TypeVar("Out", covariant=True)  # what a derivative returns
 # `wrt`: a positional parameter's index or name, a tuple (or list) of them, or None for all
-WrtSpec = Union[int, str, tuple[Union[int, str], ...], list[Union[int, str]], None]
+WrtSpec = int | str | tuple[int | str, ...] | list[int | str] | None
 Pullback = Callable[[Any], tuple[Any, ...]]  # out_bar -> one cotangent per wrt argument
 
 if TYPE_CHECKING:

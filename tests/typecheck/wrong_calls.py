@@ -68,4 +68,4 @@ def quartic(x: float) -> float:
 half(1.0)  # E: decorated value_and_grad: missing argument
 double(1.0, 2.0)  # E: decorated jacfwd: too many arguments
 quartic(y=1.0)  # E: decorated hessian: no such keyword
-s2sad.jvp(area)(2.0, 5.0, 1.0, 0.0).shape  # E: jvp returns a tuple (out, out_dot), not an array
+_ = s2sad.jvp(area)(2.0, 5.0, 1.0, 0.0).shape  # E: jvp returns a tuple (out, out_dot), not an array
