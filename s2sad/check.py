@@ -8,12 +8,11 @@ differences, and agreement of VJP and JVP.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from s2sad.api import WrtSpec
+from s2sad.api import WrtSpec  # (at run time too: typing.get_type_hints(check_grads))
 
 
 def _flat(x: Any) -> np.ndarray[Any, np.dtype[Any]]:

@@ -73,3 +73,21 @@ def test_every_package_of_the_public_api_ships_py_typed():
     for package in packages:
         assert (ROOT / package / "py.typed").is_file(), package
         assert re.search(rf'^{package} = \["py.typed"\]$', pyproject, flags=re.M), package
+
+
+def test_annotations_evaluate_at_run_time():
+    # (`from __future__ import annotations` keeps them strings: every name they use must
+    # exist at run time for typing.get_type_hints, as documentation and runtime checkers use)
+    import inspect
+    import typing
+
+    import s2sad
+
+    for name in s2sad.__all__:
+        obj = getattr(s2sad, name)
+        members = [obj] if not isinstance(obj, type) else [
+            m for m in vars(obj).values() if inspect.isfunction(m)] + [
+            p.fget for p in vars(obj).values() if isinstance(p, property)]
+        for member in members:
+            typing.get_type_hints(member)
+    assert typing.get_type_hints(s2sad.vjp)["return"] is not None
