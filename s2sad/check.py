@@ -7,22 +7,27 @@ differences, and agreement of VJP and JVP.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any
+
 import numpy as np
 
+from s2sad.api import WrtSpec  # (at run time too: typing.get_type_hints(check_grads))
 
-def _flat(x):
+
+def _flat(x: Any) -> np.ndarray[Any, np.dtype[Any]]:
     if isinstance(x, (tuple, list)):
         parts = [_flat(v) for v in x if v is not None]
         return np.concatenate(parts) if parts else np.zeros(0)
     return np.ravel(np.asarray(x, dtype=float))
 
 
-def _is_int(x) -> bool:
+def _is_int(x: Any) -> bool:
     return isinstance(x, (bool, int, np.integer, np.bool_)) or (
         isinstance(x, np.ndarray) and x.dtype.kind in "biu")
 
 
-def _like(x, rng):
+def _like(x: Any, rng: np.random.Generator) -> Any:
     """A random direction shaped like `x` (0 for an integer: it carries no derivative)."""
     if isinstance(x, (tuple, list)):
         return type(x)(_like(v, rng) for v in x)
@@ -33,7 +38,7 @@ def _like(x, rng):
     return float(rng.standard_normal())
 
 
-def _axpy(a, v, x):
+def _axpy(a: float, v: Any, x: Any) -> Any:
     if isinstance(x, (tuple, list)):
         return type(x)(_axpy(a, vi, xi) for vi, xi in zip(v, x))
     if _is_int(x):
@@ -41,7 +46,9 @@ def _axpy(a, v, x):
     return x + a * v
 
 
-def numerical_jvp(f, args, wrt, tangents, eps=1e-6, kwargs=None):
+def numerical_jvp(f: Callable[..., Any], args: tuple[Any, ...], wrt: Iterable[int],
+                  tangents: Iterable[Any], eps: float = 1e-6,
+                  kwargs: Mapping[str, Any] | None = None) -> Any:
     kwargs = kwargs or {}
     plus, minus = list(args), list(args)
     for i, t in zip(wrt, tangents):
@@ -53,7 +60,7 @@ def numerical_jvp(f, args, wrt, tangents, eps=1e-6, kwargs=None):
     return (np.asarray(fp) - np.asarray(fm)) / (2 * eps)
 
 
-def _inner(a, b) -> float:
+def _inner(a: Any, b: Any) -> float:
     """<a, b> through tuples and lists (None, an integer's cotangent, counts as 0)."""
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         return sum(_inner(x, y) for x, y in zip(a, b))
@@ -62,9 +69,31 @@ def _inner(a, b) -> float:
     return float(np.dot(_flat(a), _flat(b)))
 
 
-def check_grads(f, args, modes=("fwd", "rev"), order=1, wrt=None, eps=1e-6, rtol=1e-5,
-                atol=1e-7, seed=0, kwargs=None):
-    """Raise AssertionError if f's generated derivatives disagree with finite differences."""
+def check_grads(f: Callable[..., Any], args: Iterable[Any],
+                modes: Collection[str] = ("fwd", "rev"), order: int = 1, wrt: WrtSpec = None,
+                eps: float = 1e-6, rtol: float = 1e-5, atol: float = 1e-7, seed: int = 0,
+                kwargs: Mapping[str, Any] | None = None) -> bool:
+    """Check `f`'s generated derivatives against central finite differences.
+
+    In random directions (from `seed`): "fwd" compares the JVP with
+    (f(x + eps v) - f(x - eps v)) / (2 eps); "rev" checks the VJP by the dot-product test
+    <u, J v> = <J^T u, v> and, with "fwd" too, against the JVP. `wrt` picks the arguments
+    (every positional one by default); `kwargs` are passed through undifferentiated.
+
+    Returns:
+        True when every check passes (it raises otherwise).
+
+    Raises:
+        AssertionError: a derivative disagrees with finite differences, saying which.
+
+    Examples:
+        >>> import numpy as np
+        >>> import s2sad
+        >>> def f(x, y):
+        ...     return np.sum(np.sin(x) * y)
+        >>> s2sad.check_grads(f, (np.array([0.5, 1.0]), 2.0))
+        True
+    """
     from s2sad.api import jvp, vjp
     from s2sad.transform import resolve_wrt
 
@@ -99,7 +128,7 @@ def check_grads(f, args, modes=("fwd", "rev"), order=1, wrt=None, eps=1e-6, rtol
     return True
 
 
-def _assert_close(actual, expected, rtol, atol, what):
+def _assert_close(actual: Any, expected: Any, rtol: float, atol: float, what: str) -> None:
     a, e = _flat(actual), _flat(expected)
     if a.shape != e.shape or not np.allclose(a, e, rtol=rtol, atol=atol):
         raise AssertionError(f"{what}: got {actual!r}, expected {expected!r}")

@@ -24,7 +24,25 @@ class Loc:
 
 
 class S2SADError(Exception):
-    """Base class of every error the compiler raises about user input."""
+    """Base class of every error the compiler raises about user input.
+
+    Raised when a derivative is compiled (its first call, or `.source`), never from inside
+    generated code. It carries `kind` (what went wrong, in words), `message`, `hint` (what
+    to do instead) and the location in the user's source (`loc`, `filename`, `lineno`,
+    `col_offset`, `source_line`); `str(error)` renders all of them like a compiler
+    diagnostic. `errors` lists every problem found, when there were several.
+
+
+    Examples:
+        >>> import s2sad
+        >>> def pair(x):
+        ...     return x, 2.0 * x
+        >>> try:
+        ...     s2sad.grad(pair)(1.0)
+        ... except s2sad.S2SADError as e:
+        ...     print(e.kind, "/", e.hint)
+        not differentiable / use s2sad.vjp, or s2sad.jacrev for the Jacobian
+    """
 
     kind = "error"
 
@@ -73,50 +91,150 @@ class S2SADError(Exception):
 
 
 class UnsupportedSyntaxError(S2SADError):
-    """A construct the compiler does not accept (try, with, lambda, ...)."""
+    """A construct the compiler does not accept (try, with, lambda, ...).
+
+    Raised when the derivative is compiled.
+
+    Examples:
+        >>> import s2sad
+        >>> def read(x):
+        ...     with open("data.txt") as f:
+        ...         return x
+        >>> s2sad.grad(read)(1.0)
+        Traceback (most recent call last):
+            ...
+        s2sad.errors.UnsupportedSyntaxError: ...`with` is not supported...
+    """
 
     kind = "unsupported syntax"
 
 
 class MissingRuleError(S2SADError):
-    """A call of something that has no derivative rule and cannot be inlined."""
+    """A call of something that has no derivative rule and cannot be inlined.
+
+    Raised when the derivative is compiled.
+
+    Examples:
+        >>> import numpy as np
+        >>> import s2sad
+        >>> def lookup(x):
+        ...     return np.interp(0.5, x, x)
+        >>> s2sad.grad(lookup)(np.ones(2))
+        Traceback (most recent call last):
+            ...
+        s2sad.errors.MissingRuleError: ...no derivative rule for `np.interp`...
+    """
 
     kind = "missing rule"
 
 
 class NonDifferentiableError(S2SADError):
-    """A differentiable value reaches a place where no derivative exists."""
+    """A differentiable value reaches a place where no derivative exists.
+
+    Raised when the derivative is compiled.
+
+    Examples:
+        >>> import s2sad
+        >>> def pair(x):
+        ...     return x, 2.0 * x
+        >>> s2sad.grad(pair)(1.0)
+        Traceback (most recent call last):
+            ...
+        s2sad.errors.NonDifferentiableError: ...grad needs a function with one scalar output...
+    """
 
     kind = "not differentiable"
 
 
 class WrtError(S2SADError):
-    """A bad `wrt` or a bad argument for the requested derivative."""
+    """A bad `wrt` or a bad argument for the requested derivative.
+
+    Raised when the derivative is compiled.
+
+    Examples:
+        >>> import s2sad
+        >>> def square(x):
+        ...     return x * x
+        >>> s2sad.grad(square, wrt="y")(1.0)
+        Traceback (most recent call last):
+            ...
+        s2sad.errors.WrtError: ...wrt names 'y', which is not a positional parameter of square...
+    """
 
     kind = "bad wrt"
 
 
 class ArgumentTypeError(S2SADError, TypeError):
     """An argument of a type the compiled derivative cannot take (a masked array, an
-    ndarray subclass, a complex number)."""
+    ndarray subclass, a complex number).
+
+    Raised when the derivative is called with such an argument.
+
+    Examples:
+        >>> import s2sad
+        >>> def square(x):
+        ...     return x * x
+        >>> s2sad.grad(square)(1j)
+        Traceback (most recent call last):
+            ...
+        s2sad.errors.ArgumentTypeError: ...`x` is complex...
+    """
 
     kind = "unsupported argument"
 
 
 class SourceUnavailableError(S2SADError):
-    """The source code of a function cannot be retrieved or parsed."""
+    """The source code of a function cannot be retrieved or parsed.
+
+    Raised when the derivative is compiled.
+
+    Examples:
+        >>> import s2sad
+        >>> scope = {}
+        >>> exec("def square(x):\\n    return x * x", scope)
+        >>> s2sad.grad(scope["square"])(1.0)
+        Traceback (most recent call last):
+            ...
+        s2sad.errors.SourceUnavailableError: ...cannot read the source of square...
+    """
 
     kind = "source unavailable"
 
 
 class RuleError(S2SADError):
-    """A derivative rule that does not fit the function it is registered for."""
+    """A derivative rule that does not fit the function it is registered for.
+
+    Raised when the rule is registered.
+
+    Examples:
+        >>> import s2sad
+        >>> def scale(x, k):
+        ...     return k * x
+        >>> @s2sad.defjvp(scale)
+        ... def scale_jvp(y, y_dot):
+        ...     return y_dot
+        Traceback (most recent call last):
+            ...
+        s2sad.errors.RuleError: ...scale_jvp takes parameters ['y'] but scale requires ['x', 'k']
+    """
 
     kind = "bad rule"
 
 
 class NameResolutionError(S2SADError):
-    """A name that is neither local, global, a closure cell, nor a builtin."""
+    """A name that is neither local, global, a closure cell, nor a builtin.
+
+    Raised when the derivative is compiled.
+
+    Examples:
+        >>> import s2sad
+        >>> def scaled(x):
+        ...     return x * undefined_scale
+        >>> s2sad.grad(scaled)(1.0)
+        Traceback (most recent call last):
+            ...
+        s2sad.errors.NameResolutionError: ...name `undefined_scale` is not defined...
+    """
 
     kind = "unknown name"
 

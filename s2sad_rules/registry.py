@@ -15,7 +15,9 @@ parameter, in signature order (a tuple when there are several).
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar, overload
 
 from s2sad.errors import RuleError
 
@@ -205,35 +207,108 @@ def _check_fits(fn, primal_sig: inspect.Signature, rule_func, mode: str):
 
 
 TABLE = RuleTable()
+F = TypeVar("F", bound=Callable[..., Any])  # a rule, or a function marked: returned as it is
 
 
 def _as_tuple(fns):
     return fns if isinstance(fns, tuple) else (fns,)
 
 
-def defjvp(*fns):
-    """Decorator: register the decorated function as the JVP rule of each of `fns`."""
+def defjvp(*fns: Callable[..., Any]) -> Callable[[F], F]:
+    """Decorator: register the decorated function as the JVP rule of each of `fns`.
 
-    def register(func):
+    The rule takes the primitive's parameters (same names, same defaults), then `<p>_dot`
+    for each parameter `p` it differentiates, and optionally `ans` (the primal result); it
+    returns the result's tangent. See docs/writing_rules.md.
+
+    Returns:
+        The decorator; it returns the rule function itself, unchanged.
+
+    Raises:
+        RuleError: the rule's parameters do not fit a function of `fns`.
+
+    Examples:
+        >>> import numpy as np
+        >>> import s2sad
+        >>> def softplus(x):
+        ...     return np.logaddexp(0.0, x)
+        >>> @s2sad.defjvp(softplus)
+        ... def softplus_jvp(x, x_dot, ans):
+        ...     return x_dot * np.exp(x - ans)
+        >>> def f(x):
+        ...     return 2.0 * softplus(x)
+        >>> out, out_dot = s2sad.jvp(f)(0.0, 1.0)
+        >>> float(out_dot)  # 2 sigmoid(0)
+        1.0
+    """
+
+    def register(func: F) -> F:
         return TABLE.add_rule(fns, func, "jvp")
 
     return register
 
 
-def defvjp(*fns, wrt=None):
+def defvjp(*fns: Callable[..., Any],
+           wrt: Iterable[str] | None = None) -> Callable[[F], F]:
     """Decorator: register the decorated function as the VJP rule of each of `fns`.
 
-    `wrt` names the differentiable parameters; by default those without a default value.
+    The rule takes `g` (the result's cotangent), optionally `ans`, then the primitive's
+    parameters; it returns one cotangent per differentiable parameter (a tuple when there
+    are several). `wrt` names the differentiable parameters; by default those without a
+    default value. See docs/writing_rules.md.
+
+    Returns:
+        The decorator; it returns the rule function itself, unchanged.
+
+    Raises:
+        RuleError: the rule's parameters do not fit a function of `fns`, or it
+            differentiates other parameters than the function's JVP rule.
+
+    Examples:
+        >>> import numpy as np
+        >>> import s2sad
+        >>> def softplus2(x):
+        ...     return np.logaddexp(0.0, x)
+        >>> @s2sad.defvjp(softplus2)
+        ... def softplus2_vjp(g, ans, x):
+        ...     return g * np.exp(x - ans)
+        >>> def f(x):
+        ...     return 2.0 * softplus2(x)
+        >>> float(s2sad.grad(f)(0.0))  # 2 sigmoid(0)
+        1.0
     """
 
-    def register(func):
+    def register(func: F) -> F:
         return TABLE.add_rule(fns, func, "vjp", wrt=wrt)
 
     return register
 
 
-def def_nondiff(*fns):
-    """Mark callables as non-differentiable: their results carry no tangent or cotangent."""
+@overload
+def def_nondiff(fn: F, /) -> F: ...
+@overload
+def def_nondiff(*fns: Callable[..., Any]) -> tuple[Callable[..., Any], ...]: ...
+
+
+def def_nondiff(*fns: Any) -> Any:
+    """Mark callables as non-differentiable: their results carry no tangent or cotangent.
+
+    Works as a decorator too: a helper marked so is evaluated, not differentiated.
+
+    Returns:
+        The callable when given one (so the decorated name stays the function), else the
+        tuple of them.
+
+    Examples:
+        >>> import s2sad
+        >>> @s2sad.def_nondiff
+        ... def count_positive(x):
+        ...     return float(x > 0.0)
+        >>> def f(x):
+        ...     return count_positive(x) * x * x
+        >>> s2sad.grad(f)(3.0)  # the count is a constant 1.0: 2 x
+        6.0
+    """
     for fn in fns:
         TABLE.nondiff[TABLE._key(fn)] = True
     TABLE.version += 1
@@ -271,11 +346,34 @@ class Unknown:
         return f"Unknown(ndim={self.ndim}, dtype={self.dtype!r}, shape={self.shape})"
 
 
-def def_linear(*fns, wrt=None):
+@overload
+def def_linear(fn: F, /, *, wrt: Iterable[int] | None = None) -> F: ...
+@overload
+def def_linear(*fns: Callable[..., Any],
+               wrt: Iterable[int] | None = None) -> tuple[Callable[..., Any], ...]: ...
+
+
+def def_linear(*fns: Any, wrt: Iterable[int] | None = None) -> Any:
     """Mark callables as linear in each of the argument positions `wrt` separately
     (position 0 when None): a zero in any listed position gives a zero result, as for
     x * y, x @ y or np.sum(x). Functions linear only jointly (x + y, np.where(c, x, y))
-    must not be listed.
+    must not be listed. The compiler then skips the work a zero tangent or cotangent
+    would cost.
+
+    Returns:
+        The callable when given one, else the tuple of them.
+
+    Examples:
+        >>> import numpy as np
+        >>> import s2sad
+        >>> def flip(x):
+        ...     return x[::-1]
+        >>> s2sad.def_linear(flip) is flip
+        True
+        >>> def f(x):
+        ...     return np.sum(flip(x) * np.array([1.0, 2.0]))
+        >>> s2sad.grad(f)(np.array([5.0, 7.0]))  # the weights, flipped back
+        array([2., 1.])
     """
     for fn in fns:
         TABLE.linear[TABLE._key(fn)] = tuple(wrt) if wrt is not None else None
