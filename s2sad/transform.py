@@ -345,6 +345,12 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
                     f"{mode} needs a scalar output, but {ir.name} returns {k!r}", ir.loc,
                     "use s2sad.vjp for a vector-Jacobian product, or s2sad.jacrev for the "
                     "whole Jacobian")
+            if k.dtype == "c":
+                raise NonDifferentiableError(
+                    f"{mode} needs a real scalar output, but {ir.name} returns a complex "
+                    f"number (a gradient is defined for real-valued functions)", ir.loc,
+                    "return np.real(...), np.imag(...) or np.abs(...) of it, or use s2sad.vjp "
+                    "with a complex cotangent (or s2sad.jvp) for the complex derivative")
         out = reverse_pass(ir, kinds, wrt, TABLE)
         param_kinds = dict(kinds_in)
         for r, sp in zip(results, out.meta["seed_params"]):

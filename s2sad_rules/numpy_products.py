@@ -1,16 +1,17 @@
 """Rules for NumPy products not in operators.py / numpy_reductions.py: inner einsum kron cross
-vecdot, and the `numpy.linalg` spellings of matmul, outer, tensordot and vecdot.
+vecdot vdot, and the `numpy.linalg` spellings of matmul, outer, tensordot and vecdot.
 
 `einsum` is covered for one to four operands in explicit or implicit mode, with `...` and
 broadcasting (a cotangent is summed back over the axes its operand was broadcast along); an
-index repeated within one operand (a diagonal or trace, "ii->i") is refused at compile time.
+index repeated within one operand (a diagonal or trace, "ii->i") is refused at compile time. `vdot` and `vecdot` conjugate their first operand: its
+cotangent is conj(g b) (JAX's convention for complex cotangents), the second's g conj(a).
 """
 
 import numpy as np
 
 from s2sad.ir.prims import unbroadcast
 from s2sad_rules import numpy_reductions, operators
-from s2sad_rules.kind_tests import is_none
+from s2sad_rules.kind_tests import is_complex, is_none
 from s2sad_rules.numpy_reductions import tensordot_plan
 from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
 
@@ -222,7 +223,35 @@ def vecdot_jvp(x1, x2, x1_dot, x2_dot):
 @defvjp(np.vecdot, np.linalg.vecdot)
 def vecdot_vjp(g, x1, x2):
     gx = np.expand_dims(g, -1)
-    return unbroadcast(gx * x2, x1), unbroadcast(gx * x1, x2)
+    return unbroadcast(conj_if_complex(gx * x2, x1), x1), unbroadcast(gx * conj_of(x1), x2)
+
+
+def conj_of(x):
+    """conj(x), x itself when x is real (decided at compile time)."""
+    if is_complex(x):
+        return np.conj(x)
+    return x
+
+
+def conj_if_complex(t, x):
+    """The cotangent of a conjugated operand x (vdot's and vecdot's first): conj(t) for a
+    complex x (JAX's convention: dz -> b conj(dz) has transpose g -> conj(b g)); for a real x,
+    t (its real part is taken where x receives it)."""
+    if is_complex(x):
+        return np.conj(t)
+    return t
+
+
+# vdot(a, b) = sum(conj(a).ravel() * b.ravel()): conjugate-linear in a, linear in b
+@defjvp(np.vdot)
+def vdot_jvp(a, b, a_dot, b_dot):
+    return np.vdot(a_dot, b) + np.vdot(a, b_dot)
+
+
+@defvjp(np.vdot)
+def vdot_vjp(g, a, b):
+    a_bar = np.reshape(conj_if_complex(g * np.ravel(b), a), np.shape(a))
+    return a_bar, np.reshape(g * np.ravel(conj_of(a)), np.shape(b))
 
 
 # numpy.linalg's array-API spellings share the rules of their numpy namesakes

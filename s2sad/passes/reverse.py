@@ -78,6 +78,9 @@ class ReversePass:
         # cotangent atom -> the np.where selections it flows from: [(condition, branch)]
         self.masks: dict = {}
         self.exact_readers: set = set()
+        # JAX's convention: the cotangent of a real value is real (the real part of what
+        # complex arithmetic sends it); only a function with complex values needs the check
+        self.has_complex = any(_complex(k) for k in kinds.values())
 
     def kind(self, a):
         return atom_kind(a, self.kinds)
@@ -184,6 +187,10 @@ class ReversePass:
     def add_bar(self, bars: dict, v, contrib, em: Emitter):
         if not self.is_active(v):
             return
+        if self.has_complex and self.kind(v).tag in ("scalar", "array") and \
+                self.kind(v).dtype != "c":
+            # (the simplifier removes it where the contribution is known to be real)
+            contrib = em.call(np.real, (contrib,), hint=hint_of(v) + "_bar")
         prev = bars.get(v)
         if prev is None:
             bars[v] = contrib
@@ -749,6 +756,12 @@ class ReversePass:
 
 
 _TRANSPOSING: set = set()  # primitives whose JVP rule is being transposed
+
+
+def _complex(k) -> bool:
+    if k.tag in ("tuple", "list"):
+        return any(_complex(i) for i in k.items)
+    return k.dtype == "c"
 
 
 def _reader_tapes(block: Block) -> dict:
