@@ -79,10 +79,17 @@ in `complex64`, as `float32` is) are differentiated with JAX's documented conven
   `np.exp(1j * x)`), is real: the real part of what the complex operations send back.
 - `grad` and `value_and_grad` need a real scalar output: a complex one is refused with a
   `NonDifferentiableError` (take `np.real`, `np.imag` or `np.abs` of it, or use `vjp` with a
-  complex cotangent). A pullback takes a complex cotangent for a complex output, and refuses
-  one for a real output.
+  complex cotangent). A pullback takes a complex cotangent for a complex output (a real one
+  stands for the complex cotangent with no imaginary part), and refuses one for a real output.
+- As in JAX without `holomorphic=True`, `jacfwd` (and `hessian`) need real inputs and
+  `jacrev` real outputs: the derivative of a non-holomorphic function is not one complex
+  matrix. Use `jvp` with complex tangents (the directions 1 and 1j) or `vjp`. `hvp` is the
+  JVP of the gradient, a real-linear map of the complex direction.
+- `s2sad.check_grads` draws complex directions for complex arguments and outputs, and pairs
+  with Re(sum(u * v)).
 - Rules for real numbers only (ordering: `max`, `sort`, `clip`, `%`; real functions: `cbrt`,
-  `fabs`, `hypot`, `float`, every `math.*` (`cmath` is not covered); a modulus or a Hermitian
+  `fabs`, `hypot`, `float`, every `math.*` (`math.prod`, `math.fsum` and `math.dist` of a
+  list of complex numbers too; `cmath` is not covered); a modulus or a Hermitian
   factorisation: `np.linalg.norm`, `cholesky`, `eigh`, `svd`, `qr`, `pinv`, `slogdet`) refuse a
   complex argument at compile time with a `MissingRuleError` naming the callable; the column
   "complex" below says which.
@@ -110,7 +117,8 @@ def family_doc(module) -> str:
 def complex_support(fn, mod) -> str:
     """"yes", or "refused" where the rules refuse a complex argument (math.*: every one,
     also those that exist only on a later Python)."""
-    if mod in ("s2sad_rules.math_rules", "s2sad_rules.math_special") or fn in COMPLEX_REFUSED:
+    if mod in ("s2sad_rules.math_rules", "s2sad_rules.math_special") or fn in COMPLEX_REFUSED \
+            or getattr(fn, "__module__", None) == "math":
         return "refused"
     return "yes"
 

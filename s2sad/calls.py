@@ -166,11 +166,37 @@ def checked_vjp(result, name):
         check_seed(out_bar, out, name)
         return pullback(out_bar)
 
+    if has_complex(out):  # a real seed of a complex output: the complex one it stands for
+        real_checked = checked
+
+        def checked(out_bar):
+            return real_checked(complex_seed(out_bar, out))
+
     checked.__name__ = checked.__qualname__ = "pullback"
     checked.__wrapped__ = pullback
     checked.__doc__ = (f"The reverse sweep of {name}: pullback(out_bar) -> cotangents. It "
                        "keeps the forward sweep's saved values (and the arguments) alive.")
     return out, checked
+
+
+def has_complex(out) -> bool:
+    if type(out) is tuple:
+        return any(has_complex(o) for o in out)
+    return np.iscomplexobj(out)
+
+
+def complex_seed(seed, out):
+    """`seed` as a complex cotangent where its output is complex (so that the cotangents of
+    complex arguments come back complex); anything else unchanged (check_seed judges it)."""
+    if type(out) is tuple:
+        if type(seed) is not tuple or len(seed) != len(out):
+            return seed
+        return tuple(complex_seed(s, o) for s, o in zip(seed, out))
+    if np.iscomplexobj(out) and not np.iscomplexobj(seed) and \
+            isinstance(seed, (int, float, np.ndarray, np.number)) and \
+            np.asarray(seed).dtype.kind in "fiu":
+        return seed + 0j
+    return seed
 
 
 def check_seed(seed, out, name, path="out_bar"):

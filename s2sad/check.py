@@ -2,7 +2,9 @@
 
 Forward mode: J v from the JVP against (f(x + h v) - f(x - h v)) / 2h.
 Reverse mode: the dot-product test <u, J v> = <J^T u, v>, with J v from finite
-differences, and agreement of VJP and JVP.
+differences, and agreement of VJP and JVP. Complex values: directions are complex for
+complex arguments and outputs, and <a, b> is Re(sum(a * b)) (JAX's convention: a VJP is
+the transpose of the JVP under that pairing).
 """
 
 from __future__ import annotations
@@ -13,12 +15,16 @@ import numpy as np
 def _flat(x):
     if isinstance(x, tuple):
         return np.concatenate([_flat(v) for v in x]) if x else np.zeros(0)
-    return np.ravel(np.asarray(x, dtype=float))
+    x = np.asarray(x)
+    return np.ravel(x if x.dtype.kind == "c" else x.astype(float))
 
 
 def _like(x, rng):
     if isinstance(x, tuple):
         return tuple(_like(v, rng) for v in x)
+    if np.iscomplexobj(x):  # a complex direction moves the real and the imaginary parts
+        re, im = _like(np.real(x), rng), _like(np.real(x), rng)
+        return re + 1j * im if isinstance(x, np.ndarray) else complex(re, im)
     if isinstance(x, np.ndarray):
         return rng.standard_normal(x.shape)
     return float(rng.standard_normal())
@@ -43,7 +49,7 @@ def numerical_jvp(f, args, wrt, tangents, eps=1e-6, kwargs=None):
 
 
 def _inner(a, b) -> float:
-    return float(np.dot(_flat(a), _flat(b)))
+    return float(np.real(np.sum(_flat(a) * _flat(b))))
 
 
 def check_grads(f, args, modes=("fwd", "rev"), order=1, wrt=None, eps=1e-6, rtol=1e-5,
@@ -66,7 +72,8 @@ def check_grads(f, args, modes=("fwd", "rev"), order=1, wrt=None, eps=1e-6, rtol
     if "rev" in modes:
         out, pullback = vjp(f, wrt=tuple(idx))(*args, **kwargs)
         u = _like(out if isinstance(out, tuple) else np.asarray(out) if
-                  isinstance(out, np.ndarray) else float(out), rng)
+                  isinstance(out, np.ndarray) else complex(out) if np.iscomplexobj(out)
+                  else float(out), rng)
         bars = pullback(u)
         lhs = _inner(u, fd)
         rhs = sum(_inner(b, t) for b, t in zip(bars, tangents))

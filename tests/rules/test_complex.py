@@ -13,11 +13,15 @@ Every oracle here is independent of s2sad: central finite differences, or a form
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
+from hypothesis import event, note
 
 import s2sad
+from tests.rules.strategies import COMPLEX_PRIMAL_ONLY_REAL, complex_refused, complexify, known_bug
+from tests.rules.test_properties import derivative, given_examples, n_outputs, program, rule_params
 
 EPS = 1e-6
 R = np.random.default_rng(2026)
@@ -398,12 +402,62 @@ def test_complex64_in_complex64_out():
 
 
 def test_pullback_seeds():
-    _, pullback = s2sad.vjp(h_exp)(crandn(2))
-    pullback(np.array([1.0, 2.0]))  # a real seed is a complex one with no imaginary part
-    pullback(np.array([1.0 + 1j, 2.0]))
+    z = crandn(2)
+    _, pullback = s2sad.vjp(h_exp)(z)
+    # a real seed is a complex one with no imaginary part: the cotangent is still complex
+    (z_bar,) = pullback(np.array([1.0, 2.0]))
+    assert z_bar.dtype == np.complex128
+    np.testing.assert_allclose(z_bar, np.exp(z) * [1.0, 2.0])
+    np.testing.assert_allclose(pullback(np.array([1.0 + 1j, 2.0]))[0],
+                               np.exp(z) * [1.0 + 1j, 2.0])
+    (z_bar,) = s2sad.vjp(sum_of_concatenation)(z)[1](1.0)
+    assert z_bar.dtype == np.complex128
     _, pullback = s2sad.vjp(modulus)(crandn(2))
     with pytest.raises(ValueError, match="real"):
         pullback(np.array([1.0 + 1j, 2.0]))
+
+
+def sum_of_concatenation(z): return np.sum(np.concatenate([z, z]))
+def nonholomorphic_pair(z, x): return np.sin(z) * np.conj(z) + x * z, np.abs(z) * x
+
+
+def test_check_grads_takes_complex_arguments():
+    # complex directions, and the pairing Re(sum(u * v)) in the dot-product test
+    assert s2sad.check_grads(nonholomorphic_pair, (crandn(3), crandn(3, real=True)))
+    assert s2sad.check_grads(abs_squared, (1.0 + 2.0j,))
+
+
+def conjugate_twice(z):
+    return wrong_conj(z) * 2.0
+
+
+def wrong_conj(z):
+    return np.conj(z)
+
+
+@s2sad.defjvp(wrong_conj)
+def _wrong_conj_jvp(z, z_dot):
+    return np.conj(z_dot)
+
+
+@s2sad.defvjp(wrong_conj)
+def _wrong_conj_vjp(g, z):
+    return g  # wrong: the transpose of dz -> conj(dz) is g -> conj(g)
+
+
+def test_check_grads_catches_a_missing_conjugate():
+    with pytest.raises(AssertionError, match="dot-product"):
+        s2sad.check_grads(conjugate_twice, (crandn(3),))
+
+
+def m_prod(z): return math.prod([z, 2.0])
+def m_fsum(z): return math.fsum([z, 2.0])
+
+
+@pytest.mark.parametrize("f", [m_prod, m_fsum], ids=lambda f: f.__name__)
+def test_math_on_a_list_of_complex_numbers_is_refused(f):
+    with pytest.raises(s2sad.MissingRuleError, match="complex"):
+        s2sad.vjp(f)(1.0 + 1j)
 
 
 def test_grad_refuses_a_complex_output():
@@ -416,6 +470,26 @@ def test_grad_refuses_a_complex_output():
 
 
 def phase(x): return np.exp(1j * x)
+
+
+def test_jacobians_need_real_inputs_or_outputs_as_in_jax():
+    z = crandn(2)
+    with pytest.raises(s2sad.S2SADError, match="jacfwd needs real inputs") as err:
+        s2sad.jacfwd(h_exp)(z)
+    assert "s2sad.jvp" in str(err.value)
+    with pytest.raises(s2sad.S2SADError, match="jacrev needs real outputs") as err:
+        s2sad.jacrev(h_exp)(z)
+    assert "s2sad.vjp" in str(err.value)
+    with pytest.raises(s2sad.S2SADError, match="real inputs"):
+        s2sad.hessian(L_abs_sum)(z)
+    # jacrev of a real function of z: the rows are dL_i/dx - i dL_i/dy
+    np.testing.assert_allclose(s2sad.jacrev(n_abs)(z), np.diag(np.conj(z) / np.abs(z)))
+    # jacfwd of a complex function of a real x: the columns are df/dx_k
+    x = crandn(2, real=True)
+    np.testing.assert_allclose(s2sad.jacfwd(phase)(x), np.diag(1j * np.exp(1j * x)))
+    # hvp: the JVP of the gradient, a real-linear map of the complex direction v
+    v = crandn(2)
+    np.testing.assert_allclose(s2sad.hvp(sum_abs_squared)(z, v), 2 * np.conj(v))
 
 
 def test_second_order():
@@ -471,3 +545,75 @@ def test_rules_for_real_numbers_refuse_complex_at_compile_time(f, mode):
     assert type(err.value).__name__ == "MissingRuleError"
     assert REFUSED[f] in str(err.value) and "complex" in str(err.value)
     assert err.value.lineno is not None
+
+
+# -- the property suite on complex examples (one per rule: tests/rules/strategies.py) ----------
+
+def _complex_first_order(rule, ex, seed):
+    """A drawn example with complex arguments: a rule that takes them passes the JVP against
+    finite differences along complex directions and the bilinear dot-product test; one that
+    refuses them raises MissingRuleError naming complex, while compiling."""
+    if ex.refused or ex.vjp_refused or known_bug(rule, ex):
+        return
+    rng = np.random.default_rng(seed)
+    cex = complexify(ex, rng)
+    if not any(np.iscomplexobj(a) for a in cex.args):
+        event("no float argument to make complex")
+        return
+    note(cex.source)
+    wrt = cex.wrt
+    if complex_refused(rule):  # refused while compiling (NumPy may not even evaluate it)
+        f = program(cex, None).f
+        for kind in ("jvp", "vjp"):
+            with pytest.raises(s2sad.MissingRuleError, match="complex"):
+                d = s2sad.jvp(f, wrt=wrt) if kind == "jvp" else s2sad.vjp(f, wrt=wrt)
+                _ = d(*cex.args, *[cex.args[i] for i in wrt]) if kind == "jvp" else \
+                    d(*cex.args)
+        return
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("error", np.exceptions.ComplexWarning)
+            expected = program(cex, None).f(*cex.args)
+    except (TypeError, ValueError, np.exceptions.ComplexWarning, np.linalg.LinAlgError):
+        event("NumPy does not evaluate this example on complex values")
+        return
+    f = program(cex, n_outputs(expected)).f
+    if rule in COMPLEX_PRIMAL_ONLY_REAL:
+        return
+    v = [like(cex.args[i]) for i in wrt]
+
+    def at(h):
+        args = list(cex.args)
+        for i, t in zip(wrt, v):
+            args[i] = args[i] + h * t
+        with np.errstate(all="ignore"):
+            return [np.asarray(o) for o in as_tuple(f(*args))]
+
+    central = [(p - m) / (2 * EPS) for p, m in zip(at(EPS), at(-EPS))]
+    wide = [(p - m) / (4 * EPS) for p, m in zip(at(2 * EPS), at(-2 * EPS))]
+    out, out_dot = derivative("jvp", f, wrt)(*cex.args, *v)
+    if not all(np.all(np.isfinite(c)) and np.allclose(c, w, rtol=1e-4, atol=1e-6)
+               for c, w in zip(central, wide)):
+        event("not smooth at the drawn point: finite differences skipped")
+    else:
+        for t, c in zip(as_tuple(out_dot), central):
+            np.testing.assert_allclose(np.asarray(t), c, rtol=1e-4,
+                                       atol=1e-6 * (1 + np.max(np.abs(c), initial=0.0)))
+    for o, t in zip(as_tuple(out), as_tuple(out_dot)):  # a real output has a real tangent
+        assert np.iscomplexobj(t) <= np.iscomplexobj(o), (o, t)
+    _, pullback = derivative("vjp", f, wrt)(*cex.args)
+    u = tuple(like(np.asarray(o)) for o in as_tuple(out))
+    cot = pullback(u if isinstance(out, tuple) else (u[0] if np.ndim(out) else
+                                                      np.asarray(u[0])[()]))
+    for i, c in zip(wrt, cot):
+        assert np.shape(c) == np.shape(cex.args[i])
+        assert np.iscomplexobj(c) <= np.iscomplexobj(cex.args[i])
+    lhs, rhs = pairing(u, out_dot), pairing(cot, tuple(v))
+    scale = 1e-9 + sum(float(np.sum(np.abs(np.asarray(a) * np.asarray(b))))
+                       for a, b in zip(u, as_tuple(out_dot)))
+    assert abs(lhs - rhs) <= 1e-8 * scale + 1e-12, (lhs, rhs)
+
+
+@pytest.mark.parametrize("rule", rule_params())
+def test_rule_on_complex_examples(rule):
+    given_examples(rule)(lambda ex, seed: _complex_first_order(rule, ex, seed))()
