@@ -89,8 +89,8 @@ in `complex64`, as `float32` is) are differentiated with JAX's documented conven
   with Re(sum(u * v)).
 - Rules for real numbers only (ordering: `max`, `sort`, `clip`, `%`; real functions: `cbrt`,
   `fabs`, `hypot`, `float`, every `math.*` (`math.prod`, `math.fsum` and `math.dist` of a
-  list of complex numbers too; `cmath` is not covered); a modulus or a Hermitian
-  factorisation: `np.linalg.norm`, `cholesky`, `eigh`, `svd`, `qr`, `pinv`, `slogdet`) refuse a
+  list of complex numbers too; `cmath` is not covered); a Hermitian factorisation
+  or a complex sign: `cholesky`, `eigh`, `svd`, `qr`, `pinv`, `slogdet`) refuse a
   complex argument at compile time with a `MissingRuleError` naming the callable; the column
   "complex" below says which.
 

@@ -23,7 +23,7 @@ REAL_ONLY = (
     np.hypot, np.arctan2, np.copysign, np.fabs, np.logaddexp, np.logaddexp2, np.cbrt, float,
     np.nan_to_num, np.deg2rad, np.rad2deg, np.degrees, np.radians,
     # a modulus or a Hermitian factorisation: right for complex inputs only with conjugates
-    np.linalg.norm, np.linalg.vector_norm, np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd,
+    np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd,
     np.linalg.svdvals, np.linalg.cholesky, np.linalg.qr, np.linalg.pinv, np.linalg.slogdet,
     np.gradient,
 ) + tuple(

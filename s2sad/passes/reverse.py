@@ -188,7 +188,7 @@ class ReversePass:
         if not self.is_active(v):
             return
         if self.has_complex and self.kind(v).tag in ("scalar", "array") and \
-                self.kind(v).dtype != "c":
+                self.kind(v).dtype in ("f", "i", "b"):
             # (the simplifier removes it where the contribution is known to be real)
             contrib = em.call(np.real, (contrib,), hint=hint_of(v) + "_bar")
         prev = bars.get(v)
@@ -759,6 +759,8 @@ _TRANSPOSING: set = set()  # primitives whose JVP rule is being transposed
 
 
 def _complex(k) -> bool:
+    if not hasattr(k, "tag"):  # (the kinds also map a tape's readers to the tape)
+        return False
     if k.tag in ("tuple", "list"):
         return any(_complex(i) for i in k.items)
     return k.dtype == "c"

@@ -193,13 +193,24 @@ def n_vecdot(z): return np.vecdot(z, M)
 def n_var(z): return np.var(z, axis=0)
 def n_std(z): return np.std(z)
 def n_attrs(z): return z.real * z.imag + z.T.conj()
+def n_norm(z): return np.linalg.norm(z)
+def n_norm_axis(z): return np.linalg.norm(z, axis=0)
+def n_norm_1(z): return np.linalg.norm(z, 1, axis=1)
+def n_norm_inf(z): return np.linalg.norm(z[0], np.inf)
+def n_norm_3(z): return np.linalg.vector_norm(z, ord=3, axis=-1)
+def n_norm_fro(z): return np.linalg.norm(z, "fro")
+def n_norm_nuc(z): return np.linalg.norm(z, "nuc")
+def n_norm_spectral(z): return np.linalg.norm(z, 2)
+def n_norm_matrix_1(z): return np.linalg.norm(z, 1)
 def n_mixed(z): return z * np.conj(z) + np.abs(z) * z
 
 
 HOLOMORPHIC = [h_cube, h_exp, h_sin, h_log, h_matmul, h_inv, h_det, h_solve, h_matrix_power,
                h_poly, h_sqrt, h_tanh, h_prod, h_cumprod, h_einsum, h_fft]
 NON_HOLOMORPHIC = [n_abs, n_abs2, n_real, n_imag, n_conj, n_angle, n_angle_deg, n_vdot,
-                   n_vdot2, n_vecdot, n_var, n_std, n_attrs, n_mixed]
+                   n_vdot2, n_vecdot, n_var, n_std, n_attrs, n_mixed, n_norm, n_norm_axis,
+                   n_norm_1, n_norm_inf, n_norm_3, n_norm_fro, n_norm_nuc, n_norm_spectral,
+                   n_norm_matrix_1]
 
 
 @pytest.mark.parametrize("f", HOLOMORPHIC + NON_HOLOMORPHIC, ids=lambda f: f.__name__)
@@ -219,6 +230,7 @@ def L_imag_log(z): return np.sum(np.imag(np.log(z)) * np.arange(3.0))
 def L_quadratic(z): return np.real(np.conj(z) @ M @ z)
 def L_inv(z): return np.abs(np.sum(np.linalg.inv(np.diag(z) + M)))
 def L_fft(z): return np.sum(np.abs(np.fft.fft(z)) ** 2)
+def L_norm(z): return np.linalg.norm(z) + np.linalg.norm(z, 1)
 def L_mixed(x, z): return np.sum(np.abs(x * z + np.exp(1j * x)) ** 2)
 def L_mixed_products(x, z): return np.abs(np.dot(x, z) + np.inner(z, x) + np.vdot(x, z))
 def L_real_solve(x, z): return np.sum(np.abs(np.linalg.solve(np.diag(x) + 3.0 * np.eye(3), z)))
@@ -257,7 +269,7 @@ def L_real_loop(x, z):
 
 
 ONE_ARG = [L_abs_sum, L_norm2, L_var, L_std, L_angle, L_real_exp, L_imag_log, L_quadratic,
-           L_inv, L_fft, L_loop, L_while, L_if]
+           L_inv, L_fft, L_norm, L_loop, L_while, L_if]
 TWO_ARGS = [L_mixed, L_mixed_products, L_real_solve, L_real_power, L_real_loop]
 
 
@@ -510,7 +522,6 @@ def r_max(z): return np.max(z)
 def r_clip(z): return np.clip(z, 0.0, 1.0)
 def r_cbrt(z): return np.cbrt(z)
 def r_fabs(z): return np.fabs(z)
-def r_norm(z): return np.linalg.norm(z)
 def r_cholesky(z): return np.linalg.cholesky(z)
 def r_eigh(z): return np.linalg.eigh(z)[0]
 def r_svd(z): return np.linalg.svd(z)[1]
@@ -525,7 +536,7 @@ def r_real_if_close(z): return np.real_if_close(z)
 
 
 REFUSED = {r_maximum: "np.maximum", r_sort: "np.sort", r_max: "np.max", r_clip: "np.clip",
-           r_cbrt: "np.cbrt", r_fabs: "np.fabs", r_norm: "norm", r_cholesky: "cholesky",
+           r_cbrt: "np.cbrt", r_fabs: "np.fabs", r_cholesky: "cholesky",
            r_eigh: "eigh", r_svd: "svd", r_qr: "qr", r_pinv: "pinv", r_slogdet: "slogdet",
            r_deg2rad: "deg2rad", r_mod: "mod", r_float: "float", r_math: "math.sin",
            r_real_if_close: "real_if_close"}
