@@ -90,7 +90,7 @@ in `complex64`, as `float32` is) are differentiated with JAX's documented conven
 - Rules for real numbers only (ordering: `max`, `sort`, `clip`, `%`; real functions: `cbrt`,
   `fabs`, `hypot`, `float`, every `math.*` (`math.prod`, `math.fsum` and `math.dist` of a
   list of complex numbers too; `cmath` is not covered); a Hermitian factorisation
-  or a complex sign: `cholesky`, `eigh`, `svd`, `qr`, `pinv`, `slogdet`) refuse a
+  or a complex sign: `cholesky`, `eigh`, `svd`, `qr`, `pinv`) refuse a
   complex argument at compile time with a `MissingRuleError` naming the callable; the column
   "complex" below says which.
 

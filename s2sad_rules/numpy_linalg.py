@@ -16,8 +16,9 @@ Matrices may be stacked (leading batch axes). Conventions:
   `axis` must be known at compile time. A complex input's norm is real: conj(x)/|x| takes
   the place of sign(x) (conj(U V^H) for the nuclear norm), in JAX's convention.
 - inv, solve, det and matrix_power are holomorphic: their rules hold for complex matrices as
-  written (transposes, no conjugates). cholesky, eigh, eigvalsh, svd, svdvals, qr, pinv and
-  slogdet refuse complex inputs at compile time.
+  written (transposes, no conjugates). `slogdet` of a complex matrix: log|det| moves by
+  Re(t) and the sign (a unit complex number) by i sign Im(t), t = tr(solve(a, da)).
+  cholesky, eigh, eigvalsh, svd, svdvals, qr and pinv refuse complex inputs at compile time.
 Tuple results (slogdet, eigh, svd, qr) have a tuple tangent and a tuple cotangent; a JVP rule
 builds its tuple with `make_tuple` (see docs/writing_rules.md).
 """
@@ -92,13 +93,21 @@ def det_vjp(g, ans, a):
 
 @defjvp(np.linalg.slogdet)
 def slogdet_jvp(a, a_dot, ans):
-    # the sign is piecewise constant: its tangent is 0
-    return make_tuple(zeros_like(ans[0]), np.trace(np.linalg.solve(a, a_dot), axis1=-2,
-                                                   axis2=-1))
+    t = np.trace(np.linalg.solve(a, a_dot), axis1=-2, axis2=-1)  # d log det a
+    if is_complex(a):
+        # log|det| moves by Re(t), the sign e^{i theta} by i sign Im(t)
+        return make_tuple(ans[0] * 1j * np.imag(t), np.real(t))
+    # the sign of a real determinant is piecewise constant: its tangent is 0
+    return make_tuple(zeros_like(ans[0]), t)
 
 
 @defvjp(np.linalg.slogdet)
-def slogdet_vjp(g, a):
+def slogdet_vjp(g, ans, a):
+    if is_complex(a):
+        # the transpose of the JVP above (JAX's convention): inv(a)^T (g_logabs + i Im(sign
+        # g_sign))
+        w = g[1] + 1j * np.imag(ans[0] * g[0])
+        return np.expand_dims(np.expand_dims(w, -1), -1) * mT(np.linalg.inv(a))
     return np.expand_dims(np.expand_dims(g[1], -1), -1) * mT(np.linalg.inv(a))
 
 

@@ -24,7 +24,7 @@ REAL_ONLY = (
     np.nan_to_num, np.deg2rad, np.rad2deg, np.degrees, np.radians,
     # a modulus or a Hermitian factorisation: right for complex inputs only with conjugates
     np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd,
-    np.linalg.svdvals, np.linalg.cholesky, np.linalg.qr, np.linalg.pinv, np.linalg.slogdet,
+    np.linalg.svdvals, np.linalg.cholesky, np.linalg.qr, np.linalg.pinv,
     np.gradient,
 ) + tuple(
     # math.*: real functions (a complex argument raises TypeError; cmath is not covered)
