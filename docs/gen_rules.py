@@ -74,7 +74,7 @@ in `complex64`, as `float32` is) are differentiated with JAX's documented conven
   cotangent is conj(g * b).
 - The gradient of a real-valued L of z = x + iy is dL/dx - i dL/dy: for example
   `grad(lambda z: np.abs(z) ** 2)(3 + 4j) == 6 - 8j` (= 2 conj(z)), and
-  `grad(np.abs)(3 + 4j) == (3 - 4j) / 5`. Follow -grad(L) to decrease L.
+  `grad(np.abs)(3 + 4j) == (3 - 4j) / 5`. L decreases fastest along -conj(grad(L)).
 - The cotangent of a real input, or of a real value used in complex arithmetic (`x * 1j`,
   `np.exp(1j * x)`), is real: the real part of what the complex operations send back.
 - `grad` and `value_and_grad` need a real scalar output: a complex one is refused with a
@@ -90,7 +90,7 @@ in `complex64`, as `float32` is) are differentiated with JAX's documented conven
 - Rules for real numbers only (ordering: `max`, `sort`, `clip`, `%`; real functions: `cbrt`,
   `fabs`, `hypot`, `float`, every `math.*` (`math.prod`, `math.fsum` and `math.dist` of a
   list of complex numbers too; `cmath` is not covered); a Hermitian factorisation
-  or a complex sign: `cholesky`, `eigh`, `svd`, `qr`, `pinv`) refuse a
+  or a complex spectrum: `cholesky`, `eigh`, `svd`, `qr`, `pinv`, `eig`) refuse a
   complex argument at compile time with a `MissingRuleError` naming the callable; the column
   "complex" below says which.
 
