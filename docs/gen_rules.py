@@ -18,6 +18,7 @@ import numpy as np  # noqa: E402
 import s2sad  # noqa: E402,F401  (imports the rule table)
 from s2sad.passes.inline_rules import callee_name  # noqa: E402
 from s2sad_rules import TABLE  # noqa: E402
+from s2sad_rules.real_only import COMPLEX_REFUSED  # noqa: E402
 
 HEADER = """# Derivative rules: what is covered
 
@@ -27,7 +28,8 @@ Every callable below has a JVP rule and a VJP rule, checked against finite diffe
 `tests/rules/test_rule_table.py`. "Differentiates" names the parameters that carry
 derivatives; other parameters must not depend on differentiated inputs. "Linear" marks
 callables registered with `def_linear` (the simplifier maps a zero tangent to zero).
-A callable marked with a version (*Python 3.11+*) exists only from that version on; its
+"Complex" says whether the rules take complex arguments (see "Complex numbers" below) or
+refuse them at compile time. A callable marked with a version (*Python 3.11+*) exists only from that version on; its
 rules are registered where it exists.
 
 ## Conventions at kinks and boundaries
@@ -47,10 +49,7 @@ rules are registered where it exists.
   `where` (`safe = np.where(x > 0, x, 1.0)`) still helps.
 - `x ** y`, `np.power`, `pow`: derivative 0 in x where y == 0 (even at x = 0), 0 in y at x = 0.
 - `np.std` at zero spread: the subgradient 0 (as `norm` at 0).
-- Complex values follow JAX's convention: a VJP is the transpose (g * f'(z) for holomorphic f),
-  the cotangent of z = x + iy is dL/dx - i dL/dy, and a real input gets a real cotangent; rules
-  written for real numbers only (ordering, modulus, Hermitian factorisations) refuse complex
-  arguments at compile time.
+- Complex values follow JAX's convention (next section).
 - Options a rule cannot handle are refused at compile time with a `MissingRuleError` naming
   the option (`defcheck` in `s2sad_rules/registry.py`).
 - `np.prod`, `np.cumprod`, `math.prod`: differentiated by division; valid where no factor is 0.
@@ -59,6 +58,41 @@ rules are registered where it exists.
 - `np.sort`: each cotangent goes back to the entry that was moved there.
 - `np.take`, `np.take_along_axis`, `np.repeat`, subscripts: scatter-add (repeated indices
   accumulate).
+
+## Complex numbers
+
+Complex arguments (Python `complex`, `np.complex128`, complex arrays; `complex64` is returned
+in `complex64`, as `float32` is) are differentiated with JAX's documented convention:
+
+- The JVP is the real-linear map dz -> J dz: tangents of complex inputs are complex, and a real
+  output (`np.abs`, `np.real`, `np.angle`, `np.var` of a complex array) has a real tangent.
+- The VJP is the *transpose* of that map under the bilinear pairing Re(sum(u * v)), not its
+  adjoint: cotangents are conjugate-linear. For a JVP dz -> a dz + b conj(dz) the VJP is
+  g -> a g + conj(b g). So a holomorphic f has VJP g * f'(z), with no conjugate (rules written
+  for real numbers as plain products stay right: `np.sin`, `@`, `np.linalg.inv`, ...);
+  `np.conj`'s VJP is conj(g); `np.vdot` and `np.vecdot` conjugate their first operand, whose
+  cotangent is conj(g * b).
+- The gradient of a real-valued L of z = x + iy is dL/dx - i dL/dy: for example
+  `grad(lambda z: np.abs(z) ** 2)(3 + 4j) == 6 - 8j` (= 2 conj(z)), and
+  `grad(np.abs)(3 + 4j) == (3 - 4j) / 5`. L decreases fastest along -conj(grad(L)).
+- The cotangent of a real input, or of a real value used in complex arithmetic (`x * 1j`,
+  `np.exp(1j * x)`), is real: the real part of what the complex operations send back.
+- `grad` and `value_and_grad` need a real scalar output: a complex one is refused with a
+  `NonDifferentiableError` (take `np.real`, `np.imag` or `np.abs` of it, or use `vjp` with a
+  complex cotangent). A pullback takes a complex cotangent for a complex output (a real one
+  stands for the complex cotangent with no imaginary part), and refuses one for a real output.
+- As in JAX without `holomorphic=True`, `jacfwd` (and `hessian`) need real inputs and
+  `jacrev` real outputs: the derivative of a non-holomorphic function is not one complex
+  matrix. Use `jvp` with complex tangents (the directions 1 and 1j) or `vjp`. `hvp` is the
+  JVP of the gradient, a real-linear map of the complex direction.
+- `s2sad.check_grads` draws complex directions for complex arguments and outputs, and pairs
+  with Re(sum(u * v)).
+- Rules for real numbers only (ordering: `max`, `sort`, `clip`, `%`; real functions: `cbrt`,
+  `fabs`, `hypot`, `float`, every `math.*` (`math.prod`, `math.fsum` and `math.dist` of a
+  list of complex numbers too; `cmath` is not covered); a Hermitian factorisation
+  or a complex spectrum: `cholesky`, `eigh`, `svd`, `qr`, `pinv`, `eig`) refuse a
+  complex argument at compile time with a `MissingRuleError` naming the callable; the column
+  "complex" below says which.
 
 """
 
@@ -78,6 +112,15 @@ def doc_name(fn) -> str:
 def family_doc(module) -> str:
     doc = inspect.getdoc(module) or ""
     return doc.strip()
+
+
+def complex_support(fn, mod) -> str:
+    """"yes", or "refused" where the rules refuse a complex argument (math.*: every one,
+    also those that exist only on a later Python)."""
+    if mod in ("s2sad_rules.math_rules", "s2sad_rules.math_special") or fn in COMPLEX_REFUSED \
+            or getattr(fn, "__module__", None) == "math":
+        return "refused"
+    return "yes"
 
 
 def describe(fn) -> tuple:
@@ -126,8 +169,8 @@ def generate() -> str:
         doc = family_doc(module)
         if doc:
             lines.append(doc + "\n")
-        lines.append("| callable | differentiates | linear |")
-        lines.append("|---|---|---|")
+        lines.append("| callable | differentiates | linear | complex |")
+        lines.append("|---|---|---|---|")
         for name in sorted(families[mod]):
             fn = families[mod][name]
             if name in since.get(mod, {}):
@@ -138,7 +181,7 @@ def generate() -> str:
             else:
                 diff, linear = describe(fn)
                 name_cell = f"`{name}`"
-            lines.append(f"| {name_cell} | {diff} | {linear} |")
+            lines.append(f"| {name_cell} | {diff} | {linear} | {complex_support(fn, mod)} |")
         lines.append("")
     nondiff = sorted({doc_name(fn) for fn, v in TABLE.nondiff.items()
                       if v and not module_of(fn).startswith("s2sad")})

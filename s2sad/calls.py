@@ -1,5 +1,5 @@
 """How a derivative is called: the arguments it refuses (masked arrays, ndarray subclasses,
-complex numbers), the precision its results are returned in, and the check of a pullback's
+arrays of objects or strings), the precision its results are returned in, and the check of a pullback's
 seed. Used by s2sad.api; `d` is a Derivative (its mode, wrt and number of parameters).
 """
 
@@ -18,7 +18,8 @@ _ndarray = np.ndarray
 def refuse_argument(func, name: str, value, path: str = ""):
     """Raise ArgumentTypeError if `value` is of a type a derivative cannot take."""
     t = type(value)
-    if t is float or t is int or t is bool or (t is _ndarray and value.dtype.kind in "biuf"):
+    if t is float or t is int or t is bool or t is complex or \
+            (t is _ndarray and value.dtype.kind in "biufc"):
         return
     where = f"`{name}{path}`"
     if t is tuple or t is list:
@@ -34,13 +35,9 @@ def refuse_argument(func, name: str, value, path: str = ""):
     elif isinstance(value, _ndarray) and t is not _ndarray:
         msg = f"{where} is a {t.__name__}, a subclass of numpy.ndarray"
         hint = f"pass a plain array: np.asarray({name})"
-    elif isinstance(value, (complex, np.complexfloating)) or (
-            t is _ndarray and value.dtype.kind == "c"):
-        msg = f"{where} is complex: complex numbers are not supported yet"
-        hint = "differentiate with respect to the real and imaginary parts as two float arrays"
-    elif t is _ndarray and value.dtype.kind not in "biuf":
+    elif t is _ndarray and value.dtype.kind not in "biufc":
         msg = f"{where} is an array of dtype {value.dtype}"
-        hint = "pass a numeric array (float, int or bool)"
+        hint = "pass a numeric array (float, complex, int or bool)"
     else:
         return
     raise ArgumentTypeError(f"{msg} (in a call of the derivative of "
@@ -55,7 +52,7 @@ def def_loc(func):
     return Loc(code.co_filename, code.co_firstlineno, len(text) - len(text.lstrip()), text)
 
 
-LOW_PRECISION = (np.dtype(np.float32), np.dtype(np.float16))
+LOW_PRECISION = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.complex64))
 
 
 def sample(primal, kw, kwonly) -> list:
@@ -65,7 +62,7 @@ def sample(primal, kw, kwonly) -> list:
 
 
 def low_precision(t, dtype):
-    if dtype in LOW_PRECISION and (t is _ndarray or issubclass(t, np.floating)):
+    if dtype in LOW_PRECISION and (t is _ndarray or issubclass(t, np.inexact)):
         return dtype
     return None
 
@@ -126,13 +123,27 @@ def cast(value, dtype, any_float=False):
                          (any_float and dtype.kind == "f")):
         return value
     if isinstance(value, np.ndarray):
-        return value if value.dtype == dtype or value.dtype.kind != "f" else \
-            value.astype(dtype)
+        if value.dtype.kind not in "fc":
+            return value
+        target = same_kind(dtype, value.dtype.kind)
+        return value if value.dtype == target else value.astype(target)
     if isinstance(value, (float, np.floating)):
-        return dtype.type(value)
+        return same_kind(dtype, "f").type(value)
+    if isinstance(value, (complex, np.complexfloating)):
+        return same_kind(dtype, "c").type(value)
     if type(value) is tuple:
         return tuple(cast(v, dtype) for v in value)
     return value
+
+
+def same_kind(dtype, kind):
+    """`dtype`'s precision for a real ("f") or complex ("c") value: a complex derivative in a
+    float32 computation is complex64, a real one in a complex64 computation float32."""
+    if dtype.kind == kind:
+        return dtype
+    if kind == "c":
+        return np.dtype(np.complex128) if dtype.itemsize > 4 else np.dtype(np.complex64)
+    return np.dtype(np.float64) if dtype.itemsize > 8 else np.dtype(np.float32)
 
 
 def shape_of(value):
@@ -155,11 +166,37 @@ def checked_vjp(result, name):
         check_seed(out_bar, out, name)
         return pullback(out_bar)
 
+    if has_complex(out):  # a real seed of a complex output: the complex one it stands for
+        real_checked = checked
+
+        def checked(out_bar):
+            return real_checked(complex_seed(out_bar, out))
+
     checked.__name__ = checked.__qualname__ = "pullback"
     checked.__wrapped__ = pullback
     checked.__doc__ = (f"The reverse sweep of {name}: pullback(out_bar) -> cotangents. It "
                        "keeps the forward sweep's saved values (and the arguments) alive.")
     return out, checked
+
+
+def has_complex(out) -> bool:
+    if type(out) is tuple:
+        return any(has_complex(o) for o in out)
+    return np.iscomplexobj(out)
+
+
+def complex_seed(seed, out):
+    """`seed` as a complex cotangent where its output is complex (so that the cotangents of
+    complex arguments come back complex); anything else unchanged (check_seed judges it)."""
+    if type(out) is tuple:
+        if type(seed) is not tuple or len(seed) != len(out):
+            return seed
+        return tuple(complex_seed(s, o) for s, o in zip(seed, out))
+    if np.iscomplexobj(out) and not np.iscomplexobj(seed) and \
+            isinstance(seed, (int, float, np.ndarray, np.number)) and \
+            np.asarray(seed).dtype.kind in "fiu":
+        return seed + 0j
+    return seed
 
 
 def check_seed(seed, out, name, path="out_bar"):
@@ -174,6 +211,10 @@ def check_seed(seed, out, name, path="out_bar"):
         raise ValueError(f"the pullback of {name} needs {path} of the output's shape "
                          f"{np.shape(out)}, got shape {np.shape(seed)}")
     kind = np.asarray(seed).dtype.kind if not isinstance(seed, (int, float)) else "f"
+    if kind == "c" and np.iscomplexobj(out):
+        return  # a complex output takes a complex cotangent
     if kind not in "fiu":
-        raise ValueError(f"the pullback of {name} needs a real {path}, got dtype "
+        what = "real" if kind == "c" else "numeric"
+        raise ValueError(f"the pullback of {name} needs a {what} {path} (the output is "
+                         f"{'real' if kind == 'c' else np.asarray(out).dtype}), got dtype "
                          f"{np.asarray(seed).dtype}")

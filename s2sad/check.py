@@ -2,7 +2,9 @@
 
 Forward mode: J v from the JVP against (f(x + h v) - f(x - h v)) / 2h.
 Reverse mode: the dot-product test <u, J v> = <J^T u, v>, with J v from finite
-differences, and agreement of VJP and JVP.
+differences, and agreement of VJP and JVP. Complex values: directions are complex for
+complex arguments and outputs, and <a, b> is Re(sum(a * b)) (JAX's convention: a VJP is
+the transpose of the JVP under that pairing).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ def _flat(x: Any) -> np.ndarray[Any, np.dtype[Any]]:
     if isinstance(x, (tuple, list)):
         parts = [_flat(v) for v in x if v is not None]
         return np.concatenate(parts) if parts else np.zeros(0)
-    return np.ravel(np.asarray(x, dtype=float))
+    x = np.asarray(x)
+    return np.ravel(x if x.dtype.kind == "c" else x.astype(float))
 
 
 def _is_int(x: Any) -> bool:
@@ -33,6 +36,9 @@ def _like(x: Any, rng: np.random.Generator) -> Any:
         return type(x)(_like(v, rng) for v in x)
     if _is_int(x):
         return 0.0
+    if np.iscomplexobj(x):  # a complex direction moves the real and the imaginary parts
+        re, im = _like(np.real(x), rng), _like(np.real(x), rng)
+        return re + 1j * im if isinstance(x, np.ndarray) else complex(re, im)
     if isinstance(x, np.ndarray):
         return rng.standard_normal(x.shape)
     return float(rng.standard_normal())
@@ -61,12 +67,13 @@ def numerical_jvp(f: Callable[..., Any], args: tuple[Any, ...], wrt: Iterable[in
 
 
 def _inner(a: Any, b: Any) -> float:
-    """<a, b> through tuples and lists (None, an integer's cotangent, counts as 0)."""
+    """Re <a, b> (the bilinear pairing) through tuples and lists (None, an integer's
+    cotangent, counts as 0)."""
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         return sum(_inner(x, y) for x, y in zip(a, b))
     if a is None or b is None:
         return 0.0
-    return float(np.dot(_flat(a), _flat(b)))
+    return float(np.real(np.sum(_flat(a) * _flat(b))))
 
 
 def check_grads(f: Callable[..., Any], args: Iterable[Any],
@@ -111,7 +118,8 @@ def check_grads(f: Callable[..., Any], args: Iterable[Any],
     if "rev" in modes:
         out, pullback = vjp(f, wrt=tuple(idx))(*args, **kwargs)
         u = _like(out if isinstance(out, tuple) else np.asarray(out) if
-                  isinstance(out, np.ndarray) else float(out), rng)
+                  isinstance(out, np.ndarray) else complex(out) if np.iscomplexobj(out)
+                  else float(out), rng)
         bars = pullback(u)
         lhs = _inner(u, fd)
         rhs = sum(_inner(b, t) for b, t in zip(bars, tangents))

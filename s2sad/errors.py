@@ -166,18 +166,19 @@ class WrtError(S2SADError):
 
 class ArgumentTypeError(S2SADError, TypeError):
     """An argument of a type the compiled derivative cannot take (a masked array, an
-    ndarray subclass, a complex number).
+    ndarray subclass, an array of strings or objects).
 
     Raised when the derivative is called with such an argument.
 
     Examples:
+        >>> import numpy as np
         >>> import s2sad
         >>> def square(x):
         ...     return x * x
-        >>> s2sad.grad(square)(1j)
+        >>> s2sad.grad(square)(np.ma.masked_array([1.0, 2.0], mask=[False, True]))
         Traceback (most recent call last):
             ...
-        s2sad.errors.ArgumentTypeError: ...`x` is complex...
+        s2sad.errors.ArgumentTypeError: ...`x` is a masked array...
     """
 
     kind = "unsupported argument"

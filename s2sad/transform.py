@@ -295,6 +295,29 @@ def _block(em, t, offset, size, row_shape, col_shape, mode):
     return em.call(np.reshape, (moved, Const(tuple(col_shape) + tuple(row_shape))), hint="jac")
 
 
+def _refuse_complex_jacobian(ir, mode, wrt, kinds, kinds_in):
+    """As JAX (without holomorphic=True): jacfwd needs real inputs, jacrev real outputs (the
+    derivative of a function of complex numbers is a real-linear map, not a complex matrix,
+    unless the function is holomorphic)."""
+    if mode == "jacfwd":
+        names = [ir.params[i].name for i in wrt if kinds_in[ir.params[i]].dtype == "c"]
+        what, hint = f"complex input `{names[0]}`" if names else "", (
+            "use s2sad.jvp with complex tangents (the directions 1 and 1j of each entry), or "
+            "pass the real and imaginary parts as two float arrays")
+    else:
+        names = [r for r in ir.body.results
+                 if (kinds.get(r, UNKNOWN) if not hasattr(r, "value") else
+                     kind_of_value(r.value)).dtype == "c"]
+        what, hint = "complex output" if names else "", (
+            "use s2sad.vjp with complex cotangents (1 and 1j for each entry), or return "
+            "np.real(...) and np.imag(...) of it")
+    if names:
+        raise NonDifferentiableError(
+            f"{mode} needs real {'inputs' if mode == 'jacfwd' else 'outputs'}, but {ir.name} "
+            f"has a {what} (JAX's convention: the derivative of a non-holomorphic function "
+            f"is not one complex matrix)", ir.loc, hint)
+
+
 def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
                   in_place: bool = True, wrt_tuple: bool = False):
     ir = base_ir(func, arg_kinds, kw_kinds)
@@ -314,6 +337,7 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
                            "this type", ir.loc, "pass a float or a NumPy float array")
     kinds = infer_kinds(ir, kinds_in)
     if mode in ("jacfwd", "jacrev"):
+        _refuse_complex_jacobian(ir, mode, wrt, kinds, kinds_in)
         out, param_kinds = jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple)
         verify(out)
         out = hoist_views(simplify(out, param_kinds, TABLE))
@@ -350,6 +374,12 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
                     f"{mode} needs a scalar output, but {ir.name} returns {k!r}", ir.loc,
                     "use s2sad.vjp for a vector-Jacobian product, or s2sad.jacrev for the "
                     "whole Jacobian")
+            if k.dtype == "c":
+                raise NonDifferentiableError(
+                    f"{mode} needs a real scalar output, but {ir.name} returns a complex "
+                    f"number (a gradient is defined for real-valued functions)", ir.loc,
+                    "return np.real(...), np.imag(...) or np.abs(...) of it, or use s2sad.vjp "
+                    "with a complex cotangent (or s2sad.jvp) for the complex derivative")
         out = reverse_pass(ir, kinds, wrt, TABLE)
         param_kinds = dict(kinds_in)
         for r, sp in zip(results, out.meta["seed_params"]):

@@ -12,6 +12,7 @@ import operator
 import numpy as np
 
 from s2sad.ir.prims import unbroadcast, zeros_like
+from s2sad_rules.kind_tests import is_complex
 from s2sad_rules.registry import defjvp, defvjp
 
 LN2 = 0.6931471805599453
@@ -19,13 +20,23 @@ LN2 = 0.6931471805599453
 
 @defjvp(np.float_power)
 def float_power_jvp(x1, x2, x1_dot, x2_dot, ans):
-    return x1_dot * x2 * np.float_power(x1, x2 - 1.0) + x2_dot * ans * np.log(x1)
+    return x1_dot * x2 * np.float_power(x1, x2 - 1.0) + x2_dot * ans * power_log(x1, x2)
 
 
 @defvjp(np.float_power)
 def float_power_vjp(g, ans, x1, x2):
     return (unbroadcast(g * x2 * np.float_power(x1, x2 - 1.0), x1),
-            unbroadcast(g * ans * np.log(x1), x2))
+            unbroadcast(g * ans * power_log(x1, x2), x2))
+
+
+def power_log(x1, x2):
+    """log(x1), the complex logarithm for a real x1 with a complex exponent (a negative x1
+    then has a complex power)."""
+    if is_complex(x2):
+        if is_complex(x1):
+            return np.log(x1)
+        return np.log(x1 + 0j)
+    return np.log(x1)
 
 
 def fmax_weight(x1, x2):

@@ -13,7 +13,12 @@ Matrices may be stacked (leading batch axes). Conventions:
   derivative evenly. Matrix norms (a 2-D input with `ord` given, or a pair of `axis`) work on
   stacks along any axis pair: nuclear U V^T, spectral u1 v1^T (distinct top singular value),
   `ord=1`/`inf` the sign pattern of the largest column/row (ties share evenly); `ord` and
-  `axis` must be known at compile time.
+  `axis` must be known at compile time. A complex input's norm is real: conj(x)/|x| takes
+  the place of sign(x) (conj(U V^H) for the nuclear norm), in JAX's convention.
+- inv, solve, det and matrix_power are holomorphic: their rules hold for complex matrices as
+  written (transposes, no conjugates). `slogdet` of a complex matrix: log|det| moves by
+  Re(t) and the sign (a unit complex number) by i sign Im(t), t = tr(solve(a, da)).
+  cholesky, eigh, eigvalsh, svd, svdvals, qr and pinv refuse complex inputs at compile time.
 Tuple results (slogdet, eigh, svd, qr) have a tuple tangent and a tuple cotangent; a JVP rule
 builds its tuple with `make_tuple` (see docs/writing_rules.md).
 """
@@ -21,6 +26,7 @@ builds its tuple with `make_tuple` (see docs/writing_rules.md).
 import numpy as np
 
 from s2sad.ir.prims import make_tuple, unbroadcast, zeros_like
+from s2sad_rules.kind_tests import is_complex
 from s2sad_rules.numpy_reductions import expand_reduced
 from s2sad_rules.operators import real_like
 from s2sad_rules.refusals import supported
@@ -87,13 +93,21 @@ def det_vjp(g, ans, a):
 
 @defjvp(np.linalg.slogdet)
 def slogdet_jvp(a, a_dot, ans):
-    # the sign is piecewise constant: its tangent is 0
-    return make_tuple(zeros_like(ans[0]), np.trace(np.linalg.solve(a, a_dot), axis1=-2,
-                                                   axis2=-1))
+    t = np.trace(np.linalg.solve(a, a_dot), axis1=-2, axis2=-1)  # d log det a
+    if is_complex(a):
+        # log|det| moves by Re(t), the sign e^{i theta} by i sign Im(t)
+        return make_tuple(ans[0] * 1j * np.imag(t), np.real(t))
+    # the sign of a real determinant is piecewise constant: its tangent is 0
+    return make_tuple(zeros_like(ans[0]), t)
 
 
 @defvjp(np.linalg.slogdet)
-def slogdet_vjp(g, a):
+def slogdet_vjp(g, ans, a):
+    if is_complex(a):
+        # the transpose of the JVP above (JAX's convention): inv(a)^T (g_logabs + i Im(sign
+        # g_sign))
+        w = g[1] + 1j * np.imag(ans[0] * g[0])
+        return np.expand_dims(np.expand_dims(w, -1), -1) * mT(np.linalg.inv(a))
     return np.expand_dims(np.expand_dims(g[1], -1), -1) * mT(np.linalg.inv(a))
 
 
@@ -327,7 +341,7 @@ def matrix_norm_slope(x, ord, axes):
             d = usv[0][..., :, :1] @ usv[2][..., :1, :]
         else:
             d = usv[0][..., :, -1:] @ usv[2][..., -1:, :]
-        return np.moveaxis(d, (-2, -1), axes)
+        return np.moveaxis(conj_of(d), (-2, -1), axes)
     if ord == 1 or ord == -1:
         sums = np.sum(np.abs(x), axis=axes[0], keepdims=True)
         pick = axes[1]
@@ -338,7 +352,7 @@ def matrix_norm_slope(x, ord, axes):
         top = sums == np.max(sums, axis=pick, keepdims=True)
     else:
         top = sums == np.min(sums, axis=pick, keepdims=True)
-    return np.sign(x) * (top / np.sum(top, axis=pick, keepdims=True))
+    return sign_conj(x) * (top / np.sum(top, axis=pick, keepdims=True))
 
 
 @defcheck(np.linalg.norm)
@@ -355,9 +369,10 @@ def norm_check(x, ord=None, axis=None):
 def norm_jvp(x, ord=None, axis=None, keepdims=False, x_dot=0.0, ans=0.0):
     axes = matrix_axes(np.ndim(x), ord, axis)
     if axes is not None and ord != "fro":
-        return np.sum(matrix_norm_slope(x, ord, axes) * x_dot, axis=axes, keepdims=keepdims)
-    return np.sum(norm_slope(x, ord, axis, keepdims, ans) * x_dot, axis=axis,
-                  keepdims=keepdims)
+        return real_of(np.sum(matrix_norm_slope(x, ord, axes) * x_dot, axis=axes,
+                              keepdims=keepdims), x)
+    return real_of(np.sum(norm_slope(x, ord, axis, keepdims, ans) * x_dot, axis=axis,
+                          keepdims=keepdims), x)
 
 
 @defvjp(np.linalg.norm)
@@ -369,27 +384,50 @@ def norm_vjp(g, ans, x, ord=None, axis=None, keepdims=False):
     return expand_reduced(g, x, axis, keepdims) * norm_slope(x, ord, axis, keepdims, ans)
 
 
+def conj_of(x):
+    """conj(x), x itself when x is real (decided at compile time)."""
+    if is_complex(x):
+        return np.conj(x)
+    return x
+
+
+def sign_conj(x):
+    """sign(x), or conj(x) / |x| (0 at 0) for a complex x: the slope of |x| in JAX's
+    convention (the cotangent of z = a + ib is d/da - i d/db)."""
+    if is_complex(x):
+        return np.conj(x) / (np.abs(x) + (x == 0))
+    return np.sign(x)
+
+
+def real_of(t, x):
+    """The tangent t of a norm of x: its real part when x is complex (a norm is real)."""
+    if is_complex(x):
+        return np.real(t)
+    return t
+
+
 def norm_slope(x, ord, axis, keepdims, ans):
-    """d norm / d x for the vector norms and the Frobenius norm (0 where the norm is 0)."""
+    """d norm / d x for the vector norms and the Frobenius norm (0 where the norm is 0); for a
+    complex x, conj(x)/|x| takes the place of sign(x) (the norm is a function of |x|)."""
     norm = expand_reduced(ans, x, axis, keepdims)
     if ord is None or ord == 2 or ord == "fro":
-        return x / safe_divisor(norm)
+        return conj_of(x) / safe_divisor(norm)
     if ord == 1:
-        return np.sign(x)
+        return sign_conj(x)
     if ord == np.inf or ord == -np.inf:  # the largest (smallest) entries share evenly
         top = np.abs(x) == norm
-        return np.sign(x) * top / np.sum(top, axis=axis, keepdims=True)
+        return sign_conj(x) * top / np.sum(top, axis=axis, keepdims=True)
     if ord == 0:  # the number of nonzero entries: constant
         return zeros_like(x)
     p_1 = ord - 1.0
     # a zero entry (slope infinite for ord < 1) takes the zero subgradient, as a zero norm
-    return np.sign(x) * ((np.abs(x) + (x == 0)) / safe_divisor(norm)) ** p_1
+    return sign_conj(x) * ((np.abs(x) + (x == 0)) / safe_divisor(norm)) ** p_1
 
 
 @defjvp(np.linalg.vector_norm)
 def vector_norm_jvp(x, axis=None, keepdims=False, ord=2, x_dot=0.0, ans=0.0):
-    return np.sum(norm_slope(x, ord, axis, keepdims, ans) * x_dot, axis=axis,
-                  keepdims=keepdims)
+    return real_of(np.sum(norm_slope(x, ord, axis, keepdims, ans) * x_dot, axis=axis,
+                          keepdims=keepdims), x)
 
 
 @defvjp(np.linalg.vector_norm)

@@ -1,5 +1,5 @@
 """Rules for NumPy products not in operators.py / numpy_reductions.py: inner einsum kron cross
-vecdot, and the `numpy.linalg` spellings of matmul, outer, tensordot and vecdot.
+vecdot vdot, and the `numpy.linalg` spellings of matmul, outer, tensordot and vecdot.
 
 `cross` takes 2- and 3-vectors in any mix, along `axisa`/`axisb`/`axisc` or `axis`; a 2-vector is
 (x, y, 0) and two of them give the z component alone, as NumPy 2.0-2.4 computes them (with its
@@ -12,6 +12,8 @@ with an index repeated within one operand (a trace or a diagonal: "ii", "ii->i",
 "ij,jj->i"): that operand's cotangent lies on its diagonal, zero elsewhere. `optimize=` is
 accepted (the derivatives' own contractions use it too, a contraction path given as a list
 becoming "greedy"); subscripts given as lists, `out=` and more than four operands are refused.
+`vdot` and `vecdot` conjugate their first operand: its cotangent is conj(g b) (JAX's
+convention for complex cotangents), the second's g conj(a).
 """
 
 import warnings
@@ -20,7 +22,7 @@ import numpy as np
 
 from s2sad.ir.prims import unbroadcast, zeros_like
 from s2sad_rules import numpy_reductions, operators
-from s2sad_rules.kind_tests import is_none
+from s2sad_rules.kind_tests import is_complex, is_none
 from s2sad_rules.numpy_reductions import tensordot_plan
 from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
 
@@ -307,7 +309,35 @@ def vecdot_jvp(x1, x2, x1_dot, x2_dot):
 @defvjp(np.vecdot, np.linalg.vecdot)
 def vecdot_vjp(g, x1, x2):
     gx = np.expand_dims(g, -1)
-    return unbroadcast(gx * x2, x1), unbroadcast(gx * x1, x2)
+    return unbroadcast(conj_if_complex(gx * x2, x1), x1), unbroadcast(gx * conj_of(x1), x2)
+
+
+def conj_of(x):
+    """conj(x), x itself when x is real (decided at compile time)."""
+    if is_complex(x):
+        return np.conj(x)
+    return x
+
+
+def conj_if_complex(t, x):
+    """The cotangent of a conjugated operand x (vdot's and vecdot's first): conj(t) for a
+    complex x (JAX's convention: dz -> b conj(dz) has transpose g -> conj(b g)); for a real x,
+    t (its real part is taken where x receives it)."""
+    if is_complex(x):
+        return np.conj(t)
+    return t
+
+
+# vdot(a, b) = sum(conj(a).ravel() * b.ravel()): conjugate-linear in a, linear in b
+@defjvp(np.vdot)
+def vdot_jvp(a, b, a_dot, b_dot):
+    return np.vdot(a_dot, b) + np.vdot(a, b_dot)
+
+
+@defvjp(np.vdot)
+def vdot_vjp(g, a, b):
+    a_bar = np.reshape(conj_if_complex(g * np.ravel(b), a), np.shape(a))
+    return a_bar, np.reshape(g * np.ravel(conj_of(a)), np.shape(b))
 
 
 # numpy.linalg's array-API spellings share the rules of their numpy namesakes

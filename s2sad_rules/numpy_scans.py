@@ -3,7 +3,9 @@ nanmean cumsum cumprod trace diff gradient.
 
 Conventions: `ptp` follows `max`/`min` (ties share the derivative evenly); `cumprod`, like
 `prod`, is differentiated by division and is valid where no factor is zero; `nansum` and
-`nanmean` give NaN entries a zero derivative; `std` at a zero spread has derivative 0 (the
+`nanmean` give NaN entries a zero derivative; `var` and `std` of a complex input are real
+(the mean of |a - mean(a)|^2) with cotangent 2 g conj(a - mean(a)) / (n - ddof) (JAX's
+convention); `std` at a zero spread has derivative 0 (the
 zero subgradient, as `norm` at 0). `np.sqrt(np.var(x))` written out differs: sqrt's slope is
 infinite at 0, and the chain rule gives NaN there.
 
@@ -23,7 +25,7 @@ import operator
 import numpy as np
 
 from s2sad.ir.prims import make_tuple, unbroadcast, zeros_like
-from s2sad_rules.kind_tests import is_none
+from s2sad_rules.kind_tests import is_complex, is_none
 from s2sad_rules.numpy_reductions import expand_reduced
 from s2sad_rules.refusals import supported
 from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
@@ -31,6 +33,21 @@ from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, def
 
 def centered(a, axis):
     return a - np.mean(a, axis=axis, keepdims=True)
+
+
+def centered_conj(a, axis):
+    """conj(a - mean(a)): the slope of the spread |a - mean|^2 (JAX's convention for a
+    complex `a`: the cotangent of z = x + iy is dL/dx - i dL/dy)."""
+    if is_complex(a):
+        return np.conj(centered(a, axis))
+    return centered(a, axis)
+
+
+def spread_tangent(c, a_dot, axis, keepdims):
+    """sum(c * a_dot) along `axis`, its real part for a complex input (var is real)."""
+    if is_complex(c):
+        return np.real(np.sum(c * a_dot, axis=axis, keepdims=keepdims))
+    return np.sum(c * a_dot, axis=axis, keepdims=keepdims)
 
 
 def count_reduced(a, ans):
@@ -51,27 +68,27 @@ def spread_check(dtype=None, out=None):
 @defjvp(np.var)
 def var_jvp(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, a_dot=0.0, ans=0.0):
     n = count_reduced(a, ans)
-    return 2.0 * np.sum(centered(a, axis) * a_dot, axis=axis, keepdims=keepdims) / (n - ddof)
+    return 2.0 * spread_tangent(centered_conj(a, axis), a_dot, axis, keepdims) / (n - ddof)
 
 
 @defvjp(np.var)
 def var_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     n = count_reduced(a, ans)
-    return 2.0 * expand_reduced(g, a, axis, keepdims) * centered(a, axis) / (n - ddof)
+    return 2.0 * expand_reduced(g, a, axis, keepdims) * centered_conj(a, axis) / (n - ddof)
 
 
 @defjvp(np.std)
 def std_jvp(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, a_dot=0.0, ans=0.0):
     n = count_reduced(a, ans)
     spread = ans + (ans == 0)  # 1 where std is 0: the numerator is 0 there too
-    return np.sum(centered(a, axis) * a_dot, axis=axis, keepdims=keepdims) / ((n - ddof) * spread)
+    return spread_tangent(centered_conj(a, axis), a_dot, axis, keepdims) / ((n - ddof) * spread)
 
 
 @defvjp(np.std)
 def std_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     n = count_reduced(a, ans)
     scale = expand_reduced(g / (ans + (ans == 0)), a, axis, keepdims) / (n - ddof)
-    return scale * centered(a, axis)
+    return scale * centered_conj(a, axis)
 
 
 def extreme_share(a, ans, axis, keepdims):

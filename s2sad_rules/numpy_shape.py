@@ -3,6 +3,7 @@
 import numpy as np
 
 from s2sad.ir.prims import unbroadcast
+from s2sad_rules.kind_tests import is_complex
 from s2sad_rules.numpy_construction import reshape_items, shape_stand_ins
 from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
 
@@ -137,8 +138,10 @@ def asarray_vjp(g, a, dtype=None):
 
 
 @defjvp(np.array)
-def array_jvp(object, dtype=None, object_dot=0.0):
+def array_jvp(object, dtype=None, object_dot=0.0, ans=0.0):
     if dtype is None:
+        if is_complex(ans):
+            return np.array(object_dot, dtype=complex)
         return np.array(object_dot, dtype=float)
     return np.array(object_dot, dtype=dtype)
 

@@ -74,14 +74,22 @@ def arcsinh_vjp(g, x):
     return g / np.sqrt(x * x + 1.0)
 
 
+def arccosh_slope_inv(x):
+    """1 / arccosh'(x): sqrt(x**2 - 1), written sqrt(x - 1) sqrt(x + 1) for a complex x (the
+    principal branch NumPy's arccosh takes; the two differ in sign for Re(x) < 0)."""
+    if is_complex(x):
+        return np.sqrt(x - 1.0) * np.sqrt(x + 1.0)
+    return np.sqrt(x * x - 1.0)
+
+
 @defjvp(np.arccosh)
 def arccosh_jvp(x, x_dot):
-    return x_dot / np.sqrt(x * x - 1.0)
+    return x_dot / arccosh_slope_inv(x)
 
 
 @defvjp(np.arccosh)
 def arccosh_vjp(g, x):
-    return g / np.sqrt(x * x - 1.0)
+    return g / arccosh_slope_inv(x)
 
 
 @defjvp(np.arctanh)

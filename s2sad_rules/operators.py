@@ -113,20 +113,25 @@ def times_pow_slope(t, x, y):
     return t * y * np.power(x, y - 1 + (y == 0) * (x == 0))
 
 
-def pow_log_base(x):
-    """log(x) for d(x**y)/dy = x**y * log(x), taken as 0 at x == 0 (where x**y is 0 or 1)."""
+def pow_log_base(x, y):
+    """log(x) for d(x**y)/dy = x**y * log(x), taken as 0 at x == 0 (where x**y is 0 or 1);
+    the complex logarithm where y is complex (a negative real x then has a complex power)."""
+    if is_complex(y):
+        if is_complex(x):
+            return np.log(x + (x == 0))
+        return np.log(x + (x == 0) + 0j)
     return np.log(x + (x == 0))
 
 
 @defjvp(operator.pow, np.power, pow)
 def pow_jvp(x, y, x_dot, y_dot, ans):
-    return times_pow_slope(x_dot, x, y) + y_dot * ans * pow_log_base(x)
+    return times_pow_slope(x_dot, x, y) + y_dot * ans * pow_log_base(x, y)
 
 
 @defvjp(operator.pow, np.power, pow)
 def pow_vjp(g, ans, x, y):
     return (unbroadcast(times_pow_slope(g, x, y), x),
-            unbroadcast(g * ans * pow_log_base(x), y))
+            unbroadcast(g * ans * pow_log_base(x, y), y))
 
 
 @defjvp(operator.matmul, np.matmul)

@@ -3,10 +3,12 @@
 Holomorphic rules (sin, exp, mul, matmul, inv, ...) hold for complex numbers as written, in JAX's
 convention for complex cotangents (a VJP is the transpose, g * f'(z)). The rules below order
 their arguments, take a modulus or factor a Hermitian matrix, and would need conjugates to be
-right for complex inputs; rather than be silently wrong, they refuse them.
+right for complex inputs, or are real functions (math.*: Python raises TypeError for a complex
+argument; cmath is not covered); rather than be silently wrong, they refuse them.
 """
 
 import inspect
+import math
 import operator
 
 import numpy as np
@@ -14,15 +16,26 @@ import numpy as np
 from s2sad_rules.registry import TABLE, Unknown, defcheck
 
 REAL_ONLY = (
+    # ordering: complex numbers have none
     np.maximum, np.minimum, np.fmax, np.fmin, max, min, np.clip, np.max, np.min, np.amax,
-    np.amin, np.ptp, np.sort, np.partition, np.std, np.var, np.hypot, np.arctan2, np.copysign,
-    np.mod, np.remainder, np.fmod, operator.mod, np.fabs, np.logaddexp, np.logaddexp2,
-    np.nan_to_num, np.linalg.norm, np.linalg.vector_norm, np.linalg.eigh, np.linalg.eigvalsh,
-    np.linalg.svd, np.linalg.svdvals, np.linalg.cholesky, np.linalg.qr, np.linalg.pinv,
-    np.linalg.slogdet, np.gradient,
-    # these conjugate their first operand for complex inputs (not bilinear)
-    np.vecdot, np.linalg.vecdot,
-)
+    np.amin, np.ptp, np.sort, np.partition, np.mod, np.remainder, np.fmod, operator.mod,
+    # real-valued by definition (NumPy raises, or drops the imaginary part)
+    np.hypot, np.arctan2, np.copysign, np.fabs, np.logaddexp, np.logaddexp2, np.cbrt, float,
+    np.nan_to_num, np.deg2rad, np.rad2deg, np.degrees, np.radians,
+    # a modulus or a Hermitian factorisation: right for complex inputs only with conjugates
+    np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd,
+    np.linalg.svdvals, np.linalg.cholesky, np.linalg.qr, np.linalg.pinv,
+    np.gradient,
+) + tuple(
+    # math.*: real functions (a complex argument raises TypeError; cmath is not covered)
+    _f for _f in (getattr(math, _n) for _n in sorted(dir(math)) if not _n.startswith("_"))
+    if callable(_f) and (_f in TABLE.jvp_rules or _f in TABLE.vjp_rules))
+
+# every callable whose rules refuse a complex argument (here, or in its own check: rfft drops
+# an imaginary part, real_if_close's result type depends on the values, eig is covered for
+# real spectra); docs/gen_rules.py marks them "refused" in the page's complex column
+COMPLEX_REFUSED = frozenset(REAL_ONLY) | {
+    np.real_if_close, np.linalg.eig, np.fft.rfft, np.fft.rfft2, np.fft.rfftn}
 
 
 def real_only(previous):

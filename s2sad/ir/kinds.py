@@ -7,272 +7,34 @@ know when shapes match (no unbroadcast needed) and when a value is a scalar.
 
 from __future__ import annotations
 
-import math
 import operator
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 
 from s2sad.ir import prims
+from s2sad.ir.kind_values import (  # noqa: F401  (re-exported: the kinds API)
+    _UNSET,
+    BOOL,
+    ELEMENTWISE_BINARY,
+    FLOAT,
+    INT,
+    OBJECT,
+    UNKNOWN,
+    Kind,
+    _dtype_letter,
+    _elementwise_result,
+    _hashable,
+    _NoExample,
+    array,
+    array_of_rank,
+    example,
+    float_kind,
+    join,
+    kind_of_value,
+    scalar,
+)
 from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While
-
-_UNSET = object()
-
-
-@dataclass(frozen=True)
-class Kind:
-    """`tag` is one of "scalar", "array", "tuple", "object", "unknown".
-
-    scalar/array: `dtype` is a NumPy dtype kind letter ('f', 'i', 'b', 'c', 'u');
-    array: `shape` is a tuple, or None when unknown; tuple: `items`;
-    `value` is a compile-time-known value of a non-differentiable int/bool/tuple, or _UNSET.
-    """
-
-    tag: str
-    dtype: str = ""
-    shape: tuple | None = None
-    items: tuple = ()
-    value: object = _UNSET
-    rank: int | None = None  # an array's number of dimensions when its shape is unknown
-
-    @property
-    def ndim(self) -> int | None:
-        if self.tag == "scalar":
-            return 0
-        if self.tag == "array":
-            return len(self.shape) if self.shape is not None else self.rank
-        return None
-
-    @property
-    def known(self) -> bool:
-        return self.value is not _UNSET
-
-    @property
-    def is_float(self) -> bool:
-        """Can this value carry a derivative?"""
-        if self.tag in ("scalar", "array"):
-            return self.dtype in ("f", "c")
-        if self.tag in ("tuple", "list"):
-            return any(i.is_float for i in self.items)
-        return self.tag == "unknown"
-
-    @property
-    def is_scalar(self) -> bool:
-        return self.tag == "scalar" or (self.tag == "array" and self.shape == ())
-
-    @property
-    def static_shape(self):
-        """The shape when known (scalars: ()), else None."""
-        if self.tag == "scalar":
-            return ()
-        if self.tag == "array":
-            return self.shape
-        return None
-
-    def __repr__(self) -> str:
-        if self.tag == "scalar":
-            return f"scalar[{self.dtype}]" + (f"={self.value!r}" if self.known else "")
-        if self.tag == "array":
-            return f"array[{self.dtype}]{self.shape if self.shape is not None else '(?)'}"
-        if self.tag == "tuple":
-            return "(" + ", ".join(map(repr, self.items)) + ")"
-        return self.tag
-
-
-UNKNOWN = Kind("unknown")
-OBJECT = Kind("object")
-FLOAT = Kind("scalar", "f")
-INT = Kind("scalar", "i")
-BOOL = Kind("scalar", "b")
-
-
-def float_kind(k: Kind) -> Kind:
-    """The kind of a derivative (tangent or cotangent) of a value of kind `k`: the same
-    shape, a float for an int or bool, no compile-time value."""
-    if k.tag in ("scalar", "array") and k.dtype not in ("f", "c"):
-        return Kind(k.tag, "f", k.shape, rank=k.rank)
-    if k.known:
-        return Kind(k.tag, k.dtype, k.shape, k.items, rank=k.rank)
-    return k
-
-
-def scalar(dtype: str, value=_UNSET) -> Kind:
-    return Kind("scalar", dtype, (), value=value)
-
-
-def array_of_rank(dtype: str, ndim) -> Kind:
-    """An array whose shape is unknown but whose number of dimensions is known."""
-    if ndim == 0:
-        return scalar(dtype)
-    return Kind("array", dtype, None, rank=ndim)
-
-
-def array(dtype: str, shape) -> Kind:
-    return Kind("array", dtype, tuple(shape) if shape is not None else None)
-
-
-def kind_of_value(v, keep_value: bool = True) -> Kind:
-    """The kind of a concrete runtime value (used for arguments and constants)."""
-    if v is None or v is Ellipsis:
-        return Kind("object", value=v)  # its type is its value: known even for an argument
-    if isinstance(v, bool):
-        return scalar("b", v if keep_value else _UNSET)
-    if isinstance(v, int):
-        return scalar("i", v if keep_value else _UNSET)
-    if isinstance(v, float):
-        # a constant's value is kept: shapes may depend on it (np.arange(1.0, 6))
-        return scalar("f", v if keep_value and math.isfinite(v) else _UNSET)
-    if isinstance(v, complex):
-        return scalar("c")
-    if isinstance(v, np.ndarray):
-        return array(_dtype_letter(v.dtype), v.shape)
-    if isinstance(v, np.generic):
-        letter = _dtype_letter(v.dtype)
-        if letter in ("i", "b", "u") and keep_value:
-            return scalar(letter, v.item())
-        return scalar(letter)
-    if isinstance(v, tuple):
-        return Kind("tuple", items=tuple(kind_of_value(x, keep_value) for x in v),
-                    value=v if keep_value and _hashable(v) else _UNSET)
-    if isinstance(v, prims.ZeroValue):
-        return v.kind
-    if isinstance(v, list):
-        return Kind("list", items=tuple(kind_of_value(x, keep_value) for x in v))
-    return Kind("object", value=v if keep_value else _UNSET)
-
-
-def _hashable(v) -> bool:
-    try:
-        hash(v)
-        return True
-    except TypeError:
-        return False
-
-
-def _dtype_letter(dt) -> str:
-    k = np.dtype(dt).kind
-    return {"f": "f", "c": "c", "i": "i", "u": "i", "b": "b"}.get(k, "o")
-
-
-def join(a: Kind, b: Kind) -> Kind:
-    """The least kind covering both (used where control flow merges)."""
-    if a == b:
-        return a
-    if a.tag == b.tag == "scalar":
-        order = "bifc"
-        da = a.dtype if a.dtype in order else "f"
-        db = b.dtype if b.dtype in order else "f"
-        return scalar(order[max(order.index(da), order.index(db))])
-    if a.tag == b.tag == "array" and a.dtype == b.dtype:
-        if a.shape == b.shape and a.shape is not None:
-            return a
-        return array_of_rank(a.dtype, a.ndim) if a.ndim == b.ndim else array(a.dtype, None)
-    if a.tag == b.tag and a.tag in ("tuple", "list") and len(a.items) == len(b.items):
-        return Kind(a.tag, items=tuple(join(x, y) for x, y in zip(a.items, b.items)))
-    if a.tag == b.tag == "object":
-        return OBJECT
-    if {a.tag, b.tag} <= {"scalar", "array"}:
-        dt = a.dtype if a.dtype == b.dtype else "f"
-        if a.is_scalar and b.is_scalar:
-            return array(dt, ())
-        return UNKNOWN
-    return UNKNOWN
-
-
-# -- example values: concrete stand-ins used to evaluate a primitive's result kind --------
-
-_rng = np.random.default_rng(0)
-_EXAMPLES: dict = {}
-
-
-def example(k: Kind, tag_ok=True, other=False):
-    """A concrete value of kind `k`, or raise _NoExample. `other`: a second, different
-    stand-in for a float whose value is unknown (to tell whether a shape depends on it)."""
-    if k.known:
-        return k.value
-    if k.tag == "scalar":
-        if k.dtype == "f":
-            return 2.7182818285 if other else 0.6180339887
-        if k.dtype == "c":
-            return 0.5 + 0.25j
-        raise _NoExample  # an int or bool whose value matters may change shapes
-    if k.tag == "array" and k.shape is not None:
-        size = int(np.prod(k.shape)) if k.shape else 1
-        if size > 1_000_000:
-            raise _NoExample
-        if other and k.dtype == "i":
-            return np.ones(k.shape, dtype=np.int64)  # counts, sizes: another stand-in
-        cached = _EXAMPLES.get(k)
-        if cached is None:
-            if k.dtype == "f":
-                cached = _rng.uniform(0.2, 0.8, k.shape)
-            elif k.dtype == "c":
-                cached = _rng.uniform(0.2, 0.8, k.shape) + 0.5j
-            elif k.dtype == "b":
-                cached = np.ones(k.shape, dtype=bool)
-            else:
-                cached = np.zeros(k.shape, dtype=np.int64)
-            cached.setflags(write=False)
-            if len(_EXAMPLES) > 256:
-                _EXAMPLES.clear()
-            _EXAMPLES[k] = cached
-        return cached
-    if k.tag == "tuple":
-        return tuple(example(i, other=other) for i in k.items)
-    if k.tag == "list":
-        return [example(i, other=other) for i in k.items]
-    raise _NoExample
-
-
-class _NoExample(Exception):
-    pass
-
-
-ELEMENTWISE_BINARY = {
-    operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
-    operator.floordiv, operator.mod, operator.lt, operator.le, operator.gt, operator.ge,
-    operator.eq, operator.ne, operator.and_, operator.or_, operator.xor,
-}
-
-
-def _elementwise_result(fn, kinds) -> Kind | None:
-    """Result kind of an elementwise primitive from its operand kinds, or None if unknown."""
-    shapes = [k.static_shape for k in kinds]
-    if any(s is None for s in shapes):
-        if all(k.tag in ("scalar", "array") for k in kinds):
-            dt = _result_dtype(fn, kinds)
-            ranks = [k.ndim for k in kinds]
-            if dt and all(r is not None for r in ranks):
-                return array_of_rank(dt, max(ranks))
-            return array(dt, None) if dt else UNKNOWN
-        return None
-    dt = _result_dtype(fn, kinds)
-    if dt is None:
-        return None
-    if all(k.tag == "scalar" for k in kinds):
-        return scalar(dt)
-    try:
-        shape = np.broadcast_shapes(*shapes)
-    except ValueError:
-        return None
-    return array(dt, shape)
-
-
-def _result_dtype(fn, kinds) -> str | None:
-    if fn in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
-        return "b"
-    dts = [k.dtype for k in kinds]
-    if any(d not in "bifc" or d == "" for d in dts):
-        return None
-    if fn is operator.truediv:
-        return "c" if "c" in dts else "f"
-    order = "bifc"
-    top = order[max(order.index(d) for d in dts)]
-    if fn in (operator.add, operator.sub, operator.mul, operator.pow, operator.floordiv,
-              operator.mod) and top == "b":
-        return "i"
-    return top
 
 
 def _opaque_call(fn) -> bool:
@@ -387,7 +149,8 @@ def _fallback(fn, arg_kinds) -> Kind:
     if r is not None:
         return r
     if any(k.tag == "array" for k in arg_kinds):
-        dt = "f" if any(k.dtype == "f" for k in arg_kinds) else ""
+        dts = {k.dtype for k in arg_kinds}
+        dt = "c" if "c" in dts else "f" if "f" in dts else ""
         return array(dt, None) if dt else UNKNOWN
     return UNKNOWN
 

@@ -67,14 +67,22 @@ def check_options(table, s: Call, bindings: dict, kind_of):
             values[name] = atom.value
         elif k.known:
             values[name] = k.value
-        else:
-            values[name] = Unknown(k.ndim, k.dtype, k.static_shape)
+        else:  # (a list of complex numbers is complex: math.fsum([z]) is refused)
+            values[name] = Unknown(k.ndim, k.dtype or _items_dtype(k), k.static_shape)
     reason = check(**values)
     if reason:
         raise MissingRuleError(
             f"the rules for `{callee_name(s.fn)}` do not support {reason}", s.loc,
             "rewrite the call without that option, or register your own rule with "
             f"@s2sad.defjvp({callee_name(s.fn)}) and @s2sad.defvjp({callee_name(s.fn)})")
+
+
+def _items_dtype(k):
+    """"c" for a list or tuple holding a complex value, else the kind's own dtype."""
+    if k.tag in ("list", "tuple") and any(
+            i.dtype == "c" or _items_dtype(i) == "c" for i in k.items):
+        return "c"
+    return k.dtype
 
 
 def tangent_suffix(param_names) -> str:

@@ -70,6 +70,9 @@ class ReversePass(ControlFlowReversal):
         # cotangent atom -> the np.where selections it flows from: [(condition, branch)]
         self.masks: dict = {}
         self.exact_readers: set = set()
+        # JAX's convention: the cotangent of a real value is real (the real part of what
+        # complex arithmetic sends it); only a function with complex values needs the check
+        self.has_complex = any(_complex(k) for k in kinds.values())
 
     def kind(self, a):
         return atom_kind(a, self.kinds)
@@ -176,6 +179,10 @@ class ReversePass(ControlFlowReversal):
     def add_bar(self, bars: dict, v, contrib, em: Emitter):
         if not self.is_active(v):
             return
+        if self.has_complex and self.kind(v).tag in ("scalar", "array") and \
+                self.kind(v).dtype in ("f", "i", "b"):
+            # (the simplifier removes it where the contribution is known to be real)
+            contrib = em.call(np.real, (contrib,), hint=hint_of(v) + "_bar")
         prev = bars.get(v)
         if prev is None:
             bars[v] = contrib
@@ -391,6 +398,14 @@ class ReversePass(ControlFlowReversal):
 
 
 _TRANSPOSING: set = set()  # primitives whose JVP rule is being transposed
+
+
+def _complex(k) -> bool:
+    if not hasattr(k, "tag"):  # (the kinds also map a tape's readers to the tape)
+        return False
+    if k.tag in ("tuple", "list"):
+        return any(_complex(i) for i in k.items)
+    return k.dtype == "c"
 
 
 def _reader_tapes(block: Block) -> dict:

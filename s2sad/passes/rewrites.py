@@ -102,6 +102,9 @@ class Rewrites:
             return Const(kt.value)
         if kt.known and fn is prims.make_tuple and _simple_value(kt.value):
             return Const(kt.value)
+        if fn is np.real and len(args) == 1 and not s.kwargs and type(args[0]) is Var and \
+                t not in self.primal and self.surely_real(args[0], out):
+            return args[0]  # the real part of a real cotangent (reverse.py's add_bar)
         if len(args) == 2 and not s.kwargs:
             x, y = args
             if consts:
@@ -518,6 +521,17 @@ class Rewrites:
             return True
         d = self.defining(a, out) if isinstance(a, Var) else None
         return d is not None and (d.fn is prims.zeros_like or d.fn is np.zeros)
+
+    def surely_real(self, v, out, depth=0) -> bool:
+        """Is `v` known to be real? (An unbroadcast takes its dtype from its cotangent.)"""
+        k = self.kind(v)
+        if k.tag not in ("scalar", "array") or k.dtype not in ("f", "i", "b"):
+            return False
+        d = self.defining(v, out) if type(v) is Var else None
+        if d is not None and d.fn in (prims.unbroadcast, prims.sum_to_shape,
+                                      prims.broadcast_like) and depth < 8:
+            return self.surely_real(d.args[0], out, depth + 1)
+        return True
 
     def defining(self, v, out):
         """The statement of the block being built (`out`) that defines `v`, if any."""

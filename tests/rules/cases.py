@@ -382,6 +382,7 @@ def np_tensordot(a, b): return np.tensordot(a, b, axes=1)
 def np_tensordot_pairs(a, b): return np.tensordot(a, b, axes=([0, 2], [1, 0]))
 def la_tensordot(a, b): return np.linalg.tensordot(a, b, axes=1)
 def np_inner(a, b): return np.inner(a, b)
+def np_vdot(a, b): return np.vdot(a, b)
 def np_outer(a, b): return np.outer(a, b)
 def la_outer(a, b): return np.linalg.outer(a, b)
 def np_einsum_mm(a, b): return np.einsum("ij,jk->ik", a, b)
@@ -401,6 +402,7 @@ PRODUCTS = [
     (np_matmul, [(2, 2, 3), (3, 4)]), (op_matmul, [(3,), (3,)]), (op_matmul, [(2, 3), (3, 2)]),
     (la_matmul, [(2, 3), (3, 2)]), (np_tensordot, [(2, 3), (3, 4)]),
     (np_tensordot_pairs, [(2, 3, 4), (4, 2, 3)]), (la_tensordot, [(2, 3), (3, 2)]),
+    (np_vdot, [(3,), (3,)]), (np_vdot, [(2, 3), (3, 2)]),
     (np_inner, [(3,), (3,)]), (np_inner, [(2, 3), (4, 3)]), (np_inner, [(), (3,)]),
     (np_outer, [(3,), (2,)]), (np_outer, [(2, 2), (3,)]), (la_outer, [(3,), (2,)]),
     (np_einsum_mm, [(2, 3), (3, 4)]), (np_einsum_implicit, [(2, 3), (3, 4)]),

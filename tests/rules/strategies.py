@@ -24,6 +24,7 @@ from s2sad.ir.prims import astype as _astype
 from s2sad.ir.prims import Attr, broadcast_like, index_add, index_update, unbroadcast
 from s2sad_rules.numpy_construction import reshape_items
 from s2sad_rules.numpy_linalg import EIG_RETURNS_COMPLEX
+from s2sad_rules.real_only import COMPLEX_REFUSED
 
 
 @dataclass(frozen=True)
@@ -384,6 +385,16 @@ def _products(name, spelling="np"):
         return Example(f"{spelling}.{name}(a0, a1{kws})", (a, b), (0, 1))
 
     return draw_product
+
+
+def _vdot(draw):
+    """np.vdot flattens both operands: any two shapes of the same size."""
+    size = draw(st.sampled_from([1, 2, 3, 4, 6]))
+    sa = draw(st.sampled_from([s for s in ((size,), (1, size), (size, 1), (2, size // 2))
+                               if int(np.prod(s)) == size]))
+    sb = draw(st.sampled_from([(size,), (size, 1), (1, size)]))
+    return Example("np.vdot(a0, a1)", (draw(values(sa, REAL, scalar=False)),
+                                        draw(values(sb, REAL, scalar=False))), (0, 1))
 
 
 def _matmul(spelling):
@@ -1066,7 +1077,7 @@ SPECS = {
     np.linalg.outer: custom(_products("outer", "np.linalg")),
     np.tensordot: custom(_products("tensordot")),
     np.linalg.tensordot: custom(_products("tensordot", "np.linalg")),
-    np.vecdot: custom(_products("vecdot")),
+    np.vecdot: custom(_products("vecdot")), np.vdot: custom(_vdot),
     np.linalg.vecdot: custom(_products("vecdot", "np.linalg")),
     np.matmul: custom(_matmul("np.matmul(a0, a1)")),
     np.linalg.matmul: custom(_matmul("np.linalg.matmul(a0, a1)")),
@@ -1301,6 +1312,39 @@ from s2sad.ir.prims import broadcast_like, index_add, unbroadcast
 from s2sad_rules.numpy_construction import reshape_items
 from s2sad_rules.numpy_linalg import EIG_RETURNS_COMPLEX
 """
+
+
+# -- complex examples ----------------------------------------------------------------------
+#
+# A rule that takes complex arguments (docs/rules.md, "Complex numbers") is checked on complex
+# examples too (tests/rules/test_complex.py): a drawn example with its differentiated float
+# arrays and floats given an imaginary part. A rule that refuses them must do so at compile
+# time, naming complex.
+
+def complex_refused(rule) -> bool:
+    """Do `rule`'s derivatives refuse complex arguments (s2sad_rules/real_only.py)?"""
+    return rule in COMPLEX_REFUSED or getattr(rule, "__module__", None) == "math"
+
+
+# rules that take complex arguments but whose drawn examples NumPy itself does not evaluate
+# for complex values, or whose examples are not smooth there
+COMPLEX_PRIMAL_ONLY_REAL = {
+    np.linalg.det: "drawn near-singular matrices: finite differences of det are too rough",
+}
+
+
+def complexify(ex: Example, rng) -> Example:
+    """`ex` with each differentiated float argument given an imaginary part in [-0.3, 0.3]
+    (a Python float becomes a complex, a float64 array a complex128 array)."""
+    args = list(ex.args)
+    for i in ex.wrt:
+        a = args[i]
+        if isinstance(a, float):
+            args[i] = complex(a, rng.uniform(-0.3, 0.3))
+        elif isinstance(a, np.ndarray) and a.dtype == np.float64:
+            args[i] = a + 1j * rng.uniform(-0.3, 0.3, a.shape)
+    return Example(ex.body, tuple(args), ex.wrt, ex.rtol, ex.notes, ex.refused,
+                   ex.vjp_refused)
 
 
 def known_bug(rule, ex: Example, order: int = 1, kind: str = ""):
