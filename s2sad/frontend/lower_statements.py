@@ -97,38 +97,12 @@ class StatementLowering:
                 right = self.expr(value)
                 fn = BINOPS.get(type(op))
                 self.assign(target, self.call_value(fn, [left, right], [], s, target.id))
-            case gast.Expr(value=gast.Call(func=func, args=[gast.Name() as base, index, value],
-                                           keywords=[])) \
-                    if self.peek_static(func) is not None and \
-                    is_add_at(self.peek_static(func).obj):
-                # np.add.at(a, idx, v): accumulate at repeated indices, into a new version of a
-                cur = self.name_load(base.id, base)
-                self.check_writable(base.id, cur, base)
-                new = self.emit(prims.index_add, [cur, self.materialize(self.expr(index)),
-                                                  self.materialize(self.expr(value))],
-                                hint=base.id, node=s)
-                self.scope.fresh.add(new)
-                self.scope.env[base.id] = new
-            case gast.Expr(value=gast.Call(func=func) as call) \
-                    if self.peek_static(func) is not None and \
-                    self.peek_static(func).obj is print:
-                self.lower_print(call)
-            case gast.Expr(value=gast.Call(func=gast.Attribute(value=gast.Name(id=name),
-                                                               attr="append"),
-                                           args=[item], keywords=[]) as call):
-                self.lower_append(name, item, call, in_loop)
+            case gast.Expr():
+                self.lower_expression_statement(s, in_loop)
             case gast.Assert(test=test, msg=msg):
                 cond = self.materialize(self.expr(test))
                 parts = [] if msg is None else [self.materialize(self.expr(msg))]
                 self.emit(prims.check_assertion, [cond] + parts, hint="_assert", node=s)
-            case gast.Expr(value=value):
-                if isinstance(value, gast.Constant):
-                    return None
-                self.error(UnsupportedSyntaxError, "an expression statement has no effect in "
-                           "differentiated code", s,
-                           "assign the value to a name, or remove the statement "
-                           "(print() and assert are kept; other side effects are not "
-                           "supported)")
             case gast.Pass():
                 return None
             case gast.Return(value=value):
@@ -168,6 +142,38 @@ class StatementLowering:
     def _mutation_hint(self):
         return ("build a new array instead (np.concatenate, np.where, np.stack), "
                 "assignment into arrays is not supported yet")
+
+    def lower_expression_statement(self, s, in_loop):
+        """A call made for its effect: np.add.at, print, ys.append; anything else has none."""
+        match s:
+            case gast.Expr(value=gast.Call(func=func, args=[gast.Name() as base, index, value],
+                                           keywords=[])) \
+                    if self.peek_static(func) is not None and \
+                    is_add_at(self.peek_static(func).obj):
+                # np.add.at(a, idx, v): accumulate at repeated indices, into a new version of a
+                cur = self.name_load(base.id, base)
+                self.check_writable(base.id, cur, base)
+                new = self.emit(prims.index_add, [cur, self.materialize(self.expr(index)),
+                                                  self.materialize(self.expr(value))],
+                                hint=base.id, node=s)
+                self.scope.fresh.add(new)
+                self.scope.env[base.id] = new
+            case gast.Expr(value=gast.Call(func=func) as call) \
+                    if self.peek_static(func) is not None and \
+                    self.peek_static(func).obj is print:
+                self.lower_print(call)
+            case gast.Expr(value=gast.Call(func=gast.Attribute(value=gast.Name(id=name),
+                                                               attr="append"),
+                                           args=[item], keywords=[]) as call):
+                self.lower_append(name, item, call, in_loop)
+            case gast.Expr(value=value):
+                if isinstance(value, gast.Constant):
+                    return None
+                self.error(UnsupportedSyntaxError, "an expression statement has no effect in "
+                           "differentiated code", s,
+                           "assign the value to a name, or remove the statement "
+                           "(print() and assert are kept; other side effects are not "
+                           "supported)")
 
     def lower_append(self, name, item, call, in_loop):
         """`ys.append(y)` on a list the function built: a new version of `ys` (in a loop, a
