@@ -26,7 +26,9 @@ from s2sad.frontend.values import (
     LocalFunction,
     Scope,
     Static,
+    StaticDict,
     StaticSeq,
+    Zipped,
 )
 from s2sad.ir import prims
 from s2sad.ir.nodes import Call, Const, Function, Var
@@ -78,6 +80,8 @@ class CallLowering:
 
     def lower_method(self, recv, name, node):
         args, kwargs = self.call_args(node)
+        if isinstance(recv, StaticDict):
+            return self.dict_method(recv, name, args, kwargs, node)
         fn = ARRAY_METHODS.get(name)
         if fn is None:
             self.error(UnsupportedSyntaxError, f"method `.{name}()` is not supported", node.func,
@@ -93,6 +97,10 @@ class CallLowering:
 
     def call_value(self, fn, args, kwargs, node, hint=None, name=None):
         """Emit a call of the object `fn`: a primitive, or an inlined user function."""
+        if (fn is max or fn is min) and len(args) == 1 and not kwargs:
+            return self.extreme_of(fn, args[0], node, name)
+        if fn is len and len(args) == 1 and isinstance(args[0], StaticDict):
+            return Const(len(args[0].keys))
         if self.table.is_primitive(fn):
             a = [self.materialize(v) for v in args]
             k = [(n, self.materialize(v)) for n, v in kwargs]
@@ -114,6 +122,14 @@ class CallLowering:
             return self.inline_derivative(fn, args, kwargs, node)
         if fn is range or fn is tuple or fn is list:
             return self.static_sequence(fn, args, kwargs, node)
+        if fn is zip or fn is enumerate:
+            return self.zip_or_enumerate(fn, args, kwargs, node)
+        if fn is dict and not args:
+            out = StaticDict((), ())
+            for k, v in kwargs:
+                out = out.with_item(k, v)
+            return out
+
         label = name or getattr(fn, "__qualname__", None) or repr(fn)
         self.error(MissingRuleError, f"no derivative rule for `{label}` and its source cannot "
                    "be inlined", node,
@@ -192,7 +208,9 @@ class CallLowering:
         sig, bound = self.bind(fn, args, kwargs, node)
         scope = Scope(parsed)
         for pname, value in bound.arguments.items():
-            if not isinstance(value, (Var, Const, StaticSeq, Static, LocalFunction)):
+            if sig.parameters[pname].kind is inspect.Parameter.VAR_POSITIONAL:
+                value = StaticSeq(tuple(value))  # *args: the call fixes their number
+            elif not isinstance(value, (Var, Const, StaticSeq, StaticDict, Static, LocalFunction)):
                 value = self.global_value(value, pname)
             scope.env[pname] = value
         saved_scope = self.scope
@@ -200,7 +218,7 @@ class CallLowering:
         self.inline_stack.append(fn)
         n_errors = len(self.errors)
         try:
-            self._check_signature(parsed.node)
+            self._check_signature(parsed.node, varargs=True)
             body = list(parsed.node.body)
             if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value,
                                                                       gast.Constant):
@@ -246,6 +264,70 @@ class CallLowering:
                    "is not supported", node,
                    "build the tuple or list from its items, or use the array itself")
         raise Abort
+
+    def dict_method(self, d, name, args, kwargs, node):
+        """keys(), values(), items(), get(key[, default]) of a dict written in the function."""
+        if name == "keys" and not args:
+            return StaticSeq(tuple(Const(k) for k in d.keys))
+        if name == "values" and not args:
+            return StaticSeq(d.values)
+        if name == "items" and not args:
+            return StaticSeq(tuple(StaticSeq((Const(k), v)) for k, v in zip(d.keys, d.values)))
+        if name == "get" and 1 <= len(args) <= 2 and not kwargs and isinstance(args[0], Const):
+            try:
+                return d.get(args[0].value)
+            except KeyError:
+                return args[1] if len(args) == 2 else Const(None)
+        self.error(UnsupportedSyntaxError, f"the dict method `.{name}()` is not supported here",
+                   node, "use keys(), values(), items(), get() or indexing")
+        raise Abort
+
+    def extreme_of(self, fn, seq, node, name):
+        """max(iterable) / min(iterable): of a tuple or list the function built, pairwise
+        (max(max(a, b), c)); of an array, refused with the NumPy spelling."""
+        if isinstance(seq, StaticSeq) and seq.items:
+            out = seq.items[0]
+            for item in seq.items[1:]:
+                out = self.call_value(fn, [out, item], [], node, name=name)
+            return out
+        self.error(UnsupportedSyntaxError, f"{fn.__name__}() of one iterable is supported for "
+                   "a tuple or list written in the function", node,
+                   f"for an array use np.{'max' if fn is max else 'min'}(x)")
+        raise Abort
+
+    def zip_or_enumerate(self, fn, args, kwargs, node):
+        """zip/enumerate of tuples the function built: a static tuple of tuples; of arrays or
+        other run-time sequences: a Zipped, for the `for` loop that iterates it."""
+        start = 0
+        if fn is enumerate:
+            if len(args) == 2 and not kwargs:
+                args, kwargs = args[:1], [("start", args[1])]
+            if len(args) != 1 or any(k != "start" for k, _ in kwargs):
+                self.error(UnsupportedSyntaxError, "enumerate() takes one iterable and "
+                           "`start`", node)
+                raise Abort
+            if kwargs:
+                first = kwargs[0][1]
+                if not (isinstance(first, Const) and type(first.value) is int):
+                    self.error(UnsupportedSyntaxError, "enumerate(start=...) must be a "
+                               "constant integer", node)
+                    raise Abort
+                start = first.value
+        elif kwargs or not args:
+            self.error(UnsupportedSyntaxError, "zip() takes one or more iterables and no "
+                       "keywords", node)
+            raise Abort
+        if all(isinstance(a, StaticSeq) for a in args):
+            rows = zip(*(a.items for a in args))
+            if fn is enumerate:
+                return StaticSeq(tuple(StaticSeq((Const(start + i), item))
+                                       for i, (item,) in enumerate(rows)))
+            return StaticSeq(tuple(StaticSeq(row) for row in rows))
+        if start:
+            self.error(UnsupportedSyntaxError, "enumerate(start=...) of an array is not "
+                       "supported", node, "add the offset to the index in the loop body")
+            raise Abort
+        return Zipped(tuple(self.materialize(a) for a in args), fn is enumerate)
 
     def int_tuple(self, v) -> bool:
         """Is `v` the result of `range(...)` with run-time bounds (a tuple of integers)?"""

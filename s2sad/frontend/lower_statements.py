@@ -15,6 +15,7 @@ from s2sad.frontend.values import (
     Abort,
     Poisoned,
     Static,
+    StaticDict,
     StaticSeq,
     holds,
     is_add_at,
@@ -116,7 +117,10 @@ class StatementLowering:
                                "return the value to differentiate")
                     return Const(None)
                 try:
-                    return self.expr(value)
+                    out = self.expr(value)
+                    if isinstance(out, StaticDict):
+                        self.materialize(out)  # refused here, at the `return`
+                    return out
                 except Abort:
                     return Const(None)  # already reported; the path still returns
             case gast.Continue():
@@ -308,6 +312,13 @@ class StatementLowering:
             raise Abort
         name = base.id
         cur = self.name_load(name, base)
+        if isinstance(cur, StaticDict):  # d[key] = v: a new version of the dict
+            key = self.expr(index)
+            if not (isinstance(key, Const) and isinstance(key.value, (str, int, tuple))):
+                self.error(UnsupportedSyntaxError, "a dict key must be a constant", index)
+                raise Abort
+            self.scope.env[name] = cur.with_item(key.value, value)
+            return
         self.check_writable(name, cur, base)
         iv = self.materialize(self.expr(index))
         new = self.emit(prims.index_update, [cur, iv, self.materialize(value)], hint=name,

@@ -405,6 +405,10 @@ KIND_RULES[prims.print_values] = lambda a, k: Kind("object", value=None)
 KIND_RULES[prims.check_assertion] = lambda a, k: Kind("object", value=None)
 KIND_RULES[prims.format_text] = lambda a, k: OBJECT
 KIND_RULES[prims.list_append] = lambda a, k: UNKNOWN  # a list of a length known at run time
+# type tests are made when the code runs: a kind does not tell float from np.float32 scalars
+KIND_RULES[isinstance] = lambda a, k: scalar("b")
+KIND_RULES[callable] = lambda a, k: scalar("b")
+KIND_RULES[type] = lambda a, k: OBJECT
 KIND_RULES[prims.as_list] = lambda a, k: UNKNOWN
 KIND_RULES[np.size] = _np_size_kind
 
