@@ -153,3 +153,35 @@ def test_python_dash_m_reports_compile_errors(tmp_path):
     r = run(tmp_path, "show", "trymod:uses_try", "--mode", "grad")
     assert r.returncode == 1
     assert "^" in r.stderr and r.stdout == ""
+
+
+def test_version(capsys):
+    from s2sad import __version__
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"s2sad {__version__}"
+
+
+def test_show_takes_a_file_path(tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "course_model.py").write_text(textwrap.dedent(MODULE))
+    monkeypatch.chdir(tmp_path)
+    assert main(["show", "src/course_model.py:f", "--mode", "grad"]) == 0
+    out = capsys.readouterr().out
+    assert "def f_grad(x, y):" in out and "# line 6: return np.sum(np.sin(x) * y)" in out
+    assert main(["show", str(folder / "course_model.py") + ":f", "--mode", "vjp"]) == 0
+    assert "def f_vjp(x, y):" in capsys.readouterr().out
+    assert main(["show", "src/missing.py:f"]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_show_says_when_it_prints_generic_code(project, capsys):
+    assert main(["show", f"{project}:f", "--mode", "vjp"]) == 0
+    out = capsys.readouterr().out
+    assert "the generic code" in out and "--args" in out
+    assert "# generic: for arguments of any kind" in out
+    assert "from s2sad.runtime import unbroadcast" in out  # what it calls is imported
+    assert main(["show", f"{project}:f", "--mode", "vjp", "--args", "np.ones(3), 2.0"]) == 0
+    out = capsys.readouterr().out
+    assert "generic" not in out and "specialised for x: float array (3,)" in out

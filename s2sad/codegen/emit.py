@@ -8,12 +8,14 @@ temporaries used once are folded back into the expression that reads them.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
 import gast
 import numpy as np
 
+from s2sad.codegen.imports import prelude
 from s2sad.codegen.names import Namespace
 from s2sad.codegen.registers import Names, Positions, coalesce, find_inlined
 from s2sad.codegen.sinking import sink_temporaries
@@ -408,12 +410,33 @@ class Emitter:
     pending_calls: dict
 
 
+@functools.lru_cache(maxsize=256)
 def _is_compiler_file(filename: str) -> bool:
-    """Rule bodies are inlined with their own locations; comments point at user code only."""
+    """Rule bodies are inlined with their own locations; comments point at user code only.
+    A compiler file is one inside the installed packages themselves (wherever they are: a
+    user's checkout in a folder named `s2sad` is user code), except the bundled examples."""
     import os
 
-    parts = os.path.normpath(filename).split(os.sep)
-    return "s2sad_rules" in parts or "s2sad" in parts[-3:-1]
+    path = os.path.normcase(os.path.realpath(filename))
+    inside = [d for d in _compiler_dirs() if path.startswith(d + os.sep)]
+    return bool(inside) and not path.startswith(_examples_dir() + os.sep)
+
+
+@functools.lru_cache(maxsize=1)
+def _compiler_dirs() -> tuple:
+    import os
+
+    import s2sad_rules
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the s2sad package
+    rules = os.path.dirname(os.path.abspath(s2sad_rules.__file__))
+    return tuple(os.path.normcase(os.path.realpath(d)) for d in (here, rules))
+
+
+def _examples_dir() -> str:
+    import os
+
+    return os.path.join(_compiler_dirs()[0], os.path.normcase("examples"))
 
 
 def _astor():
@@ -469,7 +492,6 @@ def emit_function(fn: Function, ns: Namespace, name: str, header: list, layout: 
     params = [names.name(p) for p in fn.params if p not in em.seeds]
     kw = [f"{names.name(v)}={_default_src(d, ns, names.name(v))}" for v, d in fn.kwonly]
     sig = ", ".join(params + (["*"] + kw if kw else []))
-    lines.append(f"def {name}({sig}):")
     results = fn.body.results
     n = meta.get("n_primal", 0)
     em.block(fn.body, 1)
@@ -496,7 +518,9 @@ def emit_function(fn: Function, ns: Namespace, name: str, header: list, layout: 
         em.out(1, f"return {_bare(em.src(_tree(em, results, meta['result_tree'])))}")
     else:
         em.out(1, f"return {_bare(em.src(primal))}")
-    return "\n".join(lines + [ln for ln in em.lines if ln is not None]) + "\n"
+    body = [f"def {name}({sig}):"] + [ln for ln in em.lines if ln is not None]
+    imports = prelude("\n".join(body), ns)
+    return "\n".join(lines + imports + ([""] if imports else []) + body) + "\n"
 
 
 def _bare(text: str) -> str:

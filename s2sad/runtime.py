@@ -1,0 +1,36 @@
+"""The runtime helpers generated code calls, importable from one public module.
+
+Printed derivatives import them from here (`from s2sad.runtime import unbroadcast`), so
+their source runs and lints as printed; ahead-of-time modules copy the helpers' source
+instead, so that they need only NumPy. Each helper is defined in `s2sad.ir.prims`.
+"""
+
+from s2sad.ir.prims import (
+    add_inplace,
+    broadcast_like,
+    derivative_dtype,
+    fresh_copy,
+    index_add,
+    index_add_at,
+    index_add_inplace,
+    index_update,
+    index_update_inplace,
+    mul_inplace,
+    ones_like_output,
+    sum_to_shape,
+    take_slot,
+    tape_next,
+    tape_pop,
+    tape_push,
+    tape_reader,
+    new_tape,
+    unbroadcast,
+    zeros_like,
+)
+
+__all__ = [
+    "add_inplace", "broadcast_like", "derivative_dtype", "fresh_copy", "index_add",
+    "index_add_at", "index_add_inplace", "index_update", "index_update_inplace", "mul_inplace",
+    "new_tape", "ones_like_output", "sum_to_shape", "take_slot", "tape_next", "tape_pop",
+    "tape_push", "tape_reader", "unbroadcast", "zeros_like",
+]
