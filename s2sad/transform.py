@@ -399,6 +399,7 @@ def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
              kw_kinds: dict) -> Compiled:
     """Compile the derivative (no lookup: s2sad.store.compiled serves stored ones)."""
     ir = derivative_ir(func, mode, wrt, arg_kinds, kw_kinds, wrt_tuple=wrt_tuple)
+    ir.meta["wrt"] = tuple(wrt)  # each returned cotangent is named after its argument
     if mode == "vjp":
         body = ir.body.stmts
         ir.meta["boundary_index"] = next(i for i, s in enumerate(body)
