@@ -313,21 +313,56 @@ def cmd_cache(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from s2sad.api import grad, jvp
+    """The two worked examples the project was designed from, with their numbers, their
+    formulas and the generated code of both modes; then a small model's gradient."""
+    from s2sad.api import grad, jvp, vjp
     from s2sad.examples import seeds
 
+    def say(*lines):
+        print("\n".join(f"# {ln}" if ln else "#" for ln in lines))
+
+    def numbers(v) -> str:
+        return "[" + ", ".join(f"{float(a) + 0.0:.6g}" for a in np.ravel(v)) + "]"  # no -0
+
+    say("Example 1: f(x) = [x0 + x1, x0 * x1, sin(x0)] at x = [2, 3]",
+        "",
+        "Its Jacobian is J = [[1, 1], [x1, x0], [cos x0, 0]]. Forward mode pushes one",
+        "tangent v through f and gives J v; along e0 = [1, 0] that is J's first column,",
+        "along e1 = [0, 1] its second: one JVP, one column.")
     f_jvp = jvp(seeds.f)
     x = np.array([2.0, 3.0])
-    print("# f(x) = [x0 + x1, x0 * x1, sin(x0)] at x = [2, 3]")
-    for v in (np.array([1.0, 0.0]), np.array([0.0, 1.0])):
-        out, out_dot = f_jvp(x, v)
-        print(f"# JVP along {v.tolist()}: {out_dot.tolist()}")
+    for name, v, formula in (("e0", [1.0, 0.0], "[1, x1, cos x0] = [1, 3, cos 2]"),
+                             ("e1", [0.0, 1.0], "[1, x0, 0] = [1, 2, 0]")):
+        _, out_dot = f_jvp(x, np.array(v))
+        say(f"JVP along {name}: {formula} = {numbers(out_dot)}")
     print(f_jvp.source)
+
+    say("Example 2: g(x1, x2) = (x1**2 + x2, sin(x1 * x2)) at (x1, x2) = (2, 3)",
+        "",
+        "J = [[2 x1, 1], [x2 cos(x1 x2), x1 cos(x1 x2)]] = [[4, 1], [3 cos 6, 2 cos 6]].",
+        "Forward mode (JVP) gives J v, a combination of J's columns; reverse mode (VJP)",
+        "pulls a cotangent u back and gives u^T J, a combination of its rows: one VJP per",
+        "output seed, whatever the number of inputs -- why a gradient costs one reverse",
+        "sweep.")
+    c6 = math.cos(6.0)
+    g_jvp = jvp(seeds.g)
+    _, out_dot = g_jvp(2.0, 3.0, 1.0, 0.0)
+    say(f"JVP along v = (1, 0): (2 x1, x2 cos(x1 x2)) = (4, 3 cos 6) = "
+        f"{numbers(out_dot)}   (3 cos 6 = {3 * c6:.6g})")
+    print(g_jvp.source)
+    g_vjp = vjp(seeds.g)
+    _, pullback = g_vjp(2.0, 3.0)
+    cot = pullback((1.0, 1.0))
+    say(f"VJP with u = (1, 1): (2 x1 + x2 cos(x1 x2), 1 + x1 cos(x1 x2)) = "
+        f"(4 + 3 cos 6, 1 + 2 cos 6) = {numbers(cot)}",
+        f"  (4 + 3 cos 6 = {4 + 3 * c6:.6g}, 1 + 2 cos 6 = {1 + 2 * c6:.6g})")
+    print(g_vjp.source)
+
     loss_grad = grad(seeds.loss, wrt=0)
     rng = np.random.default_rng(0)
     w, xb, yb = rng.standard_normal((3, 2)), rng.standard_normal((5, 3)), rng.standard_normal((5, 2))
     loss_grad(w, xb, yb)
-    print("# the gradient of a small model's loss, by reverse mode")
+    say("The gradient of a small model's loss, by reverse mode")
     print(loss_grad.source)
     return 0
 

@@ -16,6 +16,7 @@ from s2sad.ir.prims import (
     index_update,
     index_update_inplace,
     mul_inplace,
+    new_tape,
     ones_like_output,
     sum_to_shape,
     take_slot,
@@ -23,7 +24,6 @@ from s2sad.ir.prims import (
     tape_pop,
     tape_push,
     tape_reader,
-    new_tape,
     unbroadcast,
     zeros_like,
 )

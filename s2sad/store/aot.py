@@ -74,7 +74,8 @@ def default_wrt(mode: str):
 def write_module(specs: list) -> str:
     """The text of one ahead-of-time module holding the derivatives `specs`."""
     from s2sad.codegen.compile import namespace_of
-    from s2sad.codegen.imports import used_names as names_read, without_imports
+    from s2sad.codegen.imports import used_names as names_read
+    from s2sad.codegen.imports import without_imports
     from s2sad.store.fingerprint import source_fingerprint
     from s2sad.transform import VERSION, generate, resolve_wrt
 

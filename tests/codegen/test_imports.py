@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover
     from passes import loop_programs, recursion_programs
 
 pyflakes_api = pytest.importorskip("pyflakes.api")
-from pyflakes.reporter import Reporter  # noqa: E402
+from pyflakes.reporter import Reporter
 
 
 def lint(source: str) -> list:
@@ -102,7 +102,7 @@ def test_ahead_of_time_modules_lint_clean(case):
     _check(text, f"the module of {case.name}")
     scope: dict = {}
     exec(compile(text, "module", "exec"), scope)  # it imports what it uses
-    out, pullback = scope["special_vjp"](*args)
+    out, _ = scope["special_vjp"](*args)
     assert np.allclose(out, case.fn(*args))
 
 
