@@ -172,3 +172,28 @@ def test_corpus_names_are_honest(case):
                     re.sub(r"(_\d+)+$", "", item.id) == f"{params[i]}_bar", (
                         f"the cotangent of {params[i]} is returned as "
                         f"{ast.unparse(item)}:\n{source}")
+
+
+def penalised(w, x):
+    h = np.tanh(x @ w)
+    return np.mean(h * h) + 0.01 * np.sum(w * w)
+
+
+def wave(x):
+    return x * math.sin(x)
+
+
+def test_a_summed_cotangent_sits_under_its_lines_comment():
+    rng = np.random.default_rng(2)
+    w, x = rng.standard_normal(3), rng.standard_normal((4, 3))
+    g = s2sad.grad(penalised)
+    h = np.tanh(x @ w)
+    np.testing.assert_allclose(g(w, x), 0.02 * w + x.T @ (2.0 / 4 * h * (1 - h * h)),
+                               rtol=1e-12)
+    lines = g.source.splitlines()
+    first = next(i for i, ln in enumerate(lines) if ln.strip().startswith("w_bar = "))
+    assert lines[first - 1].strip().startswith("# reverse of line "), g.source
+
+    g = s2sad.grad(wave)
+    assert g(0.5) == pytest.approx(math.sin(0.5) + 0.5 * math.cos(0.5))
+    assert "    # reverse of line " in g.source.split("x_bar = ")[0], g.source
