@@ -6,8 +6,6 @@ shape helpers that derivative rules call (`unbroadcast`, `zeros_like`).
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 
@@ -134,7 +132,7 @@ class Grown:
     def __getitem__(self, i):
         if isinstance(i, slice):
             return self.items[:self.n][i]
-        i = operator.index(i)
+        i = i.__index__()
         if not -self.n <= i < self.n:
             raise IndexError("list index out of range")
         return self.items[i % self.n]
