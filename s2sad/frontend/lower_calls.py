@@ -213,22 +213,26 @@ class CallLowering:
             elif not isinstance(value, (Var, Const, StaticSeq, StaticDict, Static, LocalFunction)):
                 value = self.global_value(value, pname)
             scope.env[pname] = value
+        body = _without_docstring(parsed.node.body)
+        return self.lower_inlined(body, scope, fn, parsed.node, (
+            f"helper `{fn.__name__}` does not return a value on every path",
+            "end the helper with `return <value>`"))
+
+    def lower_inlined(self, body, scope, key, fnode, missing_return):
+        """Lower the body of an inlined function (a helper, a lambda, a nested `def`) in its
+        own scope; the value it returns."""
         saved_scope = self.scope
         self.scope = scope
-        self.inline_stack.append(fn)
+        self.inline_stack.append(key)
         n_errors = len(self.errors)
         try:
-            self._check_signature(parsed.node, varargs=True)
-            body = list(parsed.node.body)
-            if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value,
-                                                                      gast.Constant):
-                body = body[1:]
+            if not isinstance(fnode, gast.Lambda):
+                self._check_signature(fnode, varargs=isinstance(key, types.FunctionType))
             out = self.lower_stmts(normalize_exits(body), in_loop=False)
             if out is None:
                 if len(self.errors) == n_errors:
-                    self.error(UnsupportedSyntaxError, f"helper `{fn.__name__}` does not return "
-                               "a value on every path", parsed.node,
-                               "end the helper with `return <value>`")
+                    self.error(UnsupportedSyntaxError, missing_return[0], fnode,
+                               missing_return[1])
                 raise Abort
             return out
         finally:
@@ -424,30 +428,14 @@ class CallLowering:
             ret.lineno, ret.col_offset = lf.node.body.lineno, lf.node.body.col_offset
             body = [ret]
         else:
-            body = list(lf.node.body)
-            if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value,
-                                                                      gast.Constant):
-                body = body[1:]
+            body = _without_docstring(lf.node.body)
         own = frozenset(bound) | frozenset(assigned_names(body))
         scope = Scope(lf.scope.parsed, parent=lf.scope, local_names=own)
         scope.local_node = lf.node
         scope.env.update(bound)
-        saved_scope = self.scope
-        self.scope = scope
-        self.inline_stack.append(lf)
-        n_errors = len(self.errors)
-        try:
-            out = self.lower_stmts(normalize_exits(body), in_loop=False)
-            if out is None:
-                if len(self.errors) == n_errors:
-                    self.error(UnsupportedSyntaxError, f"nested function `{lf.name}` does not "
-                               "return a value on every path", lf.node,
-                               "end it with `return <value>`")
-                raise Abort
-            return out
-        finally:
-            self.inline_stack.pop()
-            self.scope = saved_scope
+        return self.lower_inlined(body, scope, lf, lf.node, (
+            f"nested function `{lf.name}` does not return a value on every path",
+            "end it with `return <value>`"))
 
 
 class derivative_hook:  # noqa: N801 - a namespace holding the hook the driver installs
@@ -463,3 +451,10 @@ class derivative_hook:  # noqa: N801 - a namespace holding the hook the driver i
     @staticmethod
     def as_function(d) -> Function:
         raise NonDifferentiableError(f"cannot inline {d!r}: no compiler driver is loaded")
+
+
+def _without_docstring(body) -> list:
+    body = list(body)
+    if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
+        return body[1:]
+    return body

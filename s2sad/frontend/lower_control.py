@@ -78,32 +78,16 @@ class ControlFlowLowering:
         then_res, else_res, outs = [], [], []
         for name in names:
             a, b = then_env[name], else_env[name]
-            if isinstance(a, StaticSeq) or isinstance(b, StaticSeq):
-                if isinstance(a, StaticSeq) and isinstance(b, StaticSeq) and \
-                        len(a.items) == len(b.items) and a.is_list == b.is_list:
-                    parts = []
-                    for x, y in zip(a.items, b.items):
-                        if x is y:
-                            parts.append(x)
-                            continue
-                        then_res.append(self.materialize_in(then_stmts, x))
-                        else_res.append(self.materialize_in(else_stmts, y))
-                        outs.append(self.fresh(name))
-                        parts.append(outs[-1])
-                    self.scope.env[name] = StaticSeq(tuple(parts), a.is_list)
-                    continue
+            branches = (then_stmts, then_res, else_stmts, else_res, outs, name)
+            if isinstance(a, StaticSeq) and isinstance(b, StaticSeq) and \
+                    len(a.items) == len(b.items) and a.is_list == b.is_list:
+                parts = self.merge_items(a.items, b.items, branches)
+                self.scope.env[name] = StaticSeq(parts, a.is_list)
+                continue
             if isinstance(a, StaticDict) and isinstance(b, StaticDict) and a.keys == b.keys:
                 # a dict changed in a branch: each value merged like a tuple's items
-                parts = []
-                for x, y in zip(a.values, b.values):
-                    if x is y:
-                        parts.append(x)
-                        continue
-                    then_res.append(self.materialize_in(then_stmts, x))
-                    else_res.append(self.materialize_in(else_stmts, y))
-                    outs.append(self.fresh(name))
-                    parts.append(outs[-1])
-                self.scope.env[name] = StaticDict(a.keys, tuple(parts))
+                parts = self.merge_items(a.values, b.values, branches)
+                self.scope.env[name] = StaticDict(a.keys, parts)
                 continue
             if isinstance(a, (Static, LocalFunction)) or isinstance(b, (Static, LocalFunction)):
                 if a == b:
@@ -124,6 +108,21 @@ class ControlFlowLowering:
             self.stmts.append(If(cond, Block(tuple(then_stmts), tuple(then_res)),
                                  Block(tuple(else_stmts), tuple(else_res)), tuple(outs),
                                  self.loc(s)))
+
+    def merge_items(self, xs, ys, branches) -> tuple:
+        """The items of a tuple (or a dict's values) after an `if`: an item both branches
+        leave alone stays; the others become outputs of the If."""
+        then_stmts, then_res, else_stmts, else_res, outs, name = branches
+        parts = []
+        for x, y in zip(xs, ys):
+            if x is y:
+                parts.append(x)
+                continue
+            then_res.append(self.materialize_in(then_stmts, x))
+            else_res.append(self.materialize_in(else_stmts, y))
+            outs.append(self.fresh(name))
+            parts.append(outs[-1])
+        return tuple(parts)
 
     def materialize_in(self, stmts, value):
         saved = self.stmts

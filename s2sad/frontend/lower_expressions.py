@@ -51,17 +51,15 @@ class ExpressionLowering:
             return Const(value.obj, value.name)
         if isinstance(value, (Undefined, Poisoned)):
             raise Abort  # already reported
-        if isinstance(value, StaticDict):
-            self.errors.append(UnsupportedSyntaxError(
-                "a dict written in the function can be indexed, iterated and passed to its "
-                "helpers, not returned or stored in an array", self.statement_loc(),
-                "return a tuple of its values"))
-            raise Abort
-        if isinstance(value, Zipped):
-            self.errors.append(UnsupportedSyntaxError(
-                f"{'enumerate' if value.counted else 'zip'}() of arrays is supported only as "
-                "the iterable of a `for` loop", self.statement_loc(),
-                "loop over it directly: `for i, row in enumerate(x):`"))
+        if isinstance(value, (StaticDict, Zipped)):
+            what, hint = (
+                ("a dict written in the function can be indexed, iterated and passed to its "
+                 "helpers, not returned or stored in an array", "return a tuple of its values")
+                if isinstance(value, StaticDict) else
+                (f"{'enumerate' if value.counted else 'zip'}() of arrays is supported only as "
+                 "the iterable of a `for` loop",
+                 "loop over it directly: `for i, row in enumerate(x):`"))
+            self.errors.append(UnsupportedSyntaxError(what, self.statement_loc(), hint))
             raise Abort
         if isinstance(value, LocalFunction):
             self.errors.append(UnsupportedSyntaxError(
