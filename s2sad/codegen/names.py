@@ -25,7 +25,7 @@ def _index():
     if _SPELLING:
         return _SPELLING
     sources = [("builtins", builtins, ""), ("math", math, "math."), ("numpy", np, "np."),
-               ("numpy.linalg", np.linalg, "np.linalg.")]
+               ("numpy.linalg", np.linalg, "np.linalg."), ("numpy.random", np.random, "np.random.")]
     for _, mod, prefix in sources:
         # the module's own attributes: dir() would also list submodules that numpy loads
         # lazily (numpy.f2py, numpy.testing), and reading those imports them (~130 ms)

@@ -131,10 +131,13 @@ class CallLowering:
             return out
 
         label = name or getattr(fn, "__qualname__", None) or repr(fn)
+        hint = (f"register rules with @s2sad.defjvp({label}) and @s2sad.defvjp({label}), "
+                f"or mark it non-differentiable with s2sad.def_nondiff({label})")
+        if str(getattr(fn, "__module__", "") or "").startswith("numpy.random"):
+            hint = ("draw with the np.random functions (np.random.normal, np.random.rand, "
+                    "...; seeded with np.random.seed), or pass the draws in as an argument")
         self.error(MissingRuleError, f"no derivative rule for `{label}` and its source cannot "
-                   "be inlined", node,
-                   f"register rules with @s2sad.defjvp({label}) and @s2sad.defvjp({label}), "
-                   f"or mark it non-differentiable with s2sad.def_nondiff({label})")
+                   "be inlined", node, hint)
         raise Abort
 
     def bind(self, fn, args, kwargs, node):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import operator
 
 import gast
+import numpy as np
 
 from s2sad.errors import NonDifferentiableError, UnsupportedSyntaxError
 from s2sad.frontend.normalize import assigned_names
@@ -166,6 +167,10 @@ class StatementLowering:
                     if self.peek_static(func) is not None and \
                     self.peek_static(func).obj is print:
                 self.lower_print(call)
+            case gast.Expr(value=gast.Call(func=func) as call) \
+                    if self.peek_static(func) is not None and \
+                    self.peek_static(func).obj is np.random.seed:
+                self.call_value(np.random.seed, *self.call_args(call), call)
             case gast.Expr(value=gast.Call(func=gast.Attribute(value=gast.Name(id=name),
                                                                attr="append"),
                                            args=[item], keywords=[]) as call):

@@ -376,6 +376,12 @@ class ZeroValue:
 RUNTIME_HELPERS = (unbroadcast, sum_to_shape, broadcast_like, zeros_like, fresh_copy)
 
 # statements that act on state: never removed, reordered, shared or folded away
+# np.random's draws advance the generator: each runs once, in order, as the user wrote it
+RANDOM_DRAWS = frozenset({np.random.rand, np.random.randn, np.random.random,
+                          np.random.random_sample, np.random.standard_normal,
+                          np.random.uniform, np.random.normal, np.random.randint,
+                          np.random.seed})
+
 EFFECTFUL = frozenset({tape_push, tape_pop, tape_next, sweep_boundary, index_add_inplace,
                        index_add_at, index_update_inplace, add_inplace, mul_inplace,
-                       print_values, check_assertion})
+                       print_values, check_assertion}) | RANDOM_DRAWS

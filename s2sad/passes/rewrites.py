@@ -214,9 +214,9 @@ class Rewrites:
             # A + scatter(zeros, i, v) -> scatter(A, i, v): one array, no extra copy
             for acc, other in ((args[0], args[1]), (args[1], args[0])):
                 d = self.defining(other, out) if isinstance(other, Var) else None
-                if d is not None and self.uses_once(other) and self.is_zeros(d.args[0], out) \
-                        and (d.fn is prims.index_add or (d.fn is prims.index_update and
-                                                         index_is_basic(self.kind(d.args[1])))):
+                if d is not None and (d.fn is prims.index_add or (
+                        d.fn is prims.index_update and index_is_basic(self.kind(d.args[1])))) \
+                        and self.uses_once(other) and self.is_zeros(d.args[0], out):
                     out.append(Call(t, prims.index_add, (acc,) + d.args[1:], (), s.loc))
                     return t
         return None
