@@ -217,9 +217,29 @@ class CallLowering:
                 value = self.global_value(value, pname)
             scope.env[pname] = value
         body = _without_docstring(parsed.node.body)
-        return self.lower_inlined(body, scope, fn, parsed.node, (
-            f"helper `{fn.__name__}` does not return a value on every path",
-            "end the helper with `return <value>`"))
+        n_errors = len(self.errors)
+        try:
+            return self.lower_inlined(body, scope, fn, parsed.node, (
+                f"helper `{fn.__name__}` does not return a value on every path",
+                "end the helper with `return <value>`"))
+        finally:
+            if len(self.errors) > n_errors and is_library_function(fn):
+                self.errors[n_errors:] = [self.library_refusal(fn, self.errors[n_errors:],
+                                                               node)]
+
+    def library_refusal(self, fn, errors, node):
+        """A library function that cannot be inlined: one error at the user's call, naming
+        what in the library stops it (the library's own lines as a note)."""
+        first = errors[0]
+        where = f" ({first.loc.filename}:{first.loc.lineno})" if first.loc is not None else ""
+        label = f"{getattr(fn, '__module__', '') or ''}.{fn.__qualname__}".lstrip(".")
+        return MissingRuleError(
+            f"cannot differentiate through the library function `{label}`: its source cannot "
+            f"be inlined ({first.message}{where}"
+            + (f", and {len(errors) - 1} more" if len(errors) > 1 else "") + ")",
+            self.loc(node),
+            f"compute it with NumPy functions that have rules, or register rules with "
+            f"@s2sad.defjvp({label}) and @s2sad.defvjp({label})")
 
     def lower_inlined(self, body, scope, key, fnode, missing_return):
         """Lower the body of an inlined function (a helper, a lambda, a nested `def`) in its
@@ -461,3 +481,23 @@ def _without_docstring(body) -> list:
     if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
         return body[1:]
     return body
+
+
+_LIBRARY_DIRS: tuple = ()
+
+
+def is_library_function(fn) -> bool:
+    """Is `fn` defined in the standard library or an installed package (not user code)?"""
+    global _LIBRARY_DIRS
+    if not _LIBRARY_DIRS:
+        import os
+        import sysconfig
+
+        paths = sysconfig.get_paths()
+        _LIBRARY_DIRS = tuple(os.path.realpath(paths[k]) + os.sep
+                              for k in ("stdlib", "platstdlib", "purelib", "platlib")
+                              if k in paths)
+    import os
+
+    filename = getattr(getattr(fn, "__code__", None), "co_filename", "")
+    return os.path.realpath(filename).startswith(_LIBRARY_DIRS) if filename else False

@@ -128,3 +128,20 @@ def test_refusals():
     assert e.value.loc is not None
     with pytest.raises(UnsupportedSyntaxError, match="np.max"):
         s2sad.grad(max_of_an_array)(np.ones(3))
+
+
+def through_a_library_function(x):
+    import statistics
+
+    return statistics.fmean([x, 2.0 * x]) * x  # fmean's source uses `try`
+
+
+def test_a_library_function_that_cannot_be_inlined_is_reported_at_the_users_line():
+    from s2sad.errors import MissingRuleError
+
+    with pytest.raises(MissingRuleError, match="library function `statistics.fmean`") as e:
+        s2sad.grad(through_a_library_function)(1.0)
+    err = e.value
+    assert err.loc.filename == __file__  # the user's call, not the library's line
+    assert "statistics.py" in err.message  # the library's line, as a note
+    assert len(err.errors) == 1
