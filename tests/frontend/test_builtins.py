@@ -4,6 +4,7 @@ of a helper, integer math functions and type tests. Both modes against central f
 differences or the textbook derivative."""
 
 import math
+import statistics
 
 import numpy as np
 import pytest
@@ -131,8 +132,6 @@ def test_refusals():
 
 
 def through_a_library_function(x):
-    import statistics
-
     return statistics.fmean([x, 2.0 * x]) * x  # fmean's source uses `try`
 
 
