@@ -33,6 +33,7 @@ from s2sad.passes.inplace import accumulate_in_place
 from s2sad.passes.loops import iterate_tapes, rewrite_loop_accumulators
 from s2sad.passes.reverse import reverse_pass
 from s2sad.passes.simplify import simplify
+from s2sad.passes.unroll import unroll_tuple_loops
 from s2sad_rules import TABLE
 
 VERSION = "0.1.0"
@@ -318,9 +319,19 @@ def _refuse_complex_jacobian(ir, mode, wrt, kinds, kinds_in):
             f"is not one complex matrix)", ir.loc, hint)
 
 
+def specialised_ir(func, arg_kinds: list, kw_kinds: dict):
+    """base_ir, with each loop over a tuple or list argument unrolled now that its length
+    is known (passes/unroll.py)."""
+    ir = base_ir(func, arg_kinds, kw_kinds)
+    if any(k.tag in ("tuple", "list") for k in arg_kinds):
+        kinds_in = {p: k for p, k in zip(ir.params, arg_kinds)}
+        ir = unroll_tuple_loops(ir, infer_kinds(ir, kinds_in))
+    return ir
+
+
 def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
                   in_place: bool = True, wrt_tuple: bool = False):
-    ir = base_ir(func, arg_kinds, kw_kinds)
+    ir = specialised_ir(func, arg_kinds, kw_kinds)
     kinds_in = {p: k for p, k in zip(ir.params, arg_kinds)}
     for v, _ in ir.kwonly:
         kinds_in[v] = kw_kinds.get(v.name, UNKNOWN)

@@ -265,7 +265,7 @@ def _attr_kind(attr):
 def _len_kind(args, kwargs):
     (x,) = args
     s = x.static_shape
-    if x.tag == "tuple":
+    if x.tag in ("tuple", "list") and x.items is not None:
         return scalar("i", len(x.items))
     if s:
         return scalar("i", s[0])
