@@ -870,9 +870,9 @@ def matrices(draw, kind="general", square=True, min_n=1, max_n=3, batch=True):
 
 
 # cholesky, eigh, eigvalsh read one triangle but their rules treat the input as symmetric
-# (documented in s2sad_rules/numpy_linalg.py): the examples symmetrise, so that finite
-# differences in any direction see the same function.
-SYM = "0.5 * ({0} + np.swapaxes({0}, -1, -2))"
+# (Hermitian when complex; documented in s2sad_rules/numpy_linalg.py): the examples take the
+# Hermitian part, so that finite differences in any direction see the same function.
+SYM = "0.5 * ({0} + np.conj(np.swapaxes({0}, -1, -2)))"
 
 
 def _linalg(template, kind="general", square=True, min_n=1, batch=True, kws=None):
@@ -894,7 +894,7 @@ def _eigh(draw):
     a = draw(matrices("distinct"))
     kws = {"UPLO": draw(st.sampled_from(["L", "U"]))} if draw(st.booleans()) else {}
     body = (f"w, v = np.linalg.eigh({SYM.format('a0')}{kw_text(kws)})\n"
-            "return w, v * v[..., :1, :]")  # sign-invariant in each eigenvector
+            "return w, v * np.conj(v[..., :1, :])")  # phase-invariant in each eigenvector
     return Example(body, (a,), (0,), rtol=1e-4)
 
 

@@ -1,0 +1,147 @@
+"""Complex np.linalg factorisations in JAX's convention (issue #13, item 3): eigh, eigvalsh,
+cholesky, qr, svd (with and without compute_uv), svdvals, pinv.
+
+Every oracle is independent of s2sad: central finite differences (the JVP along a random
+complex direction and along the purely imaginary one), the dot-product test
+Re sum(u (J v)) == Re sum((J^T u) v) with J v by finite differences, and dL/dx - i dL/dy by
+finite differences for the gradient of a real scalar. Eigenvectors and singular vectors are
+defined up to a phase: the functions below use them only through gauge-invariant quantities
+(|U|^2, U diag(w) U^H, projectors, U diag(s) V^H). Hermitian inputs are built as B + B^H
+(Hermitian positive definite ones as B B^H + n I), so that finite differences in any direction
+of B see the function the rules differentiate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.rules.test_complex import check_grad, check_jvp, check_vjp, crandn
+
+
+def H(x): return np.conj(np.swapaxes(x, -1, -2))
+def herm(b): return b + np.conj(np.swapaxes(b, -1, -2))
+def hpd(b): return b @ np.conj(np.swapaxes(b, -1, -2)) + b.shape[-1] * np.eye(b.shape[-1])
+
+
+# -- functions of complex matrices (gauge-invariant in the vectors) -----------------------------
+
+def eigvalsh_of(b): return np.linalg.eigvalsh(herm(b))
+def eigh_values(b): return np.linalg.eigh(herm(b))[0]
+
+
+def eigh_vectors(b):
+    w, u = np.linalg.eigh(herm(b))
+    return np.abs(u) ** 2, u @ np.diag(w ** 3) @ np.conj(u.T), u[:, :1] @ np.conj(u[:, :1].T)
+
+
+def eigh_upper(b):
+    w, u = np.linalg.eigh(herm(b), UPLO="U")
+    return w, np.abs(u) ** 2
+
+
+def cholesky_of(b): return np.linalg.cholesky(hpd(b))
+def qr_of(a):
+    q, r = np.linalg.qr(a)
+    return q, r
+
+
+def svd_all(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return s, u @ np.diag(s ** 2) @ vh, np.abs(u) ** 2, np.abs(vh) ** 2
+
+
+def svd_square(a):
+    u, s, vh = np.linalg.svd(a)  # full_matrices=True on a square input
+    return s, u @ vh
+
+
+def svd_values(a): return np.linalg.svd(a, compute_uv=False)
+def svdvals_of(a): return np.linalg.svdvals(a)
+def pinv_of(a): return np.linalg.pinv(a)
+
+
+# real scalars, for grad against dL/dx - i dL/dy
+def L_eigh(b): return np.sum(np.linalg.eigh(herm(b))[0] ** 2) + np.sum(np.abs(np.linalg.eigh(herm(b))[1][0]) ** 4)
+def L_eigvalsh(b): return np.sum(np.linalg.eigvalsh(herm(b)) ** 3)
+def L_cholesky(b): return np.sum(np.abs(np.linalg.cholesky(hpd(b))) ** 2 * np.arange(b.shape[-1]))
+def L_qr_det(a): return np.abs(np.prod(np.diagonal(np.linalg.qr(a)[1])))
+def L_qr(a): return np.sum(np.abs(np.linalg.qr(a)[0][:, 0]) ** 3) + np.sum(np.abs(np.linalg.qr(a)[1]))
+
+
+def L_svd(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return np.sum(s) + np.sum(np.abs(u) ** 4) + np.sum(np.abs(vh[0]) ** 3)
+
+
+def L_svd_values(a): return np.sum(np.linalg.svd(a, compute_uv=False) ** 2)
+def L_svdvals(a): return np.sum(np.linalg.svdvals(a))
+def L_pinv(a): return np.sum(np.abs(np.linalg.pinv(a)) ** 2)
+
+
+SQUARE = [(2, 2), (3, 3)]
+RECT = [(2, 2), (3, 3), (4, 3), (3, 4)]
+
+CASES = ([(f, s) for f in (eigvalsh_of, eigh_values, eigh_vectors, eigh_upper, cholesky_of,
+                           svd_square) for s in SQUARE]
+         + [(qr_of, s) for s in [(2, 2), (3, 3), (4, 3)]]
+         + [(f, s) for f in (svd_all, svd_values, svdvals_of, pinv_of) for s in RECT])
+
+GRADS = ([(f, s) for f in (L_eigh, L_eigvalsh, L_cholesky) for s in SQUARE]
+         + [(f, s) for f in (L_qr_det, L_qr) for s in [(2, 2), (3, 3), (4, 3)]]
+         + [(f, s) for f in (L_svd, L_svd_values, L_svdvals, L_pinv) for s in RECT])
+
+
+def _id(case):
+    f, shape = case
+    return f"{f.__name__}-{shape[0]}x{shape[1]}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=_id)
+def test_jvp_against_finite_differences(case):
+    f, shape = case
+    check_jvp(f, [crandn(shape)])
+
+
+@pytest.mark.parametrize("case", CASES, ids=_id)
+def test_vjp_is_the_transpose_of_the_jvp(case):
+    f, shape = case
+    check_vjp(f, [crandn(shape)])
+
+
+@pytest.mark.parametrize("case", GRADS, ids=_id)
+def test_grad_of_a_real_scalar_is_d_dx_minus_i_d_dy(case):
+    f, shape = case
+    check_grad(f, [crandn(shape)])
+
+
+# -- stacks of matrices ------------------------------------------------------------------------
+
+def eigh_stack(b):
+    w, u = np.linalg.eigh(herm(b))
+    return w, np.abs(u) ** 2
+
+
+def cholesky_stack(b): return np.linalg.cholesky(hpd(b))
+def svd_stack(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return s, u @ (s[..., :, None] * vh)
+
+
+@pytest.mark.parametrize("f", [eigh_stack, cholesky_stack, svd_stack], ids=lambda f: f.__name__)
+def test_stacked_matrices(f):
+    b = crandn((2, 3, 3))
+    check_jvp(f, [b])
+    check_vjp(f, [b])
+
+
+# -- a real input still gives real derivatives, and the same as before --------------------------
+
+def real_mix(x): return np.linalg.svd(x, compute_uv=False) @ np.linalg.eigvalsh(x @ x.T)
+
+
+def test_real_inputs_keep_real_derivatives():
+    x = crandn((3, 3), real=True)
+    check_jvp(real_mix, [x])
+    check_vjp(real_mix, [x])
+    check_grad(real_mix, [x])
