@@ -6,9 +6,15 @@ Matrices may be stacked (leading batch axes). Conventions:
   differentiate along the Hermitian part (dA + dA^H)/2, whatever triangle NumPy reads) and
   return a symmetric (Hermitian) cotangent; `eigh` needs distinct eigenvalues, `svd` distinct
   non-zero singular values (equal ones give inf/NaN derivatives, as for real matrices).
-- `eig` covers real matrices with distinct real eigenvalues (eigenvectors of unit length, as
-  NumPy returns them; their sign is NumPy's choice, so differentiate sign-invariant uses); a
-  complex input is refused at compile time, complex eigenvalues with a ValueError at run time.
+- `eig` needs distinct eigenvalues: for A = V diag(w) V^-1, dw = diag(V^-1 dA V) and
+  dV = V (F * (V^-1 dA V)), F_ij = 1/(w_j - w_i), then NumPy's unit-length columns
+  (dv - v Re(v^H dv)); the VJP is its transpose. Each column's sign (phase when complex) is
+  NumPy's choice: differentiate gauge-invariant uses (|V|^2, eigenprojectors, w alone).
+  Complex matrices and complex eigenvalues work on every NumPy; NumPy >= 2.5 returns complex
+  results even for a real matrix, and a real matrix's cotangent stays real. On NumPy < 2.5 a
+  real matrix's results are real or complex depending on its values: the compiler takes them
+  as real, and a complex spectrum of a real matrix raises a ValueError at run time (pass
+  a + 0j to get complex eigenvalues differentiated).
 - `svd` is covered for `full_matrices=False` (or square input) and `compute_uv=False`;
   `qr` for mode="reduced" with m >= n; `pinv` for full-rank input.
 - `norm` at 0 gives the subgradient 0 (every supported `ord`); ties in `ord=inf` share the
@@ -20,8 +26,8 @@ Matrices may be stacked (leading batch axes). Conventions:
 - inv, solve, det and matrix_power are holomorphic: their rules hold for complex matrices as
   written (transposes, no conjugates). `slogdet` of a complex matrix: log|det| moves by
   Re(t) and the sign (a unit complex number) by i sign Im(t), t = tr(solve(a, da)).
-- Complex cholesky, eigh, eigvalsh, svd, svdvals, qr and pinv (JAX's formulas; the VJP is the
-  transpose of the real-linear JVP): for A = U diag(w) U^H, dw = Re diag(U^H dA U) and
+- Complex cholesky, eigh, eigvalsh, svd, svdvals, qr, pinv and eig (JAX's formulas; the VJP is
+  the transpose of the real-linear JVP): for A = U diag(w) U^H, dw = Re diag(U^H dA U) and
   dU = U (F * (U^H dA U)), F_ij = 1/(w_j - w_i); for A = U diag(s) V^H, ds = Re diag(U^H dA V),
   with the phase i Im(U^H dA V)_jj / s_j given to u_j (none to v_j); cholesky
   dL = L Phi(L^-1 dA L^-H); qr keeps R's diagonal real (Q^H dQ gets i Im diag(Q^H dA R^-1));
@@ -181,8 +187,9 @@ def eigh_vjp(g, ans, a, UPLO="L"):
 def real_spectrum(w):
     """w itself; a complex spectrum is refused when it happens (it depends on the values)."""
     if np.iscomplexobj(w):
-        raise ValueError("s2sad: the derivative of np.linalg.eig covers real eigenvalues only; "
-                         "this matrix has complex ones")
+        raise ValueError("s2sad: the derivative of np.linalg.eig of a real matrix covers real "
+                         "eigenvalues only on this NumPy; this matrix has complex ones (pass "
+                         "a complex matrix, a + 0j, for complex eigenvalues)")
     return w
 
 
@@ -201,40 +208,64 @@ def real_spectrum_vjp(g, w):
 EIG_RETURNS_COMPLEX = np.linalg.eig(np.eye(1))[0].dtype.kind == "c"
 
 
-@defcheck(np.linalg.eig)
-def eig_check(a):
-    if EIG_RETURNS_COMPLEX:
-        return (f"np.linalg.eig on NumPy {np.__version__}, which returns complex eigenvalues "
-                "even for a real spectrum (complex results are not differentiated yet; for a "
-                "symmetric matrix use np.linalg.eigh)")
-    if isinstance(a, Unknown) and a.dtype == "c":
-        return "a complex input (eig's rules cover real matrices with real eigenvalues)"
-    return None
+if EIG_RETURNS_COMPLEX:
+    def eig_values(w, a):
+        """eig's eigenvalues: always complex on this NumPy (the compiler knows)."""
+        return w
+
+    def eig_conj(x, a):
+        """conj(x) for eig's (complex) vectors."""
+        return np.conj(x)
+
+    def eig_real(x, a):
+        """Re(x) for eig's (complex) vectors."""
+        return np.real(x)
+else:
+    def eig_values(w, a):
+        """eig's eigenvalues: complex for a complex `a`; for a real one, real on this NumPy
+        (their dtype depends on the values: the compiler takes them as real, so a complex
+        spectrum is refused when it happens)."""
+        if is_complex(a):
+            return w
+        return real_spectrum(w)
+
+    # decided from `a`'s kind: the kind of eig's results for a real `a` depends on the values
+    def eig_conj(x, a):
+        """conj(x) for a complex `a`, x for a real one (its eigenvectors are real)."""
+        if is_complex(a):
+            return np.conj(x)
+        return x
+
+    def eig_real(x, a):
+        """Re(x) for a complex `a`, x for a real one."""
+        if is_complex(a):
+            return np.real(x)
+        return x
 
 
-def unit_columns_bar(v_bar, v):
-    """Cotangent through the scaling of eigenvectors to unit length: the part of v_bar along
-    each eigenvector is dropped."""
-    return v_bar - v * np.sum(v * v_bar, axis=-2, keepdims=True)
+def unit_columns_bar(v_bar, v, a):
+    """Cotangent through the scaling of eigenvectors to unit length: the transpose of
+    dv -> dv - v Re(v^H dv) (column by column)."""
+    return v_bar - eig_conj(v, a) * eig_real(np.sum(v * v_bar, axis=-2, keepdims=True), a)
 
 
 @defjvp(np.linalg.eig)
 def eig_jvp(a, a_dot, ans):
     # A V = V diag(w): P = V^-1 dA V; dw = diag(P); dV = V (F * P), then kept at unit length
-    w = real_spectrum(ans[0])
+    w = eig_values(ans[0], a)
     v = ans[1]
     p = np.linalg.solve(v, a_dot @ v)
     v_dot = v @ (inverse_gaps(w) * p)
-    v_dot = v_dot - v * np.sum(v * v_dot, axis=-2, keepdims=True)
+    v_dot = v_dot - v * eig_real(np.sum(eig_conj(v, a) * v_dot, axis=-2, keepdims=True), a)
     return make_tuple(np.diagonal(p, 0, -2, -1), v_dot)
 
 
 @defvjp(np.linalg.eig)
 def eig_vjp(g, ans, a):
-    w = real_spectrum(ans[0])
+    w = eig_values(ans[0], a)
     v = ans[1]
-    inner = diag_matrix(g[0]) + inverse_gaps(w) * (mT(v) @ unit_columns_bar(g[1], v))
-    # the compiler may not know that w is real (that depends on the values): say so
+    inner = diag_matrix(g[0]) + inverse_gaps(w) * (mT(v) @ unit_columns_bar(g[1], v, a))
+    # a real input's cotangent is real (the compiler may not know that w is real)
     return real_like(np.linalg.solve(mT(v), inner @ mT(v)), a)
 
 

@@ -29,10 +29,10 @@ REAL_ONLY = (
     if callable(_f) and (_f in TABLE.jvp_rules or _f in TABLE.vjp_rules))
 
 # every callable whose rules refuse a complex argument (here, or in its own check: rfft drops
-# an imaginary part, real_if_close's result type depends on the values, eig is covered for
-# real spectra); docs/gen_rules.py marks them "refused" in the page's complex column
+# an imaginary part, real_if_close's result type depends on the values); docs/gen_rules.py
+# marks them "refused" in the page's complex column
 COMPLEX_REFUSED = frozenset(REAL_ONLY) | {
-    np.real_if_close, np.linalg.eig, np.fft.rfft, np.fft.rfft2, np.fft.rfftn}
+    np.real_if_close, np.fft.rfft, np.fft.rfft2, np.fft.rfftn}
 
 
 def real_only(previous):

@@ -1,5 +1,5 @@
 """Complex np.linalg factorisations in JAX's convention (issue #13, item 3): eigh, eigvalsh,
-cholesky, qr, svd (with and without compute_uv), svdvals, pinv.
+cholesky, qr, svd (with and without compute_uv), svdvals, pinv and eig.
 
 Every oracle is independent of s2sad: central finite differences (the JVP along a random
 complex direction and along the purely imaginary one), the dot-product test
@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import s2sad
+from s2sad_rules.numpy_linalg import EIG_RETURNS_COMPLEX
 from tests.rules.test_complex import check_grad, check_jvp, check_vjp, crandn
 
 
@@ -145,3 +147,74 @@ def test_real_inputs_keep_real_derivatives():
     check_jvp(real_mix, [x])
     check_vjp(real_mix, [x])
     check_grad(real_mix, [x])
+
+
+# -- eig: complex matrices, complex eigenvalues -------------------------------------------------
+# A = V diag(w) V^-1: dw = diag(V^-1 dA V), dV = V (F * (V^-1 dA V)), F_ij = 1/(w_j - w_i), then
+# NumPy's unit-length columns. The phase of each column is NumPy's choice: gauge-invariant uses
+# (|V|^2, the eigenprojectors v_j (V^-1)_j, the eigenvalues) only.
+
+def eig_parts(a):
+    w, v = np.linalg.eig(a)
+    return w, np.abs(v) ** 2, v[:, :1] @ np.linalg.inv(v)[:1, :]
+
+
+def L_eig(a):
+    w, v = np.linalg.eig(a)
+    return np.sum(np.real(w ** 2)) + np.sum(np.abs(w) ** 3) + np.sum(np.abs(v) ** 3)
+
+
+def eig_symmetric(a):
+    """Functions of the spectrum that do not depend on NumPy's order of the eigenvalues (a
+    conjugate pair of a real matrix swaps when the matrix moves in an imaginary direction)."""
+    w = np.linalg.eig(a)[0]
+    return np.sum(w ** 2), np.sum(np.abs(w) ** 3)
+
+
+def L_eig_symmetric(a):
+    w = np.linalg.eig(a)[0]
+    return np.sum(np.real(w ** 3)) + np.sum(np.abs(w) ** 3)
+
+
+ROTATION = np.array([[0.3, 1.0, 0.2], [-1.0, 0.1, 0.0], [0.5, 0.2, 2.0]])  # eigenvalues 0.2 +- i
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_eig_of_a_complex_matrix(n):
+    a = crandn((n, n))
+    check_jvp(eig_parts, [a])
+    check_vjp(eig_parts, [a])
+    check_grad(L_eig, [a])
+
+
+def test_eig_of_a_stack_of_complex_matrices():
+    a = crandn((2, 3, 3))
+    check_jvp(eig_stack, [a])
+    check_vjp(eig_stack, [a])
+
+
+def eig_stack(a):
+    w, v = np.linalg.eig(a)
+    return w, np.abs(v) ** 2
+
+
+def test_eig_complex_eigenvalues_of_a_real_matrix_given_as_complex():
+    a = ROTATION + 0j
+    check_jvp(eig_symmetric, [a])
+    check_vjp(eig_symmetric, [a])
+    check_grad(L_eig_symmetric, [a])
+
+
+@pytest.mark.skipif(not EIG_RETURNS_COMPLEX, reason=(
+    "NumPy < 2.5 returns real results for a real spectrum; a real matrix's complex spectrum "
+    "is refused when it happens (pass a + 0j)"))
+def test_eig_complex_eigenvalues_of_a_real_matrix():
+    check_jvp(eig_parts, [ROTATION])  # NumPy >= 2.5: complex results for a real matrix
+    check_vjp(eig_parts, [ROTATION])
+    check_grad(L_eig, [ROTATION])  # a real cotangent for the real input
+
+
+@pytest.mark.skipif(EIG_RETURNS_COMPLEX, reason="NumPy >= 2.5 returns complex results")
+def test_eig_complex_spectrum_of_a_real_matrix_is_refused_at_run_time():
+    with pytest.raises(ValueError, match=r"a \+ 0j"):
+        s2sad.jvp(eig_parts)(ROTATION, ROTATION)
