@@ -35,6 +35,7 @@ from s2sad.passes.reverse import reverse_pass
 from s2sad.passes.simplify import simplify
 from s2sad.passes.unroll import unroll_tuple_loops
 from s2sad_rules import TABLE
+from s2sad_rules.kind_tests import undecided_complex
 
 VERSION = "0.1.0"
 # The IR is verified after lowering and before code generation; with S2SAD_VERIFY=1 (the
@@ -126,8 +127,9 @@ def _derivative_as_function(d):
     """The generic IR of the derivative object `d`, as a function of its call arguments
     (installed as lowering's hook for derivatives called inside a function)."""
     wrt = d._resolve()
-    ir = derivative_ir(d.func, d.mode, wrt, [UNKNOWN] * d._n_params, {}, in_place=False,
-                       wrt_tuple=d._wrt_tuple)
+    with undecided_complex():  # the enclosing function's arguments may be complex
+        ir = derivative_ir(d.func, d.mode, wrt, [UNKNOWN] * d._n_params, {}, in_place=False,
+                           wrt_tuple=d._wrt_tuple)
     return as_primal(ir, d)
 
 

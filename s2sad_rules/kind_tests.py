@@ -7,7 +7,7 @@ argument's kind and keeps only the branch that applies.
 
 import numpy as np
 
-from s2sad.ir.kinds import KIND_RULES, Kind, scalar
+from s2sad.ir.kinds import CONTEXTUAL, KIND_RULES, Kind, scalar
 from s2sad_rules.registry import def_nondiff
 
 
@@ -36,9 +36,28 @@ def is_safe_exponent(y):
     return isinstance(y, (int, float)) and (y >= 1 or y == 0)
 
 
+class undecided_complex:  # noqa: N801 - a context manager used like a function
+    """While active, `is_complex` of a value whose dtype is not known is left to be decided
+    later: the generic code of a derivative inlined into a function that is then
+    specialised (its arguments may be complex). Elsewhere such a value is taken as real,
+    as the generic code printed for a derivative always took it."""
+
+    depth = 0
+
+    def __enter__(self):
+        undecided_complex.depth += 1
+
+    def __exit__(self, *exc):
+        undecided_complex.depth -= 1
+
+
 def _is_complex_kind(args, kwargs):
-    # a value whose dtype the compiler does not know is taken as real, as rules always did
-    return scalar("b", args[0].dtype == "c")
+    k = args[0]
+    known = (k.tag in ("scalar", "array") and k.dtype in ("b", "i", "f", "c")) or \
+        k.tag in ("tuple", "list", "object") or k.known
+    if not known and undecided_complex.depth:
+        return scalar("b")
+    return scalar("b", k.dtype == "c")
 
 
 def _is_safe_exponent_kind(args, kwargs):
@@ -73,3 +92,4 @@ KIND_RULES[is_complex] = _is_complex_kind
 KIND_RULES[is_sequence] = _is_sequence_kind
 KIND_RULES[is_none] = _is_none_kind
 KIND_RULES[is_safe_exponent] = _is_safe_exponent_kind
+CONTEXTUAL.add(is_complex)  # its answer for an unknown dtype depends on undecided_complex

@@ -62,6 +62,7 @@ def _unsized(k: Kind) -> Kind:
 
 
 _MEMO: dict = {}  # (fn, arg kinds, kwarg kinds) -> result kind
+CONTEXTUAL: set = set()  # primitives whose kind rule reads more than the kinds: not memoised
 
 
 def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
@@ -69,8 +70,8 @@ def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
     if _opaque_call(fn):
         return UNKNOWN  # recursion and derivative calls: never run at compile time
     try:
-        key = (fn, tuple(arg_kinds), tuple(kwarg_kinds))
-        hit = _MEMO.get(key)
+        key = (fn, tuple(arg_kinds), tuple(kwarg_kinds)) if fn not in CONTEXTUAL else None
+        hit = _MEMO.get(key) if key is not None else None
     except TypeError:  # an unhashable operand or known value: evaluate every time
         key = hit = None
     if hit is not None:

@@ -419,8 +419,10 @@ class Rewrites:
             acc, index, g = args
             if zeros[0] and zeros[2]:
                 return zero(kt)
-            a2 = self.concrete_zero(acc.value.kind, out, s.loc, acc.value.like) if zeros[0] \
-                else acc
+            ka = acc.value.kind if zeros[0] else None
+            if ka is not None and ka.tag == "array" and self.kind(g).dtype == "c":
+                ka = Kind(ka.tag, "c", ka.shape, rank=ka.rank)  # complex values written in
+            a2 = self.concrete_zero(ka, out, s.loc, acc.value.like) if zeros[0] else acc
             g2 = self.concrete_zero(g.value.kind, out, s.loc, g.value.like) if zeros[2] else g
             out.append(Call(s.target, fn, (a2, index, g2), (), s.loc))
             return s.target
@@ -459,6 +461,9 @@ class Rewrites:
 
     def concrete_zero(self, kind: Kind, out, loc, like=None):
         if kind.tag == "array" and kind.shape is not None:
+            if kind.dtype == "c":  # a complex zero (a real one would drop imaginary parts)
+                return self.new_call_kw(np.zeros, (Const(kind.shape),),
+                                        (("dtype", Const(complex)),), "_zeros", out)
             return self.new_call(np.zeros, (Const(kind.shape),), "_zeros", out, loc)
         if like is not None and kind.tag != "scalar":
             return self.new_call(prims.zeros_like, (like,), "_zeros", out, loc)
