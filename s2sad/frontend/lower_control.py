@@ -208,36 +208,7 @@ class ControlFlowLowering:
             self.error(UnsupportedSyntaxError, "the loop variable of a `for` over range must be "
                        "a single name", s.target)
             raise Abort
-        if is_range:
-            if it.keywords or not 1 <= len(it.args) <= 3:
-                self.error(UnsupportedSyntaxError, "range() takes 1 to 3 positional arguments",
-                           it)
-                raise Abort
-            bounds = [self.materialize(self.expr(a)) for a in it.args]
-            if len(bounds) == 1:
-                start, stop, step = Const(0), bounds[0], Const(1)
-            elif len(bounds) == 2:
-                start, stop, step = bounds[0], bounds[1], Const(1)
-            else:
-                start, stop, step = bounds
-            index_name = s.target.id
-            element = None
-        elif isinstance(itv, Zipped):
-            # for i, row in enumerate(x) / for a, b in zip(x, y): walk them by index
-            start, step = Const(0), Const(1)
-            lengths = [self.emit(len, [q], hint="_n", node=it) for q in itv.seqs]
-            stop = lengths[0]
-            for n in lengths[1:]:
-                stop = self.emit(min, [stop, n], hint="_n", node=it)
-            index_name = "_i"
-            element = (s.target, itv)
-        else:
-            # iterate over the first axis of an array: for row in x
-            seq = self.materialize(itv)
-            start, step = Const(0), Const(1)
-            stop = self.emit(len, [seq], hint="_n", node=it)
-            index_name = "_i"
-            element = (s.target, seq)
+        start, stop, step, index_name, element = self.loop_range(s, it, itv, is_range)
         has_break = contains(s.body, (gast.Break,), into_loops=False) is not None
         if has_break:
             self.lower_for_as_while(s, start, stop, step, index_name, element)
@@ -268,6 +239,41 @@ class ControlFlowLowering:
         self.stmts.append(ForRange(index, start, stop, step, tuple(params), tuple(inits),
                                    Block(tuple(body_stmts), tuple(results)), tuple(outs),
                                    self.loc(s)))
+
+    def loop_range(self, s, it, itv, is_range):
+        """(start, stop, step, index name, element) of a `for` loop: over range(...), over a
+        zip/enumerate, or over an array's rows (element: the target and what it reads)."""
+        if is_range:
+            if it.keywords or not 1 <= len(it.args) <= 3:
+                self.error(UnsupportedSyntaxError, "range() takes 1 to 3 positional arguments",
+                           it)
+                raise Abort
+            bounds = [self.materialize(self.expr(a)) for a in it.args]
+            if len(bounds) == 1:
+                start, stop, step = Const(0), bounds[0], Const(1)
+            elif len(bounds) == 2:
+                start, stop, step = bounds[0], bounds[1], Const(1)
+            else:
+                start, stop, step = bounds
+            index_name = s.target.id
+            element = None
+        elif isinstance(itv, Zipped):
+            # for i, row in enumerate(x) / for a, b in zip(x, y): walk them by index
+            start, step = Const(0), Const(1)
+            lengths = [self.emit(len, [q], hint="_n", node=it) for q in itv.seqs]
+            stop = lengths[0]
+            for n in lengths[1:]:
+                stop = self.emit(min, [stop, n], hint="_n", node=it)
+            index_name = "_i"
+            element = (s.target, itv)
+        else:
+            # iterate over the first axis of an array: for row in x
+            seq = self.materialize(itv)
+            start, step = Const(0), Const(1)
+            stop = self.emit(len, [seq], hint="_n", node=it)
+            index_name = "_i"
+            element = (s.target, seq)
+        return start, stop, step, index_name, element
 
     def element_at(self, seq, index, target):
         """The loop's item at `index`: seq[index], or for zip/enumerate the tuple of them."""
