@@ -9,17 +9,16 @@ temporaries used once are folded back into the expression that reads them.
 from __future__ import annotations
 
 import functools
-import math
-import operator
 
 import gast
 import numpy as np
 
+from s2sad.codegen.expressions import ExpressionEmitter
 from s2sad.codegen.imports import prelude
 from s2sad.codegen.names import Namespace
 from s2sad.codegen.registers import Names, Positions, coalesce, find_inlined
 from s2sad.codegen.sinking import sink_temporaries
-from s2sad.codegen.syntax import BINOP_AST, CMP_AST, NO_INLINE, SCATTERS, UNARY_AST
+from s2sad.codegen.syntax import NO_INLINE, SCATTERS
 from s2sad.codegen.unparse import Unsupported, unparse
 from s2sad.ir import prims
 from s2sad.ir.builder import root_name
@@ -35,7 +34,10 @@ from s2sad.ir.nodes import (
 )
 
 
-class Emitter:
+class Emitter(ExpressionEmitter):
+    """Statements: one line (or block) of source per IR statement, under the comment of
+    its source line; expressions come from ExpressionEmitter (codegen/expressions.py)."""
+
     def __init__(self, fn: Function, ns: Namespace, names: Names, pos: Positions):
         self.fn = fn
         self.ns = ns
@@ -45,157 +47,6 @@ class Emitter:
         self.pending: dict = {}
         self.last_line = None
         self.user_file = fn.loc.filename if fn.loc else None
-
-    # expressions -------------------------------------------------------
-
-    def atom(self, a):
-        if isinstance(a, Var):
-            if a in self.pending:
-                return self.pending.pop(a)
-            return gast.Name(id=self.names.name(a), ctx=gast.Load(), annotation=None,
-                             type_comment=None)
-        return self.const(a)
-
-    def const(self, c: Const):
-        v = c.value
-        if isinstance(v, prims.ZeroValue):
-            raise AssertionError("symbolic zero reached code generation")
-        if isinstance(v, bool) or v is None or v is Ellipsis or isinstance(v, str):
-            return gast.Constant(value=v, kind=None)
-        if isinstance(v, np.generic) and v.dtype.kind in "biuf":
-            v = v.item()
-        if isinstance(v, (int, float)):
-            if isinstance(v, float) and not math.isfinite(v):
-                return self.attr_path("math.inf" if v > 0 else "-math.inf") if v == v and \
-                    abs(v) == math.inf else self.attr_path("math.nan")
-            if v < 0:
-                return gast.UnaryOp(op=gast.USub(), operand=gast.Constant(value=-v, kind=None))
-            return gast.Constant(value=v, kind=None)
-        if isinstance(v, complex):
-            return gast.Constant(value=v, kind=None)
-        if isinstance(v, tuple):
-            return gast.Tuple(elts=[self.const(Const(x)) for x in v], ctx=gast.Load())
-        if isinstance(v, slice):
-            return self.call_expr(slice, [Const(v.start), Const(v.stop), Const(v.step)], [])
-        if isinstance(v, type) and v in (float, int, complex, bool):
-            return self.attr_path(v.__name__)
-        if callable(v) and not isinstance(v, np.ndarray):
-            return self.attr_path(self.ns.spell_callable(v))
-        name = c.name if c.name and c.name.replace(".", "_").isidentifier() else None
-        if name and "." in name:
-            root = name.split(".")[0]
-            if root in ("np", "math"):
-                return self.attr_path(name)
-            name = name.replace(".", "_")
-        return self.attr_path(self.ns.add_object(v, name or "_const"))
-
-    def attr_path(self, dotted: str):
-        if dotted.startswith("-"):
-            return gast.UnaryOp(op=gast.USub(), operand=self.attr_path(dotted[1:]))
-        parts = dotted.split(".")
-        node = gast.Name(id=parts[0], ctx=gast.Load(), annotation=None, type_comment=None)
-        for p in parts[1:]:
-            node = gast.Attribute(value=node, attr=p, ctx=gast.Load())
-        return node
-
-    def index_expr(self, a):
-        """An index operand: slices print as `a:b`, tuples as `i, j`."""
-        if isinstance(a, Const):
-            v = a.value
-            if isinstance(v, slice):
-                return self.slice_node(*(Const(x) for x in (v.start, v.stop, v.step)))
-            if isinstance(v, tuple):
-                return gast.Tuple(elts=[self.index_expr(Const(x)) for x in v], ctx=gast.Load())
-            return self.const(a)
-        if a in self.pending_calls and a in self.pending:
-            # a slice or tuple folded into the index: its expression was rendered when it was
-            # made (folding the temporaries it reads), so it is respelled, not rebuilt
-            call = self.pending_calls.pop(a)
-            node = self.pending.pop(a)
-            if call.fn is slice:
-                return self.as_slice(node)
-            for k, x in enumerate(call.args):
-                inner = self.pending_calls.pop(x, None) if isinstance(x, Var) else None
-                if inner is not None and inner.fn is slice:
-                    node.elts[k] = self.as_slice(node.elts[k])
-                elif isinstance(x, Const) and isinstance(x.value, slice):
-                    node.elts[k] = self.index_expr(x)
-            return node
-        return self.atom(a)
-
-    @staticmethod
-    def as_slice(call):
-        """`slice(lo, hi, st)` (rendered) as the index syntax `lo:hi:st`."""
-        def part(x):
-            return None if isinstance(x, gast.Constant) and x.value is None else x
-
-        return gast.Slice(lower=part(call.args[0]), upper=part(call.args[1]),
-                          step=part(call.args[2]))
-
-    def slice_node(self, lo, hi, st):
-        def part(x):
-            if isinstance(x, Const) and x.value is None:
-                return None
-            return self.atom(x)
-
-        return gast.Slice(lower=part(lo), upper=part(hi), step=part(st))
-
-    def call_expr(self, fn, args, kwargs):
-        if fn in BINOP_AST and len(args) == 2 and not kwargs:
-            return gast.BinOp(left=self.atom(args[0]), op=BINOP_AST[fn](),
-                              right=self.atom(args[1]))
-        if fn in CMP_AST and len(args) == 2:
-            return gast.Compare(left=self.atom(args[0]), ops=[CMP_AST[fn]()],
-                                comparators=[self.atom(args[1])])
-        if fn in UNARY_AST and len(args) == 1:
-            return gast.UnaryOp(op=UNARY_AST[fn](), operand=self.atom(args[0]))
-        if fn is operator.contains:
-            return gast.Compare(left=self.atom(args[1]), ops=[gast.In()],
-                                comparators=[self.atom(args[0])])
-        if fn is operator.getitem:
-            base = self.atom(args[0])
-            return gast.Subscript(value=base, slice=self.index_expr(args[1]), ctx=gast.Load())
-        if fn is prims.make_tuple:
-            return gast.Tuple(elts=[self.atom(a) for a in args], ctx=gast.Load())
-        if fn is prims.int_range:
-            rng = gast.Call(func=self.attr_path("range"), args=[self.atom(a) for a in args],
-                            keywords=[])
-            return gast.Call(func=self.attr_path("tuple"), args=[rng], keywords=[])
-        if fn is prims.make_list:
-            return gast.List(elts=[self.atom(a) for a in args], ctx=gast.Load())
-        if isinstance(fn, prims.Attr):
-            return gast.Attribute(value=self.atom(args[0]), attr=fn.name, ctx=gast.Load())
-        if fn is prims.new_tape:
-            return gast.List(elts=[], ctx=gast.Load())
-        if fn is prims.tape_pop:
-            return gast.Call(func=gast.Attribute(value=self.atom(args[0]), attr="pop",
-                                                 ctx=gast.Load()), args=[], keywords=[])
-        if fn is prims.apply_pullback:
-            return gast.Call(func=self.atom(args[0]), args=[self.atom(args[1])], keywords=[])
-        if fn is prims.tape_reader:
-            return gast.Call(func=self.attr_path("reversed"), args=[self.atom(args[0])],
-                             keywords=[])
-        if fn is prims.tape_next:
-            return gast.Call(func=self.attr_path("next"), args=[self.atom(args[0])],
-                             keywords=[])
-        if fn is prims.tape_push:
-            return gast.Call(func=gast.Attribute(value=self.atom(args[0]), attr="append",
-                                                 ctx=gast.Load()), args=[self.atom(args[1])],
-                             keywords=[])
-        if fn is prims.print_values:
-            return gast.Call(func=self.attr_path("print"), args=[self.atom(a) for a in args],
-                             keywords=[gast.keyword(arg=n, value=self.atom(a))
-                                       for n, a in kwargs])
-        if fn is prims.format_text:  # an f-string, as "...".format(...)
-            return gast.Call(func=gast.Attribute(value=self.atom(args[0]), attr="format",
-                                                 ctx=gast.Load()),
-                             args=[self.atom(a) for a in args[1:]], keywords=[])
-        func = self.attr_path(self.ns.spell_callable(fn))
-        return gast.Call(func=func, args=[self.atom(a) for a in args],
-                         keywords=[gast.keyword(arg=n, value=self.atom(a)) for n, a in kwargs
-                                   if not (type(a) is Const and _is_default(fn, n, a.value))])
-
-    # statements --------------------------------------------------------
 
     def out(self, indent: int, text: str):
         self.lines.append("    " * indent + text)
@@ -546,44 +397,6 @@ def emit_function(fn: Function, ns: Namespace, name: str, header: list, layout: 
     body = [f"def {name}({sig}):"] + [ln for ln in em.lines if ln is not None]
     imports = prelude("\n".join(body), ns)
     return "\n".join(lines + imports + ([""] if imports else []) + body) + "\n"
-
-
-def _is_default(fn, keyword: str, value) -> bool:
-    """Whether `keyword=value` is what `fn` does without it (`axis=None`, `keepdims=False`
-    of a NumPy reduction): such keywords are not printed."""
-    if not (value is None or type(value) in (bool, int, float, str)):
-        return False
-    defaults = _keyword_defaults(fn)
-    if keyword not in defaults:
-        return False
-    d = defaults[keyword]
-    if d is np._NoValue:  # NumPy's "not given": keepdims=False is its behaviour
-        return keyword == "keepdims" and value is False
-    return type(d) is type(value) and d == value
-
-
-def _keyword_defaults(fn) -> dict:
-    try:
-        return _DEFAULTS[fn]
-    except KeyError:
-        pass
-    except TypeError:  # not hashable
-        return {}
-    import inspect
-
-    out = {}
-    if getattr(fn, "__module__", None) in ("numpy", "math") or \
-            (getattr(fn, "__module__", None) or "").startswith("numpy."):
-        try:
-            params = inspect.signature(fn).parameters.values()
-        except (TypeError, ValueError):
-            params = ()
-        out = {q.name: q.default for q in params if q.default is not q.empty}
-    _DEFAULTS[fn] = out
-    return out
-
-
-_DEFAULTS: dict = {}
 
 
 def _reads(expr: str, name: str) -> bool:
