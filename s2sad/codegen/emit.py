@@ -336,7 +336,7 @@ class Emitter:
             self.out(indent, f"assert {test}{message}")
             return
         node = self.call_expr(fn, args, kw)
-        if fn in (prims.tape_push, prims.print_values):
+        if fn in (prims.tape_push, prims.print_values, prims.revolve.snapshot):
             self.out(indent, self.src(node))
         else:
             self.assign(indent, [self.names.name(t)], node)

@@ -377,7 +377,9 @@ class ZeroValue:
 
 RUNTIME_HELPERS = (unbroadcast, sum_to_shape, broadcast_like, zeros_like, fresh_copy)
 
+from s2sad.ir import revolve  # noqa: E402  (checkpointing's run-time helpers)
+
 # statements that act on state: never removed, reordered, shared or folded away
-EFFECTFUL = frozenset({tape_push, tape_pop, tape_next, sweep_boundary, index_add_inplace,
+EFFECTFUL = frozenset({revolve.checkpoints, revolve.snapshot, revolve.restore, tape_push, tape_pop, tape_next, sweep_boundary, index_add_inplace,
                        index_add_at, index_update_inplace, add_inplace, mul_inplace,
                        print_values, check_assertion})

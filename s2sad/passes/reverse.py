@@ -32,6 +32,7 @@ from s2sad.ir.nodes import (
 from s2sad.passes.activity import active_vars
 from s2sad.passes.forward import check_options, materialize
 from s2sad.passes.inline_rules import bind_call, callee_name, check_differentiable, inline, zero
+from s2sad.passes.checkpoint import CheckpointedLoops
 from s2sad.passes.reverse_control import ControlFlowReversal
 
 
@@ -54,8 +55,10 @@ def _fits(cond_shape, shape) -> bool:
         return False
 
 
-class ReversePass(ControlFlowReversal):
-    def __init__(self, fn: Function, kinds: dict, wrt: tuple, table):
+class ReversePass(CheckpointedLoops, ControlFlowReversal):
+    def __init__(self, fn: Function, kinds: dict, wrt: tuple, table,
+                 checkpoints: int | None = None):
+        self.checkpoints = checkpoints  # at most this many snapshots per loop (revolve)
         self.fn = fn
         self.kinds = kinds
         self.table = table
@@ -171,6 +174,8 @@ class ReversePass(ControlFlowReversal):
                 self.reverse_call(s, rev, bars)
             case If():
                 self.reverse_if(s, plan, rev, bars)
+            case ForRange() | While() if self.checkpointed(s):
+                self.reverse_loop_checkpointed(s, plan, rev, bars)
             case ForRange() | While():
                 self.reverse_loop(s, plan, rev, bars)
 
@@ -424,11 +429,13 @@ def _bar_name(r, i, n, as_tuple) -> str:
     return "out_bar" if n == 1 else f"out{i}_bar"
 
 
-def reverse_pass(fn: Function, kinds: dict, wrt: tuple, table) -> Function:
+def reverse_pass(fn: Function, kinds: dict, wrt: tuple, table,
+                 checkpoints: int | None = None) -> Function:
     """The joint VJP function of `fn` with respect to the parameters at `wrt`.
 
     Parameters: the primal ones, then one cotangent seed per result (`meta["seed_params"]`).
     Results: the primal results, then one cotangent per `wrt` parameter. A `sweep_boundary`
-    call separates the forward sweep from the reverse sweep.
+    call separates the forward sweep from the reverse sweep. `checkpoints`: reverse each
+    top-level loop by recomputation from at most that many snapshots (passes/checkpoint.py).
     """
-    return ReversePass(fn, kinds, wrt, table).run()
+    return ReversePass(fn, kinds, wrt, table, checkpoints).run()
