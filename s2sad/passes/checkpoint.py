@@ -25,7 +25,20 @@ import operator
 
 from s2sad.ir import prims, revolve
 from s2sad.ir.builder import Emitter, hint_of, substitute_block
-from s2sad.ir.nodes import Block, Call, Const, ForRange, While, free_vars
+from s2sad.ir.nodes import Block, Call, Const, ForRange, While, blocks_of, free_vars
+
+# what may run again in a recomputation: everything but statements acting on state
+_ONCE = prims.EFFECTFUL - {prims.check_assertion} | {prims.new_tape, prims.tape_reader}
+
+
+def _recomputable(b: Block) -> bool:
+    for st in b.stmts:
+        if isinstance(st, Call):
+            if st.fn in _ONCE:
+                return False
+        elif not all(_recomputable(inner) for inner in blocks_of(st)):
+            return False
+    return True
 
 
 class CheckpointedLoops:
@@ -35,8 +48,13 @@ class CheckpointedLoops:
     checkpoints: int | None = None
 
     def checkpointed(self, s) -> bool:
+        """Is the loop `s` reversed by checkpointing? Under `checkpoints=K`, a loop not
+        inside another loop whose body can run again: nothing in it acts on state (a tape,
+        an in-place update, a print), which a recomputation would do twice. (Those loops,
+        e.g. the loops of a derivative being differentiated again, keep their tapes.)"""
         return self.checkpoints is not None and self.loop_depth == 0 and \
-            not getattr(s, "reverse", False)
+            not getattr(s, "reverse", False) and \
+            all(_recomputable(b) for b in blocks_of(s))
 
     def reverse_loop_checkpointed(self, s, plan, rev: Emitter, bars: dict):
         fwd: Emitter = plan["fwd"]

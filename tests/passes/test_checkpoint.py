@@ -196,3 +196,53 @@ def test_schedule_is_binomial():
 def test_bad_checkpoints_refused(bad):
     with pytest.raises(ValueError, match="checkpoints"):
         s2sad.grad(lambda x: x, checkpoints=bad)
+
+
+def loop_in_branch(x, n):
+    if n > 3:
+        s = x
+        for i in range(n):
+            s = np.sin(s) + 0.5 * s
+        r = np.sum(s)
+    else:
+        r = np.sum(x)
+    return r
+
+
+def grown_list(x, n):
+    ys = []
+    s = x
+    for i in range(n):
+        s = np.cos(s) * 0.9 + 0.1
+        ys.append(s)
+    return np.sum(np.stack(ys) ** 2)
+
+
+@pytest.mark.parametrize("f, args", [(loop_in_branch, (X, 6)), (loop_in_branch, (X, 2)),
+                                     (grown_list, (X, 7))], ids=["branch", "untaken", "list"])
+def test_loop_in_a_branch_and_a_grown_list(f, args, schedules):
+    got = s2sad.grad(f, checkpoints=2)(*args)
+    assert np.array_equal(got, s2sad.grad(f)(*args))
+    assert all(ck.max_live <= 2 for ck in schedules)
+    assert_close((got,), numerical_grad(f, args, (0,)))
+
+
+def test_a_loop_acting_on_state_keeps_its_tape(capsys, schedules):
+    """A loop that prints would print twice if recomputed: it keeps its tape (and so do
+    the loops of a derivative differentiated again, which push onto tapes)."""
+    def f(x, n):
+        for i in range(n):
+            x = math.sin(x) + 0.2
+            print("step", i)
+        return x
+
+    assert s2sad.grad(f, checkpoints=2)(0.3, 3) == s2sad.grad(f)(0.3, 3)
+    assert capsys.readouterr().out.count("step 0") == 2  # once per derivative call
+    assert not schedules
+
+    def g(x):
+        for i in range(5):
+            x = math.sin(x) * 1.1
+        return x
+
+    assert s2sad.grad(s2sad.grad(g), checkpoints=2)(0.3) == s2sad.grad(s2sad.grad(g))(0.3)
