@@ -625,6 +625,42 @@ def _compiled_dispatcher(source: str, env: dict[str, Any], fname: str) -> Callab
     return fn
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def checkpoint(f: F) -> F:
+    """Mark a helper function to be recomputed in the reverse sweep instead of taped.
+
+    A derivative normally inlines the helpers its function calls, and the reverse sweep
+    keeps every intermediate value of theirs (on a tape, in a loop). A call of a helper
+    marked `@s2sad.checkpoint` is not inlined: the forward sweep calls the helper itself
+    and keeps only its arguments, and the reverse sweep calls the helper's VJP on them
+    (running its forward pass again) and applies the pullback at once (like
+    `jax.checkpoint`). The helper itself is unchanged when called directly.
+
+    Returns:
+        `f` itself, marked.
+
+    Examples:
+        >>> import numpy as np
+        >>> import s2sad
+        >>> @s2sad.checkpoint
+        ... def layer(h, w):
+        ...     return np.tanh(h * w)
+        >>> def net(h, w):
+        ...     for i in range(3):
+        ...         h = layer(h, w)
+        ...     return np.sum(h)
+        >>> d = s2sad.grad(net, wrt=1)
+        >>> "layer_vjp(" in d.source_for(np.ones(2), 0.5)  # its VJP, in the reverse sweep
+        True
+    """
+    if not isinstance(f, types.FunctionType):
+        raise TypeError(f"s2sad.checkpoint needs a Python function, got {f!r}")
+    setattr(f, "__s2sad_checkpoint__", True)
+    return f
+
+
 def _derivative(f: Callable[P, Any], mode: str, wrt: WrtSpec,
                 checkpoints: int | None = None) -> Derivative[P, Any]:
     if isinstance(f, (int, str, tuple)) and not callable(f):

@@ -138,6 +138,12 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
     def forward_stmt(self, s, fwd: Emitter):
         """Emit the forward version of `s`; returns a plan the reverse step needs."""
         match s:
+            case Call(fn=fn) if isinstance(fn, prims.CheckpointedCall) and \
+                    s.target in self.active:
+                # @s2sad.checkpoint: the helper itself now, its VJP in the reverse sweep
+                fwd.add(s)
+                return {"checkpoint": tuple(i for i, a in enumerate(s.args)
+                                            if self.is_active(a))}
             case Call(fn=fn) if isinstance(fn, prims.RecursiveCall) and s.target in self.active:
                 # a recursive call: the VJP of the function itself, keeping its pullback
                 act = tuple(i for i, a in enumerate(s.args) if self.is_active(a))
@@ -159,6 +165,22 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
 
     def reverse_stmt(self, s, plan, rev: Emitter, bars: dict):
         match s:
+            case Call() if isinstance(plan, dict) and "checkpoint" in plan:
+                g = bars.get(s.target)
+                if g is None:
+                    return
+                act = plan["checkpoint"]
+                d = s.fn.derivative("vjp", act)
+                name = s.fn.__name__ if s.fn.__name__.isidentifier() else "helper"
+                pair = rev.call(d, s.args, s.kwargs, hint="_" + name + "_vjp", loc=s.loc)
+                pb = rev.call(operator.getitem, (pair, Const(1)), hint=name + "_pullback",
+                              loc=s.loc)
+                got = rev.call(prims.apply_pullback, (pb, g), hint="_bars", loc=s.loc)
+                for k, i in enumerate(act):
+                    a = s.args[i]
+                    part = rev.call(operator.getitem, (got, Const(k)),
+                                    hint=hint_of(a) + "_bar", loc=s.loc)
+                    self.add_bar(bars, a, part, rev)
             case Call() if isinstance(plan, dict) and "pullback" in plan:
                 g = bars.get(s.target)
                 if g is None:
