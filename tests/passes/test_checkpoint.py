@@ -292,3 +292,13 @@ def test_checkpointed_helper_is_recomputed_not_taped():
 def test_checkpoint_needs_a_function():
     with pytest.raises(TypeError, match="checkpoint"):
         s2sad.checkpoint(np.sin)
+
+
+def test_second_order_through_a_checkpointed_helper_is_refused():
+    """The helper's VJP is called at run time, opaque to a second transformation: refused
+    at compile time with an S2SADError naming the call, never a wrong number."""
+    args = (np.linspace(0.0, 1.0, 4), 0.7, 3)
+    with pytest.raises(s2sad.S2SADError, match="rule"):
+        s2sad.grad(s2sad.grad(net, wrt=1), wrt=1)(*args)
+    with pytest.raises(s2sad.S2SADError, match="rule"):
+        s2sad.hvp(net, wrt=1)(*args, 1.0)
