@@ -89,10 +89,13 @@ in `complex64`, as `float32` is) are differentiated with JAX's documented conven
   with Re(sum(u * v)).
 - Rules for real numbers only (ordering: `max`, `sort`, `clip`, `%`; real functions: `cbrt`,
   `fabs`, `hypot`, `float`, every `math.*` (`math.prod`, `math.fsum` and `math.dist` of a
-  list of complex numbers too; `cmath` is not covered); a Hermitian factorisation
-  or a complex spectrum: `cholesky`, `eigh`, `svd`, `qr`, `pinv`, `eig`) refuse a
-  complex argument at compile time with a `MissingRuleError` naming the callable; the column
-  "complex" below says which.
+  list of complex numbers too; `cmath` is not covered) refuse a complex argument at compile
+  time with a `MissingRuleError` naming the callable; the column "complex" below says which.
+- The factorisations `cholesky`, `eigh`, `eigvalsh`, `svd`, `svdvals`, `qr`, `pinv` and `eig`
+  take complex matrices (Hermitian ones for `cholesky`, `eigh`, `eigvalsh`), and `eig` complex
+  eigenvalues; eigenvectors and singular vectors are defined up to a phase, so differentiate
+  gauge-invariant functions of them (|U|^2, U diag(w) U^H, projectors) or the values alone
+  (see numpy.linalg below).
 
 """
 

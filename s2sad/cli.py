@@ -1,6 +1,8 @@
 """The `s2sad` command (also `python -m s2sad`): show, build and check derivatives.
 
+    s2sad --version
     s2sad show MODULE:FUNC [--mode jvp|vjp|grad|value_and_grad] [--wrt NAMES] [--ir] [--args EXPR]
+    s2sad show path/to/file.py:FUNC ...
     s2sad build [MODULE:FUNC ...] [--check]     # [tool.s2sad] in pyproject.toml
     s2sad cache info|clear
     s2sad demo
@@ -21,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from s2sad.errors import S2SADError
+from s2sad.transform import VERSION
 
 USAGE_ERROR = 2
 COMPILE_ERROR = 1
@@ -36,17 +39,21 @@ class UsageError(Exception):
 
 
 def _load(spec: str, root: Path | None = None):
-    """MODULE:FUNC -> (module, function object)."""
+    """MODULE:FUNC or path/to/file.py:FUNC -> (module, function object)."""
     if ":" not in spec:
-        raise UsageError(f"expected MODULE:FUNC, got {spec!r}")
-    mod_name, func_name = spec.split(":", 1)
+        raise UsageError(f"expected MODULE:FUNC or FILE.py:FUNC, got {spec!r}")
+    # a file path may itself hold a colon (C:\\...): the function is after the last one
+    mod_name, func_name = spec.rsplit(":", 1) if ".py:" in spec else spec.split(":", 1)
     for path in (str(root) if root else None, os.getcwd()):
         if path and path not in sys.path:
             sys.path.insert(0, path)
-    try:
-        module = importlib.import_module(mod_name)
-    except ImportError as e:
-        raise UsageError(f"cannot import module {mod_name!r}: {e}") from None
+    if mod_name.endswith(".py"):
+        module = _import_file(Path(root or os.getcwd()) / mod_name)
+    else:
+        try:
+            module = importlib.import_module(mod_name)
+        except ImportError as e:
+            raise UsageError(f"cannot import module {mod_name!r}: {e}") from None
     obj = module
     for part in func_name.split("."):
         try:
@@ -56,6 +63,36 @@ def _load(spec: str, root: Path | None = None):
     if not callable(obj):
         raise UsageError(f"{spec} is not a function")
     return module, obj
+
+
+def _import_file(path: Path):
+    """Import a .py file as a module by its path (its folder goes on sys.path, so that it
+    imports its neighbours as it would when run). It is registered in sys.modules under its
+    file name, or under a private name when that name is taken by another module."""
+    import importlib.util
+
+    path = path.resolve()
+    if not path.is_file():
+        raise UsageError(f"no such file: {path}")
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    name = path.stem
+    taken = sys.modules.get(name)
+    if taken is not None:
+        if getattr(taken, "__file__", None) and Path(taken.__file__).resolve() == path:
+            return taken
+        name = f"_s2sad_file_{abs(hash(str(path))):x}_{path.stem}"
+        if name in sys.modules:
+            return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        del sys.modules[name]
+        raise UsageError(f"cannot import {path}: {type(e).__name__}: {e}") from None
+    return module
 
 
 def _parse_wrt(text):
@@ -112,7 +149,11 @@ def cmd_show(args) -> int:
         _print(format_function(derivative_ir(func, args.mode, d._wrt, kinds, {})), code=False)
         return 0
     compiled = generate(func, args.mode, d._wrt, d._wrt_tuple, kinds, {})
-    _print(compiled.source, code=True)
+    text = compiled.source
+    if example is None and d._n_params:
+        text = ("# s2sad show: the generic code; give example arguments to see it specialised "
+                "on their kinds,\n# as a call compiles it: --args \"np.ones(3), 2.0\"\n" + text)
+    _print(text, code=True)
     return 0
 
 
@@ -272,21 +313,56 @@ def cmd_cache(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from s2sad.api import grad, jvp
+    """The two worked examples the project was designed from, with their numbers, their
+    formulas and the generated code of both modes; then a small model's gradient."""
+    from s2sad.api import grad, jvp, vjp
     from s2sad.examples import seeds
 
+    def say(*lines):
+        print("\n".join(f"# {ln}" if ln else "#" for ln in lines))
+
+    def numbers(v) -> str:
+        return "[" + ", ".join(f"{float(a) + 0.0:.6g}" for a in np.ravel(v)) + "]"  # no -0
+
+    say("Example 1: f(x) = [x0 + x1, x0 * x1, sin(x0)] at x = [2, 3]",
+        "",
+        "Its Jacobian is J = [[1, 1], [x1, x0], [cos x0, 0]]. Forward mode pushes one",
+        "tangent v through f and gives J v; along e0 = [1, 0] that is J's first column,",
+        "along e1 = [0, 1] its second: one JVP, one column.")
     f_jvp = jvp(seeds.f)
     x = np.array([2.0, 3.0])
-    print("# f(x) = [x0 + x1, x0 * x1, sin(x0)] at x = [2, 3]")
-    for v in (np.array([1.0, 0.0]), np.array([0.0, 1.0])):
-        out, out_dot = f_jvp(x, v)
-        print(f"# JVP along {v.tolist()}: {out_dot.tolist()}")
+    for name, v, formula in (("e0", [1.0, 0.0], "[1, x1, cos x0] = [1, 3, cos 2]"),
+                             ("e1", [0.0, 1.0], "[1, x0, 0] = [1, 2, 0]")):
+        _, out_dot = f_jvp(x, np.array(v))
+        say(f"JVP along {name}: {formula} = {numbers(out_dot)}")
     print(f_jvp.source)
+
+    say("Example 2: g(x1, x2) = (x1**2 + x2, sin(x1 * x2)) at (x1, x2) = (2, 3)",
+        "",
+        "J = [[2 x1, 1], [x2 cos(x1 x2), x1 cos(x1 x2)]] = [[4, 1], [3 cos 6, 2 cos 6]].",
+        "Forward mode (JVP) gives J v, a combination of J's columns; reverse mode (VJP)",
+        "pulls a cotangent u back and gives u^T J, a combination of its rows: one VJP per",
+        "output seed, whatever the number of inputs -- why a gradient costs one reverse",
+        "sweep.")
+    c6 = math.cos(6.0)
+    g_jvp = jvp(seeds.g)
+    _, out_dot = g_jvp(2.0, 3.0, 1.0, 0.0)
+    say(f"JVP along v = (1, 0): (2 x1, x2 cos(x1 x2)) = (4, 3 cos 6) = "
+        f"{numbers(out_dot)}   (3 cos 6 = {3 * c6:.6g})")
+    print(g_jvp.source)
+    g_vjp = vjp(seeds.g)
+    _, pullback = g_vjp(2.0, 3.0)
+    cot = pullback((1.0, 1.0))
+    say(f"VJP with u = (1, 1): (2 x1 + x2 cos(x1 x2), 1 + x1 cos(x1 x2)) = "
+        f"(4 + 3 cos 6, 1 + 2 cos 6) = {numbers(cot)}",
+        f"  (4 + 3 cos 6 = {4 + 3 * c6:.6g}, 1 + 2 cos 6 = {1 + 2 * c6:.6g})")
+    print(g_vjp.source)
+
     loss_grad = grad(seeds.loss, wrt=0)
     rng = np.random.default_rng(0)
     w, xb, yb = rng.standard_normal((3, 2)), rng.standard_normal((5, 3)), rng.standard_normal((5, 2))
     loss_grad(w, xb, yb)
-    print("# the gradient of a small model's loss, by reverse mode")
+    say("The gradient of a small model's loss, by reverse mode")
     print(loss_grad.source)
     return 0
 
@@ -298,9 +374,10 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="s2sad", description="Source-to-source automatic differentiation for Python + "
         "NumPy: show, build and check generated derivatives.")
+    parser.add_argument("--version", action="version", version=f"s2sad {VERSION}")
     sub = parser.add_subparsers(dest="command")
     show = sub.add_parser("show", help="print the generated derivative of MODULE:FUNC")
-    show.add_argument("target", help="MODULE:FUNC")
+    show.add_argument("target", help="MODULE:FUNC or path/to/file.py:FUNC")
     show.add_argument("--mode", choices=MODES, default="jvp")
     show.add_argument("--wrt", help="comma-separated parameter names (or indices)")
     show.add_argument("--ir", action="store_true", help="print the IR instead of Python")

@@ -27,6 +27,11 @@ def_nondiff(
     np.full_like, np.arange, np.linspace, np.eye, np.identity, np.indices, np.argpartition,
     # tuple(range(...)) of integers
     prims.int_range,
+    # integer functions (of integer arguments: no derivative) and type tests
+    math.factorial, math.comb, math.perm, math.gcd, math.lcm, math.isqrt,
+    isinstance, type, callable,
+    # np.random draws: constants of the call (the primal and its derivative see one draw)
+    *prims.RANDOM_DRAWS,
     # print, assert and f-strings: kept in the primal part, with no derivative
     prims.print_values, prims.check_assertion, prims.format_text,
 )

@@ -2,11 +2,19 @@
 norm vector_norm matrix_power.
 
 Matrices may be stacked (leading batch axes). Conventions:
-- `cholesky`, `eigh`, `eigvalsh` treat their input as symmetric and return a symmetric
-  cotangent; `eigh` needs distinct eigenvalues, `svd` distinct non-zero singular values.
-- `eig` covers real matrices with distinct real eigenvalues (eigenvectors of unit length, as
-  NumPy returns them; their sign is NumPy's choice, so differentiate sign-invariant uses); a
-  complex input is refused at compile time, complex eigenvalues with a ValueError at run time.
+- `cholesky`, `eigh`, `eigvalsh` treat their input as symmetric (Hermitian when complex: they
+  differentiate along the Hermitian part (dA + dA^H)/2, whatever triangle NumPy reads) and
+  return a symmetric (Hermitian) cotangent; `eigh` needs distinct eigenvalues, `svd` distinct
+  non-zero singular values (equal ones give inf/NaN derivatives, as for real matrices).
+- `eig` needs distinct eigenvalues: for A = V diag(w) V^-1, dw = diag(V^-1 dA V) and
+  dV = V (F * (V^-1 dA V)), F_ij = 1/(w_j - w_i), then NumPy's unit-length columns
+  (dv - v Re(v^H dv)); the VJP is its transpose. Each column's sign (phase when complex) is
+  NumPy's choice: differentiate gauge-invariant uses (|V|^2, eigenprojectors, w alone).
+  Complex matrices and complex eigenvalues work on every NumPy; NumPy >= 2.5 returns complex
+  results even for a real matrix, and a real matrix's cotangent stays real. On NumPy < 2.5 a
+  real matrix's results are real or complex depending on its values: the compiler takes them
+  as real, and a complex spectrum of a real matrix raises a ValueError at run time (pass
+  a + 0j to get complex eigenvalues differentiated).
 - `svd` is covered for `full_matrices=False` (or square input) and `compute_uv=False`;
   `qr` for mode="reduced" with m >= n; `pinv` for full-rank input.
 - `norm` at 0 gives the subgradient 0 (every supported `ord`); ties in `ord=inf` share the
@@ -18,7 +26,15 @@ Matrices may be stacked (leading batch axes). Conventions:
 - inv, solve, det and matrix_power are holomorphic: their rules hold for complex matrices as
   written (transposes, no conjugates). `slogdet` of a complex matrix: log|det| moves by
   Re(t) and the sign (a unit complex number) by i sign Im(t), t = tr(solve(a, da)).
-  cholesky, eigh, eigvalsh, svd, svdvals, qr and pinv refuse complex inputs at compile time.
+- Complex cholesky, eigh, eigvalsh, svd, svdvals, qr, pinv and eig (JAX's formulas; the VJP is
+  the transpose of the real-linear JVP): for A = U diag(w) U^H, dw = Re diag(U^H dA U) and
+  dU = U (F * (U^H dA U)), F_ij = 1/(w_j - w_i); for A = U diag(s) V^H, ds = Re diag(U^H dA V),
+  with the phase i Im(U^H dA V)_jj / s_j given to u_j (none to v_j); cholesky
+  dL = L Phi(L^-1 dA L^-H); qr keeps R's diagonal real (Q^H dQ gets i Im diag(Q^H dA R^-1));
+  pinv's formula with conjugate transposes. Eigenvectors and singular vectors are defined up
+  to a phase (a sign when real): only the derivatives of gauge-invariant functions of them
+  (|U|^2, U diag(w) U^H, projectors, u_j v_j^H, or the values alone) are meaningful, and those
+  are right.
 Tuple results (slogdet, eigh, svd, qr) have a tuple tangent and a tuple cotangent; a JVP rule
 builds its tuple with `make_tuple` (see docs/writing_rules.md).
 """
@@ -56,6 +72,26 @@ def inverse_gaps(w):
 
 def symmetric_part(x):
     return 0.5 * (x + mT(x))
+
+
+def adj(x):
+    """The conjugate transpose of a (stack of) matrices: mT(x) for a real x."""
+    return conj_of(mT(x))
+
+
+def hermitian_part(x):
+    """(x + x^H) / 2: the symmetric part of a real x."""
+    return 0.5 * (x + adj(x))
+
+
+def real_diagonal(p):
+    """The diagonal of p, its real part when p is complex (a Hermitian p's is real)."""
+    return real_of(np.diagonal(p, 0, -2, -1), p)
+
+
+def imag_diagonal(p):
+    """i Im(diag(p)) as a diagonal matrix (the gauge part of U^H dU), 0 for a real p."""
+    return diag_matrix(1j * np.imag(np.diagonal(p, 0, -2, -1)))
 
 
 @defjvp(np.linalg.inv)
@@ -118,23 +154,25 @@ def lower_half(x):
 
 @defjvp(np.linalg.cholesky)
 def cholesky_jvp(a, a_dot, ans):
-    s = np.linalg.solve(ans, mT(np.linalg.solve(ans, mT(symmetric_part(a_dot)))))
+    # L^-1 dA L^-H for the Hermitian part dA of a_dot (its diagonal is real)
+    s = np.linalg.solve(ans, adj(np.linalg.solve(ans, adj(hermitian_part(a_dot)))))
     return ans @ lower_half(s)
 
 
 @defvjp(np.linalg.cholesky)
 def cholesky_vjp(g, ans, a):
     p = lower_half(mT(ans) @ g)
-    s = np.linalg.solve(mT(ans), mT(np.linalg.solve(mT(ans), mT(p))))
-    return symmetric_part(s)
+    # L^-T p conj(L)^-1, then the transpose of taking the Hermitian part
+    s = np.linalg.solve(mT(ans), mT(np.linalg.solve(adj(ans), mT(p))))
+    return hermitian_part(s)
 
 
 @defjvp(np.linalg.eigh)
 def eigh_jvp(a, UPLO="L", a_dot=0.0, ans=0.0):
     w = ans[0]
     v = ans[1]
-    rotated = mT(v) @ symmetric_part(a_dot) @ v
-    w_dot = np.diagonal(rotated, 0, -2, -1)
+    rotated = adj(v) @ hermitian_part(a_dot) @ v  # U^H dA U, Hermitian
+    w_dot = real_diagonal(rotated)
     return make_tuple(w_dot, v @ (inverse_gaps(w) * rotated))
 
 
@@ -143,14 +181,15 @@ def eigh_vjp(g, ans, a, UPLO="L"):
     w = ans[0]
     v = ans[1]
     inner = diag_matrix(g[0]) + inverse_gaps(w) * (mT(v) @ g[1])
-    return symmetric_part(v @ inner @ mT(v))
+    return hermitian_part(conj_of(v) @ inner @ mT(v))
 
 
 def real_spectrum(w):
     """w itself; a complex spectrum is refused when it happens (it depends on the values)."""
     if np.iscomplexobj(w):
-        raise ValueError("s2sad: the derivative of np.linalg.eig covers real eigenvalues only; "
-                         "this matrix has complex ones")
+        raise ValueError("s2sad: the derivative of np.linalg.eig of a real matrix covers real "
+                         "eigenvalues only on this NumPy; this matrix has complex ones (pass "
+                         "a complex matrix, a + 0j, for complex eigenvalues)")
     return w
 
 
@@ -169,104 +208,135 @@ def real_spectrum_vjp(g, w):
 EIG_RETURNS_COMPLEX = np.linalg.eig(np.eye(1))[0].dtype.kind == "c"
 
 
-@defcheck(np.linalg.eig)
-def eig_check(a):
-    if EIG_RETURNS_COMPLEX:
-        return (f"np.linalg.eig on NumPy {np.__version__}, which returns complex eigenvalues "
-                "even for a real spectrum (complex results are not differentiated yet; for a "
-                "symmetric matrix use np.linalg.eigh)")
-    if isinstance(a, Unknown) and a.dtype == "c":
-        return "a complex input (eig's rules cover real matrices with real eigenvalues)"
-    return None
+if EIG_RETURNS_COMPLEX:
+    def eig_values(w, a):
+        """eig's eigenvalues: always complex on this NumPy (the compiler knows)."""
+        return w
+
+    def eig_conj(x, a):
+        """conj(x) for eig's (complex) vectors."""
+        return np.conj(x)
+
+    def eig_real(x, a):
+        """Re(x) for eig's (complex) vectors."""
+        return np.real(x)
+else:
+    def eig_values(w, a):
+        """eig's eigenvalues: complex for a complex `a`; for a real one, real on this NumPy
+        (their dtype depends on the values: the compiler takes them as real, so a complex
+        spectrum is refused when it happens)."""
+        if is_complex(a):
+            return w
+        return real_spectrum(w)
+
+    # decided from `a`'s kind: the kind of eig's results for a real `a` depends on the values
+    def eig_conj(x, a):
+        """conj(x) for a complex `a`, x for a real one (its eigenvectors are real)."""
+        if is_complex(a):
+            return np.conj(x)
+        return x
+
+    def eig_real(x, a):
+        """Re(x) for a complex `a`, x for a real one."""
+        if is_complex(a):
+            return np.real(x)
+        return x
 
 
-def unit_columns_bar(v_bar, v):
-    """Cotangent through the scaling of eigenvectors to unit length: the part of v_bar along
-    each eigenvector is dropped."""
-    return v_bar - v * np.sum(v * v_bar, axis=-2, keepdims=True)
+def unit_columns_bar(v_bar, v, a):
+    """Cotangent through the scaling of eigenvectors to unit length: the transpose of
+    dv -> dv - v Re(v^H dv) (column by column)."""
+    return v_bar - eig_conj(v, a) * eig_real(np.sum(v * v_bar, axis=-2, keepdims=True), a)
 
 
 @defjvp(np.linalg.eig)
 def eig_jvp(a, a_dot, ans):
     # A V = V diag(w): P = V^-1 dA V; dw = diag(P); dV = V (F * P), then kept at unit length
-    w = real_spectrum(ans[0])
+    w = eig_values(ans[0], a)
     v = ans[1]
     p = np.linalg.solve(v, a_dot @ v)
     v_dot = v @ (inverse_gaps(w) * p)
-    v_dot = v_dot - v * np.sum(v * v_dot, axis=-2, keepdims=True)
+    v_dot = v_dot - v * eig_real(np.sum(eig_conj(v, a) * v_dot, axis=-2, keepdims=True), a)
     return make_tuple(np.diagonal(p, 0, -2, -1), v_dot)
 
 
 @defvjp(np.linalg.eig)
 def eig_vjp(g, ans, a):
-    w = real_spectrum(ans[0])
+    w = eig_values(ans[0], a)
     v = ans[1]
-    inner = diag_matrix(g[0]) + inverse_gaps(w) * (mT(v) @ unit_columns_bar(g[1], v))
-    # the compiler may not know that w is real (that depends on the values): say so
+    inner = diag_matrix(g[0]) + inverse_gaps(w) * (mT(v) @ unit_columns_bar(g[1], v, a))
+    # a real input's cotangent is real (the compiler may not know that w is real)
     return real_like(np.linalg.solve(mT(v), inner @ mT(v)), a)
 
 
 @defjvp(np.linalg.eigvalsh)
 def eigvalsh_jvp(a, UPLO="L", a_dot=0.0):
     v = np.linalg.eigh(a)[1]
-    return np.diagonal(mT(v) @ symmetric_part(a_dot) @ v, 0, -2, -1)
+    return real_diagonal(adj(v) @ hermitian_part(a_dot) @ v)
 
 
 @defvjp(np.linalg.eigvalsh)
 def eigvalsh_vjp(g, a, UPLO="L"):
     v = np.linalg.eigh(a)[1]
-    return symmetric_part(v @ diag_matrix(g) @ mT(v))
+    return hermitian_part(conj_of(v) @ diag_matrix(g) @ mT(v))
 
 
 @defjvp(np.linalg.svd)
 def svd_jvp(a, full_matrices=True, compute_uv=True, hermitian=False, a_dot=0.0, ans=0.0):
     if not compute_uv:
         usv = np.linalg.svd(a, full_matrices=False)
-        return np.diagonal(mT(usv[0]) @ a_dot @ mT(usv[2]), 0, -2, -1)
+        return real_diagonal(adj(usv[0]) @ a_dot @ adj(usv[2]))
     u = ans[0]
     s = ans[1]
-    v = mT(ans[2])
-    dp = mT(u) @ a_dot @ v
+    v = adj(ans[2])
+    dp = adj(u) @ a_dot @ v  # U^H dA V
     f = inverse_gaps(s * s)
     s_row = np.expand_dims(s, -2)
     s_col = np.expand_dims(s, -1)
-    du = u @ (f * (dp * s_row + s_col * mT(dp))) + (a_dot @ v - u @ (mT(u) @ a_dot @ v)) / s_row
-    dv = v @ (f * (s_col * dp + mT(dp) * s_row)) + (
-        mT(a_dot) @ u - v @ (mT(v) @ mT(a_dot) @ u)) / s_row
-    return make_tuple(du, np.diagonal(dp, 0, -2, -1), mT(dv))
+    du = u @ (f * (dp * s_row + s_col * adj(dp))) + (a_dot @ v - u @ (adj(u) @ a_dot @ v)) / s_row
+    if is_complex(a):
+        # the phases: U gets i Im(dP_jj) / s_j, V none (only their difference is defined)
+        du = du + u @ (imag_diagonal(dp) / s_row)
+    dv = v @ (f * (s_col * dp + adj(dp) * s_row)) + (
+        adj(a_dot) @ u - v @ (adj(v) @ adj(a_dot) @ u)) / s_row
+    return make_tuple(du, real_diagonal(dp), adj(dv))
 
 
 @defvjp(np.linalg.svd)
 def svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     if not compute_uv:
         usv = np.linalg.svd(a, full_matrices=False)
-        return usv[0] @ diag_matrix(g) @ usv[2]
+        return conj_of(usv[0] @ diag_matrix(g) @ usv[2])
     u = ans[0]
     s = ans[1]
     vh = ans[2]
-    v = mT(vh)
+    v = adj(vh)
     u_bar = g[0]
-    v_bar = mT(g[2])
+    v_bar = adj(g[2])
     f = inverse_gaps(s * s)
     s_row = np.expand_dims(s, -2)
     s_col = np.expand_dims(s, -1)
-    core = (f * (mT(u) @ u_bar - mT(u_bar) @ u)) * s_row + diag_matrix(g[1]) + s_col * (
-        f * (mT(v) @ v_bar - mT(v_bar) @ v))
-    left = (u_bar - u @ (mT(u) @ u_bar)) / s_row
-    right = mT(v_bar - v @ (mT(v) @ v_bar)) / s_col
-    return u @ core @ vh + left @ vh + u @ right
+    # the transpose of the JVP (JAX's convention): cotangent of dP = U^H dA V, then of dA
+    y_u = f * (mT(u) @ u_bar)
+    y_v = f * (mT(v) @ v_bar)
+    core = (y_u + adj(y_u)) * s_row + diag_matrix(g[1]) + s_col * (y_v + adj(y_v))
+    if is_complex(a):
+        core = core + imag_diagonal(mT(u) @ u_bar) / s_row
+    left = (u_bar - conj_of(u) @ (mT(u) @ u_bar)) / s_row
+    right = (adj(v_bar) - (adj(v_bar) @ conj_of(v)) @ mT(v)) / s_col
+    return conj_of(u) @ core @ mT(v) + left @ mT(v) + conj_of(u) @ right
 
 
 @defjvp(np.linalg.svdvals)
 def svdvals_jvp(x, x_dot):
     usv = np.linalg.svd(x, full_matrices=False)
-    return np.diagonal(mT(usv[0]) @ x_dot @ mT(usv[2]), 0, -2, -1)
+    return real_diagonal(adj(usv[0]) @ x_dot @ adj(usv[2]))
 
 
 @defvjp(np.linalg.svdvals)
 def svdvals_vjp(g, x):
     usv = np.linalg.svd(x, full_matrices=False)
-    return usv[0] @ diag_matrix(g) @ usv[2]
+    return conj_of(usv[0] @ diag_matrix(g) @ usv[2])
 
 
 @defjvp(np.linalg.qr)
@@ -274,9 +344,13 @@ def qr_jvp(a, mode="reduced", a_dot=0.0, ans=0.0):
     q = ans[0] + supported(mode == "reduced", "np.linalg.qr", "mode", mode)
     r = ans[1]
     x = right_solve(a_dot, r)
-    c = mT(q) @ x
+    c = adj(q) @ x
     low = np.tril(c, -1)
-    r_dot = (c - low + mT(low)) @ r
+    # Q^H dQ = low - low^H (+ i Im diag(c): R keeps a real diagonal); dR = (c - Q^H dQ) R
+    m = c - low + adj(low)
+    if is_complex(a):
+        m = m - imag_diagonal(c)
+    r_dot = m @ r
     return make_tuple(x - q @ right_solve(r_dot, r), r_dot)
 
 
@@ -285,8 +359,13 @@ def qr_vjp(g, ans, a, mode="reduced"):
     q = ans[0] + supported(mode == "reduced", "np.linalg.qr", "mode", mode)
     r = ans[1]
     b = g[1] @ mT(r) - mT(q) @ g[0]
-    n = np.triu(b) + np.tril(mT(b), -1)
-    return mT(np.linalg.solve(r, mT(g[0] + q @ n)))
+    n = np.triu(b, 1) + real_diagonal_matrix(b) + np.tril(adj(b), -1)
+    return mT(np.linalg.solve(r, mT(g[0] + conj_of(q) @ n)))
+
+
+def real_diagonal_matrix(b):
+    """The diagonal of b as a diagonal matrix, its real part for a complex b."""
+    return diag_matrix(real_diagonal(b))
 
 
 def identity_like(x):
@@ -297,15 +376,16 @@ def identity_like(x):
 @defjvp(np.linalg.pinv)
 def pinv_jvp(a, rcond=None, hermitian=False, a_dot=0.0, ans=0.0):
     p = ans
-    return (-(p @ a_dot @ p) + p @ mT(p) @ mT(a_dot) @ (identity_like(a @ p) - a @ p)
-            + (identity_like(p @ a) - p @ a) @ mT(a_dot) @ mT(p) @ p)
+    return (-(p @ a_dot @ p) + p @ adj(p) @ adj(a_dot) @ (identity_like(a @ p) - a @ p)
+            + (identity_like(p @ a) - p @ a) @ adj(a_dot) @ adj(p) @ p)
 
 
 @defvjp(np.linalg.pinv)
 def pinv_vjp(g, ans, a, rcond=None, hermitian=False):
     p = ans
-    return (-(mT(p) @ g @ mT(p)) + (identity_like(a @ p) - a @ p) @ mT(g) @ p @ mT(p)
-            + mT(p) @ p @ mT(g) @ (identity_like(p @ a) - p @ a))
+    return (-(mT(p) @ g @ mT(p))
+            + conj_of(identity_like(a @ p) - a @ p) @ adj(g) @ conj_of(p) @ mT(p)
+            + mT(p) @ conj_of(p) @ adj(g) @ conj_of(identity_like(p @ a) - p @ a))
 
 
 def safe_divisor(x):

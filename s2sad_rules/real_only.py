@@ -2,8 +2,8 @@
 
 Holomorphic rules (sin, exp, mul, matmul, inv, ...) hold for complex numbers as written, in JAX's
 convention for complex cotangents (a VJP is the transpose, g * f'(z)). The rules below order
-their arguments, take a modulus or factor a Hermitian matrix, and would need conjugates to be
-right for complex inputs, or are real functions (math.*: Python raises TypeError for a complex
+their arguments or take a modulus, and would need conjugates to be right for complex inputs,
+or are real functions (math.*: Python raises TypeError for a complex
 argument; cmath is not covered); rather than be silently wrong, they refuse them.
 """
 
@@ -22,9 +22,6 @@ REAL_ONLY = (
     # real-valued by definition (NumPy raises, or drops the imaginary part)
     np.hypot, np.arctan2, np.copysign, np.fabs, np.logaddexp, np.logaddexp2, np.cbrt, float,
     np.nan_to_num, np.deg2rad, np.rad2deg, np.degrees, np.radians,
-    # a modulus or a Hermitian factorisation: right for complex inputs only with conjugates
-    np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd,
-    np.linalg.svdvals, np.linalg.cholesky, np.linalg.qr, np.linalg.pinv,
     np.gradient,
 ) + tuple(
     # math.*: real functions (a complex argument raises TypeError; cmath is not covered)
@@ -32,10 +29,10 @@ REAL_ONLY = (
     if callable(_f) and (_f in TABLE.jvp_rules or _f in TABLE.vjp_rules))
 
 # every callable whose rules refuse a complex argument (here, or in its own check: rfft drops
-# an imaginary part, real_if_close's result type depends on the values, eig is covered for
-# real spectra); docs/gen_rules.py marks them "refused" in the page's complex column
+# an imaginary part, real_if_close's result type depends on the values); docs/gen_rules.py
+# marks them "refused" in the page's complex column
 COMPLEX_REFUSED = frozenset(REAL_ONLY) | {
-    np.real_if_close, np.linalg.eig, np.fft.rfft, np.fft.rfft2, np.fft.rfftn}
+    np.real_if_close, np.fft.rfft, np.fft.rfft2, np.fft.rfftn}
 
 
 def real_only(previous):

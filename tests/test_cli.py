@@ -97,9 +97,24 @@ def test_cache_info_and_clear(project, capsys):
     assert "removed" in capsys.readouterr().out
 
 
-def test_demo_still_works(capsys):
+def test_demo_shows_the_seeds_examples_with_their_numbers(capsys):
+    import math
+
     assert main(["demo"]) == 0
-    assert "def f_jvp" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    c2, c6 = math.cos(2.0), math.cos(6.0)
+    # (i) the JVPs along e0, e1 are the Jacobian's columns [1, 3, cos 2] and [1, 2, 0]
+    assert f"JVP along e0: [1, x1, cos x0] = [1, 3, cos 2] = [1, 3, {c2:.6g}]" in out
+    assert "JVP along e1: [1, x0, 0] = [1, 2, 0] = [1, 2, 0]" in out
+    # (ii) g at (2, 3): JVP along (1, 0) is (4, 3 cos 6); VJP with (1, 1) is
+    # (4 + 3 cos 6, 1 + 2 cos 6)
+    assert f"= (4, 3 cos 6) = [4, {3 * c6:.6g}]" in out
+    assert f"= (4 + 3 cos 6, 1 + 2 cos 6) = [{4 + 3 * c6:.6g}, {1 + 2 * c6:.6g}]" in out
+    assert "column" in out and "rows" in out  # why a JVP gives a column, a VJP a row
+    for name in ("def f_jvp(x, x_dot):", "def g_jvp(x1, x2, x1_dot, x2_dot):",
+                 "def g_vjp(x1, x2):", "def loss_grad(w, x, y):"):
+        assert name in out
+    assert "# line 8: return np.array([x[0] + x[1], x[0] * x[1], np.sin(x[0])])" in out
 
 
 def run(tmp_path, *args):
@@ -153,3 +168,35 @@ def test_python_dash_m_reports_compile_errors(tmp_path):
     r = run(tmp_path, "show", "trymod:uses_try", "--mode", "grad")
     assert r.returncode == 1
     assert "^" in r.stderr and r.stdout == ""
+
+
+def test_version(capsys):
+    from s2sad import __version__
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"s2sad {__version__}"
+
+
+def test_show_takes_a_file_path(tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "course_model.py").write_text(textwrap.dedent(MODULE))
+    monkeypatch.chdir(tmp_path)
+    assert main(["show", "src/course_model.py:f", "--mode", "grad"]) == 0
+    out = capsys.readouterr().out
+    assert "def f_grad(x, y):" in out and "# line 6: return np.sum(np.sin(x) * y)" in out
+    assert main(["show", str(folder / "course_model.py") + ":f", "--mode", "vjp"]) == 0
+    assert "def f_vjp(x, y):" in capsys.readouterr().out
+    assert main(["show", "src/missing.py:f"]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_show_says_when_it_prints_generic_code(project, capsys):
+    assert main(["show", f"{project}:f", "--mode", "vjp"]) == 0
+    out = capsys.readouterr().out
+    assert "the generic code" in out and "--args" in out
+    assert "# generic: for arguments of any kind" in out
+    assert "from s2sad.runtime import unbroadcast" in out  # what it calls is imported
+    assert main(["show", f"{project}:f", "--mode", "vjp", "--args", "np.ones(3), 2.0"]) == 0
+    out = capsys.readouterr().out
+    assert "generic" not in out and "specialised for x: float array (3,)" in out

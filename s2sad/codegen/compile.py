@@ -11,6 +11,7 @@ import hashlib
 import linecache
 import weakref
 
+from s2sad.codegen.imports import executable
 from s2sad.codegen.names import Namespace
 
 _NAMESPACES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -28,7 +29,7 @@ def compile_source(source: str, ns: Namespace, name: str, code=None):
     """
     filename = code_filename(source, name)
     if code is None:
-        code = compile(source, filename, "exec")
+        code = compile(executable(source), filename, "exec")
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     scope = dict(ns.values)
     exec(code, scope)

@@ -8,18 +8,21 @@ temporaries used once are folded back into the expression that reads them.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
 import gast
 import numpy as np
 
+from s2sad.codegen.imports import prelude
 from s2sad.codegen.names import Namespace
 from s2sad.codegen.registers import Names, Positions, coalesce, find_inlined
 from s2sad.codegen.sinking import sink_temporaries
 from s2sad.codegen.syntax import BINOP_AST, CMP_AST, NO_INLINE, SCATTERS, UNARY_AST
 from s2sad.codegen.unparse import Unsupported, unparse
 from s2sad.ir import prims
+from s2sad.ir.builder import root_name
 from s2sad.ir.nodes import (
     Block,
     Call,
@@ -189,7 +192,8 @@ class Emitter:
                              args=[self.atom(a) for a in args[1:]], keywords=[])
         func = self.attr_path(self.ns.spell_callable(fn))
         return gast.Call(func=func, args=[self.atom(a) for a in args],
-                         keywords=[gast.keyword(arg=n, value=self.atom(a)) for n, a in kwargs])
+                         keywords=[gast.keyword(arg=n, value=self.atom(a)) for n, a in kwargs
+                                   if not (type(a) is Const and _is_default(fn, n, a.value))])
 
     # statements --------------------------------------------------------
 
@@ -287,9 +291,17 @@ class Emitter:
         if self.scatter_kind in (prims.add_inplace, prims.mul_inplace):
             acc, g = args
             op = "+=" if self.scatter_kind is prims.add_inplace else "*="
-            self.out(indent, f"{self.names.name(acc)} {op} {_bare(self.src(self.atom(g)))}")
-            if self.names.name(t) != self.names.name(acc):
-                self.out(indent, f"{self.names.name(t)} = {self.names.name(acc)}")
+            value = _bare(self.src(self.atom(g)))
+            name, acc_name = self.names.name(t), self.names.name(acc)
+            if name != acc_name and not _reads(value, name):
+                # the result's name first: `err_bar = err; err_bar *= 0.5`, never `err`
+                # holding err_bar (acc is not read again)
+                self.out(indent, f"{name} = {acc_name}")
+                self.out(indent, f"{name} {op} {value}")
+                return
+            self.out(indent, f"{acc_name} {op} {value}")
+            if name != acc_name:
+                self.out(indent, f"{name} = {acc_name}")
             return
         acc, index, g = args
         name = self.names.name(acc)
@@ -336,7 +348,7 @@ class Emitter:
             self.out(indent, f"assert {test}{message}")
             return
         node = self.call_expr(fn, args, kw)
-        if fn in (prims.tape_push, prims.print_values, prims.revolve.snapshot):
+        if fn in (prims.tape_push, prims.print_values, np.random.seed, prims.revolve.snapshot):
             self.out(indent, self.src(node))
         else:
             self.assign(indent, [self.names.name(t)], node)
@@ -430,12 +442,33 @@ class Emitter:
     pending_calls: dict
 
 
+@functools.lru_cache(maxsize=256)
 def _is_compiler_file(filename: str) -> bool:
-    """Rule bodies are inlined with their own locations; comments point at user code only."""
+    """Rule bodies are inlined with their own locations; comments point at user code only.
+    A compiler file is one inside the installed packages themselves (wherever they are: a
+    user's checkout in a folder named `s2sad` is user code), except the bundled examples."""
     import os
 
-    parts = os.path.normpath(filename).split(os.sep)
-    return "s2sad_rules" in parts or "s2sad" in parts[-3:-1]
+    path = os.path.normcase(os.path.realpath(filename))
+    inside = [d for d in _compiler_dirs() if path.startswith(d + os.sep)]
+    return bool(inside) and not path.startswith(_examples_dir() + os.sep)
+
+
+@functools.lru_cache(maxsize=1)
+def _compiler_dirs() -> tuple:
+    import os
+
+    import s2sad_rules
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the s2sad package
+    rules = os.path.dirname(os.path.abspath(s2sad_rules.__file__))
+    return tuple(os.path.normcase(os.path.realpath(d)) for d in (here, rules))
+
+
+def _examples_dir() -> str:
+    import os
+
+    return os.path.join(_compiler_dirs()[0], os.path.normcase("examples"))
 
 
 def _astor():
@@ -491,14 +524,13 @@ def emit_function(fn: Function, ns: Namespace, name: str, header: list, layout: 
     params = [names.name(p) for p in fn.params if p not in em.seeds]
     kw = [f"{names.name(v)}={_default_src(d, ns, names.name(v))}" for v, d in fn.kwonly]
     sig = ", ".join(params + (["*"] + kw if kw else []))
-    lines.append(f"def {name}({sig}):")
     results = fn.body.results
     n = meta.get("n_primal", 0)
     em.block(fn.body, 1)
     primal = _pack(em, results[:n], fn.returns_tuple) if n else None
     if layout == "vjp":
-        bars = results[n:]
-        packed = gast.Tuple(elts=[em.atom(b) for b in bars], ctx=gast.Load())
+        bars = _bind_cotangents(em, fn, results[n:], 2)
+        packed = gast.Tuple(elts=bars, ctx=gast.Load())
         text = em.src(packed)
         em.out(2, f"return {text}")
         em.out(1, f"return {em.src_item(primal)}, pullback")
@@ -506,10 +538,12 @@ def emit_function(fn: Function, ns: Namespace, name: str, header: list, layout: 
         tangent = _pack(em, results[n:], fn.returns_tuple)
         em.out(1, f"return {em.src_item(primal)}, {em.src_item(tangent)}")
     elif layout == "grad":
-        packed = _pack(em, results[n:], meta.get("wrt_tuple", False))
+        packed = _pack(em, results[n:], meta.get("wrt_tuple", False),
+                       _bind_cotangents(em, fn, results[n:], 1))
         em.out(1, f"return {_bare(em.src(packed))}")
     elif layout == "value_and_grad":
-        bars = _pack(em, results[n:], meta.get("wrt_tuple", False))
+        bars = _pack(em, results[n:], meta.get("wrt_tuple", False),
+                     _bind_cotangents(em, fn, results[n:], 1))
         em.out(1, f"return {em.src_item(primal)}, {em.src_item(bars)}")
     elif layout == "tangent":
         tangent = _pack(em, results[n:], fn.returns_tuple)
@@ -518,7 +552,54 @@ def emit_function(fn: Function, ns: Namespace, name: str, header: list, layout: 
         em.out(1, f"return {_bare(em.src(_tree(em, results, meta['result_tree'])))}")
     else:
         em.out(1, f"return {_bare(em.src(primal))}")
-    return "\n".join(lines + [ln for ln in em.lines if ln is not None]) + "\n"
+    body = [f"def {name}({sig}):"] + [ln for ln in em.lines if ln is not None]
+    imports = prelude("\n".join(body), ns)
+    return "\n".join(lines + imports + ([""] if imports else []) + body) + "\n"
+
+
+def _is_default(fn, keyword: str, value) -> bool:
+    """Whether `keyword=value` is what `fn` does without it (`axis=None`, `keepdims=False`
+    of a NumPy reduction): such keywords are not printed."""
+    if not (value is None or type(value) in (bool, int, float, str)):
+        return False
+    defaults = _keyword_defaults(fn)
+    if keyword not in defaults:
+        return False
+    d = defaults[keyword]
+    if d is np._NoValue:  # NumPy's "not given": keepdims=False is its behaviour
+        return keyword == "keepdims" and value is False
+    return type(d) is type(value) and d == value
+
+
+def _keyword_defaults(fn) -> dict:
+    try:
+        return _DEFAULTS[fn]
+    except KeyError:
+        pass
+    except TypeError:  # not hashable
+        return {}
+    import inspect
+
+    out = {}
+    if getattr(fn, "__module__", None) in ("numpy", "math") or \
+            (getattr(fn, "__module__", None) or "").startswith("numpy."):
+        try:
+            params = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):
+            params = ()
+        out = {q.name: q.default for q in params if q.default is not q.empty}
+    _DEFAULTS[fn] = out
+    return out
+
+
+_DEFAULTS: dict = {}
+
+
+def _reads(expr: str, name: str) -> bool:
+    """Whether the printed expression `expr` reads the variable `name`."""
+    import re
+
+    return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", expr) is not None
 
 
 def _bare(text: str) -> str:
@@ -541,10 +622,37 @@ def _tree(em, atoms, tree):
     return em.atom(atoms[tree])
 
 
-def _pack(em, atoms, as_tuple):
+def _pack(em, atoms, as_tuple, nodes=None):
+    nodes = nodes if nodes is not None else [em.atom(a) for a in atoms[:None if as_tuple else 1]]
     if as_tuple:
-        return gast.Tuple(elts=[em.atom(a) for a in atoms], ctx=gast.Load())
-    return em.atom(atoms[0])
+        return gast.Tuple(elts=nodes, ctx=gast.Load())
+    return nodes[0]
+
+
+def _bind_cotangents(em, fn, atoms, indent) -> list:
+    """The returned cotangents, each bound to its argument's `<name>_bar` first (one that
+    already has that name, or a numbered variant of it, is returned as it is): a reader
+    finds every gradient named, never folded into the return or under another name."""
+    wrt = fn.meta.get("wrt")
+    if wrt is None or len(wrt) != len(atoms):
+        return [em.atom(a) for a in atoms]
+    taken = set(em.names.printed.values()) | set(em.ns.values) | RESERVED
+    taken |= {em.names.name(p) for p in fn.params}
+    nodes = []
+    for i, a in zip(wrt, atoms):
+        want = f"{em.names.name(fn.params[i])}_bar"
+        if isinstance(a, Var) and a not in em.pending and \
+                root_name(em.names.name(a)) == want:
+            nodes.append(em.atom(a))
+            continue
+        name, k = want, 0
+        while name in taken:
+            k += 1
+            name = f"{want}_{k}"
+        taken.add(name)
+        em.out(indent, f"{name} = {_bare(em.src(em.atom(a)))}")
+        nodes.append(gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None))
+    return nodes
 
 
 def _default_src(d, ns, name) -> str:

@@ -13,7 +13,10 @@ import math
 
 import numpy as np
 
+from s2sad import runtime
 from s2sad.ir import prims
+
+RUNTIME_MODULE = runtime.__name__
 
 _SPELLING: dict = {}
 
@@ -22,7 +25,7 @@ def _index():
     if _SPELLING:
         return _SPELLING
     sources = [("builtins", builtins, ""), ("math", math, "math."), ("numpy", np, "np."),
-               ("numpy.linalg", np.linalg, "np.linalg.")]
+               ("numpy.linalg", np.linalg, "np.linalg."), ("numpy.random", np.random, "np.random.")]
     for _, mod, prefix in sources:
         # the module's own attributes: dir() would also list submodules that numpy loads
         # lazily (numpy.f2py, numpy.testing), and reading those imports them (~130 ms)
@@ -63,6 +66,9 @@ class Namespace:
         self.values: dict = {"np": np, "math": math}
         self.imports: dict = {"np": ("numpy", None), "math": ("math", None)}
         self.by_id: dict = {}
+        # names printed as an assignment after the imports: {alias: ((module, qual), text)},
+        # the derivative a recursive function calls (`power_vjp = s2sad.vjp(power, ...)`)
+        self.bindings: dict = {}
         self.avoid: set = set()  # variable names of the generated function
 
     def spell_callable(self, fn) -> str:
@@ -79,10 +85,15 @@ class Namespace:
             name = None
         if name is not None:
             self.values[name] = fn
-            self.imports[name] = ("s2sad.ir.prims", name)
+            self.imports[name] = (RUNTIME_MODULE, name)
             return name
         hint = getattr(fn, "__name__", None) or type(fn).__name__
-        return self.add_object(fn, hint, _import_path(fn))
+        name = self.add_object(fn, hint, _import_path(fn))
+        if prims.is_derivative(fn) and name not in self.bindings:
+            binding = _derivative_binding(fn)
+            if binding is not None:
+                self.bindings[name] = binding
+        return name
 
     def add_object(self, obj, hint: str, import_path=None) -> str:
         key = id(obj)
@@ -109,8 +120,22 @@ def _identifier(hint: str) -> str:
 
 
 def _import_path(obj):
+    if prims.is_derivative(obj):
+        return None  # it wears its function's name, but importing that gives the function
     mod = getattr(obj, "__module__", None)
     qual = getattr(obj, "__qualname__", None)
+    if mod == prims.__name__ and qual in runtime.__all__:
+        return (RUNTIME_MODULE, qual)  # the public home of the helpers generated code calls
     if mod and qual and "<" not in qual:
         return (mod, qual)
     return None
+
+
+def _derivative_binding(d):
+    """((module, name) of the differentiated function, the expression that makes the
+    derivative `d` from it), or None when the function cannot be imported by name."""
+    path = _import_path(getattr(d, "func", None))
+    wrt = getattr(d, "_wrt_spec", None)
+    if path is None or "." in path[1] or not isinstance(getattr(d, "mode", None), str):
+        return None
+    return path, f"s2sad.{d.mode}({path[1]}, wrt={wrt!r})"

@@ -194,6 +194,9 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     for a, b in graph.copies:
         if boundary is not None and in_forward_sweep(a) != in_forward_sweep(b):
             continue  # one name for both would make the pullback assign a forward value
+        if (a, b) in graph.updates and _renames(a, b):
+            continue  # `err *= 0.5` would leave `err` holding err_bar: it is printed
+            # `err_bar = err` then `err_bar *= 0.5` (the buffer is still reused)
         ra, rb = names.find(a), names.find(b)
         if ra == rb:
             continue
@@ -267,7 +270,21 @@ def _base_name(root, members, pos) -> str:
         return strip_suffix(named[0].name)
     defn = pos.defining.get(root) or next((pos.defining.get(m) for m in members
                                            if pos.defining.get(m) is not None), None)
-    return _temp_name(defn)
+    name = _temp_name(defn)
+    for suffix in ("_bar", "_dot"):  # the cotangent of a temporary is `t_bar`, not `t`...
+        if name == "t" and any(root_name(m.name).endswith(suffix) for m in members) and \
+                name not in _user_roots(pos):
+            return name + suffix  # ... unless `t_bar` would read as a user's t's
+    return name
+
+
+def _user_roots(pos) -> set:
+    """The base names of the user's variables (`t` for t, t_1)."""
+    roots = getattr(pos, "user_roots", None)
+    if roots is None:
+        roots = pos.user_roots = {root_name(v.name) for v in pos.defpos
+                                  if isinstance(v, Var) and not v.name.startswith("_")}
+    return roots
 
 
 def _temp_name(defn) -> str:
@@ -297,6 +314,14 @@ def _temp_name(defn) -> str:
     if isinstance(arg, Var) and not arg.name.startswith("_") and len(defn.args) == 1:
         return f"{label.lower()}_{strip_suffix(arg.name)}"
     return "t"
+
+
+def _renames(result: Var, acc: Var) -> bool:
+    """Whether an in-place update makes a value of another name out of a user's variable
+    (`err_bar` from `err`): then the two must keep their own names."""
+    if acc.name.startswith("_"):
+        return False
+    return root_name(strip_suffix(result.name)) != root_name(strip_suffix(acc.name))
 
 
 def _prefer(a: Var, b: Var, fn: Function) -> bool:
@@ -381,6 +406,7 @@ class Interference:
     def __init__(self, special: set, pos, inlined=frozenset()):
         self.adj: dict = {}
         self.copies: list = []  # (dest, source) pairs worth coalescing, in program order
+        self.updates: set = set()  # the (result, accumulator) pairs of in-place updates
         self.nodes: set = set()
         self.special = special
         self.pos = pos
@@ -440,6 +466,7 @@ class Interference:
                 live.update(a for a in atoms_of(s) if isinstance(a, Var))
                 if s.fn in SCATTERS:
                     self.copy(t, s.args[0])
+                    self.updates.add((t, s.args[0]))
                 return live
             case If(cond=c, then=then, orelse=orelse, outputs=outs):
                 after = live - set(outs)

@@ -124,9 +124,10 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         raise_all(self.errors)
         return fn
 
-    def _check_signature(self, node):
+    def _check_signature(self, node, varargs=False):
+        """`varargs`: an inlined helper's *args are the call's extra arguments."""
         args = node.args
-        if args.vararg is not None:
+        if args.vararg is not None and not varargs:
             self.error(UnsupportedSyntaxError, "*args parameters are not supported", args.vararg,
                        "give each argument its own parameter")
         if args.kwarg is not None:

@@ -26,7 +26,9 @@ from s2sad.frontend.values import (
     LocalFunction,
     Scope,
     Static,
+    StaticDict,
     StaticSeq,
+    Zipped,
 )
 from s2sad.ir import prims
 from s2sad.ir.nodes import Call, Const, Function, Var
@@ -78,6 +80,8 @@ class CallLowering:
 
     def lower_method(self, recv, name, node):
         args, kwargs = self.call_args(node)
+        if isinstance(recv, StaticDict):
+            return self.dict_method(recv, name, args, kwargs, node)
         fn = ARRAY_METHODS.get(name)
         if fn is None:
             self.error(UnsupportedSyntaxError, f"method `.{name}()` is not supported", node.func,
@@ -93,6 +97,10 @@ class CallLowering:
 
     def call_value(self, fn, args, kwargs, node, hint=None, name=None):
         """Emit a call of the object `fn`: a primitive, or an inlined user function."""
+        if (fn is max or fn is min) and len(args) == 1 and not kwargs:
+            return self.extreme_of(fn, args[0], node, name)
+        if fn is len and len(args) == 1 and isinstance(args[0], StaticDict):
+            return Const(len(args[0].keys))
         if self.table.is_primitive(fn):
             a = [self.materialize(v) for v in args]
             k = [(n, self.materialize(v)) for n, v in kwargs]
@@ -114,11 +122,22 @@ class CallLowering:
             return self.inline_derivative(fn, args, kwargs, node)
         if fn is range or fn is tuple or fn is list:
             return self.static_sequence(fn, args, kwargs, node)
+        if fn is zip or fn is enumerate:
+            return self.zip_or_enumerate(fn, args, kwargs, node)
+        if fn is dict and not args:
+            out = StaticDict((), ())
+            for k, v in kwargs:
+                out = out.with_item(k, v)
+            return out
+
         label = name or getattr(fn, "__qualname__", None) or repr(fn)
+        hint = (f"register rules with @s2sad.defjvp({label}) and @s2sad.defvjp({label}), "
+                f"or mark it non-differentiable with s2sad.def_nondiff({label})")
+        if str(getattr(fn, "__module__", "") or "").startswith("numpy.random"):
+            hint = ("draw with the np.random functions (np.random.normal, np.random.rand, "
+                    "...; seeded with np.random.seed), or pass the draws in as an argument")
         self.error(MissingRuleError, f"no derivative rule for `{label}` and its source cannot "
-                   "be inlined", node,
-                   f"register rules with @s2sad.defjvp({label}) and @s2sad.defvjp({label}), "
-                   f"or mark it non-differentiable with s2sad.def_nondiff({label})")
+                   "be inlined", node, hint)
         raise Abort
 
     def bind(self, fn, args, kwargs, node):
@@ -195,25 +214,51 @@ class CallLowering:
         sig, bound = self.bind(fn, args, kwargs, node)
         scope = Scope(parsed)
         for pname, value in bound.arguments.items():
-            if not isinstance(value, (Var, Const, StaticSeq, Static, LocalFunction)):
+            if sig.parameters[pname].kind is inspect.Parameter.VAR_POSITIONAL:
+                value = StaticSeq(tuple(value))  # *args: the call fixes their number
+            elif not isinstance(value, (Var, Const, StaticSeq, StaticDict, Static, LocalFunction)):
                 value = self.global_value(value, pname)
             scope.env[pname] = value
-        saved_scope = self.scope
-        self.scope = scope
-        self.inline_stack.append(fn)
+        body = _without_docstring(parsed.node.body)
         n_errors = len(self.errors)
         try:
-            self._check_signature(parsed.node)
-            body = list(parsed.node.body)
-            if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value,
-                                                                      gast.Constant):
-                body = body[1:]
+            return self.lower_inlined(body, scope, fn, parsed.node, (
+                f"helper `{fn.__name__}` does not return a value on every path",
+                "end the helper with `return <value>`"))
+        finally:
+            if len(self.errors) > n_errors and is_library_function(fn):
+                self.errors[n_errors:] = [self.library_refusal(fn, self.errors[n_errors:],
+                                                               node)]
+
+    def library_refusal(self, fn, errors, node):
+        """A library function that cannot be inlined: one error at the user's call, naming
+        what in the library stops it (the library's own lines as a note)."""
+        first = errors[0]
+        where = f" ({first.loc.filename}:{first.loc.lineno})" if first.loc is not None else ""
+        label = f"{getattr(fn, '__module__', '') or ''}.{fn.__qualname__}".lstrip(".")
+        return MissingRuleError(
+            f"cannot differentiate through the library function `{label}`: its source cannot "
+            f"be inlined ({first.message}{where}"
+            + (f", and {len(errors) - 1} more" if len(errors) > 1 else "") + ")",
+            self.loc(node),
+            f"compute it with NumPy functions that have rules, or register rules with "
+            f"@s2sad.defjvp({label}) and @s2sad.defvjp({label})")
+
+    def lower_inlined(self, body, scope, key, fnode, missing_return):
+        """Lower the body of an inlined function (a helper, a lambda, a nested `def`) in its
+        own scope; the value it returns."""
+        saved_scope = self.scope
+        self.scope = scope
+        self.inline_stack.append(key)
+        n_errors = len(self.errors)
+        try:
+            if not isinstance(fnode, gast.Lambda):
+                self._check_signature(fnode, varargs=isinstance(key, types.FunctionType))
             out = self.lower_stmts(normalize_exits(body), in_loop=False)
             if out is None:
                 if len(self.errors) == n_errors:
-                    self.error(UnsupportedSyntaxError, f"helper `{fn.__name__}` does not return "
-                               "a value on every path", parsed.node,
-                               "end the helper with `return <value>`")
+                    self.error(UnsupportedSyntaxError, missing_return[0], fnode,
+                               missing_return[1])
                 raise Abort
             return out
         finally:
@@ -249,6 +294,70 @@ class CallLowering:
                    "is not supported", node,
                    "build the tuple or list from its items, or use the array itself")
         raise Abort
+
+    def dict_method(self, d, name, args, kwargs, node):
+        """keys(), values(), items(), get(key[, default]) of a dict written in the function."""
+        if name == "keys" and not args:
+            return StaticSeq(tuple(Const(k) for k in d.keys))
+        if name == "values" and not args:
+            return StaticSeq(d.values)
+        if name == "items" and not args:
+            return StaticSeq(tuple(StaticSeq((Const(k), v)) for k, v in zip(d.keys, d.values)))
+        if name == "get" and 1 <= len(args) <= 2 and not kwargs and isinstance(args[0], Const):
+            try:
+                return d.get(args[0].value)
+            except KeyError:
+                return args[1] if len(args) == 2 else Const(None)
+        self.error(UnsupportedSyntaxError, f"the dict method `.{name}()` is not supported here",
+                   node, "use keys(), values(), items(), get() or indexing")
+        raise Abort
+
+    def extreme_of(self, fn, seq, node, name):
+        """max(iterable) / min(iterable): of a tuple or list the function built, pairwise
+        (max(max(a, b), c)); of an array, refused with the NumPy spelling."""
+        if isinstance(seq, StaticSeq) and seq.items:
+            out = seq.items[0]
+            for item in seq.items[1:]:
+                out = self.call_value(fn, [out, item], [], node, name=name)
+            return out
+        self.error(UnsupportedSyntaxError, f"{fn.__name__}() of one iterable is supported for "
+                   "a tuple or list written in the function", node,
+                   f"for an array use np.{'max' if fn is max else 'min'}(x)")
+        raise Abort
+
+    def zip_or_enumerate(self, fn, args, kwargs, node):
+        """zip/enumerate of tuples the function built: a static tuple of tuples; of arrays or
+        other run-time sequences: a Zipped, for the `for` loop that iterates it."""
+        start = 0
+        if fn is enumerate:
+            if len(args) == 2 and not kwargs:
+                args, kwargs = args[:1], [("start", args[1])]
+            if len(args) != 1 or any(k != "start" for k, _ in kwargs):
+                self.error(UnsupportedSyntaxError, "enumerate() takes one iterable and "
+                           "`start`", node)
+                raise Abort
+            if kwargs:
+                first = kwargs[0][1]
+                if not (isinstance(first, Const) and type(first.value) is int):
+                    self.error(UnsupportedSyntaxError, "enumerate(start=...) must be a "
+                               "constant integer", node)
+                    raise Abort
+                start = first.value
+        elif kwargs or not args:
+            self.error(UnsupportedSyntaxError, "zip() takes one or more iterables and no "
+                       "keywords", node)
+            raise Abort
+        if all(isinstance(a, StaticSeq) for a in args):
+            rows = zip(*(a.items for a in args))
+            if fn is enumerate:
+                return StaticSeq(tuple(StaticSeq((Const(start + i), item))
+                                       for i, (item,) in enumerate(rows)))
+            return StaticSeq(tuple(StaticSeq(row) for row in rows))
+        if start:
+            self.error(UnsupportedSyntaxError, "enumerate(start=...) of an array is not "
+                       "supported", node, "add the offset to the index in the loop body")
+            raise Abort
+        return Zipped(tuple(self.materialize(a) for a in args), fn is enumerate)
 
     def int_tuple(self, v) -> bool:
         """Is `v` the result of `range(...)` with run-time bounds (a tuple of integers)?"""
@@ -345,30 +454,14 @@ class CallLowering:
             ret.lineno, ret.col_offset = lf.node.body.lineno, lf.node.body.col_offset
             body = [ret]
         else:
-            body = list(lf.node.body)
-            if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value,
-                                                                      gast.Constant):
-                body = body[1:]
+            body = _without_docstring(lf.node.body)
         own = frozenset(bound) | frozenset(assigned_names(body))
         scope = Scope(lf.scope.parsed, parent=lf.scope, local_names=own)
         scope.local_node = lf.node
         scope.env.update(bound)
-        saved_scope = self.scope
-        self.scope = scope
-        self.inline_stack.append(lf)
-        n_errors = len(self.errors)
-        try:
-            out = self.lower_stmts(normalize_exits(body), in_loop=False)
-            if out is None:
-                if len(self.errors) == n_errors:
-                    self.error(UnsupportedSyntaxError, f"nested function `{lf.name}` does not "
-                               "return a value on every path", lf.node,
-                               "end it with `return <value>`")
-                raise Abort
-            return out
-        finally:
-            self.inline_stack.pop()
-            self.scope = saved_scope
+        return self.lower_inlined(body, scope, lf, lf.node, (
+            f"nested function `{lf.name}` does not return a value on every path",
+            "end it with `return <value>`"))
 
 
 class derivative_hook:  # noqa: N801 - a namespace holding the hook the driver installs
@@ -384,3 +477,30 @@ class derivative_hook:  # noqa: N801 - a namespace holding the hook the driver i
     @staticmethod
     def as_function(d) -> Function:
         raise NonDifferentiableError(f"cannot inline {d!r}: no compiler driver is loaded")
+
+
+def _without_docstring(body) -> list:
+    body = list(body)
+    if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
+        return body[1:]
+    return body
+
+
+_LIBRARY_DIRS: tuple = ()
+
+
+def is_library_function(fn) -> bool:
+    """Is `fn` defined in the standard library or an installed package (not user code)?"""
+    global _LIBRARY_DIRS
+    if not _LIBRARY_DIRS:
+        import os
+        import sysconfig
+
+        paths = sysconfig.get_paths()
+        _LIBRARY_DIRS = tuple(os.path.realpath(paths[k]) + os.sep
+                              for k in ("stdlib", "platstdlib", "purelib", "platlib")
+                              if k in paths)
+    import os
+
+    filename = getattr(getattr(fn, "__code__", None), "co_filename", "")
+    return os.path.realpath(filename).startswith(_LIBRARY_DIRS) if filename else False

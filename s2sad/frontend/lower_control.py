@@ -14,8 +14,10 @@ from s2sad.frontend.values import (
     Abort,
     LocalFunction,
     Static,
+    StaticDict,
     StaticSeq,
     Undefined,
+    Zipped,
     writes_into,
 )
 from s2sad.ir.nodes import Block, Const, ForRange, If, Var, While
@@ -76,20 +78,17 @@ class ControlFlowLowering:
         then_res, else_res, outs = [], [], []
         for name in names:
             a, b = then_env[name], else_env[name]
-            if isinstance(a, StaticSeq) or isinstance(b, StaticSeq):
-                if isinstance(a, StaticSeq) and isinstance(b, StaticSeq) and \
-                        len(a.items) == len(b.items) and a.is_list == b.is_list:
-                    parts = []
-                    for x, y in zip(a.items, b.items):
-                        if x is y:
-                            parts.append(x)
-                            continue
-                        then_res.append(self.materialize_in(then_stmts, x))
-                        else_res.append(self.materialize_in(else_stmts, y))
-                        outs.append(self.fresh(name))
-                        parts.append(outs[-1])
-                    self.scope.env[name] = StaticSeq(tuple(parts), a.is_list)
-                    continue
+            branches = (then_stmts, then_res, else_stmts, else_res, outs, name)
+            if isinstance(a, StaticSeq) and isinstance(b, StaticSeq) and \
+                    len(a.items) == len(b.items) and a.is_list == b.is_list:
+                parts = self.merge_items(a.items, b.items, branches)
+                self.scope.env[name] = StaticSeq(parts, a.is_list)
+                continue
+            if isinstance(a, StaticDict) and isinstance(b, StaticDict) and a.keys == b.keys:
+                # a dict changed in a branch: each value merged like a tuple's items
+                parts = self.merge_items(a.values, b.values, branches)
+                self.scope.env[name] = StaticDict(a.keys, parts)
+                continue
             if isinstance(a, (Static, LocalFunction)) or isinstance(b, (Static, LocalFunction)):
                 if a == b:
                     self.scope.env[name] = a
@@ -109,6 +108,21 @@ class ControlFlowLowering:
             self.stmts.append(If(cond, Block(tuple(then_stmts), tuple(then_res)),
                                  Block(tuple(else_stmts), tuple(else_res)), tuple(outs),
                                  self.loc(s)))
+
+    def merge_items(self, xs, ys, branches) -> tuple:
+        """The items of a tuple (or a dict's values) after an `if`: an item both branches
+        leave alone stays; the others become outputs of the If."""
+        then_stmts, then_res, else_stmts, else_res, outs, name = branches
+        parts = []
+        for x, y in zip(xs, ys):
+            if x is y:
+                parts.append(x)
+                continue
+            then_res.append(self.materialize_in(then_stmts, x))
+            else_res.append(self.materialize_in(else_stmts, y))
+            outs.append(self.fresh(name))
+            parts.append(outs[-1])
+        return tuple(parts)
 
     def materialize_in(self, stmts, value):
         saved = self.stmts
@@ -179,6 +193,8 @@ class ControlFlowLowering:
                     and self.peek_static(it.func).obj is range)
         if not is_range:
             itv = self.expr(it)
+            if isinstance(itv, StaticDict):  # for key in d
+                itv = StaticSeq(tuple(Const(k) for k in itv.keys))
             if isinstance(itv, StaticSeq):
                 for item in itv.items:
                     self.assign(s.target, item)
@@ -206,6 +222,15 @@ class ControlFlowLowering:
                 start, stop, step = bounds
             index_name = s.target.id
             element = None
+        elif isinstance(itv, Zipped):
+            # for i, row in enumerate(x) / for a, b in zip(x, y): walk them by index
+            start, step = Const(0), Const(1)
+            lengths = [self.emit(len, [q], hint="_n", node=it) for q in itv.seqs]
+            stop = lengths[0]
+            for n in lengths[1:]:
+                stop = self.emit(min, [stop, n], hint="_n", node=it)
+            index_name = "_i"
+            element = (s.target, itv)
         else:
             # iterate over the first axis of an array: for row in x
             seq = self.materialize(itv)
@@ -230,9 +255,7 @@ class ControlFlowLowering:
 
         def body():
             if element is not None:
-                target, seq = element
-                self.assign(target, self.emit(operator.getitem, [seq, index], hint="_t",
-                                              node=target))
+                self.assign(element[0], self.element_at(element[1], index, element[0]))
             self.lower_stmts(normalize_exits(list(s.body)), in_loop=True)
             return [self.materialize(self.scope.env[n]) for n in carried]
 
@@ -245,6 +268,14 @@ class ControlFlowLowering:
         self.stmts.append(ForRange(index, start, stop, step, tuple(params), tuple(inits),
                                    Block(tuple(body_stmts), tuple(results)), tuple(outs),
                                    self.loc(s)))
+
+    def element_at(self, seq, index, target):
+        """The loop's item at `index`: seq[index], or for zip/enumerate the tuple of them."""
+        if not isinstance(seq, Zipped):
+            return self.emit(operator.getitem, [seq, index], hint="_t", node=target)
+        items = [self.emit(operator.getitem, [q, index], hint="_t", node=target)
+                 for q in seq.seqs]
+        return StaticSeq(((index,) if seq.counted else ()) + tuple(items))
 
     def lower_for_as_while(self, s, start, stop, step, index_name, element):
         """`for` with `break`: a `while` over the index with a break flag."""
@@ -271,8 +302,7 @@ class ControlFlowLowering:
         def body():
             index = params[0]
             if element is not None:
-                target, seq = element
-                self.assign(target, self.emit(operator.getitem, [seq, index], hint="_t"))
+                self.assign(element[0], self.element_at(element[1], index, element[0]))
             else:
                 self.scope.env[index_name] = index
             out = self.lower_stmts(normalize_exits(list(s.body)), in_loop=True)

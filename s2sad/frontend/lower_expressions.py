@@ -19,8 +19,10 @@ from s2sad.frontend.values import (
     LocalFunction,
     Poisoned,
     Static,
+    StaticDict,
     StaticSeq,
     Undefined,
+    Zipped,
     is_simple_constant,
 )
 from s2sad.ir import prims
@@ -49,6 +51,16 @@ class ExpressionLowering:
             return Const(value.obj, value.name)
         if isinstance(value, (Undefined, Poisoned)):
             raise Abort  # already reported
+        if isinstance(value, (StaticDict, Zipped)):
+            what, hint = (
+                ("a dict written in the function can be indexed, iterated and passed to its "
+                 "helpers, not returned or stored in an array", "return a tuple of its values")
+                if isinstance(value, StaticDict) else
+                (f"{'enumerate' if value.counted else 'zip'}() of arrays is supported only as "
+                 "the iterable of a `for` loop",
+                 "loop over it directly: `for i, row in enumerate(x):`"))
+            self.errors.append(UnsupportedSyntaxError(what, self.statement_loc(), hint))
+            raise Abort
         if isinstance(value, LocalFunction):
             self.errors.append(UnsupportedSyntaxError(
                 f"the function `{value.name}` defined inside the differentiated function is "
@@ -58,6 +70,13 @@ class ExpressionLowering:
                 "returns or branches"))
             raise Abort
         raise AssertionError(value)
+
+    def statement_loc(self):
+        """Where the statement being lowered is (for an error found below expressions)."""
+        if not self.stmt_stack:
+            return None
+        stmts, k, _ = self.stmt_stack[-1]
+        return self.loc(stmts[k])
 
     def constant(self, obj, name=None):
         if is_simple_constant(obj) and not isinstance(obj, tuple):
@@ -166,8 +185,10 @@ class ExpressionLowering:
             case gast.NamedExpr():
                 self.error(UnsupportedSyntaxError, "the walrus operator `:=` is not supported",
                            node, "assign in a separate statement")
-            case gast.Dict() | gast.Set():
-                self.error(UnsupportedSyntaxError, "dict and set literals are not supported",
+            case gast.Dict(keys=keys, values=values):
+                return self.lower_dict(keys, values, node)
+            case gast.Set():
+                self.error(UnsupportedSyntaxError, "set literals are not supported",
                            node, "use tuples or arrays")
             case gast.JoinedStr(values=values):
                 return self.lower_fstring(values, node)
@@ -187,6 +208,33 @@ class ExpressionLowering:
                            "list the items explicitly")
                 raise Abort
         return elts
+
+    def lower_dict(self, keys, values, node):
+        """{"w": w, "b": b} with constant keys: a StaticDict (looked up while compiling)."""
+        out = StaticDict((), ())
+        for k, v in zip(keys, values):
+            if k is None:
+                self.error(UnsupportedSyntaxError, "`**` in a dict literal is not supported",
+                           v, "write each item")
+                raise Abort
+            key = self.expr(k)
+            if not (isinstance(key, Const) and isinstance(key.value, (str, int, tuple))):
+                self.error(UnsupportedSyntaxError, "a dict key must be a constant (a string, "
+                           "an integer)", k, "use constant keys, or a tuple or array indexed "
+                           "by position")
+                raise Abort
+            out = out.with_item(key.value, self.expr(v))
+        return out
+
+    def dict_item(self, d, key, node):
+        if not (isinstance(key, Const) and isinstance(key.value, (str, int, tuple))):
+            self.error(UnsupportedSyntaxError, "a dict is indexed by constant keys here", node)
+            raise Abort
+        try:
+            return d.get(key.value)
+        except KeyError:
+            self.error(NameResolutionError, f"the dict has no key {key.value!r}", node)
+            raise Abort
 
     def lower_fstring(self, parts, node):
         """f"x = {x:.3f}" -> format_text("x = {:.3f}", x): text for print() and assert."""
@@ -278,6 +326,8 @@ class ExpressionLowering:
     def lower_subscript(self, base, index, node):
         bv = self.expr(base)
         iv = self.expr(index)
+        if isinstance(bv, StaticDict):
+            return self.dict_item(bv, iv, node)
         if isinstance(bv, StaticSeq) and isinstance(iv, Const) and \
                 isinstance(iv.value, (int, slice)):
             if isinstance(iv.value, int):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import operator
 
 import gast
+import numpy as np
 
 from s2sad.errors import NonDifferentiableError, UnsupportedSyntaxError
 from s2sad.frontend.normalize import assigned_names
@@ -15,6 +16,7 @@ from s2sad.frontend.values import (
     Abort,
     Poisoned,
     Static,
+    StaticDict,
     StaticSeq,
     holds,
     is_add_at,
@@ -97,38 +99,12 @@ class StatementLowering:
                 right = self.expr(value)
                 fn = BINOPS.get(type(op))
                 self.assign(target, self.call_value(fn, [left, right], [], s, target.id))
-            case gast.Expr(value=gast.Call(func=func, args=[gast.Name() as base, index, value],
-                                           keywords=[])) \
-                    if self.peek_static(func) is not None and \
-                    is_add_at(self.peek_static(func).obj):
-                # np.add.at(a, idx, v): accumulate at repeated indices, into a new version of a
-                cur = self.name_load(base.id, base)
-                self.check_writable(base.id, cur, base)
-                new = self.emit(prims.index_add, [cur, self.materialize(self.expr(index)),
-                                                  self.materialize(self.expr(value))],
-                                hint=base.id, node=s)
-                self.scope.fresh.add(new)
-                self.scope.env[base.id] = new
-            case gast.Expr(value=gast.Call(func=func) as call) \
-                    if self.peek_static(func) is not None and \
-                    self.peek_static(func).obj is print:
-                self.lower_print(call)
-            case gast.Expr(value=gast.Call(func=gast.Attribute(value=gast.Name(id=name),
-                                                               attr="append"),
-                                           args=[item], keywords=[]) as call):
-                self.lower_append(name, item, call, in_loop)
+            case gast.Expr():
+                self.lower_expression_statement(s, in_loop)
             case gast.Assert(test=test, msg=msg):
                 cond = self.materialize(self.expr(test))
                 parts = [] if msg is None else [self.materialize(self.expr(msg))]
                 self.emit(prims.check_assertion, [cond] + parts, hint="_assert", node=s)
-            case gast.Expr(value=value):
-                if isinstance(value, gast.Constant):
-                    return None
-                self.error(UnsupportedSyntaxError, "an expression statement has no effect in "
-                           "differentiated code", s,
-                           "assign the value to a name, or remove the statement "
-                           "(print() and assert are kept; other side effects are not "
-                           "supported)")
             case gast.Pass():
                 return None
             case gast.Return(value=value):
@@ -142,7 +118,10 @@ class StatementLowering:
                                "return the value to differentiate")
                     return Const(None)
                 try:
-                    return self.expr(value)
+                    out = self.expr(value)
+                    if isinstance(out, StaticDict):
+                        self.materialize(out)  # refused here, at the `return`
+                    return out
                 except Abort:
                     return Const(None)  # already reported; the path still returns
             case gast.Continue():
@@ -168,6 +147,42 @@ class StatementLowering:
     def _mutation_hint(self):
         return ("build a new array instead (np.concatenate, np.where, np.stack), "
                 "assignment into arrays is not supported yet")
+
+    def lower_expression_statement(self, s, in_loop):
+        """A call made for its effect: np.add.at, print, ys.append; anything else has none."""
+        match s:
+            case gast.Expr(value=gast.Call(func=func, args=[gast.Name() as base, index, value],
+                                           keywords=[])) \
+                    if self.peek_static(func) is not None and \
+                    is_add_at(self.peek_static(func).obj):
+                # np.add.at(a, idx, v): accumulate at repeated indices, into a new version of a
+                cur = self.name_load(base.id, base)
+                self.check_writable(base.id, cur, base)
+                new = self.emit(prims.index_add, [cur, self.materialize(self.expr(index)),
+                                                  self.materialize(self.expr(value))],
+                                hint=base.id, node=s)
+                self.scope.fresh.add(new)
+                self.scope.env[base.id] = new
+            case gast.Expr(value=gast.Call(func=func) as call) \
+                    if self.peek_static(func) is not None and \
+                    self.peek_static(func).obj is print:
+                self.lower_print(call)
+            case gast.Expr(value=gast.Call(func=func) as call) \
+                    if self.peek_static(func) is not None and \
+                    self.peek_static(func).obj is np.random.seed:
+                self.call_value(np.random.seed, *self.call_args(call), call)
+            case gast.Expr(value=gast.Call(func=gast.Attribute(value=gast.Name(id=name),
+                                                               attr="append"),
+                                           args=[item], keywords=[]) as call):
+                self.lower_append(name, item, call, in_loop)
+            case gast.Expr(value=value):
+                if isinstance(value, gast.Constant):
+                    return None
+                self.error(UnsupportedSyntaxError, "an expression statement has no effect in "
+                           "differentiated code", s,
+                           "assign the value to a name, or remove the statement "
+                           "(print() and assert are kept; other side effects are not "
+                           "supported)")
 
     def lower_append(self, name, item, call, in_loop):
         """`ys.append(y)` on a list the function built: a new version of `ys` (in a loop, a
@@ -302,6 +317,13 @@ class StatementLowering:
             raise Abort
         name = base.id
         cur = self.name_load(name, base)
+        if isinstance(cur, StaticDict):  # d[key] = v: a new version of the dict
+            key = self.expr(index)
+            if not (isinstance(key, Const) and isinstance(key.value, (str, int, tuple))):
+                self.error(UnsupportedSyntaxError, "a dict key must be a constant", index)
+                raise Abort
+            self.scope.env[name] = cur.with_item(key.value, value)
+            return
         self.check_writable(name, cur, base)
         iv = self.materialize(self.expr(index))
         new = self.emit(prims.index_update, [cur, iv, self.materialize(value)], hint=name,

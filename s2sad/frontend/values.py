@@ -108,6 +108,36 @@ class Scope:
         return None
 
 
+@dataclass(frozen=True)
+class StaticDict:
+    """A dict written in the function with constant keys: its values are lowered values,
+    looked up while compiling (`d["w"]`), like a tuple's items."""
+
+    keys: tuple  # constants, in insertion order
+    values: tuple  # lowered values
+
+    def get(self, key):
+        for k, v in zip(self.keys, self.values):
+            if type(k) is type(key) and k == key:
+                return v
+        raise KeyError(key)
+
+    def with_item(self, key, value) -> StaticDict:
+        for i, k in enumerate(self.keys):
+            if type(k) is type(key) and k == key:
+                return StaticDict(self.keys, self.values[:i] + (value,) + self.values[i + 1:])
+        return StaticDict(self.keys + (key,), self.values + (value,))
+
+
+@dataclass(frozen=True)
+class Zipped:
+    """`zip(a, b, ...)` or `enumerate(a)` of values known only at run time: the iterable of
+    a `for` loop, which walks the sequences by index."""
+
+    seqs: tuple  # lowered sequences
+    counted: bool  # enumerate: the index comes first
+
+
 @dataclass(frozen=True, eq=False)
 class LocalFunction:
     """A lambda or `def` inside the function being lowered. It is a compile-time value:

@@ -265,7 +265,7 @@ def _attr_kind(attr):
 def _len_kind(args, kwargs):
     (x,) = args
     s = x.static_shape
-    if x.tag == "tuple":
+    if x.tag in ("tuple", "list") and x.items is not None:
         return scalar("i", len(x.items))
     if s:
         return scalar("i", s[0])
@@ -408,8 +408,59 @@ KIND_RULES[prims.print_values] = lambda a, k: Kind("object", value=None)
 KIND_RULES[prims.check_assertion] = lambda a, k: Kind("object", value=None)
 KIND_RULES[prims.format_text] = lambda a, k: OBJECT
 KIND_RULES[prims.list_append] = lambda a, k: UNKNOWN  # a list of a length known at run time
+# type tests are made when the code runs: a kind does not tell float from np.float32 scalars
+KIND_RULES[isinstance] = lambda a, k: scalar("b")
+KIND_RULES[callable] = lambda a, k: scalar("b")
+KIND_RULES[type] = lambda a, k: OBJECT
 KIND_RULES[prims.as_list] = lambda a, k: UNKNOWN
 KIND_RULES[np.size] = _np_size_kind
+
+
+# -- np.random: draws made when the code runs (never on example values while compiling,
+# which would move the user's random stream); the shape comes from the size argument
+def _size_shape(size: Kind):
+    if size.known and size.value is None:
+        return ()
+    if size.known and isinstance(size.value, int):
+        return (size.value,)
+    if size.known and isinstance(size.value, tuple) and \
+            all(isinstance(d, int) for d in size.value):
+        return tuple(size.value)
+    return None
+
+
+def _random_kind(dtype: str, size_at: int, params: int):
+    def kind(args, kwargs):
+        size = kwargs.get("size", args[size_at] if len(args) > size_at else None)
+        if size is None:  # no size: the parameters' broadcast shape
+            shapes = [a.static_shape for a in args[:params]] + [
+                v.static_shape for k, v in kwargs.items() if k != "dtype"]
+            if any(sh is None for sh in shapes):
+                return UNKNOWN
+            shape = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
+        else:
+            shape = _size_shape(size)
+            if shape is None:
+                return UNKNOWN
+        return scalar(dtype) if shape == () else array(dtype, shape)
+    return kind
+
+
+def _dims_kind(args, kwargs):  # rand(d0, d1, ...), randn(...)
+    if not all(a.known and isinstance(a.value, int) for a in args):
+        return UNKNOWN
+    shape = tuple(a.value for a in args)
+    return scalar("f") if shape == () else array("f", shape)
+
+
+for _f in (np.random.rand, np.random.randn):
+    KIND_RULES[_f] = _dims_kind
+for _f in (np.random.random, np.random.random_sample, np.random.standard_normal):
+    KIND_RULES[_f] = _random_kind("f", 0, 0)
+for _f in (np.random.uniform, np.random.normal):
+    KIND_RULES[_f] = _random_kind("f", 2, 2)
+KIND_RULES[np.random.randint] = _random_kind("i", 2, 0)
+KIND_RULES[np.random.seed] = lambda a, k: Kind("object", value=None)
 
 for _a in ("T", "shape", "ndim", "size", "real", "imag", "dtype"):
     KIND_RULES[prims.Attr(_a)] = _attr_kind(_a)

@@ -6,8 +6,6 @@ shape helpers that derivative rules call (`unbroadcast`, `zeros_like`).
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 
@@ -149,7 +147,7 @@ class Grown:
     def __getitem__(self, i):
         if isinstance(i, slice):
             return self.items[:self.n][i]
-        i = operator.index(i)
+        i = i.__index__()
         if not -self.n <= i < self.n:
             raise IndexError("list index out of range")
         return self.items[i % self.n]
@@ -395,7 +393,13 @@ RUNTIME_HELPERS = (unbroadcast, sum_to_shape, broadcast_like, zeros_like, fresh_
 from s2sad.ir import revolve  # noqa: E402  (checkpointing's run-time helpers)
 
 # statements that act on state: never removed, reordered, shared or folded away
+# np.random's draws advance the generator: each runs once, in order, as the user wrote it
+RANDOM_DRAWS = frozenset({np.random.rand, np.random.randn, np.random.random,
+                          np.random.random_sample, np.random.standard_normal,
+                          np.random.uniform, np.random.normal, np.random.randint,
+                          np.random.seed})
+
 EFFECTFUL = frozenset({revolve.checkpoints, revolve.snapshot, revolve.restore,
                        tape_push, tape_pop, tape_next, sweep_boundary, index_add_inplace,
                        index_add_at, index_update_inplace, add_inplace, mul_inplace,
-                       print_values, check_assertion})
+                       print_values, check_assertion}) | RANDOM_DRAWS

@@ -219,7 +219,9 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
     def sum_cotangents(self, a, b, k, em: Emitter, hint: str):
         """a + b, item by item for a tuple or list (where + would concatenate)."""
         if k.tag not in ("tuple", "list") or k.items is None:
-            return em.call(operator.add, (a, b), hint=hint)
+            # at the line of the contribution just made: its comment stays over the sum
+            loc = next((s.loc for s in reversed(em.stmts) if getattr(s, "loc", None)), None)
+            return em.call(operator.add, (a, b), hint=hint, loc=loc)
         parts = []
         for i, ki in enumerate(k.items):
             if not ki.is_float:

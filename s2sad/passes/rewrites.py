@@ -118,6 +118,22 @@ class Rewrites:
                     if d is not None and d.fn in NEGS and self.uses_once(second):
                         out.append(Call(t, operator.sub, (first, d.args[0]), (), s.loc))
                         return t
+                    sc = self.scaled(second, out, 1) if isinstance(second, Var) else None
+                    if sc is not None and sc[0] < 0:  # a + (-4.0 * b) -> a - 4.0 * b
+                        product = self.scale(-sc[0], sc[1], 0, out, s.loc)
+                        out.append(Call(t, operator.sub, (first, product), (), s.loc))
+                        return t
+            if fn in SUBS and isinstance(y, Var):
+                d = self.defining(y, out)
+                if d is not None and d.fn in NEGS and self.uses_once(y):
+                    # a - (-b) -> a + b
+                    out.append(Call(t, operator.add, (x, d.args[0]), (), s.loc))
+                    return t
+                sc = self.scaled(y, out, 1)
+                if sc is not None and sc[0] < 0:  # a - (-4.0 * b) -> a + 4.0 * b
+                    product = self.scale(-sc[0], sc[1], 0, out, s.loc)
+                    out.append(Call(t, operator.add, (x, product), (), s.loc))
+                    return t
         if fn is operator.getitem and len(args) == 2 and isinstance(args[0], Var) and \
                 isinstance(args[1], Const) and type(args[1].value) is int:
             # an item of a tuple built here: the item itself
@@ -198,9 +214,9 @@ class Rewrites:
             # A + scatter(zeros, i, v) -> scatter(A, i, v): one array, no extra copy
             for acc, other in ((args[0], args[1]), (args[1], args[0])):
                 d = self.defining(other, out) if isinstance(other, Var) else None
-                if d is not None and self.uses_once(other) and self.is_zeros(d.args[0], out) \
-                        and (d.fn is prims.index_add or (d.fn is prims.index_update and
-                                                         index_is_basic(self.kind(d.args[1])))):
+                if d is not None and (d.fn is prims.index_add or (
+                        d.fn is prims.index_update and index_is_basic(self.kind(d.args[1])))) \
+                        and self.uses_once(other) and self.is_zeros(d.args[0], out):
                     out.append(Call(t, prims.index_add, (acc,) + d.args[1:], (), s.loc))
                     return t
         return None
@@ -322,12 +338,15 @@ class Rewrites:
                             return w
                         out.append(Call(t, operator.mul, (Const(c), w), (), s.loc))
                         return t
-            for n, u in ((x, y), (y, x)):
+        if (fn in MULS or fn in DIVS) and len(args) == 2 and not s.kwargs and \
+                t not in self.primal:
+            x, y = args
+            for n, u in ((x, y), (y, x)) if fn in MULS else ((x, y),):
                 d = self.defining(n, out) if isinstance(n, Var) else None
                 if d is not None and d.fn in NEGS and self.uses_once(n) and \
                         self.kind(d.args[0]) == self.kind(n):
-                    # (-a) * b -> -(a * b): the sign moves out, where a sum or a constant
-                    # factor can take it
+                    # (-a) * b -> -(a * b), (-a) / b -> -(a / b): the sign moves out,
+                    # where a sum, a constant factor or another sign can take it
                     pair = (d.args[0], u) if n is x else (u, d.args[0])
                     inner = self.new_call(fn, pair, "_t", out, s.loc)
                     out.append(Call(t, operator.neg, (inner,), (), s.loc))

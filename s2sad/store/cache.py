@@ -248,8 +248,9 @@ class Slot:
             if imports is None or not covers_ir(self.func):
                 return False
             from s2sad.codegen.compile import code_filename
+            from s2sad.codegen.imports import executable
 
-            code = compile(source, code_filename(source, name), "exec")
+            code = compile(executable(source), code_filename(source, name), "exec")
             payload = format_payload(self.key, name, imports, source, marshal.dumps(code))
         except Exception:  # never let the cache break a compile that succeeded
             return False

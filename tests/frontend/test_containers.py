@@ -161,5 +161,37 @@ def iterate(ps):
 def test_refusals_are_clear():
     with pytest.raises(WrtError, match="jacfwd with respect to the tuple argument"):
         s2sad.jacfwd(jac_of_tuple)((1.0, 2.0))
+
+
+def computed_index(ps, i):
+    return ps[i] * 2.0
+
+
+def test_a_computed_index_into_a_tuple_is_refused():
     with pytest.raises(NonDifferentiableError, match="tuple by a computed index"):
-        s2sad.grad(iterate)((1.0, 2.0))
+        s2sad.grad(computed_index)((1.0, 2.0), 1)
+
+
+def mlp(params, x):
+    h = x
+    for w, b in params:
+        h = np.tanh(w @ h + b)
+    return np.sum(h)
+
+
+def test_a_loop_over_a_tuple_or_list_argument_is_unrolled():
+    # the loop is copied once per item (its length is known once specialised)
+    assert s2sad.grad(iterate)((1.0, 2.0)) == (1.0, 1.0)
+    assert s2sad.grad(iterate)([1.0, 2.0, 3.0]) == [1.0, 1.0, 1.0]
+    rng = rng_for("mlp")
+    params = [(rng.standard_normal((3, 2)), rng.standard_normal(3)),
+              (rng.standard_normal((1, 3)), rng.standard_normal(1))]
+    x = rng.standard_normal(2)
+    g = s2sad.grad(mlp)(params, x)
+    _same_structure(g, params)
+    for _ in range(3):
+        v = _direction(params, rng)
+        assert_close(_inner(g, v), float(_fd(mlp, (params, x), 0, v)), what="<grad, v>")
+    code = [ln for ln in s2sad.grad(mlp).source_for(params, x).splitlines()
+            if not ln.strip().startswith("#")]
+    assert not any(ln.strip().startswith("for ") for ln in code)

@@ -108,3 +108,18 @@ def test_aliases_and_arguments_are_refused():
         s2sad.grad(a_second_name)(1.0)
     with pytest.raises(UnsupportedSyntaxError, match="did not create"):
         s2sad.grad(appends_to_an_argument)(1.0, [1.0])
+
+
+def test_an_ahead_of_time_module_carries_the_grown_list():
+    # the module copies the runtime helpers it needs, the list class included
+    from s2sad.store.aot import DerivativeSpec, write_module
+
+    args = (np.array([0.3, -0.5]), 5)
+    spec = DerivativeSpec("tests.frontend.test_lists:euler_states", euler_states, "grad", 0,
+                          args, name="euler_grad")
+    text = write_module([spec])
+    scope: dict = {}
+    exec(compile(text, "module", "exec"), scope)
+    assert "class Grown" in text
+    assert "import s2sad" not in text and "from s2sad" not in text  # NumPy alone
+    assert_close(scope["euler_grad"](*args), numerical_grad(euler_states, args, (0,))[0])

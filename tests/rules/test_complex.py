@@ -524,11 +524,6 @@ def r_max(z): return np.max(z)
 def r_clip(z): return np.clip(z, 0.0, 1.0)
 def r_cbrt(z): return np.cbrt(z)
 def r_fabs(z): return np.fabs(z)
-def r_cholesky(z): return np.linalg.cholesky(z)
-def r_eigh(z): return np.linalg.eigh(z)[0]
-def r_svd(z): return np.linalg.svd(z)[1]
-def r_qr(z): return np.linalg.qr(z)[1]
-def r_pinv(z): return np.linalg.pinv(z)
 def r_deg2rad(z): return np.deg2rad(z)
 def r_mod(z): return z % 2.0
 def r_float(z): return float(z[0, 0])
@@ -537,9 +532,7 @@ def r_real_if_close(z): return np.real_if_close(z)
 
 
 REFUSED = {r_maximum: "np.maximum", r_sort: "np.sort", r_max: "np.max", r_clip: "np.clip",
-           r_cbrt: "np.cbrt", r_fabs: "np.fabs", r_cholesky: "cholesky",
-           r_eigh: "eigh", r_svd: "svd", r_qr: "qr", r_pinv: "pinv",
-           r_deg2rad: "deg2rad", r_mod: "mod", r_float: "float", r_math: "math.sin",
+           r_cbrt: "np.cbrt", r_fabs: "np.fabs", r_deg2rad: "deg2rad", r_mod: "mod", r_float: "float", r_math: "math.sin",
            r_real_if_close: "real_if_close"}
 
 

@@ -237,37 +237,38 @@ def test_vjp_of_a_size_one_output():
 # -- options a rule cannot handle are refused at compile time ----------------------------------
 
 def norm_ord_3_matrix(x): return np.linalg.norm(x, 3, axis=(0, 1))
-def svdvals_complex(x): return np.sum(np.linalg.svd(x + 1j * x, compute_uv=False))
 def einsum_out(a): return np.einsum("ii->i", a, out=np.zeros(3))
 def cross_4d(a, b): return np.cross(a, b)
 def gradient_all_axes(x): return np.gradient(x)
 def rfft_complex(x): return np.abs(np.fft.rfft(x + 1j * x))
-def eig_complex(a): return np.real(np.linalg.eig(a * (1.0 + 1.0j))[0])
 def maximum_complex(x): return np.real(np.maximum(x + 1j * x, 0.0))
 def var_into_out(x): return np.var(x, out=np.zeros(()))
 
 
 def test_unsupported_options_are_refused_naming_them():
     refused(norm_ord_3_matrix, np.ones((2, 3)), names=("ord=3",))
-    refused(svdvals_complex, np.eye(2), names=("complex",))  # (complex norms: test_complex.py)
     refused(einsum_out, np.ones((3, 3)), names=("out",))
     refused(cross_4d, np.ones(4), np.ones(3), names=("4 components",))
     refused(gradient_all_axes, np.ones((2,) * 5), names=("more than 4 axes",))
     refused(rfft_complex, np.array([1.0, 2.0]), names=("complex",))
-    refused(eig_complex, np.eye(2), names=("complex",))
     refused(maximum_complex, np.array([1.0, -1.0]), names=("complex",))
     refused(var_into_out, np.ones(3), names=("out=",))
 
 
 NEW_EIG = pytest.mark.skipif(EIG_RETURNS_COMPLEX, reason=(
-    "NumPy >= 2.5 returns complex eigenvalues from eig: refused there (see test below)"))
+    "NumPy >= 2.5 returns complex eigenvalues from eig: the sum is complex there (see the "
+    "test below and tests/rules/test_complex_linalg.py)"))
 
 
-def test_eig_refused_where_numpy_returns_complex_eigenvalues():
-    if not EIG_RETURNS_COMPLEX:
-        pytest.skip("this NumPy returns real eigenvalues for a real spectrum")
-    with pytest.raises(s2sad.MissingRuleError, match="eigh"):
-        s2sad.grad(lambda_free_eig_sum)(np.diag([1.0, 2.0]))
+def eig_real_sum(a):
+    w = np.linalg.eig(a)[0]
+    return np.real(np.sum(w * w))
+
+
+def test_eig_where_numpy_returns_complex_eigenvalues():
+    # once refused on NumPy >= 2.5; sum(w^2) = tr(A^2), whose gradient is 2 A^T
+    a = np.array([[1.0, 0.5], [-0.3, 2.0]])
+    np.testing.assert_allclose(s2sad.grad(eig_real_sum)(a), 2 * a.T, rtol=1e-10)
 
 
 @NEW_EIG

@@ -38,10 +38,9 @@ COVERED_ELSEWHERE: dict = {
     prims.list_append: "tests/frontend/test_lists.py",
     prims.as_list: "tests/frontend/test_lists.py",
 }
-if EIG_RETURNS_COMPLEX:  # refused on this NumPy: tests/rules/test_issue13_regressions.py
-    COVERED_ELSEWHERE[np.linalg.eig] = "refused where NumPy returns complex eigenvalues"
+if EIG_RETURNS_COMPLEX:  # eig's eigenvalues are complex on this NumPy: no real-spectrum check
     from s2sad_rules.numpy_linalg import real_spectrum
-    COVERED_ELSEWHERE[real_spectrum] = "eig's check, refused with eig on this NumPy"
+    COVERED_ELSEWHERE[real_spectrum] = "eig's real-spectrum check, not used on this NumPy"
 
 
 def called_primitives(fn) -> set:

@@ -1,0 +1,146 @@
+"""Everyday builtins in differentiated code (issue #15, items 1, 7, 8): zip and enumerate
+(of tuples and of arrays), max/min of one sequence, dicts written in the function, *args
+of a helper, integer math functions and type tests. Both modes against central finite
+differences or the textbook derivative."""
+
+import math
+import statistics
+
+import numpy as np
+import pytest
+
+import s2sad
+from s2sad.errors import UnsupportedSyntaxError
+from tests.oracle import assert_close, numerical_grad, numerical_jvp, rng_for
+
+
+def zip_static(x):
+    s = 0.0
+    for a, b in zip((1.0, 2.0), (3.0, x)):
+        s = s + a * b * x
+    return s  # 3x + 2x^2
+
+
+def enumerate_static(x):
+    s = 0.0
+    for i, a in enumerate((1.0, x, 3.0), start=1):
+        s = s + i * a * x
+    return s  # x + 2x^2 + 9x
+
+
+def enumerate_array(x):
+    s = 0.0
+    for i, v in enumerate(x):
+        s = s + i * v * v
+    return s
+
+
+def zip_arrays(x, y):
+    s = 0.0
+    for a, b in zip(x, y):  # stops at the shorter one
+        s = s + np.sin(a) * b
+    return s
+
+
+def extremes(x):
+    return max([x, 2.0 * x, 0.5]) + min((x, 1.0)) + sum([x, x])
+
+
+def with_dict(x):
+    d = {"a": x, "b": 2.0}
+    d["c"] = x * x
+    if x > 0:
+        d["a"] = d["a"] * 3.0
+    s = 0.0
+    for _, v in d.items():
+        s = s + v
+    for k in d:
+        s = s + d[k]
+    return s + len(d) + d.get("missing", 0.0) + uses_dict(d) + dict(w=x)["w"]
+
+
+def uses_dict(p):
+    return p["b"] * p["c"]
+
+
+def product_of(x, *factors):
+    out = x
+    for f in factors:
+        out = out * f
+    return out + len(factors)
+
+
+def star_args_helper(x):
+    return product_of(x, 2.0, x) + product_of(x)
+
+
+def integer_math(x):
+    return x * math.factorial(4) / math.comb(5, 2) + math.gcd(12, 8) * x
+
+
+def type_tests(x):
+    if isinstance(x, float) and type(x) is float:
+        return x ** 3
+    return x
+
+
+SCALAR = [zip_static, enumerate_static, extremes, with_dict, star_args_helper, integer_math,
+          type_tests]
+
+
+@pytest.mark.parametrize("f", SCALAR, ids=[f.__name__ for f in SCALAR])
+def test_scalar_functions(f):
+    x = 1.3
+    assert_close(s2sad.grad(f)(x), numerical_grad(f, (x,), (0,))[0], what="grad")
+    out, out_dot = s2sad.jvp(f)(x, 0.7)
+    assert_close(out, f(x), what="primal")
+    assert_close(out_dot, numerical_jvp(f, (x,), (0,), (0.7,)), what="jvp")
+
+
+def test_textbook_values():
+    assert s2sad.grad(zip_static)(2.0) == pytest.approx(3 + 4 * 2.0)
+    assert s2sad.grad(enumerate_static)(2.0) == pytest.approx(1 + 4 * 2.0 + 9)
+    assert s2sad.grad(integer_math)(2.0) == pytest.approx(24 / 10 + 4)
+
+
+def test_enumerate_and_zip_of_arrays():
+    rng = rng_for("zip")
+    x, y = rng.standard_normal(4), rng.standard_normal(3)
+    assert_close(s2sad.grad(enumerate_array)(x), np.arange(4) * 2 * x, what="enumerate")
+    gx, gy = s2sad.grad(zip_arrays, wrt=(0, 1))(x, y)
+    assert_close(gx, np.append(np.cos(x[:3]) * y, 0.0), what="zip x")
+    assert_close(gy, np.sin(x[:3]), what="zip y")
+    vx, vy = rng.standard_normal(4), rng.standard_normal(3)
+    _, out_dot = s2sad.jvp(zip_arrays)(x, y, vx, vy)
+    assert_close(out_dot, numerical_jvp(zip_arrays, (x, y), (0, 1), (vx, vy)), what="jvp")
+
+
+def returns_a_dict(x):
+    return {"a": x}
+
+
+def max_of_an_array(x):
+    return max(x)
+
+
+def test_refusals():
+    with pytest.raises(UnsupportedSyntaxError, match="dict written in the function") as e:
+        s2sad.grad(returns_a_dict)(1.0)
+    assert e.value.loc is not None
+    with pytest.raises(UnsupportedSyntaxError, match="np.max"):
+        s2sad.grad(max_of_an_array)(np.ones(3))
+
+
+def through_a_library_function(x):
+    return statistics.fmean([x, 2.0 * x]) * x  # fmean's source uses `try`
+
+
+def test_a_library_function_that_cannot_be_inlined_is_reported_at_the_users_line():
+    from s2sad.errors import MissingRuleError
+
+    with pytest.raises(MissingRuleError, match="library function `statistics.fmean`") as e:
+        s2sad.grad(through_a_library_function)(1.0)
+    err = e.value
+    assert err.loc.filename == __file__  # the user's call, not the library's line
+    assert "statistics.py" in err.message  # the library's line, as a note
+    assert len(err.errors) == 1

@@ -1,0 +1,82 @@
+"""np.random draws inside a differentiated function (issue #15, item 8): each draw runs
+once per call, in the order written, and the primal and its derivative see the same draw
+(a constant of that call). Checked against the derivative written out with the same
+seeded draws."""
+
+import numpy as np
+import pytest
+
+import s2sad
+from s2sad.errors import MissingRuleError
+
+
+def noisy_sum(x):
+    a = np.random.randn(3)
+    b = np.random.randn(3)
+    noise = np.random.normal(0.0, 0.1, size=3)  # drawn though its value is not needed
+    return np.sum(x * a + x * x * b + noise)
+
+
+def draws_in_a_loop(x):
+    s = 0.0
+    for _ in range(3):
+        e = np.random.randn()
+        s = s + np.sin(x * e) * e
+    return s
+
+
+def seeds_itself(x):
+    np.random.seed(1)
+    return x * np.random.rand() + np.random.uniform(-1.0, 1.0) * x ** 2
+
+
+def test_every_mode_sees_the_draws_the_primal_sees():
+    x = np.array([1.0, 2.0, 3.0])
+    rs = np.random.RandomState(5)
+    a, b = rs.randn(3), rs.randn(3)
+    expected = a + 2 * x * b
+    np.random.seed(5)
+    assert np.allclose(s2sad.grad(noisy_sum)(x), expected)
+    np.random.seed(5)
+    value = noisy_sum(x)
+    np.random.seed(5)
+    out, out_dot = s2sad.jvp(noisy_sum)(x, np.ones(3))
+    assert out == pytest.approx(value) and out_dot == pytest.approx(np.sum(expected))
+    # the stream moved on by the same draws as the function's own call
+    np.random.seed(5)
+    s2sad.grad(noisy_sum)(x)
+    after = np.random.rand()
+    np.random.seed(5)
+    noisy_sum(x)
+    assert np.random.rand() == after
+
+
+def test_a_loop_of_draws_is_taped_not_drawn_again():
+    rs = np.random.RandomState(3)
+    es = [rs.randn() for _ in range(3)]
+    x = 0.5
+    np.random.seed(3)
+    assert s2sad.grad(draws_in_a_loop)(x) == pytest.approx(
+        sum(np.cos(x * e) * e * e for e in es))
+    np.random.seed(3)
+    _, pullback = s2sad.vjp(draws_in_a_loop)(x)
+    assert pullback(1.0) == pullback(1.0)  # the pullback reads the tape, never draws
+    np.random.seed(3)
+    assert s2sad.hessian(draws_in_a_loop)(x) == pytest.approx(
+        sum(-np.sin(x * e) * e ** 3 for e in es))
+
+
+def test_seeding_inside_the_function():
+    rs = np.random.RandomState(1)
+    r, u = rs.rand(), rs.uniform(-1.0, 1.0)
+    assert s2sad.grad(seeds_itself)(2.0) == pytest.approx(r + 2 * u * 2.0)
+
+
+def generator_api(x):
+    rng = np.random.default_rng(0)
+    return x * rng.normal()
+
+
+def test_the_generator_api_is_refused_with_advice():
+    with pytest.raises(MissingRuleError, match="np.random functions"):
+        s2sad.grad(generator_api)(1.0)
