@@ -302,3 +302,17 @@ def test_second_order_through_a_checkpointed_helper_is_refused():
         s2sad.grad(s2sad.grad(net, wrt=1), wrt=1)(*args)
     with pytest.raises(s2sad.S2SADError, match="rule"):
         s2sad.hvp(net, wrt=1)(*args, 1.0)
+
+
+def test_a_loop_drawing_random_numbers_keeps_its_tape(schedules):
+    """Recomputing a draw would draw again: such a loop is not checkpointed."""
+    def f(x, n):
+        for i in range(n):
+            x = np.sin(x) + 0.01 * np.random.normal(size=3)
+        return np.sum(x)
+
+    np.random.seed(0)
+    got = s2sad.grad(f, checkpoints=2)(np.ones(3), 5)
+    np.random.seed(0)
+    assert np.array_equal(got, s2sad.grad(f)(np.ones(3), 5))
+    assert not schedules
