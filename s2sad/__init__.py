@@ -6,7 +6,18 @@
     print(df.source)              # the generated Python
 """
 
-from s2sad.api import Derivative, grad, hessian, hvp, jacfwd, jacrev, jvp, value_and_grad, vjp
+from s2sad.api import (
+    Derivative,
+    checkpoint,
+    grad,
+    hessian,
+    hvp,
+    jacfwd,
+    jacrev,
+    jvp,
+    value_and_grad,
+    vjp,
+)
 from s2sad.check import check_grads
 from s2sad.errors import (
     ArgumentTypeError,
@@ -25,7 +36,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "jvp", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "hvp",
-    "check_grads", "Derivative",
+    "check_grads", "Derivative", "checkpoint",
     "defjvp", "defvjp", "def_linear", "def_nondiff",
     "S2SADError", "UnsupportedSyntaxError", "MissingRuleError", "NonDifferentiableError",
     "WrtError", "SourceUnavailableError", "NameResolutionError", "RuleError",

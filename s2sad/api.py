@@ -30,7 +30,7 @@ from s2sad.ir.kinds import UNKNOWN, kind_of_value
 from s2sad.ir.prims import RecursiveCall
 from s2sad.passes.forward import tangent_suffix
 from s2sad.store.compiled import compiled
-from s2sad.transform import resolve_wrt
+from s2sad.transform import resolve_wrt, with_checkpoints
 from s2sad_rules import TABLE
 
 P = ParamSpec("P")  # the parameters of the differentiated function
@@ -191,9 +191,17 @@ class Derivative(_Generic[P, Out]):
     if TYPE_CHECKING:  # at run time each derivative's class gets the generated dispatcher
         def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Out: ...
 
-    def __init__(self, func: Callable[P, Any], mode: str, wrt: WrtSpec = None) -> None:
+    def __init__(self, func: Callable[P, Any], mode: str, wrt: WrtSpec = None,
+                 checkpoints: int | None = None) -> None:
         if not callable(func):
             raise TypeError(f"s2sad.{mode} needs a function, got {func!r}")
+        if checkpoints is not None and (isinstance(checkpoints, bool) or
+                                        not isinstance(checkpoints, int) or checkpoints < 1):
+            raise ValueError(f"s2sad.{mode}: checkpoints must be a positive int (the most "
+                             f"snapshots a loop keeps), not {checkpoints!r}")
+        self.checkpoints = checkpoints
+        # the mode compiled: its own with the checkpointing option, keyed apart in caches
+        self._cmode = with_checkpoints(mode, checkpoints)
         wrapper = _primitive_function(func)
         self.func = wrapper if wrapper is not None else func
         self.mode = mode
@@ -278,7 +286,7 @@ class Derivative(_Generic[P, Out]):
                 refuse_argument(self.func, name, value)
             for name, value in kwargs.items():
                 refuse_argument(self.func, name, value)
-            gkey = (self.func, getattr(self.func, "__code__", None), self.mode, wrt,
+            gkey = (self.func, getattr(self.func, "__code__", None), self._cmode, wrt,
                     self._wrt_tuple, key)
             try:
                 hit = _GLOBAL_CACHE.get(gkey)
@@ -291,7 +299,7 @@ class Derivative(_Generic[P, Out]):
                 guards, version = collect(self.func), TABLE.version
                 arg_kinds = [kind_of_value(a, keep_value=False) for a in args]
                 kw_kinds = {n: kind_of_value(v, keep_value=False) for n, v in kwargs.items()}
-                hit = compiled(self.func, self.mode, wrt, self._wrt_tuple, arg_kinds, kw_kinds)
+                hit = compiled(self.func, self._cmode, wrt, self._wrt_tuple, arg_kinds, kw_kinds)
                 hit.guards, hit.table_version = guards, version
                 try:
                     _GLOBAL_CACHE[gkey] = hit
@@ -529,7 +537,7 @@ class Derivative(_Generic[P, Out]):
     def _compile_generic(self) -> None:
         with _COMPILE_LOCK:
             self._resolve()
-            key = (self.func, getattr(self.func, "__code__", None), self.mode, self._wrt,
+            key = (self.func, getattr(self.func, "__code__", None), self._cmode, self._wrt,
                    self._wrt_tuple)
             try:
                 recent = _LAST_BY_FUNC.get(key)
@@ -539,7 +547,7 @@ class Derivative(_Generic[P, Out]):
                 self._last = recent
                 return
             guards, version = collect(self.func), TABLE.version
-            hit = compiled(self.func, self.mode, self._wrt, self._wrt_tuple,
+            hit = compiled(self.func, self._cmode, self._wrt, self._wrt_tuple,
                            [UNKNOWN] * self._n_params, {}, ahead_of_time=False)
             hit.guards, hit.table_version = guards, version
             self._last = hit
@@ -617,14 +625,53 @@ def _compiled_dispatcher(source: str, env: dict[str, Any], fname: str) -> Callab
     return fn
 
 
-def _derivative(f: Callable[P, Any], mode: str, wrt: WrtSpec) -> Derivative[P, Any]:
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def checkpoint(f: F) -> F:
+    """Mark a helper function to be recomputed in the reverse sweep instead of taped.
+
+    A derivative normally inlines the helpers its function calls, and the reverse sweep
+    keeps every intermediate value of theirs (on a tape, in a loop). A call of a helper
+    marked `@s2sad.checkpoint` is not inlined: the forward sweep calls the helper itself
+    and keeps only its arguments, and the reverse sweep calls the helper's VJP on them
+    (running its forward pass again) and applies the pullback at once (like
+    `jax.checkpoint`). The helper itself is unchanged when called directly.
+
+    Returns:
+        `f` itself, marked.
+
+    Examples:
+        >>> import numpy as np
+        >>> import s2sad
+        >>> @s2sad.checkpoint
+        ... def layer(h, w):
+        ...     return np.tanh(h * w)
+        >>> def net(h, w):
+        ...     for i in range(3):
+        ...         h = layer(h, w)
+        ...     return np.sum(h)
+        >>> d = s2sad.grad(net, wrt=1)
+        >>> "layer_vjp(" in d.source_for(np.ones(2), 0.5)  # its VJP, in the reverse sweep
+        True
+    """
+    if not isinstance(f, types.FunctionType):
+        raise TypeError(f"s2sad.checkpoint needs a Python function, got {f!r}")
+    setattr(f, "__s2sad_checkpoint__", True)
+    return f
+
+
+def _derivative(f: Callable[P, Any], mode: str, wrt: WrtSpec,
+                checkpoints: int | None = None) -> Derivative[P, Any]:
     if isinstance(f, (int, str, tuple)) and not callable(f):
         raise WrtError(f"s2sad.{mode}: pass wrt as a keyword (wrt={f!r})")
-    return Derivative(f, mode, wrt)
+    return Derivative(f, mode, wrt, checkpoints)
 
 
-def _decorator(mode: str, wrt: WrtSpec) -> Callable[[Callable[P, Any]], Derivative[P, Any]]:
-    return lambda g: Derivative(g, mode, wrt)
+def _decorator(mode: str, wrt: WrtSpec,
+               checkpoints: int | None = None) -> Callable[[Callable[P, Any]],
+                                                           Derivative[P, Any]]:
+    return lambda g: Derivative(g, mode, wrt, checkpoints)
 
 
 @overload
@@ -662,13 +709,15 @@ def jvp(f: Callable[..., R] | None = None, wrt: WrtSpec = None) -> (
 
 
 @overload
-def vjp(f: Callable[P, R], wrt: WrtSpec = None) -> Derivative[P, tuple[R, Pullback]]: ...
+def vjp(f: Callable[P, R], wrt: WrtSpec = None, *,
+        checkpoints: int | None = None) -> Derivative[P, tuple[R, Pullback]]: ...
 @overload
-def vjp(f: None = None, wrt: WrtSpec = None) -> Callable[
+def vjp(f: None = None, wrt: WrtSpec = None, *, checkpoints: int | None = None) -> Callable[
         [Callable[P, R]], Derivative[P, tuple[R, Pullback]]]: ...
 
 
-def vjp(f: Callable[P, R] | None = None, wrt: WrtSpec = None) -> (
+def vjp(f: Callable[P, R] | None = None, wrt: WrtSpec = None, *,
+        checkpoints: int | None = None) -> (
         Derivative[P, tuple[R, Pullback]] | Callable[[Callable[P, R]],
                                                       Derivative[P, tuple[R, Pullback]]]):
     """Reverse mode: the vector-Jacobian product of `f`.
@@ -677,7 +726,10 @@ def vjp(f: Callable[P, R] | None = None, wrt: WrtSpec = None) -> (
     function from a cotangent `out_bar` (of the shape of `out`) to the tuple of cotangents
     of the differentiated arguments, one per `wrt` parameter (every positional parameter
     by default). The pullback keeps what the forward sweep saved; call it as often as you
-    like. As a decorator: `@s2sad.vjp` or `@s2sad.vjp(wrt=...)`.
+    like. As a decorator: `@s2sad.vjp` or `@s2sad.vjp(wrt=...)`. `checkpoints=K`: each loop
+    (not inside another loop) keeps at most K snapshots of its state instead of a tape of
+    every iteration, and recomputes the rest in the reverse sweep (binomial checkpointing,
+    see `grad`).
 
     Returns:
         A `Derivative`; its calls return `(out, pullback)`, and `pullback(out_bar)` a tuple.
@@ -695,18 +747,20 @@ def vjp(f: Callable[P, R] | None = None, wrt: WrtSpec = None) -> (
         (15.0, 6.0)
     """
     if f is None:
-        return _decorator("vjp", wrt)
-    return _derivative(f, "vjp", wrt)
+        return _decorator("vjp", wrt, checkpoints)
+    return _derivative(f, "vjp", wrt, checkpoints)
 
 
 @overload
-def grad(f: Callable[P, Any], wrt: WrtSpec = 0) -> Derivative[P, Any]: ...
+def grad(f: Callable[P, Any], wrt: WrtSpec = 0, *,
+         checkpoints: int | None = None) -> Derivative[P, Any]: ...
 @overload
-def grad(f: None = None, wrt: WrtSpec = 0) -> Callable[
+def grad(f: None = None, wrt: WrtSpec = 0, *, checkpoints: int | None = None) -> Callable[
         [Callable[P, Any]], Derivative[P, Any]]: ...
 
 
-def grad(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0) -> (
+def grad(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0, *,
+         checkpoints: int | None = None) -> (
         Derivative[P, Any] | Callable[[Callable[P, Any]], Derivative[P, Any]]):
     """The gradient of a function with a scalar result (reverse mode).
 
@@ -714,6 +768,12 @@ def grad(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0) -> (
     respect to argument `wrt` (the first by default; an index or a parameter name), of that
     argument's shape; a tuple `wrt` gives a tuple of them. As a decorator: `@s2sad.grad` or
     `@s2sad.grad(wrt=...)`.
+
+    `checkpoints=K` bounds the memory of loops: each loop (not inside another loop) keeps
+    at most K snapshots of its carried state instead of a tape of every iteration, and the
+    reverse sweep recomputes the iterations in between from the nearest snapshot, on a
+    binomial (revolve) schedule: memory O(K x state), time a few primal runs. The gradient
+    is the same to the bit (the same operations run).
 
     Returns:
         A `Derivative` with `f`'s parameters; its calls return the gradient.
@@ -736,23 +796,27 @@ def grad(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0) -> (
         array([ 1., -2.])
     """
     if f is None:
-        return _decorator("grad", wrt)
-    return _derivative(f, "grad", wrt)
+        return _decorator("grad", wrt, checkpoints)
+    return _derivative(f, "grad", wrt, checkpoints)
 
 
 @overload
-def value_and_grad(f: Callable[P, R], wrt: WrtSpec = 0) -> Derivative[P, tuple[R, Any]]: ...
+def value_and_grad(f: Callable[P, R], wrt: WrtSpec = 0, *,
+                   checkpoints: int | None = None) -> Derivative[P, tuple[R, Any]]: ...
 @overload
-def value_and_grad(f: None = None, wrt: WrtSpec = 0) -> Callable[
+def value_and_grad(f: None = None, wrt: WrtSpec = 0, *,
+                   checkpoints: int | None = None) -> Callable[
         [Callable[P, R]], Derivative[P, tuple[R, Any]]]: ...
 
 
-def value_and_grad(f: Callable[P, R] | None = None, wrt: WrtSpec = 0) -> (
+def value_and_grad(f: Callable[P, R] | None = None, wrt: WrtSpec = 0, *,
+                   checkpoints: int | None = None) -> (
         Derivative[P, tuple[R, Any]] | Callable[[Callable[P, R]],
                                                  Derivative[P, tuple[R, Any]]]):
     """The value and the gradient of a function with a scalar result, in one sweep.
 
-    `value_and_grad(f)(*args)` returns `(f(*args), grad(f, wrt)(*args))`.
+    `value_and_grad(f)(*args)` returns `(f(*args), grad(f, wrt)(*args))`; `checkpoints=K`
+    as for `grad`.
 
     Returns:
         A `Derivative` with `f`'s parameters; its calls return `(value, gradient)`.
@@ -765,8 +829,8 @@ def value_and_grad(f: Callable[P, R] | None = None, wrt: WrtSpec = 0) -> (
         (9.0, 6.0)
     """
     if f is None:
-        return _decorator("value_and_grad", wrt)
-    return _derivative(f, "value_and_grad", wrt)
+        return _decorator("value_and_grad", wrt, checkpoints)
+    return _derivative(f, "value_and_grad", wrt, checkpoints)
 
 
 @overload

@@ -105,6 +105,19 @@ class Compiled:
 
 
 MODES = ("jvp", "vjp", "grad", "value_and_grad")
+_CHECKPOINTS = "+checkpoints="
+
+
+def with_checkpoints(mode: str, checkpoints: int | None) -> str:
+    """The mode compiled for a derivative with `checkpoints=K` (vjp, grad, value_and_grad):
+    a mode of its own (`"grad+checkpoints=32"`), so every cache keys it apart."""
+    return mode if checkpoints is None else f"{mode}{_CHECKPOINTS}{checkpoints}"
+
+
+def split_mode(mode: str) -> tuple:
+    """`"grad+checkpoints=32"` -> ("grad", 32); a plain mode -> (mode, None)."""
+    base, sep, k = mode.partition(_CHECKPOINTS)
+    return (base, int(k)) if sep else (mode, None)
 
 
 def base_ir(func, arg_kinds: list, kw_kinds: dict):
@@ -333,6 +346,8 @@ def specialised_ir(func, arg_kinds: list, kw_kinds: dict):
 
 def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
                   in_place: bool = True, wrt_tuple: bool = False):
+    mode, checkpoints = split_mode(mode)
+    ir = base_ir(func, arg_kinds, kw_kinds)
     ir = specialised_ir(func, arg_kinds, kw_kinds)
     kinds_in = {p: k for p, k in zip(ir.params, arg_kinds)}
     for v, _ in ir.kwonly:
@@ -393,7 +408,7 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
                     f"number (a gradient is defined for real-valued functions)", ir.loc,
                     "return np.real(...), np.imag(...) or np.abs(...) of it, or use s2sad.vjp "
                     "with a complex cotangent (or s2sad.jvp) for the complex derivative")
-        out = reverse_pass(ir, kinds, wrt, TABLE)
+        out = reverse_pass(ir, kinds, wrt, TABLE, checkpoints)
         param_kinds = dict(kinds_in)
         for r, sp in zip(results, out.meta["seed_params"]):
             param_kinds[sp] = float_kind(kinds.get(r, UNKNOWN) if hasattr(r, "name") and
@@ -466,6 +481,7 @@ def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
 def _generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
               kw_kinds: dict) -> Compiled:
     ir = derivative_ir(func, mode, wrt, arg_kinds, kw_kinds, wrt_tuple=wrt_tuple)
+    mode, checkpoints = split_mode(mode)
     ir.meta["wrt"] = tuple(wrt)  # each returned cotangent is named after its argument
     if mode == "vjp":
         body = ir.body.stmts
@@ -474,6 +490,9 @@ def _generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
     name = f"{_base_name(func)}_{mode}"
     ns = Namespace()
     header = _header(func, mode, wrt, ir, arg_kinds, kw_kinds)
+    if checkpoints is not None:
+        header.append(f"loops reversed by binomial checkpointing: at most {checkpoints} "
+                      "snapshots of each loop's state (s2sad.ir.revolve)")
     layout = {"hvp": "tangent", "jacfwd": "tree", "jacrev": "tree"}.get(mode, mode)
     source = emit_function(ir, ns, name, header, layout)
     fn = compile_source(source, ns, name)

@@ -199,7 +199,7 @@ class Emitter(ExpressionEmitter):
             self.out(indent, f"assert {test}{message}")
             return
         node = self.call_expr(fn, args, kw)
-        if fn in (prims.tape_push, prims.print_values, np.random.seed):
+        if fn in (prims.tape_push, prims.print_values, np.random.seed, prims.revolve.snapshot):
             self.out(indent, self.src(node))
         else:
             self.assign(indent, [self.names.name(t)], node)
@@ -232,7 +232,14 @@ class Emitter(ExpressionEmitter):
         """A for loop over a range (reversed, for a reversed loop) or a tape's items."""
         i, a, b, st, ps, inits, body, outs = (s.index, s.start, s.stop, s.step, s.params,
                                               s.inits, s.body, s.outputs)
-        self.comment_for(s, indent)
+        # a checkpointed loop's recomputation (passes/checkpoint.py): primal code
+        recompute = self.reverse_part and bool(body.stmts) and \
+            getattr(body.stmts[0], "fn", None) is prims.revolve.snapshot
+        if recompute:
+            self.out(indent, "# recompute from the snapshot up to this step (primal)")
+            self.reverse_part = False
+        else:
+            self.comment_for(s, indent)
         self.copies(indent, [self.names.name(p) for p in ps], inits)
         if s.over is not None:  # the items of a tape reader (passes.loops)
             rng_node = self.atom(s.over)
@@ -254,6 +261,8 @@ class Emitter(ExpressionEmitter):
             self.out(indent + 1, "pass")
         self.copies(indent, [self.names.name(o) for o in outs], ps)
         self.last_line = None
+        if recompute:
+            self.reverse_part = True
 
     def while_stmt(self, s: While, indent):
         """A while loop: its condition inline when it is one expression, else `while True`

@@ -12,7 +12,8 @@ from s2sad.ir import prims
 BINOP_AST = {fn: node for node, fn in BINOPS.items()}
 CMP_AST = {fn: node for node, fn in CMPOPS.items()}
 UNARY_AST = {fn: node for node, fn in UNOPS.items()}
-NO_INLINE = {prims.new_tape, prims.tape_pop, prims.tape_push, prims.sweep_boundary,
+NO_INLINE = {prims.revolve.checkpoints, prims.revolve.snapshot, prims.revolve.restore,
+             prims.new_tape, prims.tape_pop, prims.tape_push, prims.sweep_boundary,
              prims.tape_reader, prims.tape_next, prims.index_add_inplace, prims.index_add_at,
              prims.index_update_inplace, prims.add_inplace, prims.mul_inplace,
              prims.print_values, prims.check_assertion} | prims.RANDOM_DRAWS

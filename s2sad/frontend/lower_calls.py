@@ -152,9 +152,10 @@ class CallLowering:
         bound.apply_defaults()
         return sig, bound
 
-    def recursive_call(self, fn, args, kwargs, node):
+    def recursive_call(self, fn, args, kwargs, node, call=prims.RecursiveCall):
         """Recursion is not inlined: a call that the derivative code makes to the derivative
-        of the same function (see prims.RecursiveCall)."""
+        of the same function (see prims.RecursiveCall; a helper marked @s2sad.checkpoint
+        is called the same way, as a prims.CheckpointedCall)."""
         sig, bound = self.bind(fn, args, kwargs, node)
         positional, keywords = [], []
         for pname, p in sig.parameters.items():
@@ -168,8 +169,8 @@ class CallLowering:
             else:
                 self.error(UnsupportedSyntaxError, "recursion through *args or **kwargs", node)
                 raise Abort
-        return self.emit(prims.RecursiveCall(fn), positional, keywords,
-                         hint=fn.__name__ + "_value", node=node)
+        name = fn.__name__ if fn.__name__.isidentifier() else "helper"  # (a lambda)
+        return self.emit(call(fn), positional, keywords, hint=name + "_value", node=node)
 
     def inline_derivative(self, d, args, kwargs, node):
         """A call of a function the user already transformed: inline its derivative's IR.
@@ -202,6 +203,8 @@ class CallLowering:
     def inline_call(self, fn, args, kwargs, node):
         if fn in self.inline_stack:
             return self.recursive_call(fn, args, kwargs, node)
+        if getattr(fn, "__s2sad_checkpoint__", False):  # @s2sad.checkpoint: not inlined
+            return self.recursive_call(fn, args, kwargs, node, prims.CheckpointedCall)
         try:
             parsed = parse_function(fn)
         except S2SADError as e:

@@ -317,6 +317,9 @@ KIND_RULES = {
     prims.tape_pop: lambda a, k: UNKNOWN,
     prims.tape_reader: lambda a, k: OBJECT,
     prims.tape_next: lambda a, k: UNKNOWN,
+    prims.revolve.checkpoints: lambda a, k: OBJECT,
+    prims.revolve.snapshot: lambda a, k: OBJECT,
+    prims.revolve.restore: lambda a, k: OBJECT,
 }
 
 def _np_shape_kind(args, kwargs):

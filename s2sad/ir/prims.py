@@ -47,6 +47,21 @@ class RecursiveCall:
         return (RecursiveCall, (self.func,))
 
 
+class CheckpointedCall(RecursiveCall):
+    """A call of a helper marked `@s2sad.checkpoint`: not inlined. The forward sweep calls
+    the helper itself and keeps only its arguments; the reverse sweep calls the helper's
+    VJP on them (recomputing its forward pass) and applies the pullback at once, so none of
+    the helper's intermediate values are stored (like `jax.checkpoint`)."""
+
+    _instances: dict = {}
+
+    def __repr__(self) -> str:
+        return f"CheckpointedCall({self.__name__})"
+
+    def __reduce__(self):
+        return (CheckpointedCall, (self.func,))
+
+
 def callee_name(fn) -> str:
     """How messages and the IR printer name a callee (`np.sin`, `math.exp`, `.T`)."""
     if isinstance(fn, Attr):
@@ -375,6 +390,8 @@ class ZeroValue:
 
 RUNTIME_HELPERS = (unbroadcast, sum_to_shape, broadcast_like, zeros_like, fresh_copy)
 
+from s2sad.ir import revolve  # noqa: E402  (checkpointing's run-time helpers)
+
 # statements that act on state: never removed, reordered, shared or folded away
 # np.random's draws advance the generator: each runs once, in order, as the user wrote it
 RANDOM_DRAWS = frozenset({np.random.rand, np.random.randn, np.random.random,
@@ -382,6 +399,7 @@ RANDOM_DRAWS = frozenset({np.random.rand, np.random.randn, np.random.random,
                           np.random.uniform, np.random.normal, np.random.randint,
                           np.random.seed})
 
-EFFECTFUL = frozenset({tape_push, tape_pop, tape_next, sweep_boundary, index_add_inplace,
+EFFECTFUL = frozenset({revolve.checkpoints, revolve.snapshot, revolve.restore,
+                       tape_push, tape_pop, tape_next, sweep_boundary, index_add_inplace,
                        index_add_at, index_update_inplace, add_inplace, mul_inplace,
                        print_values, check_assertion}) | RANDOM_DRAWS

@@ -32,6 +32,7 @@ from s2sad.ir.nodes import (
 from s2sad.passes.activity import active_vars
 from s2sad.passes.forward import check_options, materialize
 from s2sad.passes.inline_rules import bind_call, callee_name, check_differentiable, inline, zero
+from s2sad.passes.checkpoint import CheckpointedLoops
 from s2sad.passes.reverse_control import ControlFlowReversal
 
 
@@ -54,8 +55,10 @@ def _fits(cond_shape, shape) -> bool:
         return False
 
 
-class ReversePass(ControlFlowReversal):
-    def __init__(self, fn: Function, kinds: dict, wrt: tuple, table):
+class ReversePass(CheckpointedLoops, ControlFlowReversal):
+    def __init__(self, fn: Function, kinds: dict, wrt: tuple, table,
+                 checkpoints: int | None = None):
+        self.checkpoints = checkpoints  # at most this many snapshots per loop (revolve)
         self.fn = fn
         self.kinds = kinds
         self.table = table
@@ -135,6 +138,12 @@ class ReversePass(ControlFlowReversal):
     def forward_stmt(self, s, fwd: Emitter):
         """Emit the forward version of `s`; returns a plan the reverse step needs."""
         match s:
+            case Call(fn=fn) if isinstance(fn, prims.CheckpointedCall) and \
+                    s.target in self.active:
+                # @s2sad.checkpoint: the helper itself now, its VJP in the reverse sweep
+                fwd.add(s)
+                return {"checkpoint": tuple(i for i, a in enumerate(s.args)
+                                            if self.is_active(a))}
             case Call(fn=fn) if isinstance(fn, prims.RecursiveCall) and s.target in self.active:
                 # a recursive call: the VJP of the function itself, keeping its pullback
                 act = tuple(i for i, a in enumerate(s.args) if self.is_active(a))
@@ -156,6 +165,22 @@ class ReversePass(ControlFlowReversal):
 
     def reverse_stmt(self, s, plan, rev: Emitter, bars: dict):
         match s:
+            case Call() if isinstance(plan, dict) and "checkpoint" in plan:
+                g = bars.get(s.target)
+                if g is None:
+                    return
+                act = plan["checkpoint"]
+                d = s.fn.derivative("vjp", act)
+                name = s.fn.__name__ if s.fn.__name__.isidentifier() else "helper"
+                pair = rev.call(d, s.args, s.kwargs, hint="_" + name + "_vjp", loc=s.loc)
+                pb = rev.call(operator.getitem, (pair, Const(1)), hint=name + "_pullback",
+                              loc=s.loc)
+                got = rev.call(prims.apply_pullback, (pb, g), hint="_bars", loc=s.loc)
+                for k, i in enumerate(act):
+                    a = s.args[i]
+                    part = rev.call(operator.getitem, (got, Const(k)),
+                                    hint=hint_of(a) + "_bar", loc=s.loc)
+                    self.add_bar(bars, a, part, rev)
             case Call() if isinstance(plan, dict) and "pullback" in plan:
                 g = bars.get(s.target)
                 if g is None:
@@ -171,6 +196,8 @@ class ReversePass(ControlFlowReversal):
                 self.reverse_call(s, rev, bars)
             case If():
                 self.reverse_if(s, plan, rev, bars)
+            case ForRange() | While() if self.checkpointed(s):
+                self.reverse_loop_checkpointed(s, plan, rev, bars)
             case ForRange() | While():
                 self.reverse_loop(s, plan, rev, bars)
 
@@ -426,11 +453,13 @@ def _bar_name(r, i, n, as_tuple) -> str:
     return "out_bar" if n == 1 else f"out{i}_bar"
 
 
-def reverse_pass(fn: Function, kinds: dict, wrt: tuple, table) -> Function:
+def reverse_pass(fn: Function, kinds: dict, wrt: tuple, table,
+                 checkpoints: int | None = None) -> Function:
     """The joint VJP function of `fn` with respect to the parameters at `wrt`.
 
     Parameters: the primal ones, then one cotangent seed per result (`meta["seed_params"]`).
     Results: the primal results, then one cotangent per `wrt` parameter. A `sweep_boundary`
-    call separates the forward sweep from the reverse sweep.
+    call separates the forward sweep from the reverse sweep. `checkpoints`: reverse each
+    top-level loop by recomputation from at most that many snapshots (passes/checkpoint.py).
     """
-    return ReversePass(fn, kinds, wrt, table).run()
+    return ReversePass(fn, kinds, wrt, table, checkpoints).run()
