@@ -27,6 +27,7 @@ from s2sad.errors import WrtError
 from s2sad.frontend.guards import Guards, collect
 from s2sad.frontend.lower import derivative_hook
 from s2sad.ir.kinds import UNKNOWN, kind_of_value
+from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.prims import RecursiveCall
 from s2sad.passes.forward import tangent_suffix
 from s2sad.store.compiled import compiled
@@ -53,9 +54,10 @@ else:
         __class_getitem__ = classmethod(types.GenericAlias)
 
 _ndarray = np.ndarray
-_GLOBAL_CACHE: dict[Any, Any] = {}
+# The caches keyed by a function keep no function alive (ir/per_function.py).
+_GLOBAL_CACHE: Any = FunctionKeyed()  # (func, code, mode, wrt, wrt_tuple, arg key) -> compiled
 _DISPATCH_CODE: dict[str, Any] = {}  # dispatcher source -> compiled code (constants in env)
-_LAST_BY_FUNC: dict[Any, Any] = {}  # (func, code, mode, wrt, wrt_tuple) -> last specialisation
+_LAST_BY_FUNC: Any = FunctionKeyed()  # (func, code, mode, wrt, wrt_tuple) -> last specialisation
 _LIVE: weakref.WeakSet[Derivative[Any, Any]] = weakref.WeakSet()  # reset when rules change
 # Compiling is serialised: CPython's `ast` module is not safe to use from several threads
 # at once, and two threads asking for one specialisation should compile it once.
@@ -87,7 +89,7 @@ RecursiveCall.make_derivative = staticmethod(  # type: ignore[assignment]
     lambda func, mode, wrt: Derivative(func, mode, wrt))
 
 
-_SIGNATURES: dict[Any, Any] = {}  # function -> (code, defaults, kwdefaults, signature)
+_SIGNATURES: Any = FunctionKeyed()  # function -> (code, defaults, kwdefaults, signature)
 
 
 def _signature(func: Callable[..., Any]) -> inspect.Signature:
@@ -107,10 +109,10 @@ def _signature(func: Callable[..., Any]) -> inspect.Signature:
     return sig
 
 
-_RESOLVED: dict[Any, Any] = {}  # (function, mode, wrt) -> its signature and what it resolves to
+_RESOLVED: Any = FunctionKeyed()  # (function, mode, wrt) -> its signature and what it resolves to
 
 
-_PRIMITIVE_WRAPPERS: dict[Any, Callable[..., Any]] = {}
+_PRIMITIVE_WRAPPERS: Any = FunctionKeyed()  # primitive -> a function calling it
 
 
 def _primitive_function(fn: Callable[..., Any]) -> Callable[..., Any] | None:

@@ -10,6 +10,8 @@ import operator
 
 import numpy as np
 
+from s2sad.ir.per_function import FunctionKeyed
+
 
 class RecursiveCall:
     """A call of a user function that is already being lowered (recursion): not inlined.
@@ -18,7 +20,7 @@ class RecursiveCall:
     the arguments at run time, so the derivative recurses the way the function does.
     """
 
-    _instances: dict = {}
+    _instances = FunctionKeyed()  # goes with the function (it holds it, and its derivatives)
     make_derivative = None  # (func, mode, wrt) -> derivative object; set by s2sad.api
 
     def __new__(cls, func):
