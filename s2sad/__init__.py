@@ -13,6 +13,7 @@ from s2sad.errors import (
     MissingRuleError,
     NameResolutionError,
     NonDifferentiableError,
+    RecursionLimitError,
     RuleError,
     S2SADError,
     SourceUnavailableError,
@@ -29,5 +30,5 @@ __all__ = [
     "defjvp", "defvjp", "def_linear", "def_nondiff",
     "S2SADError", "UnsupportedSyntaxError", "MissingRuleError", "NonDifferentiableError",
     "WrtError", "SourceUnavailableError", "NameResolutionError", "RuleError",
-    "ArgumentTypeError",
+    "ArgumentTypeError", "RecursionLimitError",
 ]

@@ -23,7 +23,7 @@ import numpy as np
 
 from s2sad.calls import checked_vjp, in_precision, refuse_argument
 from s2sad.calls import sample as sample_of
-from s2sad.errors import WrtError
+from s2sad.errors import RecursionLimitError, WrtError
 from s2sad.frontend.guards import Guards, collect
 from s2sad.frontend.lower import derivative_hook
 from s2sad.ir.kinds import UNKNOWN, kind_of_value
@@ -121,7 +121,7 @@ def _primitive_function(fn: Callable[..., Any]) -> Callable[..., Any] | None:
     try:
         if not TABLE.is_primitive(fn):
             return None
-        hit = _PRIMITIVE_WRAPPERS.get(fn)
+        hit: Callable[..., Any] | None = _PRIMITIVE_WRAPPERS.get(fn)
     except TypeError:
         return None
     if hit is not None:
@@ -393,7 +393,10 @@ class Derivative(_Generic[P, Out]):
             # (not on a first call: `s2sad.grad(f)(x)` made afresh in a loop never builds one)
             with _COMPILE_LOCK:
                 self._install_dispatcher()
-        out = in_precision(self, sample_of(primal, kw, self._kwonly), hit)(*pos, **kw)
+        try:
+            out = in_precision(self, sample_of(primal, kw, self._kwonly), hit)(*pos, **kw)
+        except RecursionError as e:
+            raise RecursionLimitError.of(self.__name__, e) from None
         return checked_vjp(out, self.__name__) if self.mode == "vjp" else out
 
     def _install_dispatcher(self) -> None:
@@ -430,6 +433,12 @@ class Derivative(_Generic[P, Out]):
         if len(lines) == n_body:
             lines.append("        pass")
         lines.append(f"    return {_PREFIX}slow({call})")
+        # a recursion too deep for Python is told in words (a try costs nothing in 3.11)
+        env[f"{_PREFIX}deep"] = functools.partial(RecursionLimitError.of, self.__name__)
+        body = "\n".join(lines[1:]).replace("\n", "\n    ")
+        lines = [lines[0], "    try:", "    " + body,
+                 f"    except RecursionError as {_PREFIX}e:",
+                 f"        raise {_PREFIX}deep({_PREFIX}e) from None"]
         fn = _compiled_dispatcher("\n".join(lines), env, fname)
         fn.__qualname__ = self.__name__
         type(self).__call__ = staticmethod(fn)  # type: ignore[method-assign]
