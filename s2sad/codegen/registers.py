@@ -272,19 +272,19 @@ def _class_base(r, members, fn, pos) -> str:
 
 def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
                   reserved: set):
-    adj: dict = {}
     merged = {v for v, r in root_of.items() if r is not v}
-    for root, members in classes.items():
-        if len(members) == 1 and root in members and \
-                merged.isdisjoint(graph.adj.get(root, _EMPTY)):
-            nbrs = set(graph.adj.get(root, _EMPTY))  # neighbours that are their own class
-        else:
-            nbrs = set()
-            for m in members:
-                for w in graph.adj.get(m, ()):
-                    nbrs.add(root_of[w] if w in root_of else names.find(w))
-        nbrs.discard(root)
-        adj[root] = nbrs
+
+    def neighbours(root) -> set:
+        """The classes (their roots) that interfere with the class of `root`."""
+        edges = [graph.adj[m] for m in classes[root] if m in graph.adj]
+        if not edges:
+            return _EMPTY
+        nbrs = edges[0] if len(edges) == 1 else set().union(*edges)
+        if not merged.isdisjoint(nbrs):
+            nbrs = (nbrs - merged) | {root_of[w] if w in root_of else names.find(w)
+                                      for w in nbrs & merged}
+        return nbrs
+
     boundary = getattr(pos, "boundary", None) if fn.meta.get("split") else None
     fwd: set = set()
     if boundary is not None:
@@ -300,7 +300,7 @@ def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
     printed: dict = {}
     for r in order:
         base = _class_base(r, classes[r], fn, pos)
-        blocked = {printed[w] for w in adj[r] & printed.keys()}  # names of live neighbours
+        blocked = {printed[w] for w in neighbours(r) & printed.keys()}  # live neighbours'
         other_sweep = sweep_names[r not in fwd] if boundary is not None else _EMPTY
         n = 0
         cand = base
