@@ -176,14 +176,16 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     Then print each class of variables with its user's name (`x`, `x_bar`) where no
     other class with that name is live at the same time, else with a numbered variant.
 
-    Two liveness walks, each recording only the interferences its step reads, so that the
-    graph stays about linear in the function's length (a reverse sweep keeps hundreds of
-    values live at once: every interference of them would be quadratic): the first among
-    the variables that take part in copies, for coalescing; the second among variables
-    that print with the same base name, for naming.
+    Two liveness walks, each recording only the interferences its step reads (a reverse
+    sweep keeps hundreds of values live at once: every interference of them is quadratic
+    in the function's length): the first among variables that a chain of copies connects,
+    for coalescing; the second among variables printed with the same base name, for
+    naming. The graph is linear in the length of a function whose values have names of
+    their own; what stays quadratic is the interference among temporaries of one name
+    live at once (the `t_1` ... `t_k` a long reverse sweep keeps).
     """
     copying = _copy_participants(fn)
-    graph = _interference(fn, Interference(pos, inlined, copying,
+    graph = _interference(fn, Interference(inlined, copying,
                                            _copy_components(fn, copying).get))
     names = Names()
     members: dict = {}
@@ -222,7 +224,9 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
         if v not in group_of and r in group_of:
             group_of[v] = group_of[r]
             group_of[r].add(v)
-    graph = _interference(fn, Interference(pos, inlined, None, group_of.get))
+    # a variable alone in its group conflicts with no one: the walk need not follow it
+    shared = {v for v, group in group_of.items() if len(group) > 1}
+    graph = _interference(fn, Interference(inlined, shared, group_of.get))
     _assign_names(fn, pos, graph, names, classes, root_of, reserved)
     return names
 
@@ -230,7 +234,7 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
 def _copy_components(fn: Function, copying: set) -> dict:
     """variable -> the variables it may come to share a name with: those a chain of copies
     connects it to (coalescing merges classes along copies only)."""
-    walk = Interference(None, frozenset(), copying, lambda v: None)
+    walk = Interference(frozenset(), copying, lambda v: None)
     _interference(fn, walk)  # (the copies, in program order)
     links = Names()
     for a, b in walk.copies:
@@ -413,10 +417,9 @@ class Interference:
     which keeps the live sets and the graph small for long functions.
     """
 
-    def __init__(self, pos, inlined=frozenset(), track=None, partners=None):
+    def __init__(self, inlined=frozenset(), track=None, partners=None):
         self.adj: dict = {}
         self.copies: list = []  # (dest, source) pairs worth coalescing, in program order
-        self.pos = pos
         self.track = track
         self.partners = partners
         self.inlined = inlined  # folded into expressions: never printed, never named
