@@ -24,6 +24,7 @@ from s2sad.errors import (
     MissingRuleError,
     NameResolutionError,
     NonDifferentiableError,
+    RecursionLimitError,
     RuleError,
     S2SADError,
     SourceUnavailableError,
@@ -40,5 +41,5 @@ __all__ = [
     "defjvp", "defvjp", "def_linear", "def_nondiff",
     "S2SADError", "UnsupportedSyntaxError", "MissingRuleError", "NonDifferentiableError",
     "WrtError", "SourceUnavailableError", "NameResolutionError", "RuleError",
-    "ArgumentTypeError",
+    "ArgumentTypeError", "RecursionLimitError",
 ]

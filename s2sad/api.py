@@ -23,10 +23,11 @@ import numpy as np
 
 from s2sad.calls import checked_vjp, in_precision, refuse_argument
 from s2sad.calls import sample as sample_of
-from s2sad.errors import WrtError
+from s2sad.errors import RecursionLimitError, WrtError
 from s2sad.frontend.guards import Guards, collect
 from s2sad.frontend.lower import derivative_hook
 from s2sad.ir.kinds import UNKNOWN, kind_of_value
+from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.prims import RecursiveCall
 from s2sad.passes.forward import tangent_suffix
 from s2sad.store.compiled import compiled
@@ -53,9 +54,10 @@ else:
         __class_getitem__ = classmethod(types.GenericAlias)
 
 _ndarray = np.ndarray
-_GLOBAL_CACHE: dict[Any, Any] = {}
+# The caches keyed by a function keep no function alive (ir/per_function.py).
+_GLOBAL_CACHE: Any = FunctionKeyed()  # (func, code, mode, wrt, wrt_tuple, arg key) -> compiled
 _DISPATCH_CODE: dict[str, Any] = {}  # dispatcher source -> compiled code (constants in env)
-_LAST_BY_FUNC: dict[Any, Any] = {}  # (func, code, mode, wrt, wrt_tuple) -> last specialisation
+_LAST_BY_FUNC: Any = FunctionKeyed()  # (func, code, mode, wrt, wrt_tuple) -> last specialisation
 _LIVE: weakref.WeakSet[Derivative[Any, Any]] = weakref.WeakSet()  # reset when rules change
 # Compiling is serialised: CPython's `ast` module is not safe to use from several threads
 # at once, and two threads asking for one specialisation should compile it once.
@@ -87,7 +89,7 @@ RecursiveCall.make_derivative = staticmethod(  # type: ignore[assignment]
     lambda func, mode, wrt: Derivative(func, mode, wrt))
 
 
-_SIGNATURES: dict[Any, Any] = {}  # function -> (code, defaults, kwdefaults, signature)
+_SIGNATURES: Any = FunctionKeyed()  # function -> (code, defaults, kwdefaults, signature)
 
 
 def _signature(func: Callable[..., Any]) -> inspect.Signature:
@@ -107,10 +109,10 @@ def _signature(func: Callable[..., Any]) -> inspect.Signature:
     return sig
 
 
-_RESOLVED: dict[Any, Any] = {}  # (function, mode, wrt) -> its signature and what it resolves to
+_RESOLVED: Any = FunctionKeyed()  # (function, mode, wrt) -> its signature and what it resolves to
 
 
-_PRIMITIVE_WRAPPERS: dict[Any, Callable[..., Any]] = {}
+_PRIMITIVE_WRAPPERS: Any = FunctionKeyed()  # primitive -> a function calling it
 
 
 def _primitive_function(fn: Callable[..., Any]) -> Callable[..., Any] | None:
@@ -119,7 +121,7 @@ def _primitive_function(fn: Callable[..., Any]) -> Callable[..., Any] | None:
     try:
         if not TABLE.is_primitive(fn):
             return None
-        hit = _PRIMITIVE_WRAPPERS.get(fn)
+        hit: Callable[..., Any] | None = _PRIMITIVE_WRAPPERS.get(fn)
     except TypeError:
         return None
     if hit is not None:
@@ -399,7 +401,10 @@ class Derivative(_Generic[P, Out]):
             # (not on a first call: `s2sad.grad(f)(x)` made afresh in a loop never builds one)
             with _COMPILE_LOCK:
                 self._install_dispatcher()
-        out = in_precision(self, sample_of(primal, kw, self._kwonly), hit)(*pos, **kw)
+        try:
+            out = in_precision(self, sample_of(primal, kw, self._kwonly), hit)(*pos, **kw)
+        except RecursionError as e:
+            raise RecursionLimitError.of(self.__name__, e) from None
         return checked_vjp(out, self.__name__) if self.mode == "vjp" else out
 
     def _install_dispatcher(self) -> None:
@@ -436,6 +441,12 @@ class Derivative(_Generic[P, Out]):
         if len(lines) == n_body:
             lines.append("        pass")
         lines.append(f"    return {_PREFIX}slow({call})")
+        # a recursion too deep for Python is told in words (a try costs nothing in 3.11)
+        env[f"{_PREFIX}deep"] = functools.partial(RecursionLimitError.of, self.__name__)
+        body = "\n".join(lines[1:]).replace("\n", "\n    ")
+        lines = [lines[0], "    try:", "    " + body,
+                 f"    except RecursionError as {_PREFIX}e:",
+                 f"        raise {_PREFIX}deep({_PREFIX}e) from None"]
         fn = _compiled_dispatcher("\n".join(lines), env, fname)
         fn.__qualname__ = self.__name__
         type(self).__call__ = staticmethod(fn)  # type: ignore[method-assign]

@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 
-from s2sad.errors import ArgumentTypeError, Loc
+from s2sad.errors import ArgumentTypeError, Loc, RecursionLimitError
 
 _ndarray = np.ndarray
 
@@ -158,13 +158,16 @@ def checked_vjp(result, name):
     expected = shape_of(out)
 
     def checked(out_bar):
-        if type(out_bar) is not tuple and type(expected) is not tuple and \
-                np.shape(out_bar) == expected:
-            kind = getattr(out_bar, "dtype", None)
-            if kind is None or kind.kind in "fiu":
-                return pullback(out_bar)
-        check_seed(out_bar, out, name)
-        return pullback(out_bar)
+        try:
+            if type(out_bar) is not tuple and type(expected) is not tuple and \
+                    np.shape(out_bar) == expected:
+                kind = getattr(out_bar, "dtype", None)
+                if kind is None or kind.kind in "fiu":
+                    return pullback(out_bar)
+            check_seed(out_bar, out, name)
+            return pullback(out_bar)
+        except RecursionError as e:  # a recursive function's reverse sweep
+            raise RecursionLimitError.of(f"the pullback of {name}", e) from None
 
     if has_complex(out):  # a real seed of a complex output: the complex one it stands for
         real_checked = checked

@@ -184,6 +184,41 @@ class ArgumentTypeError(S2SADError, TypeError):
     kind = "unsupported argument"
 
 
+class RecursionLimitError(S2SADError, RecursionError):
+    """A derivative of a recursive function went deeper than Python's recursion limit.
+
+    Raised from the call of the derivative, in place of the bare RecursionError. Each
+    level of a recursive function's derivative takes two or three Python frames where the
+    function takes one (the derivative object's call, its dispatcher, the generated code),
+    so the derivative reaches about a third of the depth the function reaches. It is a
+    RecursionError too, for code that catches that.
+
+    Examples:
+        >>> import s2sad
+        >>> def power(x, n):
+        ...     return 1.0 if n == 0 else x * power(x, n - 1)
+        >>> s2sad.grad(power)(1.0, 100_000)
+        Traceback (most recent call last):
+            ...
+        s2sad.errors.RecursionLimitError: ...sys.setrecursionlimit...
+    """
+
+    kind = "recursion too deep"
+
+    @classmethod
+    def of(cls, name: str, error: RecursionError) -> RecursionLimitError:
+        """The error for the derivative `name` that `error` stopped (itself, if it is one)."""
+        if isinstance(error, cls):
+            return error
+        import sys
+
+        limit = sys.getrecursionlimit()
+        return cls(f"{name} recursed deeper than Python's recursion limit of {limit} frames "
+                   f"(each level of recursion of a derivative takes 2 to 3 frames)", None,
+                   f"raise the limit with sys.setrecursionlimit (e.g. "
+                   f"sys.setrecursionlimit({4 * limit})), or write the recursion as a loop")
+
+
 class SourceUnavailableError(S2SADError):
     """The source code of a function cannot be retrieved or parsed.
 

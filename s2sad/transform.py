@@ -22,9 +22,10 @@ from s2sad.errors import NonDifferentiableError, WrtError
 from s2sad.frontend.guards import collect
 from s2sad.frontend.lower import derivative_hook, lower
 from s2sad.frontend.source import parse_function
-from s2sad.ir.kinds import UNKNOWN, Kind, float_kind, infer_kinds, kind_of_value
 from s2sad.ir import prims
+from s2sad.ir.kinds import UNKNOWN, Kind, float_kind, infer_kinds, kind_of_value
 from s2sad.ir.nodes import Const, Var
+from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.verify import verify
 from s2sad.passes.forward import forward_pass
 from s2sad.passes.fresh_results import fresh_results
@@ -41,7 +42,7 @@ VERSION = "0.1.0"
 # The IR is verified after lowering and before code generation; with S2SAD_VERIFY=1 (the
 # test suite sets it) also between the passes, to point at the pass that broke it.
 VERIFY_EACH_PASS = os.environ.get("S2SAD_VERIFY") == "1"
-_LOWERED: dict = {}
+_LOWERED = FunctionKeyed()  # func -> (code, rule table version, guards, IR)
 
 
 def lowered(func):

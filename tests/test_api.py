@@ -298,3 +298,32 @@ def test_shape_from_a_float_argument():
     g = s2sad.grad(arange_of_argument)
     assert g(0.5, 3.0) == pytest.approx(3.0)  # 0 + 1 + 2
     assert g(0.5, 4.0) == pytest.approx(6.0)  # 0 + 1 + 2 + 3
+
+
+def _power(x, n):
+    return 1.0 if n == 0 else x * _power(x, n - 1)
+
+
+def test_a_recursion_too_deep_for_python_is_a_clear_error():
+    g = s2sad.grad(_power)
+    limit = sys.getrecursionlimit()
+    for call in range(3):  # the first call (slow path), then through the dispatcher
+        with pytest.raises(s2sad.RecursionLimitError) as info:
+            g(1.0, 10 * limit)
+        assert isinstance(info.value, RecursionError)  # what code catching it expects
+        assert f"recursion limit of {limit}" in str(info.value)
+        assert "sys.setrecursionlimit" in str(info.value)
+        assert info.value.__suppress_context__  # not a chain of a thousand tracebacks
+        assert g(1.5, 3) == pytest.approx(3 * 1.5 ** 2)  # d/dx x^3, after the error
+    out, pullback = s2sad.vjp(_power, wrt=0)(1.0, limit // 4)
+    assert out == 1.0 and pullback(1.0) == (pytest.approx(limit // 4),)
+
+
+def test_the_derivative_of_a_recursion_reaches_a_third_of_its_depth():
+    # each level of the derivative takes 3 Python frames where the function takes 1 (the
+    # derivative object's call, its dispatcher, the generated code); this pins the count,
+    # a fourth frame per level would fail it
+    g = s2sad.grad(_power)
+    g(1.0, 2), g(1.0, 3)  # the dispatcher installed
+    depth = sys.getrecursionlimit() // 3 - 20
+    assert g(1.0001, depth) == pytest.approx(depth * 1.0001 ** (depth - 1))

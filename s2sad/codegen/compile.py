@@ -13,8 +13,12 @@ import weakref
 
 from s2sad.codegen.imports import executable
 from s2sad.codegen.names import Namespace
+from s2sad.ir.per_function import FunctionKeyed
 
-_NAMESPACES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# (on the function itself: the namespace may refer back to it, through a recursion's
+# derivative, which a WeakKeyDictionary would keep alive)
+_NAMESPACES = FunctionKeyed()
+_LINECACHE_USERS: dict = {}  # filename -> how many live functions were compiled under it
 
 
 def code_filename(source: str, name: str) -> str:
@@ -34,11 +38,20 @@ def compile_source(source: str, ns: Namespace, name: str, code=None):
     scope = dict(ns.values)
     exec(code, scope)
     fn = scope[name]
-    try:
-        _NAMESPACES[fn] = ns
-    except TypeError:  # not weak-referenceable: nothing to remember
-        pass
+    _NAMESPACES[fn] = ns
+    # the generated lines stay in linecache while a function compiled from them lives
+    _LINECACHE_USERS[filename] = _LINECACHE_USERS.get(filename, 0) + 1
+    weakref.finalize(fn, _forget_lines, filename)  # (exec made it: a Python function)
     return fn
+
+
+def _forget_lines(filename: str) -> None:
+    users = _LINECACHE_USERS.get(filename, 0) - 1
+    if users > 0:
+        _LINECACHE_USERS[filename] = users
+        return
+    _LINECACHE_USERS.pop(filename, None)
+    linecache.cache.pop(filename, None)
 
 
 def namespace_of(fn) -> Namespace | None:

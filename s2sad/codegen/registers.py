@@ -175,13 +175,18 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
 
     Then print each class of variables with its user's name (`x`, `x_bar`) where no
     other class with that name is live at the same time, else with a numbered variant.
+
+    Two liveness walks, each recording only the interferences its step reads (a reverse
+    sweep keeps hundreds of values live at once: every interference of them is quadratic
+    in the function's length): the first among variables that a chain of copies connects,
+    for coalescing; the second among variables printed with the same base name, for
+    naming. The graph is linear in the length of a function whose values have names of
+    their own; what stays quadratic is the interference among temporaries of one name
+    live at once (the `t_1` ... `t_k` a long reverse sweep keeps).
     """
-    graph = Interference(_special(fn, pos), pos, inlined)
-    live = graph.block(fn.body, set(a for a in fn.body.results if isinstance(a, Var)))
-    for p in fn.params:
-        graph.edges(p, live | set(fn.params))
-    for v, _ in fn.kwonly:
-        graph.edges(v, live | set(fn.params))
+    copying = _copy_participants(fn)
+    graph = _interference(fn, Interference(inlined, copying,
+                                           _copy_components(fn, copying).get))
     names = Names()
     members: dict = {}
     boundary = getattr(pos, "boundary", None) if fn.meta.get("split") else None
@@ -208,57 +213,110 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
         names.union(keep, other)
         members[keep] = ca | cb
         members.pop(other, None)
-    _assign_names(fn, pos, graph, names, inlined, reserved)
+    classes, root_of = _classes(fn, pos, names, inlined)
+    group_of: dict = {}  # variable -> the variables printed with its base name (any number)
+    groups: dict = {}
+    for r, ms in classes.items():
+        group = groups.setdefault(root_name(_class_base(r, ms, fn, pos)), set())
+        group |= ms
+        group.add(r)
+        for m in ms:
+            group_of[m] = group
+        group_of[r] = group
+    for v, r in root_of.items():  # an inlined member of a class interferes with it still
+        if v not in group_of and r in group_of:
+            group_of[v] = group_of[r]
+            group_of[r].add(v)
+    # a variable alone in its group conflicts with no one: the walk need not follow it
+    shared = {v for v, group in group_of.items() if len(group) > 1}
+    graph = _interference(fn, Interference(inlined, shared, group_of.get))
+    _assign_names(fn, pos, graph, names, classes, root_of, reserved)
     return names
 
 
-def _assign_names(fn, pos, graph, names: Names, inlined: set, reserved: set):
+def _copy_components(fn: Function, copying: set) -> dict:
+    """variable -> the variables it may come to share a name with: those a chain of copies
+    connects it to (coalescing merges classes along copies only)."""
+    walk = Interference(frozenset(), copying, lambda v: None)
+    _interference(fn, walk)  # (the copies, in program order)
+    links = Names()
+    for a, b in walk.copies:
+        links.union(a, b)
+    components: dict = {}
+    for v in copying:
+        components.setdefault(links.find(v), set()).add(v)
+    return {v: components[links.find(v)] for v in copying}
+
+
+def _interference(fn: Function, graph: Interference) -> Interference:
+    live = graph.block(fn.body, graph.tracked(fn.body.results))
+    for p in fn.params:
+        graph.edges(p, live | set(fn.params))
+    for v, _ in fn.kwonly:
+        graph.edges(v, live | set(fn.params))
+    return graph
+
+
+def _classes(fn, pos, names: Names, inlined: set) -> tuple:
+    """{root: its printed members} and {variable: its root} after coalescing."""
     classes: dict = {}
     root_of: dict = {}
-    for v in graph.nodes | set(fn.params) | set(pos.defpos):
+    used = (v for v, _ in fn.kwonly)
+    for v in set(pos.defpos) | set(fn.params) | set(pos.uses) | set(used):
         root_of[v] = r = names.find(v)
         if isinstance(v, Var) and v not in inlined:
             classes.setdefault(r, set()).add(v)
-    adj: dict = {}
+    return classes, root_of
+
+
+def _class_base(r, members, fn, pos) -> str:
+    """The base name a class prints with (a number may be appended)."""
+    if r in fn.params or any(m in fn.params for m in members):
+        return next(m for m in [r] + sorted(members, key=lambda m: m.name)
+                    if m in fn.params or m is r).name
+    return _base_name(r, members, pos)
+
+
+def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
+                  reserved: set):
     merged = {v for v, r in root_of.items() if r is not v}
-    for root, members in classes.items():
-        if len(members) == 1 and root in members and \
-                merged.isdisjoint(graph.adj.get(root, _EMPTY)):
-            nbrs = set(graph.adj.get(root, _EMPTY))  # neighbours that are their own class
-        else:
-            nbrs = set()
-            for m in members:
-                for w in graph.adj.get(m, ()):
-                    nbrs.add(root_of[w] if w in root_of else names.find(w))
-        nbrs.discard(root)
-        adj[root] = nbrs
+
+    def neighbours(root) -> set:
+        """The classes (their roots) that interfere with the class of `root`."""
+        edges = [graph.adj[m] for m in classes[root] if m in graph.adj]
+        if not edges:
+            return _EMPTY
+        nbrs = edges[0] if len(edges) == 1 else set().union(*edges)
+        if not merged.isdisjoint(nbrs):
+            nbrs = (nbrs - merged) | {root_of[w] if w in root_of else names.find(w)
+                                      for w in nbrs & merged}
+        return nbrs
+
     boundary = getattr(pos, "boundary", None) if fn.meta.get("split") else None
+    fwd: set = set()
     if boundary is not None:
-        # names assigned inside the pullback closure must not shadow the forward sweep's
+        # names assigned inside the pullback closure must not shadow the forward sweep's:
+        # each class of one sweep is blocked by every name printed for the other's
         seeds = set(fn.meta.get("seed_params", ()))  # the pullback's own parameters
         fwd = {r for r, ms in classes.items()
                if min(pos.defpos.get(m, -1) for m in ms) < boundary and not (ms & seeds)}
-        rev = set(classes) - fwd
-        for r in rev:
-            adj[r] |= fwd
-        for f in fwd:
-            adj[f] |= rev
+    sweep_names: tuple = (set(), set())  # names printed in the (pullback, forward sweep)
     order = sorted(classes, key=lambda r: (r not in fn.params,
                                            min(pos.defpos.get(m, -1) for m in classes[r]),
                                            r.name))
     printed: dict = {}
     for r in order:
-        base = _base_name(r, classes[r], pos)
-        if r in fn.params or any(m in fn.params for m in classes[r]):
-            base = next(m for m in [r] + sorted(classes[r], key=lambda m: m.name)
-                        if m in fn.params or m is r).name
-        blocked = {printed[w] for w in adj[r] & printed.keys()}  # names of live neighbours
+        base = _class_base(r, classes[r], fn, pos)
+        blocked = {printed[w] for w in neighbours(r) & printed.keys()}  # live neighbours'
+        other_sweep = sweep_names[r not in fwd] if boundary is not None else _EMPTY
         n = 0
         cand = base
-        while cand in reserved or cand in blocked:
+        while cand in reserved or cand in blocked or cand in other_sweep:
             n += 1
             cand = f"{base}_{n}"
         printed[r] = cand
+        if boundary is not None:
+            sweep_names[r in fwd].add(cand)
     names.printed = printed
 
 
@@ -360,83 +418,52 @@ def _copy_candidates(fn: Function) -> set:
     return out
 
 
-def _special(fn: Function, pos) -> set:
-    """The variables whose every interference is recorded (see Interference).
-
-    Those of loop and branch copies, and the parameters. The result and the accumulator
-    of an in-place update (`x_bar += g`) are coalesced too, but a chain of such updates
-    whose members all print with one base name, and that meets no other copy, only needs
-    the interferences within that name's group: it stays out of the special set, which
-    keeps the graph small when a function accumulates many cotangents in place.
-    """
-    special = _copy_candidates(fn) | set(fn.params) | {v for v, _ in fn.kwonly}
-    pairs = []
+def _copy_participants(fn: Function) -> set:
+    """The variables that take part in copies: loop and branch inputs and outputs, and
+    the result and accumulator of an in-place update (`x_bar += g`)."""
+    out = _copy_candidates(fn)
 
     def walk(b: Block):
         for st in b.stmts:
             if isinstance(st, Call) and st.fn in SCATTERS and isinstance(st.args[0], Var):
-                pairs.append((st.target, st.args[0]))
+                out.update((st.target, st.args[0]))
             for inner in blocks_of(st):
                 walk(inner)
 
     walk(fn.body)
-    if not pairs:
-        return special
-    chains = Names()  # union-find over the pairs: one class per chain of updates
-    for t, a in pairs:
-        chains.union(a, t)
-    groups: dict = {}  # chain -> its members
-    for t, a in pairs:
-        groups.setdefault(chains.find(a), set()).update((t, a))
-    for members in groups.values():
-        bases = {root_name(_base_name(v, {v}, pos)) for v in members}
-        if len(bases) > 1 or not special.isdisjoint(members):
-            special |= members
-    return special
+    return out
 
 
 class Interference:
     """Backward liveness over the structured IR, recording which variables interfere.
 
-    Only interferences that can matter are recorded: any involving a variable that takes
-    part in a copy (`special`), and those between variables of the same base name (which
-    may be printed with the same name). That keeps the graph small for long functions.
+    Only interferences that the caller reads are recorded: those of `v` with the variables
+    `partners(v)` (None: none), and only the variables in `track` (None: all) are followed,
+    which keeps the live sets and the graph small for long functions.
     """
 
-    def __init__(self, special: set, pos, inlined=frozenset()):
+    def __init__(self, inlined=frozenset(), track=None, partners=None):
         self.adj: dict = {}
         self.copies: list = []  # (dest, source) pairs worth coalescing, in program order
         self.updates: set = set()  # the (result, accumulator) pairs of in-place updates
-        self.nodes: set = set()
-        self.special = special
-        self.pos = pos
-        self.by_base: dict = {}  # the name a variable would be printed with -> variables
-        self.base_of: dict = {}
+        self.track = track
+        self.partners = partners
         self.inlined = inlined  # folded into expressions: never printed, never named
-        for v in list(pos.defpos):
-            if isinstance(v, Var) and v not in inlined:
-                self._base(v)
 
-    def _base(self, v) -> set:
-        b = self.base_of.get(v)
-        if b is None:
-            # numbered variants (x_1, x_1_1) can be printed for any x: one group for all
-            b = self.base_of[v] = root_name(_base_name(v, {v}, self.pos))
-        group = self.by_base.get(b)
-        if group is None:
-            group = self.by_base[b] = set()
-        group.add(v)
-        return group
+    def tracked(self, atoms) -> set:
+        """The variables among `atoms` that the liveness follows."""
+        track = self.track
+        if track is None:
+            return {a for a in atoms if isinstance(a, Var)}
+        return {a for a in atoms if isinstance(a, Var) and a in track}
 
     def edges(self, v, live):
         if v in self.inlined:
             return
-        self.nodes.add(v)
-        group = self._base(v)
-        if v in self.special:
-            others = set(live)
-        else:
-            others = (live & group) | (live & self.special)
+        partners = self.partners(v)
+        if partners is None:
+            return
+        others = live & partners
         others.discard(v)
         if not others:
             return
@@ -444,12 +471,10 @@ class Interference:
         for w in others:
             if isinstance(w, Var):
                 self.adj.setdefault(w, set()).add(v)
-        self.nodes.update(others)
 
     def copy(self, dest, src):
         if isinstance(src, Var):
             self.copies.append((dest, src))
-            self.nodes.update((dest, src))
 
     def block(self, b: Block, live_out: set) -> set:
         live = set(live_out)
@@ -463,7 +488,7 @@ class Interference:
             case Call(target=t):
                 live.discard(t)
                 self.edges(t, live)
-                live.update(a for a in atoms_of(s) if isinstance(a, Var))
+                live |= self.tracked(atoms_of(s))
                 if s.fn in SCATTERS:
                     self.copy(t, s.args[0])
                     self.updates.add((t, s.args[0]))
@@ -472,7 +497,7 @@ class Interference:
                 after = live - set(outs)
                 ins = set()
                 for blk in (then, orelse):
-                    end = after | {r for r in blk.results if isinstance(r, Var)}
+                    end = after | self.tracked(blk.results)
                     for i, o in enumerate(outs):
                         others = {r for j, r in enumerate(blk.results) if j != i}
                         self.edges(o, (after | others | set(outs)) - {o})
@@ -480,9 +505,7 @@ class Interference:
                 for o, a, b2 in zip(outs, then.results, orelse.results):
                     self.copy(o, a)
                     self.copy(o, b2)
-                if isinstance(c, Var):
-                    ins.add(c)
-                return ins
+                return ins | self.tracked((c,))
             case ForRange(index=i, start=a, stop=st, step=sp, params=ps, inits=inits, body=body,
                           outputs=outs):
                 bounds = [a, st, sp] if s.over is None else [s.over]
@@ -495,10 +518,10 @@ class Interference:
         pset = set(ps)
         for o, p in zip(outs, ps):
             self.edges(o, (live - {o}) | set(outs) - {o})
-        exit_live = (live - set(outs)) | pset
+        exit_live = (live - set(outs)) | self.tracked(ps)
         header = set(exit_live)
         for _ in range(10):
-            end = (header - pset) | {r for r in body.results if isinstance(r, Var)}
+            end = (header - pset) | self.tracked(body.results)
             for p, r in zip(ps, body.results):
                 self.edges(p, ((header - {p}) | {x for x in body.results if x is not r}) - {p})
             top = self.block(body, end)
@@ -507,9 +530,8 @@ class Interference:
                 top = top - {index}
             new_header = exit_live | top
             for cb in cond_blocks:
-                new_header = self.block(cb, new_header | {
-                    r for r in cb.results if isinstance(r, Var)})
-            new_header |= {b for b in bounds if isinstance(b, Var)}
+                new_header = self.block(cb, new_header | self.tracked(cb.results))
+            new_header |= self.tracked(bounds)
             if new_header <= header:
                 break
             header |= new_header
@@ -521,8 +543,8 @@ class Interference:
             self.copy(p, init)
         for p, r in zip(ps, body.results):
             self.copy(p, r)
-        live_in = (header - pset) | {x for x in inits if isinstance(x, Var)}
-        live_in |= {b for b in bounds if isinstance(b, Var)}
+        live_in = (header - pset) | self.tracked(inits)
+        live_in |= self.tracked(bounds)
         return live_in
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import gast
 
 from s2sad.errors import Loc, SourceUnavailableError, UnsupportedSyntaxError
+from s2sad.ir.per_function import FunctionKeyed
 
 
 @dataclass
@@ -59,7 +60,7 @@ class ParsedFunction:
         raise KeyError(name)
 
 
-_CACHE: dict = {}
+_CACHE = FunctionKeyed()  # func -> (code, ParsedFunction); goes with the function
 
 
 def _describe(func) -> str:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from s2sad.ir.per_function import FunctionKeyed
+
 
 class RecursiveCall:
     """A call of a user function that is already being lowered (recursion): not inlined.
@@ -16,7 +18,7 @@ class RecursiveCall:
     the arguments at run time, so the derivative recurses the way the function does.
     """
 
-    _instances: dict = {}
+    _instances = FunctionKeyed()  # goes with the function (it holds it, and its derivatives)
     make_derivative = None  # (func, mode, wrt) -> derivative object; set by s2sad.api
 
     def __new__(cls, func):
