@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from s2sad import api
+from s2sad import derivative
 from s2sad.store import cache
 
 MODULE = """
@@ -26,7 +26,7 @@ def cache_dir(tmp_path, monkeypatch):
     d = tmp_path / "cache"
     monkeypatch.setenv("S2SAD_CACHE_DIR", str(d))
     monkeypatch.delenv("S2SAD_CACHE", raising=False)
-    monkeypatch.setattr(api, "_GLOBAL_CACHE", {})
+    monkeypatch.setattr(derivative, "_GLOBAL_CACHE", {})
     cache._WARNED.clear()
     return d
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import s2sad
-from s2sad import api, transform
+from s2sad import derivative, transform
 from s2sad.store import cache, cache_entries
 from tests.codegen.cache_setup import MODULE, write_module
 
@@ -51,7 +51,7 @@ def test_entry_is_written_and_served_without_compiling(tmp_path, monkeypatch, ca
     np.testing.assert_allclose(grad_at(mod, x, y), expected_grad(x, y))
     assert len(entries(cache_dir)) == 1
     assert cache.read_entry(entries(cache_dir)[0]) is not None
-    monkeypatch.setattr(api, "_GLOBAL_CACHE", {})
+    monkeypatch.setattr(derivative, "_GLOBAL_CACHE", {})
     no_compiler(monkeypatch)
     d = s2sad.grad(mod.f)
     np.testing.assert_allclose(d(x, y), expected_grad(x, y))
@@ -108,7 +108,7 @@ def test_corrupt_entry_is_regenerated_not_executed(tmp_path, monkeypatch, cache_
         evil = f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')\n"
         path.write_bytes(data.replace(b"def f_grad", evil.encode() + b"def f_grad", 1))
     assert cache.read_entry(path) is None
-    monkeypatch.setattr(api, "_GLOBAL_CACHE", {})
+    monkeypatch.setattr(derivative, "_GLOBAL_CACHE", {})
     np.testing.assert_allclose(grad_at(mod, x, y), expected_grad(x, y))
     assert not marker.exists()
     assert cache.read_entry(path) is not None  # rewritten whole

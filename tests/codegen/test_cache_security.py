@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 import s2sad
-from s2sad import api, transform
+from s2sad import derivative, transform
 from s2sad.store import cache, cache_entries
 from tests.codegen.cache_setup import write_module
 from s2sad.codegen.compile import code_filename
@@ -64,7 +64,7 @@ def args():
 
 def fresh(monkeypatch):
     """Forget what this process compiled: the next derivative is looked up on disk."""
-    monkeypatch.setattr(api, "_GLOBAL_CACHE", {})
+    monkeypatch.setattr(derivative, "_GLOBAL_CACHE", {})
 
 
 def filled(tmp_path, monkeypatch, cache_dir):
@@ -389,11 +389,11 @@ warnings.simplefilter("always")
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     import s2sad, conc_model
-    from s2sad import api
+    from s2sad import derivative
     wrong = 0
     for r in range(int(sys.argv[1])):
         for n in (2, 3, 5):
-            api._GLOBAL_CACHE.clear()  # look it up on disk again (or write it)
+            derivative._GLOBAL_CACHE.clear()  # look it up on disk again (or write it)
             x = np.linspace(0.2, 1.0, n + r % 3)
             y = np.linspace(1.0, 2.0, n + r % 3)
             g = s2sad.grad(conc_model.f)(x, y)

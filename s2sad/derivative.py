@@ -1,0 +1,635 @@
+"""Derivative: the callable every transformation returns (s2sad.api makes them).
+
+It compiles lazily, specialises the generated code on the kinds of its arguments (Python
+scalar, array shape and dtype, list length) and caches each specialisation in memory, with
+a generated dispatcher as its fast path. A specialisation is served only while everything
+it was compiled from still holds (its guards: see s2sad.frontend.guards and
+docs/guards.md), and a derivative binds its arguments exactly as the function does
+(s2sad.calls: what it refuses, the precision of its results, the pullback's seed).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import linecache
+import threading
+import types
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+
+import numpy as np
+
+from s2sad.calls import checked_vjp, in_precision, refuse_argument
+from s2sad.calls import sample as sample_of
+from s2sad.errors import RecursionLimitError
+from s2sad.frontend.guards import Guards, collect
+from s2sad.ir.kinds import UNKNOWN, kind_of_value
+from s2sad.ir.per_function import FunctionKeyed
+from s2sad.ir.prims import RecursiveCall
+from s2sad.passes.forward import tangent_suffix
+from s2sad.store.compiled import compiled
+from s2sad.transform import resolve_wrt, with_checkpoints
+from s2sad_rules import TABLE
+
+P = ParamSpec("P")  # the parameters of the differentiated function
+R = TypeVar("R")  # what the differentiated function returns
+Out = TypeVar("Out", covariant=True)  # what a derivative returns
+# `wrt`: a positional parameter's index or name, a tuple (or list) of them, or None for all
+WrtSpec = int | str | tuple[int | str, ...] | list[int | str] | None
+Pullback = Callable[[Any], tuple[Any, ...]]  # out_bar -> one cotangent per wrt argument
+
+if TYPE_CHECKING:
+    from typing import Generic as _Generic
+else:
+    class _Generic:
+        """`typing.Generic` for the type checker only. At run time a subscript (`Derivative[P,
+        Any]` in an evaluated annotation) gives a `types.GenericAlias`, and a subclass costs no
+        generic bookkeeping: each Derivative makes its own class (typing.Generic's
+        __init_subclass__ made that 1.5 us slower, measured)."""
+
+        __slots__ = ()
+        __class_getitem__ = classmethod(types.GenericAlias)
+
+_ndarray = np.ndarray
+# The caches keyed by a function keep no function alive (ir/per_function.py).
+_GLOBAL_CACHE: Any = FunctionKeyed()  # (func, code, mode, wrt, wrt_tuple, arg key) -> compiled
+_DISPATCH_CODE: dict[str, Any] = {}  # dispatcher source -> compiled code (constants in env)
+_LAST_BY_FUNC: Any = FunctionKeyed()  # (func, code, mode, wrt, wrt_tuple) -> last specialisation
+_LIVE: weakref.WeakSet[Derivative[Any, Any]] = weakref.WeakSet()  # reset when rules change
+# Compiling is serialised: CPython's `ast` module is not safe to use from several threads
+# at once, and two threads asking for one specialisation should compile it once.
+_COMPILE_LOCK = threading.RLock()
+_DEFAULT = type("_DefaultMarker", (), {"__repr__": lambda self: "<default>"})()
+_PREFIX = "_s2_"  # names of the dispatcher's own constants
+
+
+def _arg_key(a: Any) -> Any:
+    """What the generated code is specialised on, for one argument."""
+    t = type(a)
+    if t is _ndarray:
+        return (a.shape, a.dtype.char)
+    if t is tuple or t is list:
+        return (t, tuple(map(_arg_key, a)))
+    return t
+
+
+def _rules_changed() -> None:
+    """A rule was registered: no derivative compiled before may be served again."""
+    _GLOBAL_CACHE.clear()
+    _LAST_BY_FUNC.clear()
+    for d in list(_LIVE):
+        d._invalidate()
+
+
+TABLE.add_listener(_rules_changed)
+RecursiveCall.make_derivative = staticmethod(  # type: ignore[assignment]
+    lambda func, mode, wrt: Derivative(func, mode, wrt))
+
+
+_SIGNATURES: Any = FunctionKeyed()  # function -> (code, defaults, kwdefaults, signature)
+
+
+def _signature(func: Callable[..., Any]) -> inspect.Signature:
+    """inspect.signature(func), kept while the function's code and defaults are the same."""
+    facts = (getattr(func, "__code__", None), getattr(func, "__defaults__", None),
+             getattr(func, "__kwdefaults__", None))
+    try:
+        hit = _SIGNATURES.get(func)
+    except TypeError:
+        return inspect.signature(func)
+    if hit is not None and all(a is b for a, b in zip(hit[:3], facts)) and \
+            (facts[2] is None or hit[4] == facts[2]):
+        sig: inspect.Signature = hit[3]
+        return sig
+    sig = inspect.signature(func)
+    _SIGNATURES[func] = facts + (sig, dict(facts[2]) if facts[2] is not None else None)
+    return sig
+
+
+_RESOLVED: Any = FunctionKeyed()  # (function, mode, wrt) -> its signature and what it resolves to
+
+
+_PRIMITIVE_WRAPPERS: Any = FunctionKeyed()  # primitive -> a function calling it
+
+
+def _primitive_function(fn: Callable[..., Any]) -> Callable[..., Any] | None:
+    """A Python function calling the primitive `fn` (np.sin, math.exp, ...), so that its
+    derivative is compiled from the rule like any call of it; None if `fn` has no rule."""
+    try:
+        if not TABLE.is_primitive(fn):
+            return None
+        hit: Callable[..., Any] | None = _PRIMITIVE_WRAPPERS.get(fn)
+    except TypeError:
+        return None
+    if hit is not None:
+        return hit
+    name = getattr(fn, "__name__", None) or "primitive"
+    if not name.isidentifier():
+        name = "primitive"
+    if isinstance(fn, np.ufunc):
+        params = ["x"] if fn.nin == 1 else [f"x{i + 1}" for i in range(fn.nin)]
+    else:
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError):
+            return None
+        params = [p.name for p in sig.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                  and p.default is p.empty]
+        if not params or not all(p.isidentifier() for p in params):
+            return None
+    module = getattr(fn, "__module__", None) or type(fn).__module__
+    filename = f"<s2sad: {module}.{name}>"
+    args = ", ".join(params)
+    source = f"def {name}({args}):\n    return _s2sad_primitive({args})\n"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    scope: dict[str, Any] = {"_s2sad_primitive": fn, "__name__": f"s2sad.primitive.{name}"}
+    exec(compile(source, filename, "exec"), scope)
+    wrapper: Callable[..., Any] = scope[name]
+    wrapper.__qualname__ = f"{module}.{name}"
+    _PRIMITIVE_WRAPPERS[fn] = wrapper
+    return wrapper
+
+
+class Derivative(_Generic[P, Out]):
+    """A derivative of a Python function, compiled on first use.
+
+    Every transformation (`grad`, `vjp`, ...) returns one. Call it like the function: the
+    same parameters, defaults and keywords (the derivatives made by `jvp` and `hvp` also
+    take one tangent or vector per differentiated argument, after the arguments). A call
+    returns what its transformation says: a gradient, `(out, out_dot)`, `(out, pullback)`,
+    a Jacobian. For a type checker it is a `Derivative[P, Out]`, whose calls take the
+    parameters `P` (the function's own, keeping their names; `...` for `jvp` and `hvp`)
+    and return `Out`.
+
+    `source` is the generated Python source of the most recent specialisation (a generic one
+    before the first call), `source_for(*args)` the source specialised for some arguments
+    and `compiled_function` the generated function itself.
+
+    Examples:
+        >>> import s2sad
+        >>> def cube(x):
+        ...     return x * x * x
+        >>> d = s2sad.grad(cube)
+        >>> d
+        <s2sad grad of cube>
+        >>> d(2.0)  # 3 * 2.0 ** 2
+        12.0
+        >>> d.__signature__  # the function's own parameters
+        <Signature (x)>
+        >>> "def cube_grad(x):" in d.source_for(2.0)  # the generated Python
+        True
+    """
+
+    func: Callable[..., Any]  # the function differentiated
+    mode: str  # "grad", "vjp", "jvp", ...: the transformation
+    __name__: str
+    __signature__: inspect.Signature
+    __wrapped__: Callable[..., Any]
+
+    if TYPE_CHECKING:  # at run time each derivative's class gets the generated dispatcher
+        def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Out: ...
+
+    def __init__(self, func: Callable[P, Any], mode: str, wrt: WrtSpec = None,
+                 checkpoints: int | None = None) -> None:
+        if not callable(func):
+            raise TypeError(f"s2sad.{mode} needs a function, got {func!r}")
+        if checkpoints is not None and (isinstance(checkpoints, bool) or
+                                        not isinstance(checkpoints, int) or checkpoints < 1):
+            raise ValueError(f"s2sad.{mode}: checkpoints must be a positive int (the most "
+                             f"snapshots a loop keeps), not {checkpoints!r}")
+        self.checkpoints = checkpoints
+        # the mode compiled: its own with the checkpointing option, keyed apart in caches
+        self._cmode = with_checkpoints(mode, checkpoints)
+        wrapper = _primitive_function(func)
+        self.func = wrapper if wrapper is not None else func
+        self.mode = mode
+        self._wrt_spec = wrt
+        self._wrt: Any = None  # the indices of the wrt parameters, once resolved
+        self._cache: dict[Any, Any] = {}
+        self._last: Any = None
+        self._n_params: int = None  # type: ignore[assignment]  # set by _resolve
+        self._fast_paths: list[Any] = []
+        self._dispatch_defaults = None  # the function's __defaults__ the dispatcher keeps
+        self._slow_calls = 0
+        self._arity = -1  # the number of parameters when all are positional
+        # each Derivative gets its own class, whose __call__ is the generated dispatcher
+        self.__class__ = type(type(self).__name__, (type(self),), {})
+        type(self).__call__ = _generic_call  # type: ignore[method-assign]
+        functools.update_wrapper(self, func, updated=())
+        del self.__wrapped__  # the signature is the derivative's own, set when resolved
+        self.__name__ = f"{getattr(func, '__name__', 'f')}_{mode}"
+        self._resolve_quietly()
+        _LIVE.add(self)
+
+    @property
+    def __s2sad_function__(self) -> Callable[..., Any]:
+        """The function this derivative differentiates (read by the guards)."""
+        return self.func
+
+    # -- compilation ---------------------------------------------------
+
+    def _resolve(self) -> tuple[int, ...]:
+        if self._wrt is None:
+            sig = _signature(self.func)
+            key: Any
+            hit: Any
+            try:
+                key = (self.func, self.mode, self._wrt_spec)
+                hit = _RESOLVED.get(key)
+            except TypeError:  # an unhashable wrt (a list)
+                key = hit = None
+            if hit is None or hit[0] is not sig:
+                hit = (sig,) + self._resolved_from(sig)
+                if key is not None:
+                    _RESOLVED[key] = hit
+            (_, self._wrt, self._wrt_tuple, self.__signature__, self._positional, self._kwonly,
+             self._arity) = hit
+            self._n_params = len(self._positional)
+        wrt: tuple[int, ...] = self._wrt
+        return wrt
+
+    def _resolved_from(self, sig: inspect.Signature) -> tuple[Any, ...]:
+        """(wrt, wrt_tuple, call signature, positional names, keyword-only names, arity)."""
+        wrt, wrt_tuple = resolve_wrt(self.func, self._wrt_spec, sig)
+        self._wrt = wrt  # the call signature names one tangent per differentiated argument
+        call_sig = self._call_signature(sig)
+        params = list(sig.parameters.values())
+        positional = [p.name for p in params
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        kwonly = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+        plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                    for p in call_sig.parameters.values())
+        arity = len(call_sig.parameters) if plain else -1
+        return wrt, wrt_tuple, call_sig, positional, kwonly, arity
+
+    def _valid(self, hit: Any) -> bool:
+        """May `hit` still be served? (Refreshes its guards' identities when values held.)"""
+        if getattr(hit, "table_version", None) != TABLE.version:
+            return False
+        guards = getattr(hit, "guards", None)
+        if guards is None:
+            return False
+        if not guards.holds():
+            return False
+        hit.guards = guards.refreshed()
+        return True
+
+    def _compile(self, key: tuple[Any, ...], args: list[Any], kwargs: dict[str, Any]) -> Any:
+        with _COMPILE_LOCK:
+            hit = self._cache.get(key)
+            if hit is not None and self._valid(hit):
+                return hit
+            wrt = self._resolve()
+            for name, value in zip(self._positional, args):
+                refuse_argument(self.func, name, value)
+            for name, value in kwargs.items():
+                refuse_argument(self.func, name, value)
+            gkey = (self.func, getattr(self.func, "__code__", None), self._cmode, wrt,
+                    self._wrt_tuple, key)
+            try:
+                hit = _GLOBAL_CACHE.get(gkey)
+            except TypeError:
+                hit = None
+            if hit is not None and not self._valid(hit):
+                hit = None
+            if hit is None:
+                # what the code will be compiled from, read before it is compiled
+                guards, version = collect(self.func), TABLE.version
+                arg_kinds = [kind_of_value(a, keep_value=False) for a in args]
+                kw_kinds = {n: kind_of_value(v, keep_value=False) for n, v in kwargs.items()}
+                hit = compiled(self.func, self._cmode, wrt, self._wrt_tuple, arg_kinds, kw_kinds)
+                hit.guards, hit.table_version = guards, version
+                try:
+                    _GLOBAL_CACHE[gkey] = hit
+                except TypeError:
+                    pass
+            try:
+                _LAST_BY_FUNC[gkey[:5]] = hit
+            except TypeError:
+                pass
+            self._cache[key] = hit
+            self._last = hit
+            return hit
+
+    def _invalidate(self) -> None:
+        """Forget every specialisation (something they were compiled from changed)."""
+        self._cache.clear()
+        self._fast_paths.clear()
+        self._last = None
+        type(self).__call__ = _generic_call  # type: ignore[method-assign]
+
+    def _bind(self, args: tuple[Any, ...],
+              kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        """(positional values, keyword-only values) of a call, the function's current
+        defaults filled in; a call that does not fit raises TypeError naming the function."""
+        self._resolve()
+        if not kwargs and len(args) == self._arity and \
+                not any(a is _DEFAULT for a in args):
+            return list(args), {}  # every parameter passed by position: nothing to bind
+        try:
+            bound = self.__signature__.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.__name__}(): {e}") from None
+        values = bound.arguments
+        sig_params = self.__signature__.parameters
+        plain = [n for n, p in sig_params.items()
+                 if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        missing = [n for n in plain if n not in values or values[n] is _DEFAULT]
+        if missing:
+            current = _signature(self.func).parameters
+            for n in missing:
+                p = current.get(n)
+                if p is None or p.default is p.empty:
+                    raise TypeError(f"{self.__name__}() missing a required argument: {n!r}")
+                values[n] = p.default
+        n_pos = len(plain) - len(self._kwonly)
+        return [values[n] for n in plain[:n_pos]], {n: values[n] for n in self._kwonly}
+
+    def _resolve_quietly(self) -> None:
+        """Resolve wrt now when possible (errors surface again at first use)."""
+        try:
+            self._resolve()
+        except Exception:
+            self._wrt = None
+
+    def _call_signature(self, sig: inspect.Signature) -> inspect.Signature:
+        """The signature of the derivative itself (a JVP also takes one tangent per wrt)."""
+        params = list(sig.parameters.values())
+        if self.mode not in ("jvp", "hvp"):
+            return sig.replace(return_annotation=inspect.Signature.empty)
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        rest = [p for p in params if p not in positional]
+        suffix = tangent_suffix([p.name for p in positional])  # x_dot2 for a JVP's JVP
+        tangents = [inspect.Parameter(positional[i].name + suffix,
+                                      inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                    for i in self._wrt]
+        plain = [p.replace(default=inspect.Parameter.empty) for p in positional]
+        return sig.replace(parameters=plain + tangents + rest,
+                           return_annotation=inspect.Signature.empty)
+
+    def _slow_call(self, *args: Any, **kwargs: Any) -> Any:
+        """Bind the call, find (or compile) the specialisation for its argument key."""
+        pos, kw = self._bind(args, kwargs)
+        primal = pos[:self._n_params]
+        key = tuple(map(_arg_key, primal))
+        if kw:
+            key += tuple(sorted((k, _arg_key(v)) for k, v in kw.items()))
+        hit = self._cache.get(key)
+        refreshed = False
+        if hit is not None:
+            before = hit.guards
+            if self._valid(hit):
+                refreshed = any(a[3] is not b[3] for a, b in zip(before, hit.guards))
+            else:
+                self._invalidate()
+                hit = None
+        if hit is None:
+            hit = self._compile(key, primal, kw)
+            with _COMPILE_LOCK:
+                paths = [fp for fp in self._fast_paths if fp[1] is not hit]
+                # what the dispatcher tests, not the arrays (they are not kept alive)
+                self._fast_paths = [(sample_of(primal, kw, self._kwonly), hit)] + paths[:3]
+            refreshed = True
+        self._slow_calls += 1
+        generic = type(self).__dict__.get("__call__") is _generic_call
+        if (refreshed or generic or self._dispatch_defaults is not
+                getattr(self.func, "__defaults__", None)) and self._slow_calls > 1:
+            # (not on a first call: `s2sad.grad(f)(x)` made afresh in a loop never builds one)
+            with _COMPILE_LOCK:
+                self._install_dispatcher()
+        try:
+            out = in_precision(self, sample_of(primal, kw, self._kwonly), hit)(*pos, **kw)
+        except RecursionError as e:
+            raise RecursionLimitError.of(self.__name__, e) from None
+        return checked_vjp(out, self.__name__) if self.mode == "vjp" else out
+
+    def _install_dispatcher(self) -> None:
+        """Generate the dispatcher: the guards, then cheap type/shape tests of recent
+        signatures, each calling its generated function directly.
+
+        It has the parameters of the derivative itself (names, defaults, keywords), so a
+        call that does not fit fails as a call of the function would. Installed as the
+        `__call__` of this object's own class: calling the object costs one Python call
+        more than calling the generated function.
+        """
+        sig = self.__signature__
+        names = list(sig.parameters)
+        self._dispatch_defaults = getattr(self.func, "__defaults__", None)
+        if any(n.startswith(_PREFIX) for n in names) or any(
+                p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
+            type(self).__call__ = _generic_call  # type: ignore[method-assign]
+            return
+        n_pos = len(names) - len(self._kwonly)
+        env: dict[str, Any] = {f"{_PREFIX}slow": self._slow_call, f"{_PREFIX}DEFAULT": _DEFAULT}
+        params, fill = self._dispatch_parameters(sig, n_pos, env)
+        call = ", ".join(names[:n_pos] + [f"{n}={n}" for n in self._kwonly])
+        guards = Guards()
+        for _, hit in self._fast_paths:
+            guards = guards.merged(hit.guards)
+        cond = guards.condition(env, _PREFIX + "G")
+        wrap = f"{_PREFIX}vjp" if self.mode == "vjp" else ""
+        if wrap:
+            env[wrap] = functools.partial(checked_vjp, name=self.__name__)
+        fname = self.__name__ if self.__name__.isidentifier() else "derivative"
+        lines = [f"def {fname}({', '.join(params)}):"] + _dispatch_guard_lines(cond, fill)
+        n_body = len(lines)
+        lines += self._fast_path_lines(names[:self._n_params] + self._kwonly, call, wrap, env)
+        if len(lines) == n_body:
+            lines.append("        pass")
+        lines.append(f"    return {_PREFIX}slow({call})")
+        # a recursion too deep for Python is told in words (a try costs nothing in 3.11)
+        env[f"{_PREFIX}deep"] = functools.partial(RecursionLimitError.of, self.__name__)
+        body = "\n".join(lines[1:]).replace("\n", "\n    ")
+        lines = [lines[0], "    try:", "    " + body,
+                 f"    except RecursionError as {_PREFIX}e:",
+                 f"        raise {_PREFIX}deep({_PREFIX}e) from None"]
+        fn = _compiled_dispatcher("\n".join(lines), env, fname)
+        fn.__qualname__ = self.__name__
+        type(self).__call__ = staticmethod(fn)  # type: ignore[method-assign]
+
+    def _dispatch_parameters(self, sig: inspect.Signature, n_pos: int,
+                             env: dict[str, Any]) -> tuple[list[str], list[str]]:
+        """The dispatcher's parameter list (a default is a marker) and the statements that
+        fill in a default the call left out, as the function would read it."""
+        params: list[str] = []
+        fill: list[str] = []
+        current = _signature(self.func).parameters
+        for i, n in enumerate(sig.parameters):
+            p = sig.parameters[n]
+            if i == n_pos and self._kwonly:
+                params.append("*")
+            if p.default is not p.empty:
+                params.append(f"{n}={_PREFIX}DEFAULT")
+                env[f"{_PREFIX}FUNC"] = self.func
+                if i < n_pos:  # kept, while the function's __defaults__ is the same tuple
+                    env[f"{_PREFIX}D_{n}"] = current[n].default
+                    env[f"{_PREFIX}DEFAULTS"] = self.func.__defaults__
+                    fill.append(f"        if {n} is {_PREFIX}DEFAULT:\n"
+                                f"            if {_PREFIX}FUNC.__defaults__ is {_PREFIX}DEFAULTS:\n"
+                                f"                {n} = {_PREFIX}D_{n}\n"
+                                f"            else:\n"
+                                f"                {_PREFIX}ok = False")
+                else:  # read when used, as the function reads its __kwdefaults__
+                    fill.append(f"        if {n} is {_PREFIX}DEFAULT:\n"
+                                f"            {n} = {_PREFIX}FUNC.__kwdefaults__[{n!r}]")
+            else:
+                params.append(n)
+        if self._kwonly and "*" not in params:
+            params.insert(n_pos, "*")
+        return params, fill
+
+    def _fast_path_lines(self, arg_names: list[str], call: str, wrap: str,
+                         env: dict[str, Any]) -> list[str]:
+        """One test of the arguments' types (and shapes, dtypes) per recent specialisation,
+        each returning its generated function's result."""
+        lines: list[str] = []
+        for k, (sample, hit) in enumerate(self._fast_paths):
+            tests = _sample_tests(k, arg_names, sample, env)
+            if tests is None:
+                continue
+            env[f"{_PREFIX}F{k}"] = in_precision(self, sample, hit)
+            test = " and ".join(tests) if tests else "True"
+            result = f"{_PREFIX}F{k}({call})"
+            lines.append(f"        if {test}:")
+            lines.append(f"            return {wrap}({result})" if wrap else
+                         f"            return {result}")
+        return lines
+
+    # -- inspection ------------------------------------------------------
+
+    @property
+    def source(self) -> str:
+        """The generated Python source of the specialisation used last (a generic one,
+        for arguments of any kind, before the first call).
+
+        Returns:
+            The source text, as `print` shows it.
+
+        Examples:
+            >>> import s2sad
+            >>> def square(x):
+            ...     return x ** 2
+            >>> d = s2sad.grad(square)
+            >>> "def square_grad(x):" in d.source
+            True
+        """
+        if self._last is None or not self._valid(self._last):
+            self._compile_generic()
+        source: str = self._last.source
+        return source
+
+    @property
+    def compiled_function(self) -> Callable[..., Any]:
+        """The plain generated function of the specialisation used last (no dispatch, no
+        guards: it keeps what it was compiled from).
+
+        Returns:
+            The generated function; it takes the derivative's arguments, all of them.
+
+        Examples:
+            >>> import s2sad
+            >>> def square(x):
+            ...     return x ** 2
+            >>> d = s2sad.grad(square)
+            >>> d(3.0)
+            6.0
+            >>> d.compiled_function(3.0)  # 2 x, computed by the generated code alone
+            6.0
+        """
+        if self._last is None or not self._valid(self._last):
+            self._compile_generic()
+        function: Callable[..., Any] = self._last.function
+        return function
+
+    def _compile_generic(self) -> None:
+        with _COMPILE_LOCK:
+            self._resolve()
+            key = (self.func, getattr(self.func, "__code__", None), self._cmode, self._wrt,
+                   self._wrt_tuple)
+            try:
+                recent = _LAST_BY_FUNC.get(key)
+            except TypeError:
+                recent = None
+            if recent is not None and self._valid(recent):
+                self._last = recent
+                return
+            guards, version = collect(self.func), TABLE.version
+            hit = compiled(self.func, self._cmode, self._wrt, self._wrt_tuple,
+                           [UNKNOWN] * self._n_params, {}, ahead_of_time=False)
+            hit.guards, hit.table_version = guards, version
+            self._last = hit
+
+    def source_for(self, *args: P.args, **kwargs: P.kwargs) -> str:
+        """The generated source specialised for these arguments, compiled without running it.
+
+        Returns:
+            The source text of the specialisation a call with these arguments runs.
+
+        Examples:
+            >>> import numpy as np
+            >>> import s2sad
+            >>> def total(x):
+            ...     return np.sum(x)
+            >>> d = s2sad.grad(total)
+            >>> "(3,)" in d.source_for(np.zeros(3))  # specialised for the shape (3,)
+            True
+        """
+        pos, kw = self._bind(args, kwargs)
+        primal = pos[:self._n_params]
+        key = tuple(map(_arg_key, primal))
+        if kw:
+            key += tuple(sorted((k, _arg_key(v)) for k, v in kw.items()))
+        source: str = self._compile(key, primal, kw).source
+        return source
+
+    def __repr__(self) -> str:
+        return f"<s2sad {self.mode} of {getattr(self.func, '__qualname__', self.func)}>"
+
+
+def _generic_call(self: Derivative[Any, Any], *args: Any, **kwargs: Any) -> Any:
+    return self._slow_call(*args, **kwargs)
+
+
+def _dispatch_guard_lines(cond: str, fill: list[str]) -> list[str]:
+    """The dispatcher's body up to its fast paths: the guards and the defaults filled in,
+    leaving `_s2_ok` true where the fast paths may be tried."""
+    if cond == "True" and not fill:
+        return ["    if True:"]
+    lines = ["    try:", f"        {_PREFIX}ok = {cond}"]
+    if fill:
+        lines += [f"        if {_PREFIX}ok:"]
+        lines += ["    " + ln.replace("\n", "\n    ") for ln in fill]
+    return lines + ["    except Exception:", f"        {_PREFIX}ok = False",
+                    f"    if {_PREFIX}ok:"]
+
+
+def _sample_tests(k: int, arg_names: list[str], sample: list[Any],
+                  env: dict[str, Any]) -> list[str] | None:
+    """The tests that arguments are of the kinds of `sample` (type; shape and dtype of an
+    array); None where a container argument makes the dispatcher leave it to the slow path."""
+    tests: list[str] = []
+    for name, (t, shape, dtype) in zip(arg_names, sample):
+        if t is tuple or t is list:
+            return None
+        env[f"{_PREFIX}T{k}_{name}"] = t
+        tests.append(f"type({name}) is {_PREFIX}T{k}_{name}")
+        if t is _ndarray:
+            env[f"{_PREFIX}S{k}_{name}"] = shape
+            env[f"{_PREFIX}D{k}_{name}"] = dtype
+            tests.append(f"{name}.shape == {_PREFIX}S{k}_{name} and "
+                         f"{name}.dtype == {_PREFIX}D{k}_{name}")
+    return tests
+
+
+def _compiled_dispatcher(source: str, env: dict[str, Any], fname: str) -> Callable[..., Any]:
+    """Run the dispatcher's source in `env` and return its function (the code is compiled
+    once per distinct source: the same chain of tests for another function)."""
+    code = _DISPATCH_CODE.get(source)
+    if code is None:
+        code = _DISPATCH_CODE[source] = compile(source, "<s2sad dispatch>", "exec")
+    exec(code, env)
+    fn: Callable[..., Any] = env[fname]
+    return fn
