@@ -348,22 +348,11 @@ def specialised_ir(func, arg_kinds: list, kw_kinds: dict):
 def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
                   in_place: bool = True, wrt_tuple: bool = False):
     mode, checkpoints = split_mode(mode)
-    ir = base_ir(func, arg_kinds, kw_kinds)
     ir = specialised_ir(func, arg_kinds, kw_kinds)
     kinds_in = {p: k for p, k in zip(ir.params, arg_kinds)}
     for v, _ in ir.kwonly:
         kinds_in[v] = kw_kinds.get(v.name, UNKNOWN)
-    for i in wrt:
-        k = kinds_in[ir.params[i]]
-        if k.tag in ("scalar", "array") and k.dtype in ("i", "b"):
-            what = "an int" if k.dtype == "i" else "a bool"
-            raise WrtError(
-                f"cannot differentiate with respect to `{ir.params[i].name}`: it is {what}",
-                ir.loc, f"pass a float (e.g. {ir.params[i].name}=float(...)), or leave it out "
-                        "of wrt")
-        if k.tag == "object":
-            raise WrtError(f"cannot differentiate with respect to `{ir.params[i].name}` of "
-                           "this type", ir.loc, "pass a float or a NumPy float array")
+    _check_wrt(ir, wrt, kinds_in)
     kinds = infer_kinds(ir, kinds_in)
     if mode in ("jacfwd", "jacrev"):
         _refuse_complex_jacobian(ir, mode, wrt, kinds, kinds_in)
@@ -390,33 +379,14 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
     else:
         results = ir.body.results
         if mode in ("grad", "value_and_grad"):
-            if ir.returns_tuple:
-                raise NonDifferentiableError(
-                    f"{mode} needs a function with one scalar output, but {ir.name} returns "
-                    f"a tuple", ir.loc, "use s2sad.vjp, or s2sad.jacrev for the Jacobian")
-            k = kinds.get(results[0], UNKNOWN) if not hasattr(results[0], "value") else \
-                kind_of_value(results[0].value)
-            one_entry = k.tag == "array" and k.shape is not None and \
-                int(np.prod(k.shape)) == 1  # np.sum(..., keepdims=True): seeded with ones
-            if not (k.tag == "scalar" or one_entry) and k.tag != "unknown":
-                raise NonDifferentiableError(
-                    f"{mode} needs a scalar output, but {ir.name} returns {k!r}", ir.loc,
-                    "use s2sad.vjp for a vector-Jacobian product, or s2sad.jacrev for the "
-                    "whole Jacobian")
-            if k.dtype == "c":
-                raise NonDifferentiableError(
-                    f"{mode} needs a real scalar output, but {ir.name} returns a complex "
-                    f"number (a gradient is defined for real-valued functions)", ir.loc,
-                    "return np.real(...), np.imag(...) or np.abs(...) of it, or use s2sad.vjp "
-                    "with a complex cotangent (or s2sad.jvp) for the complex derivative")
+            seed_shape = _scalar_output_shape(ir, mode, kinds)
         out = reverse_pass(ir, kinds, wrt, TABLE, checkpoints)
         param_kinds = dict(kinds_in)
         for r, sp in zip(results, out.meta["seed_params"]):
             param_kinds[sp] = float_kind(kinds.get(r, UNKNOWN) if hasattr(r, "name") and
                                           not hasattr(r, "value") else kind_of_value(r.value))
         if mode in ("grad", "value_and_grad"):
-            out = _seed_with_one(out, keep_value=mode == "value_and_grad",
-                                 shape=k.shape if one_entry else ())
+            out = _seed_with_one(out, keep_value=mode == "value_and_grad", shape=seed_shape)
     if VERIFY_EACH_PASS:
         verify(out)
     # the derivative keeps the primal's statements: their kinds are known already
@@ -430,6 +400,46 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
     out.meta["wrt_tuple"] = wrt_tuple
     verify(out)
     return out
+
+
+def _check_wrt(ir, wrt, kinds_in):
+    """Refuse a `wrt` argument that carries no derivative (an int, a bool, an object)."""
+    for i in wrt:
+        k = kinds_in[ir.params[i]]
+        if k.tag in ("scalar", "array") and k.dtype in ("i", "b"):
+            what = "an int" if k.dtype == "i" else "a bool"
+            raise WrtError(
+                f"cannot differentiate with respect to `{ir.params[i].name}`: it is {what}",
+                ir.loc, f"pass a float (e.g. {ir.params[i].name}=float(...)), or leave it out "
+                        "of wrt")
+        if k.tag == "object":
+            raise WrtError(f"cannot differentiate with respect to `{ir.params[i].name}` of "
+                           "this type", ir.loc, "pass a float or a NumPy float array")
+
+
+def _scalar_output_shape(ir, mode, kinds) -> tuple:
+    """The shape of the seed of a gradient: () for a real scalar output, the output's for
+    one of a single entry (np.sum(..., keepdims=True)); anything else is refused."""
+    results = ir.body.results
+    if ir.returns_tuple:
+        raise NonDifferentiableError(
+            f"{mode} needs a function with one scalar output, but {ir.name} returns "
+            f"a tuple", ir.loc, "use s2sad.vjp, or s2sad.jacrev for the Jacobian")
+    k = kinds.get(results[0], UNKNOWN) if not hasattr(results[0], "value") else \
+        kind_of_value(results[0].value)
+    one_entry = k.tag == "array" and k.shape is not None and int(np.prod(k.shape)) == 1
+    if not (k.tag == "scalar" or one_entry) and k.tag != "unknown":
+        raise NonDifferentiableError(
+            f"{mode} needs a scalar output, but {ir.name} returns {k!r}", ir.loc,
+            "use s2sad.vjp for a vector-Jacobian product, or s2sad.jacrev for the "
+            "whole Jacobian")
+    if k.dtype == "c":
+        raise NonDifferentiableError(
+            f"{mode} needs a real scalar output, but {ir.name} returns a complex "
+            f"number (a gradient is defined for real-valued functions)", ir.loc,
+            "return np.real(...), np.imag(...) or np.abs(...) of it, or use s2sad.vjp "
+            "with a complex cotangent (or s2sad.jvp) for the complex derivative")
+    return tuple(k.shape) if one_entry else ()
 
 
 def _seed_with_one(fn, keep_value: bool, shape: tuple = ()):
