@@ -255,12 +255,7 @@ class Emitter(ExpressionEmitter):
         used = self.pos.count(i) > 0
         iname = self.names.name(i) if used else "_"
         self.out(indent, f"for {iname} in {self.src(rng_node)}:")
-        n0 = len(self.lines)
-        self.block(body, indent + 1, [self.names.name(p) for p in ps])
-        if len(self.lines) == n0:
-            self.out(indent + 1, "pass")
-        self.copies(indent, [self.names.name(o) for o in outs], ps)
-        self.last_line = None
+        self.loop_body(body, indent, ps, outs)
         if recompute:
             self.reverse_part = True
 
@@ -283,6 +278,10 @@ class Emitter(ExpressionEmitter):
             test = gast.UnaryOp(op=gast.Not(), operand=self.atom(cond.results[0]))
             self.out(indent + 1, f"if {self.src(test)}:")
             self.out(indent + 2, "break")
+        self.loop_body(body, indent, ps, outs)
+
+    def loop_body(self, body, indent, ps, outs):
+        """A loop's body (`pass` when it prints nothing), then its carried values' copies."""
         n0 = len(self.lines)
         self.block(body, indent + 1, [self.names.name(p) for p in ps])
         if len(self.lines) == n0:
