@@ -95,7 +95,7 @@ def main():
     import numpy as np
 
     import s2sad
-    from s2sad import api
+    from s2sad import derivative
 
     args = eval(ARGS, {"np": np})
 
@@ -142,7 +142,7 @@ def main():
         t = time.perf_counter()
         d3._compile(key, (0.5,), {})
         lookup.append(time.perf_counter() - t)
-    assert api._GLOBAL_CACHE
+    assert derivative._GLOBAL_CACHE
 
     # 3. new processes: the first fills the disk cache, the next are served from it
     (work / "bench_model.py").write_text(source)
