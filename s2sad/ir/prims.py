@@ -72,6 +72,9 @@ def callee_name(fn) -> str:
         return f"np.{fn.__name__}"
     mod = getattr(fn, "__module__", None) or ""
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    short = getattr(fn, "__name__", None)
+    if mod.startswith("numpy.random") and short and getattr(np.random, short, None) is fn:
+        return f"np.random.{short}"  # (the global generator's methods, on every NumPy)
     if mod == "numpy" or mod.startswith("numpy._"):
         return f"np.{name}"
     if mod.startswith("numpy."):  # a public submodule: np.linalg.norm, np.fft.fft
