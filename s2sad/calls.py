@@ -221,3 +221,76 @@ def check_seed(seed, out, name, path="out_bar"):
         raise ValueError(f"the pullback of {name} needs a {what} {path} (the output is "
                          f"{'real' if kind == 'c' else np.asarray(out).dtype}), got dtype "
                          f"{np.asarray(seed).dtype}")
+
+
+# -- dicts and namedtuples: passed to generated code as tuples ----------------------------
+
+def is_structured(value) -> bool:
+    """A dict or namedtuple, or a tuple or list holding one: the generated code takes it as
+    a tuple of its values (in insertion or field order); its derivative is rebuilt."""
+    t = type(value)
+    if t is dict or (t is not tuple and isinstance(value, tuple)):
+        return True
+    if t is tuple or t is list:
+        return any(is_structured(v) for v in value)
+    return False
+
+
+def flattened(value):
+    """`value` with every dict and namedtuple inside it made a tuple of its values."""
+    t = type(value)
+    if t is dict:
+        return tuple(flattened(v) for v in value.values())
+    if isinstance(value, tuple) or t is list:
+        if not is_structured(value):
+            return value
+        items = [flattened(v) for v in value]
+        return items if t is list else tuple(items)
+    return value
+
+
+def rebuilt(template, flat):
+    """A derivative `flat` (tuples where `template` has dicts and namedtuples) given the
+    structure of `template`: {key: ...} for a dict, the same namedtuple class."""
+    if not is_structured(template) or type(flat) not in (tuple, list):
+        return flat
+    items = [rebuilt(t, f) for t, f in zip(template.values() if type(template) is dict
+                                           else template, flat)]
+    if type(template) is dict:
+        return dict(zip(template, items))
+    if type(template) is not tuple and isinstance(template, tuple):
+        return type(template)(*items)
+    return tuple(items)
+
+
+def structured_call(d, fn, primal):
+    """`fn` (the generated function, called with flattened arguments) returning each wrt
+    argument's derivative with the structure of that argument."""
+    mode, wrt = d.mode, d._wrt
+    if mode in ("jvp",) or not any(is_structured(primal[i]) for i in wrt):
+        return fn
+
+    def per_wrt(grads):
+        if d._wrt_tuple or (mode == "vjp" and isinstance(grads, tuple)):
+            return tuple(rebuilt(primal[i], g) for g, i in zip(grads, wrt))
+        return rebuilt(primal[wrt[0]], grads)
+
+    if mode in ("grad", "hvp"):
+        def run(*args, **kw):
+            return per_wrt(fn(*args, **kw))
+    elif mode == "value_and_grad":
+        def run(*args, **kw):
+            value, grads = fn(*args, **kw)
+            return value, per_wrt(grads)
+    elif mode == "vjp":
+        def run(*args, **kw):
+            out, pullback = fn(*args, **kw)
+
+            def pullback_structured(g):
+                return per_wrt(pullback(g))
+            pullback_structured.__wrapped__ = pullback
+            return out, pullback_structured
+    else:
+        return fn
+    run.__wrapped__ = fn
+    return run

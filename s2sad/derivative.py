@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import numpy as np
 
-from s2sad.calls import checked_vjp, in_precision, refuse_argument
+from s2sad.calls import (
+    checked_vjp,
+    flattened,
+    in_precision,
+    is_structured,
+    refuse_argument,
+    structured_call,
+)
 from s2sad.calls import sample as sample_of
 from s2sad.errors import RecursionLimitError
 from s2sad.frontend.guards import Guards, collect
@@ -70,8 +77,10 @@ def _arg_key(a: Any) -> Any:
     t = type(a)
     if t is _ndarray:
         return (a.shape, a.dtype.char)
-    if t is tuple or t is list:
+    if t is tuple or t is list or isinstance(a, tuple):  # (a namedtuple: its class too)
         return (t, tuple(map(_arg_key, a)))
+    if t is dict:
+        return (t, tuple(a), tuple(map(_arg_key, a.values())))
     return t
 
 
@@ -400,8 +409,13 @@ class Derivative(_Generic[P, Out]):
             # (not on a first call: `s2sad.grad(f)(x)` made afresh in a loop never builds one)
             with _COMPILE_LOCK:
                 self._install_dispatcher()
+        fn = in_precision(self, sample_of(primal, kw, self._kwonly), hit)
+        if any(map(is_structured, pos)) or any(map(is_structured, kw.values())):
+            # dicts and namedtuples go in as tuples; their derivatives come back rebuilt
+            fn = structured_call(self, fn, primal)
+            pos, kw = [flattened(v) for v in pos], {n: flattened(v) for n, v in kw.items()}
         try:
-            out = in_precision(self, sample_of(primal, kw, self._kwonly), hit)(*pos, **kw)
+            out = fn(*pos, **kw)
         except RecursionError as e:
             raise RecursionLimitError.of(self.__name__, e) from None
         return checked_vjp(out, self.__name__) if self.mode == "vjp" else out
@@ -612,7 +626,7 @@ def _sample_tests(k: int, arg_names: list[str], sample: list[Any],
     array); None where a container argument makes the dispatcher leave it to the slow path."""
     tests: list[str] = []
     for name, (t, shape, dtype) in zip(arg_names, sample):
-        if t is tuple or t is list:
+        if t is tuple or t is list or t is dict or issubclass(t, tuple):
             return None
         env[f"{_PREFIX}T{k}_{name}"] = t
         tests.append(f"type({name}) is {_PREFIX}T{k}_{name}")

@@ -23,7 +23,7 @@ from s2sad.frontend.guards import collect
 from s2sad.frontend.lower import derivative_hook, lower
 from s2sad.frontend.source import parse_function
 from s2sad.ir import prims
-from s2sad.ir.kinds import UNKNOWN, Kind, float_kind, infer_kinds, kind_of_value
+from s2sad.ir.kinds import UNKNOWN, Kind, float_kind, infer_kinds, kind_of_value, structure_view
 from s2sad.ir.nodes import Const, Var
 from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.verify import verify
@@ -45,18 +45,24 @@ VERIFY_EACH_PASS = os.environ.get("S2SAD_VERIFY") == "1"
 _LOWERED = FunctionKeyed()  # func -> (code, rule table version, guards, IR)
 
 
-def lowered(func):
+def lowered(func, views: tuple = ()):
     """The IR of `func`, cached per function object while its guards hold (the globals,
-    closure values and helpers lowering reads: see frontend/guards.py)."""
-    key = func
+    closure values and helpers lowering reads: see frontend/guards.py). `views`: the
+    structure of dict and namedtuple arguments (kinds.structure_view), one per parameter."""
+    if not any(v is not None for v in views):
+        views = ()
     code = getattr(func, "__code__", None)
-    hit = _LOWERED.get(key)
+    per_views = _LOWERED.get(func) or {}
+    hit = per_views.get(views)
     if hit is not None and hit[0] is code and hit[1] == TABLE.version and hit[2].holds():
         return hit[3]
     guards = collect(func)
-    ir = lower(func, TABLE)
+    ir = lower(func, TABLE, views)
     verify(ir)
-    _LOWERED[key] = (code, TABLE.version, guards, ir)
+    if not per_views or next(iter(per_views.values()))[0] is not code:
+        per_views = {}
+    per_views[views] = (code, TABLE.version, guards, ir)
+    _LOWERED[func] = per_views
     return ir
 
 
@@ -129,7 +135,7 @@ def base_ir(func, arg_kinds: list, kw_kinds: dict):
     function returning what the inner derivative returns: the compiler composes on the IR.
     """
     if not prims.is_derivative(func):
-        return lowered(func)
+        return lowered(func, tuple(structure_view(k) for k in arg_kinds))
     inner_wrt = func._resolve()
     n = func._n_params
     inner = derivative_ir(func.func, func.mode, inner_wrt, list(arg_kinds[:n]), kw_kinds,
@@ -555,4 +561,9 @@ def _kind_text(k: Kind) -> str:
         return f"{dt} array {k.shape if k.shape is not None else '(any shape)'}"
     if k.tag == "unknown":
         return "any"
+    if k.view is not None:  # the dispatcher passes the values as a tuple
+        what, detail = k.view
+        if what == "dict":
+            return f"dict of keys {', '.join(map(repr, detail))} (passed as a tuple)"
+        return f"namedtuple {detail.__name__} (passed as a tuple)"
     return k.tag

@@ -8,6 +8,7 @@ are inlined; tuples that the code only builds and unpacks stay static.
 from __future__ import annotations
 
 import inspect
+import operator
 
 import gast
 
@@ -18,7 +19,16 @@ from s2sad.frontend.lower_expressions import ExpressionLowering
 from s2sad.frontend.lower_statements import StatementLowering
 from s2sad.frontend.normalize import contains, normalize_exits
 from s2sad.frontend.source import parse_function
-from s2sad.frontend.values import VIEW_FNS, Abort, Scope, Static, StaticSeq, creates_array
+from s2sad.frontend.values import (
+    VIEW_FNS,
+    Abort,
+    Record,
+    Scope,
+    Static,
+    StaticDict,
+    StaticSeq,
+    creates_array,
+)
 from s2sad.ir import prims
 from s2sad.ir.nodes import Block, Call, Const, Function, Var
 
@@ -93,7 +103,7 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         finally:
             self.stmts = saved
 
-    def lower_function(self, func) -> Function:
+    def lower_function(self, func, views: tuple = ()) -> Function:
         parsed = parse_function(func)
         node = parsed.node
         self.scope = Scope(parsed)
@@ -106,9 +116,11 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
             self.scope.env[first.id] = Static(parsed.bound_self, first.id)
             func = func.__func__
         self.inline_stack.append(func)
-        for a in positional:
+        for i, a in enumerate(positional):
             params.append(self.reserve(a.id))
-            self.scope.env[a.id] = params[-1]
+            view = views[i] if i < len(views) else None
+            self.scope.env[a.id] = params[-1] if view is None else \
+                self.structured(params[-1], view, a.id, a)
         kwonly = []
         for a, d in zip(args.kwonlyargs, args.kw_defaults):
             v = self.reserve(a.id)
@@ -123,6 +135,28 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
                       parsed.loc(node), tuple(parsed.lines), parsed.first_line)
         raise_all(self.errors)
         return fn
+
+    def structured(self, value: Var, view, name: str, node):
+        """A dict or namedtuple argument (or a tuple or list holding them), passed as a tuple:
+        its items read once at the start, by key or field while compiling."""
+        (what, detail), item_views = view
+        if what == "dict":
+            labels = [str(k) if str(k).isidentifier() else f"{i}" for i, k in enumerate(detail)]
+        elif what == "record":
+            labels = list(detail._fields)
+        else:
+            labels = [str(i) for i in range(len(item_views))]
+        items = []
+        for i, (label, sub) in enumerate(zip(labels, item_views)):
+            item = self.emit(operator.getitem, [value, Const(i)], hint=f"{name}_{label}",
+                             node=node)
+            items.append(item if sub is None else self.structured(item, sub, f"{name}_{label}",
+                                                                  node))
+        if what == "dict":
+            return StaticDict(tuple(detail), tuple(items))
+        if what == "record":
+            return Record(tuple(items), False, detail)
+        return StaticSeq(tuple(items), detail)
 
     def _check_signature(self, node, varargs=False):
         """`varargs`: an inlined helper's *args are the call's extra arguments."""
@@ -173,9 +207,10 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         return atom
 
 
-def lower(func, table) -> Function:
-    """Lower the Python function `func` to IR, using `table` to recognise primitives."""
-    return Lowerer(table).lower_function(func)
+def lower(func, table, views: tuple = ()) -> Function:
+    """Lower the Python function `func` to IR, using `table` to recognise primitives;
+    `views`: the structure of its dict and namedtuple arguments (kinds.structure_view)."""
+    return Lowerer(table).lower_function(func, views)
 
 
 __all__ = ["lower", "Lowerer", "derivative_hook"]

@@ -19,6 +19,7 @@ from s2sad.frontend.values import (
     LocalFunction,
     Poisoned,
     Static,
+    Record,
     StaticDict,
     StaticSeq,
     Undefined,
@@ -311,6 +312,13 @@ class ExpressionLowering:
                 self.error(NameResolutionError, f"`{bv.name}` has no attribute `{attr}`", node)
                 raise Abort
             return self.global_value(obj, f"{bv.name}.{attr}")
+        if isinstance(bv, Record):
+            item = bv.field(attr)
+            if item is not None:
+                return item
+            self.error(UnsupportedSyntaxError, f"`{bv.cls.__name__}` has no field `{attr}`",
+                       node, f"its fields are {', '.join(bv.cls._fields)}")
+            raise Abort
         if isinstance(bv, StaticSeq):
             self.error(UnsupportedSyntaxError, f"attribute `{attr}` of a tuple or list literal",
                        node)

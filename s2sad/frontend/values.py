@@ -32,6 +32,17 @@ class StaticSeq:
     is_list: bool = False
 
 
+@dataclass(frozen=True)
+class Record(StaticSeq):
+    """A namedtuple argument: a static tuple whose items are also read by field name."""
+
+    cls: type = tuple
+
+    def field(self, name: str):
+        fields = self.cls._fields  # type: ignore[attr-defined]
+        return self.items[fields.index(name)] if name in fields else None
+
+
 BINOPS = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
     gast.Div: operator.truediv, gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod,

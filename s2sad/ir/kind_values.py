@@ -33,6 +33,9 @@ class Kind:
     items: tuple = ()
     value: object = _UNSET
     rank: int | None = None  # an array's number of dimensions when its shape is unknown
+    # a tuple that stands for a dict argument ("dict", keys) or a namedtuple ("record", its
+    # class): the dispatcher passes its values as a tuple, lowering reads them by key or field
+    view: tuple | None = None
 
     @property
     def ndim(self) -> int | None:
@@ -131,13 +134,37 @@ def kind_of_value(v, keep_value: bool = True) -> Kind:
             return scalar(letter, v.item())
         return scalar(letter)
     if isinstance(v, tuple):
-        return Kind("tuple", items=tuple(kind_of_value(x, keep_value) for x in v),
-                    value=v if keep_value and _hashable(v) else _UNSET)
+        items = tuple(kind_of_value(x, keep_value) for x in v)
+        if type(v) is not tuple and is_record(v):
+            return Kind("tuple", items=items, view=("record", type(v)))
+        return Kind("tuple", items=items, value=v if keep_value and _hashable(v) else _UNSET)
+    if type(v) is dict and all(type(k) in (str, int) for k in v):
+        return Kind("tuple", items=tuple(kind_of_value(x, keep_value) for x in v.values()),
+                    view=("dict", tuple(v)))
     if isinstance(v, prims.ZeroValue):
         return v.kind
     if isinstance(v, list):
         return Kind("list", items=tuple(kind_of_value(x, keep_value) for x in v))
     return Kind("object", value=v if keep_value else _UNSET)
+
+
+def is_record(v) -> bool:
+    """A namedtuple (a tuple subclass with `_fields`)."""
+    return isinstance(getattr(type(v), "_fields", None), tuple)
+
+
+def structure_view(k: Kind):
+    """What lowering needs to know of an argument's structure: None for a plain value or
+    container, else (view, item views) with view ("dict", keys), ("record", class) or
+    ("seq", is_list) for a tuple or list holding dicts or namedtuples."""
+    if k.tag not in ("tuple", "list"):
+        return None
+    items = tuple(structure_view(i) for i in k.items)
+    if k.view is not None:
+        return (k.view, items)
+    if any(i is not None for i in items):
+        return (("seq", k.tag == "list"), items)
+    return None
 
 
 def _hashable(v) -> bool:

@@ -33,6 +33,7 @@ from s2sad.ir.kind_values import (  # noqa: F401  (re-exported: the kinds API)
     join,
     kind_of_value,
     scalar,
+    structure_view,
 )
 from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While
 
