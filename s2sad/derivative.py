@@ -30,7 +30,7 @@ from s2sad.calls import (
     structured_call,
 )
 from s2sad.calls import sample as sample_of
-from s2sad.errors import RecursionLimitError
+from s2sad.errors import RecursionLimitError, WrtError
 from s2sad.frontend.guards import Guards, collect
 from s2sad.ir.kinds import UNKNOWN, kind_of_value
 from s2sad.ir.per_function import FunctionKeyed
@@ -82,6 +82,19 @@ def _arg_key(a: Any) -> Any:
     if t is dict:
         return (t, tuple(a), tuple(map(_arg_key, a.values())))
     return t
+
+
+def _is_instance(a: Any) -> bool:
+    """An instance of a user's class (the `self` of a method passed unbound)?"""
+    t = type(a)
+    if t in _VALUE_TYPES or isinstance(a, (np.ndarray, np.generic, tuple, list, dict)):
+        return False
+    return not isinstance(a, (type, types.ModuleType, types.FunctionType, types.MethodType,
+                              types.BuiltinFunctionType, functools.partial)) and \
+        t.__module__ not in ("builtins", "numpy")
+
+
+_VALUE_TYPES = frozenset({int, float, complex, bool, str, bytes, type(None)})
 
 
 def _rules_changed() -> None:
@@ -224,6 +237,7 @@ class Derivative(_Generic[P, Out]):
         self._dispatch_defaults = None  # the function's __defaults__ the dispatcher keeps
         self._slow_calls = 0
         self._arity = -1  # the number of parameters when all are positional
+        self._bound: dict[int, Any] = {}  # id(obj) -> (ref, derivative of func bound to obj)
         # each Derivative gets its own class, whose __call__ is the generated dispatcher
         self.__class__ = type(type(self).__name__, (type(self),), {})
         type(self).__call__ = _generic_call  # type: ignore[method-assign]
@@ -268,6 +282,9 @@ class Derivative(_Generic[P, Out]):
         params = list(sig.parameters.values())
         positional = [p.name for p in params
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        # `def fun(x, *args)` (scipy.optimize's convention): the extra arguments are one
+        # more parameter of the generated code, a tuple, never differentiated
+        positional += [p.name for p in params if p.kind is p.VAR_POSITIONAL]
         kwonly = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
         plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                     for p in call_sig.parameters.values())
@@ -355,7 +372,11 @@ class Derivative(_Generic[P, Out]):
                     raise TypeError(f"{self.__name__}() missing a required argument: {n!r}")
                 values[n] = p.default
         n_pos = len(plain) - len(self._kwonly)
-        return [values[n] for n in plain[:n_pos]], {n: values[n] for n in self._kwonly}
+        pos = [values[n] for n in plain[:n_pos]]
+        extra = [n for n, p in sig_params.items() if p.kind is p.VAR_POSITIONAL]
+        if extra:  # *args: a tuple after the primal arguments (before a JVP's tangents)
+            pos.insert(self._n_params - 1, tuple(values.get(extra[0], ())))
+        return pos, {n: values[n] for n in self._kwonly}
 
     def _resolve_quietly(self) -> None:
         """Resolve wrt now when possible (errors surface again at first use)."""
@@ -382,6 +403,8 @@ class Derivative(_Generic[P, Out]):
     def _slow_call(self, *args: Any, **kwargs: Any) -> Any:
         """Bind the call, find (or compile) the specialisation for its argument key."""
         pos, kw = self._bind(args, kwargs)
+        if pos and _is_instance(pos[0]) and isinstance(self.func, types.FunctionType):
+            return self._method_call(pos, kw)
         primal = pos[:self._n_params]
         key = tuple(map(_arg_key, primal))
         if kw:
@@ -419,6 +442,32 @@ class Derivative(_Generic[P, Out]):
         except RecursionError as e:
             raise RecursionLimitError.of(self.__name__, e) from None
         return checked_vjp(out, self.__name__) if self.mode == "vjp" else out
+
+    def _method_call(self, pos: list[Any], kw: dict[str, Any]) -> Any:
+        """`s2sad.grad(Class.method, wrt=1)(obj, x)`: the derivative of the method bound to
+        `obj` (its attributes read as guarded constants, as for `s2sad.grad(obj.method)`),
+        kept per object while it lives."""
+        obj = pos[0]
+        wrt = self._resolve()
+        if 0 in wrt:
+            raise WrtError(f"{self.__name__}: the first argument is the object "
+                           f"{type(obj).__name__!r}, which is not differentiated; select the "
+                           f"differentiated arguments with wrt= (wrt=1 for the first after "
+                           f"the object)")
+        hit = self._bound.get(id(obj))
+        if hit is None or hit[0]() is not obj:
+            shifted: WrtSpec = tuple(i - 1 for i in wrt) if self._wrt_tuple else wrt[0] - 1
+            bound: Derivative[Any, Any] = Derivative(types.MethodType(self.func, obj),
+                                                     self.mode, shifted, self.checkpoints)
+            table, key = self._bound, id(obj)
+            ref: Callable[[], Any]
+            try:
+                ref = weakref.ref(obj, lambda _: table.pop(key, None))
+            except TypeError:  # an object without weak references: kept for its last use
+                table.clear()
+                ref = functools.partial(lambda o: o, obj)
+            hit = self._bound[id(obj)] = (ref, bound)
+        return hit[1](*pos[1:], **kw)
 
     def _install_dispatcher(self) -> None:
         """Generate the dispatcher: the guards, then cheap type/shape tests of recent

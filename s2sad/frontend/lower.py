@@ -121,6 +121,9 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
             view = views[i] if i < len(views) else None
             self.scope.env[a.id] = params[-1] if view is None else \
                 self.structured(params[-1], view, a.id, a)
+        if args.vararg is not None:  # `*args`: one more parameter, the tuple of them
+            params.append(self.reserve(args.vararg.id))
+            self.scope.env[args.vararg.id] = params[-1]
         kwonly = []
         for a, d in zip(args.kwonlyargs, args.kw_defaults):
             v = self.reserve(a.id)
@@ -128,7 +131,7 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
             default = func.__kwdefaults__.get(a.id, inspect.Parameter.empty) if (
                 func.__kwdefaults__) else inspect.Parameter.empty
             kwonly.append((v, default))
-        self._check_signature(node)
+        self._check_signature(node, varargs=True)
         results, is_tuple = self.lower_body(node.body, node)
         fn = Function(node.name, tuple(params), Block(tuple(self.stmts), tuple(results)),
                       is_tuple, tuple(kwonly), tuple(func.__defaults__ or ()),
