@@ -178,6 +178,8 @@ def stack_jvp(arrays, axis=0, arrays_dot=0.0):
 
 @defvjp(np.stack)
 def stack_vjp(g, arrays, axis=0):
+    if axis == 0:
+        return g
     return np.moveaxis(g, axis, 0)
 
 

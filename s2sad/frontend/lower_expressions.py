@@ -177,9 +177,11 @@ class ExpressionLowering:
                 return self.emit(slice, parts, hint="_s", node=node)
             case gast.Lambda():
                 return self.local_function(node, f"lambda_{self.loc(node).lineno}")
-            case gast.ListComp() | gast.SetComp() | gast.DictComp() | gast.GeneratorExp():
-                self.error(UnsupportedSyntaxError, "comprehensions are not supported", node,
-                           "write a `for` loop, or use a vectorised NumPy expression")
+            case gast.ListComp() | gast.DictComp() | gast.GeneratorExp():
+                return self.lower_comprehension(node)
+            case gast.SetComp():
+                self.error(UnsupportedSyntaxError, "set comprehensions are not supported", node,
+                           "build a list, or use a vectorised NumPy expression")
             case gast.Yield() | gast.YieldFrom() | gast.Await():
                 self.error(UnsupportedSyntaxError, f"`{type(node).__name__.lower()}` is not "
                            "supported", node, "return a value instead")
@@ -302,6 +304,57 @@ class ExpressionLowering:
         self.stmts.append(If(cond, Block(tuple(ts), (tv,)), Block(tuple(es), (ev,)), (out,),
                              self.loc(node)))
         return out
+
+    def lower_comprehension(self, node):
+        """`[e for x in xs if c]`, a generator expression or a dict comprehension: the loop
+        that appends to (or stores into) a new list or dict, lowered as written out. Over a
+        tuple, a list or a dict the loop unrolls while compiling; over `range` it is a loop
+        growing a list. Its variables stay its own, as in Python 3."""
+        k = self.counts.get("<comprehension>", 0) + 1
+        self.counts["<comprehension>"] = k
+        name = f"_comprehension{k}" if k > 1 else "_comprehension"
+
+        def at(new):
+            return gast.copy_location(new, node)
+
+        def target(ctx):
+            return at(gast.Name(id=name, ctx=ctx, annotation=None, type_comment=None))
+
+        if isinstance(node, gast.DictComp):
+            start = at(gast.Dict(keys=[], values=[]))
+            inner = at(gast.Assign(targets=[at(gast.Subscript(value=target(gast.Load()),
+                                                              slice=node.key,
+                                                              ctx=gast.Store()))],
+                                   value=node.value, type_comment=None))
+        else:
+            start = at(gast.List(elts=[], ctx=gast.Load()))
+            append = at(gast.Attribute(value=target(gast.Load()), attr="append",
+                                       ctx=gast.Load()))
+            inner = at(gast.Expr(value=at(gast.Call(func=append, args=[node.elt],
+                                                    keywords=[]))))
+        body = [inner]
+        for gen in reversed(node.generators):
+            if gen.is_async:
+                self.error(UnsupportedSyntaxError, "`async for` is not supported", node)
+                raise Abort
+            for cond in reversed(gen.ifs):
+                body = [at(gast.If(test=cond, body=body, orelse=[]))]
+            body = [at(gast.For(target=gen.target, iter=gen.iter, body=body, orelse=[],
+                                type_comment=None))]
+        stmts = [at(gast.Assign(targets=[target(gast.Store())], value=start,
+                                type_comment=None))] + body
+        own = {name} | {n.id for gen in node.generators for n in gast.walk(gen.target)
+                        if isinstance(n, gast.Name)}
+        saved = {n: self.scope.env[n] for n in own if n in self.scope.env}
+        try:
+            self.lower_stmts(stmts, in_loop=False)
+            return self.expr(target(gast.Load()))
+        finally:
+            for n in own:
+                if n in saved:
+                    self.scope.env[n] = saved[n]
+                else:
+                    self.scope.env.pop(n, None)
 
     def lower_attribute(self, base, attr, node):
         bv = self.expr(base)
