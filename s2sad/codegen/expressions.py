@@ -140,6 +140,12 @@ class ExpressionEmitter:
             return gast.List(elts=[self.atom(a) for a in args], ctx=gast.Load())
         if isinstance(fn, prims.Attr):
             return gast.Attribute(value=self.atom(args[0]), attr=fn.name, ctx=gast.Load())
+        if isinstance(fn, prims.Opaque) and isinstance(fn.func, prims.MethodCall):
+            method = gast.Attribute(value=self.atom(args[0]), attr=fn.func.name,
+                                    ctx=gast.Load())
+            return gast.Call(func=method, args=[self.atom(a) for a in args[1:]],
+                             keywords=[gast.keyword(arg=n, value=self.atom(a))
+                                       for n, a in kwargs])
         if fn is prims.new_tape:
             return gast.List(elts=[], ctx=gast.Load())
         if fn is prims.tape_pop:

@@ -72,6 +72,10 @@ class Namespace:
         self.avoid: set = set()  # variable names of the generated function
 
     def spell_callable(self, fn) -> str:
+        if isinstance(fn, prims.Opaque):  # called as it is
+            if fn.path is not None and _import_path(fn.func) is None:
+                return self.add_object(fn.func, fn.path[1], fn.path)
+            fn = fn.func
         table = _index()
         try:
             name = table.get(fn)

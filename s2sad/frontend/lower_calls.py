@@ -84,8 +84,18 @@ class CallLowering:
             return self.dict_method(recv, name, args, kwargs, node)
         fn = ARRAY_METHODS.get(name)
         if fn is None:
-            self.error(UnsupportedSyntaxError, f"method `.{name}()` is not supported", node.func,
-                       f"call the NumPy function instead (np.{name}(x, ...)) if it exists")
+            # a method of a run-time object (rng.normal(size=3) of a np.random.Generator):
+            # called as it is where no derivative reaches it, else this is the refusal
+            error = UnsupportedSyntaxError(
+                f"method `.{name}()` is not supported on a differentiated value",
+                self.loc(node.func), f"call the NumPy function instead (np.{name}(x, ...)) "
+                                     f"if it exists")
+            if isinstance(recv, Var):
+                out = self.opaque_call(prims.MethodCall(name), [recv] + list(args), kwargs,
+                                       node, [error], len(self.stmts))
+                if out is not None:
+                    return out
+            self.errors.append(error)
             raise Abort
         if fn == "astype":
             fn = prims.astype
@@ -136,9 +146,49 @@ class CallLowering:
         if str(getattr(fn, "__module__", "") or "").startswith("numpy.random"):
             hint = ("draw with the np.random functions (np.random.normal, np.random.rand, "
                     "...; seeded with np.random.seed), or pass the draws in as an argument")
-        self.error(MissingRuleError, f"no derivative rule for `{label}` and its source cannot "
-                   "be inlined", node, hint)
-        raise Abort
+        error = MissingRuleError(f"no derivative rule for `{label}` and its source cannot "
+                                 "be inlined", self.loc(node), hint)
+        opaque = self.opaque_call(fn, args, kwargs, node, [error], len(self.stmts), name)
+        if opaque is None:
+            self.errors.append(error)
+            raise Abort
+        return opaque
+
+    def opaque_call(self, fn, args, kwargs, node, errors, n_stmts, spelling=None):
+        """A call the compiler cannot read, made as it is at run time (prims.Opaque): its
+        `errors` are raised if a differentiated value reaches it. None where an argument is
+        not a run-time value (a function defined inside, a dict written in the function)."""
+        def plain(v):
+            if isinstance(v, StaticSeq):
+                return all(plain(i) for i in v.items)
+            return isinstance(v, (Var, Const)) or (
+                isinstance(v, Static) and not isinstance(v.obj, types.ModuleType))
+        if not all(plain(v) for v in list(args) + [v for _, v in kwargs]):
+            return None
+        del self.stmts[n_stmts:]  # what a failed attempt to inline it emitted
+        n_errors = len(self.errors)
+        try:
+            a = [self.materialize(v) for v in args]
+            k = [(n, self.materialize(v)) for n, v in kwargs]
+        except Abort:
+            del self.errors[n_errors:]
+            return None
+        name = getattr(fn, "__name__", "value")
+        hint = f"{name}_value" if name.isidentifier() else "_t"
+        return self.emit(prims.Opaque(fn, errors, self.import_path(spelling)), a, k, hint=hint,
+                         node=node)
+
+    def import_path(self, spelling):
+        """(module, name) that `spelling` (`sp.gamma`) imports from, when its head is a
+        module: how generated code names a function without a `__module__` of its own."""
+        if not spelling or "." not in spelling:
+            return None
+        head, last = spelling.rsplit(".", 1)
+        parts = head.split(".")
+        obj = self.scope.parsed.globals.get(parts[0])
+        for part in parts[1:]:
+            obj = getattr(obj, part, None)
+        return (obj.__name__, last) if isinstance(obj, types.ModuleType) else None
 
     def bind(self, fn, args, kwargs, node):
         """(signature, arguments with defaults applied) of a call of the user's `fn`."""
@@ -220,15 +270,27 @@ class CallLowering:
                 value = self.global_value(value, pname)
             scope.env[pname] = value
         body = _without_docstring(parsed.node.body)
-        n_errors = len(self.errors)
+        n_errors, n_stmts = len(self.errors), len(self.stmts)
         try:
-            return self.lower_inlined(body, scope, fn, parsed.node, (
+            out = self.lower_inlined(body, scope, fn, parsed.node, (
                 f"helper `{fn.__name__}` does not return a value on every path",
                 "end the helper with `return <value>`"))
-        finally:
-            if len(self.errors) > n_errors and is_library_function(fn):
-                self.errors[n_errors:] = [self.library_refusal(fn, self.errors[n_errors:],
-                                                               node)]
+        except Abort:
+            out = None
+        if len(self.errors) > n_errors:
+            errors = self.errors[n_errors:]
+            if is_library_function(fn):
+                errors = [self.library_refusal(fn, errors, node)]
+            del self.errors[n_errors:]
+            # called as it is where no derivative reaches it (the errors are raised if one
+            # does); a call of something that is not a run-time value is refused now
+            opaque = self.opaque_call(fn, args, kwargs, node, errors, n_stmts)
+            if opaque is not None:
+                return opaque
+            self.errors.extend(errors)
+        if out is None:
+            raise Abort
+        return out
 
     def library_refusal(self, fn, errors, node):
         """A library function that cannot be inlined: one error at the user's call, naming

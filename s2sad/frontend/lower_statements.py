@@ -78,8 +78,10 @@ class StatementLowering:
                 v = self.expr(value)
                 # only a value computed by this very expression may take the target's name
                 self.renamable = v if len(self.stmts) > n_before else None
-                for t in targets:
+                for t in targets:  # `a = b = v`: b is bound to what a is (renamed)
                     self.assign(t, v)
+                    if isinstance(t, gast.Name) and self.renamable is None:
+                        v = self.scope.env[t.id]
                 self.renamable = None
             case gast.AnnAssign(target=target, value=value) if value is not None:
                 self.assign(target, self.expr(value))

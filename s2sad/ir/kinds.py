@@ -39,6 +39,9 @@ from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While
 
 
 def _opaque_call(fn) -> bool:
+    if isinstance(fn, prims.Opaque):  # run at compile time only if it cannot act on state
+        return not (isinstance(fn.func, np.ufunc) or
+                    getattr(fn.func, "__module__", None) in ("math", "cmath", "scipy.special"))
     if isinstance(fn, prims.RecursiveCall) or fn is prims.apply_pullback:
         return True
     return prims.is_derivative(fn)

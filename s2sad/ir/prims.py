@@ -404,7 +404,63 @@ RANDOM_DRAWS = frozenset({np.random.rand, np.random.randn, np.random.random,
                           np.random.uniform, np.random.normal, np.random.randint,
                           np.random.seed})
 
-EFFECTFUL = frozenset({revolve.checkpoints, revolve.snapshot, revolve.restore,
-                       tape_push, tape_pop, tape_next, sweep_boundary, index_add_inplace,
-                       index_add_at, index_update_inplace, add_inplace, mul_inplace,
-                       print_values, check_assertion}) | RANDOM_DRAWS
+class Opaque:
+    """A call of a function the compiler cannot read (a library function without a rule, a
+    helper using what lowering refuses) whose arguments may carry no derivative: it is
+    called as it is, at run time, once, in the primal part of the derivative. If a
+    differentiated value reaches it, `errors` (why it could not be read) are raised there.
+    """
+
+    def __init__(self, func, errors, path=None):
+        self.func = func
+        self.errors = list(errors)
+        self.path = path  # (module, name) to import it from, where it has no __module__
+        self.__name__ = getattr(func, "__name__", type(func).__name__)
+
+    def __call__(self, *args, **kwargs):
+        return self.func(*args, **kwargs)
+
+    def refusal(self, loc):
+        """The error to raise where a differentiated value reaches the call at `loc`."""
+        first = self.errors[0]
+        first.errors = list(self.errors)
+        if first.loc is None:
+            first.loc = loc
+        return first
+
+    def __repr__(self) -> str:
+        return f"Opaque({self.__name__})"
+
+
+class MethodCall:
+    """`obj.name(...)` of a run-time object the compiler does not know (a NumPy Generator,
+    a user's object passed in): called through an Opaque call."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.__name__ = name
+
+    def __call__(self, obj, *args, **kwargs):
+        return getattr(obj, self.name)(*args, **kwargs)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is MethodCall and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("MethodCall", self.name))
+
+    def __repr__(self) -> str:
+        return f"MethodCall({self.name})"
+
+
+class _Effects(frozenset):
+    """A frozenset of primitives that also holds every Opaque call."""
+
+    def __contains__(self, fn) -> bool:
+        return isinstance(fn, Opaque) or frozenset.__contains__(self, fn)
+
+
+EFFECTFUL = _Effects({revolve.checkpoints, revolve.snapshot, revolve.restore,
+                      tape_push, tape_pop, tape_next, sweep_boundary, index_add_inplace,
+                      index_add_at, index_update_inplace, add_inplace, mul_inplace,
+                      print_values, check_assertion} | RANDOM_DRAWS)

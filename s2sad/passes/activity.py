@@ -39,9 +39,11 @@ def _block(block: Block, active: set, kinds, table):
                 elif _is_active(args[0], active):
                     active.add(t)
             case Call(target=t, fn=fn, args=args, kwargs=kw):
+                ops = list(args) + [a for _, a in kw]
+                if isinstance(fn, prims.Opaque) and any(_is_active(a, active) for a in ops):
+                    raise fn.refusal(s.loc)  # a derivative reaches what cannot be read
                 if table.is_nondiff(fn) or fn in prims.EFFECTFUL:
                     continue
-                ops = list(args) + [a for _, a in kw]
                 if any(_is_active(a, active) for a in ops) and _can_carry(t, kinds):
                     active.add(t)
             case If(then=then, orelse=orelse, outputs=outs):

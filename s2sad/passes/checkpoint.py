@@ -34,7 +34,7 @@ _ONCE = prims.EFFECTFUL - {prims.check_assertion} | {prims.new_tape, prims.tape_
 def _recomputable(b: Block) -> bool:
     for st in b.stmts:
         if isinstance(st, Call):
-            if st.fn in _ONCE:
+            if st.fn in _ONCE or isinstance(st.fn, prims.Opaque):
                 return False
         elif not all(_recomputable(inner) for inner in blocks_of(st)):
             return False

@@ -130,10 +130,6 @@ def bad_call_instance(x):
     return y
 
 
-def bad_call_random(x):
-    return x * np.random.default_rng(0).random(3)  # np.random.rand(3) has a rule
-
-
 def bad_call_fft(x):
     return np.fft.hfft(x)  # np.fft.fft has rules (issue #13); hfft has none
 
@@ -193,7 +189,6 @@ BAD = [
     Bad(bad_async, U, 0, "async"),
     Bad(bad_double_star, U, 0, "options"),
     Bad(bad_call_instance, M, 1, "SCALER("),
-    Bad(bad_call_random, M, 1, "np.random.default_rng"),
     Bad(bad_call_fft, M, 1, "np.fft.hfft"),
     Bad(bad_unknown_name, s2sad.NameResolutionError, 1, "undefined_name_xyz"),
 ]

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import s2sad
-from s2sad.errors import MissingRuleError
 
 
 def noisy_sum(x):
@@ -74,9 +73,39 @@ def test_seeding_inside_the_function():
 
 def generator_api(x):
     rng = np.random.default_rng(0)
-    return x * rng.normal()
+    return x * rng.normal() + np.sum(rng.uniform(size=2)) * x ** 2
 
 
-def test_the_generator_api_is_refused_with_advice():
-    with pytest.raises(MissingRuleError, match="np.random functions"):
-        s2sad.grad(generator_api)(1.0)
+def generator_argument(x, rng):
+    return np.sum(x * rng.normal(size=x.shape))
+
+
+def test_the_generator_api_draws_once_per_call():
+    """np.random.default_rng and its methods are called as they are, in order: the
+    derivative sees the draws the function sees (d/dx = n + 2 x (u0 + u1))."""
+    rng = np.random.default_rng(0)
+    n, u = rng.normal(), rng.uniform(size=2)
+    for x in (1.0, -0.5):
+        assert s2sad.grad(generator_api)(x) == pytest.approx(n + 2 * x * u.sum())
+        out, out_dot = s2sad.jvp(generator_api)(x, 1.0)
+        assert out == pytest.approx(generator_api(x))
+        assert out_dot == pytest.approx(n + 2 * x * u.sum())
+
+
+def test_a_generator_passed_in():
+    x = np.array([1.0, 2.0, 3.0])
+    expected = np.random.default_rng(7).normal(size=3)
+    g = s2sad.grad(generator_argument)(x, np.random.default_rng(7))
+    np.testing.assert_allclose(g, expected)
+    src = s2sad.grad(generator_argument)
+    src(x, np.random.default_rng(7))
+    assert "rng.normal(size=" in src.source
+
+
+def test_a_derivative_reaching_a_generator_method_is_refused():
+    def bad(x, rng):
+        return np.sum(rng.normal(loc=x))
+
+    with pytest.raises(s2sad.S2SADError, match="not supported on a differentiated value"):
+        s2sad.grad(bad, wrt=0)(np.ones(2), np.random.default_rng(0))
+
