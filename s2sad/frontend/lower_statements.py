@@ -4,12 +4,13 @@ statements, returns, and the checks that keep writes into arrays safe.
 
 from __future__ import annotations
 
+import importlib
 import operator
 
 import gast
 import numpy as np
 
-from s2sad.errors import NonDifferentiableError, UnsupportedSyntaxError
+from s2sad.errors import NameResolutionError, NonDifferentiableError, UnsupportedSyntaxError
 from s2sad.frontend.normalize import assigned_names
 from s2sad.frontend.values import (
     BINOPS,
@@ -107,6 +108,8 @@ class StatementLowering:
                 cond = self.materialize(self.expr(test))
                 parts = [] if msg is None else [self.materialize(self.expr(msg))]
                 self.emit(prims.check_assertion, [cond] + parts, hint="_assert", node=s)
+            case gast.Import() | gast.ImportFrom():
+                self.lower_import(s)
             case gast.Pass():
                 return None
             case gast.Return(value=value):
@@ -262,6 +265,38 @@ class StatementLowering:
         self.emit(prims.print_values, [self.materialize(a) for a in args],
                   [(k, self.materialize(v)) for k, v in kwargs], hint="_print", node=call)
 
+    def lower_import(self, s):
+        """`import m`, `import a.b as c`, `from m import f` inside the function: the names are
+        bound while compiling, to what the import gives (a module is imported once)."""
+        try:
+            if isinstance(s, gast.Import):
+                for alias in s.names:
+                    if alias.asname:
+                        self.scope.env[alias.asname] = Static(
+                            importlib.import_module(alias.name), alias.asname)
+                    else:
+                        top = alias.name.split(".")[0]
+                        importlib.import_module(alias.name)
+                        self.scope.env[top] = Static(importlib.import_module(top), top)
+                return
+            package = self.scope.parsed.globals.get("__package__") if s.level else None
+            base = "." * s.level + (s.module or "")
+            module = importlib.import_module(base, package)
+            for alias in s.names:
+                if alias.name == "*":
+                    self.error(UnsupportedSyntaxError, "`from ... import *` inside the "
+                               "function is not supported", s, "import the names you use")
+                    return
+                try:
+                    obj = getattr(module, alias.name)
+                except AttributeError:
+                    obj = importlib.import_module(f"{module.__name__}.{alias.name}")
+                name = alias.asname or alias.name
+                self.scope.env[name] = self.global_value(obj, name)
+        except ImportError as e:
+            self.error(NameResolutionError, f"the import fails while compiling: {e}", s,
+                       "import at module level")
+
     def unsupported_stmt(self, s):
         names = {
             gast.Try: ("`try`", "remove the exception handling from the function to "
@@ -278,8 +313,6 @@ class StatementLowering:
             gast.ClassDef: ("a nested class definition", "define the class outside the "
                                                          "function"),
             gast.Raise: ("`raise`", "check arguments before calling the derivative"),
-            gast.Import: ("`import` inside the function", "import at module level"),
-            gast.ImportFrom: ("`import` inside the function", "import at module level"),
         }
         what, hint = names.get(type(s), (f"the statement `{type(s).__name__}`", None))
         if isinstance(s, gast.Expr) and isinstance(s.value, (gast.Yield, gast.YieldFrom)):
