@@ -143,14 +143,28 @@ def base_ir(func, arg_kinds: list, kw_kinds: dict):
     return as_primal(inner, func)
 
 
-def _derivative_as_function(d):
+def _derivative_as_function(d, views: tuple = ()):
     """The generic IR of the derivative object `d`, as a function of its call arguments
-    (installed as lowering's hook for derivatives called inside a function)."""
+    (installed as lowering's hook for derivatives called inside a function); `views`: the
+    structure of the dicts and namedtuples passed to it (kinds.structure_view)."""
     wrt = d._resolve()
+    kinds = [_structure_kind(views[i]) if i < len(views) else UNKNOWN
+             for i in range(d._n_params)]
     with undecided_complex():  # the enclosing function's arguments may be complex
-        ir = derivative_ir(d.func, d.mode, wrt, [UNKNOWN] * d._n_params, {}, in_place=False,
+        ir = derivative_ir(d.func, d.mode, wrt, kinds, {}, in_place=False,
                            wrt_tuple=d._wrt_tuple)
     return as_primal(ir, d)
+
+
+def _structure_kind(view) -> Kind:
+    """A kind with only the structure `view` (kinds.structure_view) known."""
+    if view is None:
+        return UNKNOWN
+    (what, detail), items = view
+    inner = tuple(_structure_kind(v) for v in items)
+    if what == "seq":
+        return Kind("list" if detail else "tuple", items=inner)
+    return Kind("tuple", items=inner, view=(what, detail))
 
 
 derivative_hook.as_function = staticmethod(_derivative_as_function)

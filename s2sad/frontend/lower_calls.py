@@ -24,6 +24,7 @@ from s2sad.frontend.values import (
     VARARG_SHAPE_METHODS,
     Abort,
     LocalFunction,
+    Record,
     Scope,
     Static,
     StaticDict,
@@ -134,6 +135,9 @@ class CallLowering:
             return self.static_sequence(fn, args, kwargs, node)
         if fn is zip or fn is enumerate:
             return self.zip_or_enumerate(fn, args, kwargs, node)
+        if isinstance(fn, type) and issubclass(fn, tuple) and \
+                isinstance(getattr(fn, "_fields", None), tuple):
+            return self.new_record(fn, args, kwargs, node)
         if fn is dict and not args:
             out = StaticDict((), ())
             for k, v in kwargs:
@@ -153,6 +157,26 @@ class CallLowering:
             self.errors.append(error)
             raise Abort
         return opaque
+
+    def new_record(self, cls, args, kwargs, node):
+        """`Point(x, y=...)` of a namedtuple class: a static tuple read by field."""
+        fields = cls._fields
+        values = dict(zip(fields, args))
+        for k, v in kwargs:
+            if k not in fields or k in values:
+                self.error(UnsupportedSyntaxError, f"`{cls.__name__}` has no field `{k}` or "
+                           f"it is given twice", node)
+                raise Abort
+            values[k] = v
+        defaults = getattr(cls, "_field_defaults", {})
+        missing = [f for f in fields if f not in values and f not in defaults]
+        if len(args) > len(fields) or missing:
+            self.error(UnsupportedSyntaxError, f"`{cls.__name__}` takes the fields "
+                       f"{', '.join(fields)}", node)
+            raise Abort
+        items = tuple(values[f] if f in values else self.global_value(defaults[f], f)
+                      for f in fields)
+        return Record(items, False, cls)
 
     def opaque_call(self, fn, args, kwargs, node, errors, n_stmts, spelling=None):
         """A call the compiler cannot read, made as it is at run time (prims.Opaque): its
@@ -234,8 +258,9 @@ class CallLowering:
             self.error(UnsupportedSyntaxError, "keyword arguments to a transformed function "
                        "are not supported here", node, "pass them positionally")
             raise Abort
+        views = tuple(structure_of(a) for a in args)
         try:
-            ir = derivative_hook.as_function(d)
+            ir = derivative_hook.as_function(d, views)
         except S2SADError as e:
             e.loc = e.loc or self.loc(node)
             self.errors.append(e)
@@ -244,11 +269,32 @@ class CallLowering:
             self.error(UnsupportedSyntaxError, f"`{d.__name__}` takes {len(ir.params)} "
                        f"arguments, got {len(args)}", node)
             raise Abort
-        mapping = {p: self.materialize(a) for p, a in zip(ir.params, args)}
+        mapping = {p: self.materialize(flat_values(a)) for p, a in zip(ir.params, args)}
         block = substitute_block(ir.body, mapping, self, loc=self.loc(node))
         self.stmts.extend(block.stmts)
         res = block.results
-        return StaticSeq(tuple(res)) if ir.returns_tuple else res[0]
+        out = StaticSeq(tuple(res)) if ir.returns_tuple else res[0]
+        if any(v is not None for v in views) and d.mode in ("grad", "value_and_grad", "hvp"):
+            out = self.structured_result(d, out, views, node)
+        return out
+
+    def structured_result(self, d, out, views, node):
+        """A gradient taken inside the function with respect to a dict or namedtuple: read
+        by key or field, as the argument was (the generated code has it as a tuple)."""
+        wrt = d._resolve()
+
+        def one(value, i):
+            if views[i] is None or not isinstance(value, Var):
+                return value
+            return self.structured(value, views[i], f"_bar{i}", node)
+
+        def grads(g):
+            if d._wrt_tuple:
+                return StaticSeq(tuple(one(v, i) for v, i in zip(g.items, wrt)))
+            return one(g, wrt[0])
+        if d.mode == "value_and_grad":
+            return StaticSeq((out.items[0], grads(out.items[1])))
+        return grads(out)
 
     def inline_call(self, fn, args, kwargs, node):
         if fn in self.inline_stack:
@@ -537,8 +583,31 @@ class derivative_hook:  # noqa: N801 - a namespace holding the hook the driver i
     # when lowering reaches a call of them (the API registers them)
 
     @staticmethod
-    def as_function(d) -> Function:
+    def as_function(d, views: tuple = ()) -> Function:
         raise NonDifferentiableError(f"cannot inline {d!r}: no compiler driver is loaded")
+
+
+def structure_of(value):
+    """A lowered dict or namedtuple (or a tuple or list holding one) as kinds.structure_view
+    describes an argument's structure; None for anything else."""
+    if isinstance(value, StaticDict):
+        return (("dict", tuple(value.keys)), tuple(structure_of(v) for v in value.values))
+    if isinstance(value, Record):
+        return (("record", value.cls), tuple(structure_of(v) for v in value.items))
+    if isinstance(value, StaticSeq):
+        items = tuple(structure_of(v) for v in value.items)
+        if any(i is not None for i in items):
+            return (("seq", value.is_list), items)
+    return None
+
+
+def flat_values(value):
+    """A lowered dict or namedtuple as the tuple of its values (how it is passed)."""
+    if isinstance(value, StaticDict):
+        return StaticSeq(tuple(flat_values(v) for v in value.values))
+    if isinstance(value, StaticSeq) and structure_of(value) is not None:
+        return StaticSeq(tuple(flat_values(v) for v in value.items), value.is_list)
+    return value
 
 
 def _without_docstring(body) -> list:

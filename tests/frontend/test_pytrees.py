@@ -221,3 +221,41 @@ def test_unknown_field_is_refused_at_its_line():
     with pytest.raises(s2sad.S2SADError, match="no field `c`") as e:
         s2sad.grad(bad)(Affine(1.0, 2.0))
     assert "return p.c" in str(e.value)
+
+
+def inner_db(p, x):
+    """A gradient taken inside the function, read by key."""
+    return s2sad.grad(dict_affine)(p, x)["b"]
+
+
+def descent_step(p, x):
+    g = s2sad.grad(dict_affine)(p, x)
+    return dict_affine({"w": p["w"] - 0.1 * g["w"], "b": p["b"] - 0.1 * g["b"]}, x)
+
+
+def record_step(p, x):
+    value, g = s2sad.value_and_grad(record_affine)(p, x)
+    return value + record_affine(Affine(p.w - 0.1 * g.w, b=p.b - 0.1 * g.b), x)
+
+
+def test_derivative_inside_with_a_dict_argument():
+    """The inner gradient's dict is read by key; d/db of it against the analytic second
+    derivative, and the outer gradient of a descent step against finite differences."""
+    rng = rng_for("inner dict")
+    p, x = {"w": rng.standard_normal(3), "b": 0.2}, rng.standard_normal(3)
+    t = np.tanh(p["w"] * x + p["b"])
+    assert np.isclose(s2sad.grad(inner_db)(p, x)["b"],
+                      np.sum(2 * (1 - t ** 2) * (1 - 3 * t ** 2)), rtol=1e-10)
+    for f in (descent_step, inner_db):
+        g = s2sad.grad(f)(p, (x))
+        _same_structure(g, p)
+        np.testing.assert_allclose(_vector(g), _fd_grad(f, (p, x), 0), rtol=1e-6, atol=1e-8)
+
+
+def test_namedtuples_built_and_differentiated_inside():
+    rng = rng_for("inner record")
+    p, x = Affine(rng.standard_normal(3), -0.3), rng.standard_normal(3)
+    g = s2sad.grad(record_step)(p, x)
+    _same_structure(g, p)
+    np.testing.assert_allclose(_vector(g), _fd_grad(record_step, (p, x), 0), rtol=1e-6,
+                               atol=1e-8)
