@@ -294,3 +294,39 @@ def structured_call(d, fn, primal):
         return fn
     run.__wrapped__ = fn
     return run
+
+
+# -- a JVP's tangents: the shape of their primal --------------------------------------------
+
+def check_tangent(tangent, primal, name, path):
+    """Refuse a tangent unlike its primal (another shape or structure): NumPy would
+    broadcast it, or fail inside the generated code."""
+    if isinstance(primal, (tuple, list)) and not isinstance(tangent, np.ndarray):
+        if not isinstance(tangent, (tuple, list)) or len(tangent) != len(primal):
+            raise ValueError(f"{name} needs {path} with the structure of its argument (a "
+                             f"{type(primal).__name__} of {len(primal)}), got "
+                             f"{type(tangent).__name__}")
+        for i, (t, p) in enumerate(zip(tangent, primal)):
+            check_tangent(t, p, name, f"{path}[{i}]")
+        return
+    if isinstance(primal, dict):
+        if not isinstance(tangent, dict) or list(tangent) != list(primal):
+            raise ValueError(f"{name} needs {path} with the keys of its argument "
+                             f"{list(primal)}, got {type(tangent).__name__}")
+        for k in primal:
+            check_tangent(tangent[k], primal[k], name, f"{path}[{k!r}]")
+        return
+    if isinstance(primal, (int, bool, np.integer, np.bool_)) or not isinstance(
+            primal, (float, complex, np.ndarray, np.inexact)):
+        return  # an integer or other argument: its tangent is not read
+    if np.shape(tangent) != np.shape(primal):
+        raise ValueError(f"{name} needs {path} of its argument's shape {np.shape(primal)}, "
+                         f"got shape {np.shape(tangent)}")
+
+
+def check_tangents(d, pos, names):
+    """Each tangent of a JVP (or HVP) call against its primal argument."""
+    n = d._n_params
+    for j, i in enumerate(d._wrt):
+        if n + j < len(pos):
+            check_tangent(pos[n + j], pos[i], d.__name__, names[i] + "_dot")

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import numpy as np
 
 from s2sad.calls import (
+    check_tangents,
     checked_vjp,
     flattened,
     in_precision,
@@ -405,6 +406,8 @@ class Derivative(_Generic[P, Out]):
         pos, kw = self._bind(args, kwargs)
         if pos and _is_instance(pos[0]) and isinstance(self.func, types.FunctionType):
             return self._method_call(pos, kw)
+        if self.mode in ("jvp", "hvp"):
+            check_tangents(self, pos, self._positional)
         primal = pos[:self._n_params]
         key = tuple(map(_arg_key, primal))
         if kw:
@@ -553,6 +556,8 @@ class Derivative(_Generic[P, Out]):
             tests = _sample_tests(k, arg_names, sample, env)
             if tests is None:
                 continue
+            if self.mode in ("jvp", "hvp"):  # a tangent of another shape: the slow path
+                tests += self._tangent_tests(k, sample, env)
             env[f"{_PREFIX}F{k}"] = in_precision(self, sample, hit)
             test = " and ".join(tests) if tests else "True"
             result = f"{_PREFIX}F{k}({call})"
@@ -560,6 +565,23 @@ class Derivative(_Generic[P, Out]):
             lines.append(f"            return {wrap}({result})" if wrap else
                          f"            return {result}")
         return lines
+
+    def _tangent_tests(self, k: int, sample: list[Any], env: dict[str, Any]) -> list[str]:
+        """The fast path's tests that each tangent has its primal's shape (a scalar's: not
+        an array), so that any other goes to the slow path, which refuses it."""
+        tests: list[str] = []
+        names = list(self.__signature__.parameters)
+        env[f"{_PREFIX}ndarray"] = _ndarray
+        for j, i in enumerate(self._wrt):
+            t, shape, _ = sample[i]
+            name = names[self._n_params + j]
+            if t is _ndarray:
+                env[f"{_PREFIX}S{k}_{name}"] = shape
+                tests.append(f"type({name}) is {_PREFIX}ndarray and "
+                             f"{name}.shape == {_PREFIX}S{k}_{name}")
+            elif t in (float, complex) or issubclass(t, np.inexact):
+                tests.append(f"type({name}) is not {_PREFIX}ndarray")
+        return tests
 
     # -- inspection ------------------------------------------------------
 

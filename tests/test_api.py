@@ -138,7 +138,7 @@ def test_ndarray_subclasses_refused(make):
 @pytest.mark.parametrize("z", [1 + 2j, np.complex128(1 + 2j), np.array([1 + 2j])])
 def test_complex_inputs_accepted_complex_grad_output_refused(z):
     # |z| moves by Re(conj(z) dz) / |z| (tests/rules/test_complex.py covers complex numbers)
-    out, t = s2sad.jvp(np.abs)(z, 1j)
+    out, t = s2sad.jvp(np.abs)(z, np.full(np.shape(z), 1j)[()])
     np.testing.assert_allclose(out, np.abs(z))
     np.testing.assert_allclose(t, np.real(np.conj(z) * 1j) / np.abs(z))
     with pytest.raises(s2sad.S2SADError, match="complex") as err:  # grad needs a real output
