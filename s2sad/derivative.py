@@ -30,7 +30,7 @@ from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.prims import RecursiveCall
 from s2sad.passes.forward import tangent_suffix
 from s2sad.store.compiled import compiled
-from s2sad.transform import resolve_wrt, with_checkpoints
+from s2sad.transform import resolve_wrt, with_checkpoints, with_explain
 from s2sad_rules import TABLE
 
 P = ParamSpec("P")  # the parameters of the differentiated function
@@ -193,7 +193,7 @@ class Derivative(_Generic[P, Out]):
         def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Out: ...
 
     def __init__(self, func: Callable[P, Any], mode: str, wrt: WrtSpec = None,
-                 checkpoints: int | None = None) -> None:
+                 checkpoints: int | None = None, explain: bool = False) -> None:
         if not callable(func):
             raise TypeError(f"s2sad.{mode} needs a function, got {func!r}")
         if checkpoints is not None and (isinstance(checkpoints, bool) or
@@ -203,6 +203,9 @@ class Derivative(_Generic[P, Out]):
         self.checkpoints = checkpoints
         # the mode compiled: its own with the checkpointing option, keyed apart in caches
         self._cmode = with_checkpoints(mode, checkpoints)
+        # explain=True: the step-by-step derivative (a mode of its own in every cache too)
+        self.explain = bool(explain)
+        self._cmode = with_explain(self._cmode, self.explain)
         wrapper = _primitive_function(func)
         self.func = wrapper if wrapper is not None else func
         self.mode = mode
