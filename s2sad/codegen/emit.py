@@ -22,8 +22,6 @@ from s2sad.codegen.syntax import NO_INLINE, SCATTERS
 from s2sad.codegen.unparse import Unsupported, unparse
 from s2sad.ir import prims
 from s2sad.ir.builder import root_name
-from s2sad.passes.explain import StepLoc
-from s2sad_rules.formulas import formula_of
 from s2sad.ir.nodes import (
     Block,
     Call,
@@ -34,6 +32,8 @@ from s2sad.ir.nodes import (
     Var,
     While,
 )
+from s2sad.passes.explain import StepLoc
+from s2sad_rules.formulas import formula_of
 
 
 class Emitter(ExpressionEmitter):
@@ -94,7 +94,7 @@ class Emitter(ExpressionEmitter):
         try:
             text = f"{self.names.name(step.target)} = " \
                    f"{_bare(self.src(self.call_expr(step.fn, step.args, step.kwargs)))}"
-        except Exception:  # a step printed only through its rule
+        except Exception:  # noqa: BLE001 - a step printed only through its rule
             text = ""
         formula = formula_of(step.fn)
         if not text and not formula:

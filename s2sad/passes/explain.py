@@ -17,7 +17,7 @@ from s2sad.ir import prims
 from s2sad.ir.builder import Namer, replace_body
 from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While
 from s2sad.passes.dead_code import eliminate_dead_code
-from s2sad.passes.rewrites import ADDS, _NOFOLD, _simple_value
+from s2sad.passes.rewrites import _NOFOLD, ADDS, _simple_value
 from s2sad.passes.simplify import Simplifier, _size
 from s2sad.passes.tapes import prune_tapes
 
@@ -121,7 +121,7 @@ class ExplainSimplifier(Simplifier):
                             for a in args):
                 try:
                     val = fn(*(a.value for a in args), **{n: a.value for n, a in s.kwargs})
-                except Exception:
+                except Exception:  # noqa: BLE001 - a call that cannot run now is kept
                     val = _NOFOLD
                 if val is not _NOFOLD and _simple_value(val):
                     return Const(val)

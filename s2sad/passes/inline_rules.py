@@ -155,12 +155,31 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kin
             t = st.target
             nv = mapping[t] = fresh(hints[t] if t in hints else strip_suffix(t.name))
             out.append(Call(nv, st.fn, args, kw, loc if loc is not None else st.loc))
-        return tuple(mapping.get(r, r) if type(r) is Var else r for r in results)
+        out_results = tuple(mapping.get(r, r) if type(r) is Var else r for r in results)
+        return _named_steps(out_results, result_hints, bindings, em, loc)
     hints = {r: h for r, h in zip(fn.body.results, result_hints)
              if isinstance(r, Var) and r not in mapping}
     block = substitute_block(fn.body, mapping, em.namer, hints, loc=loc)
     em.stmts.extend(block.stmts)
-    return block.results
+    return _named_steps(block.results, result_hints, bindings, em, loc)
+
+
+def _named_steps(results, hints, bindings: dict, em: Emitter, loc) -> tuple:
+    """The step-by-step derivative (explain=True: its statements carry the primal step in
+    `loc.step`) names a derivative a rule passes through unchanged: `pred_bar = err_bar`."""
+    if getattr(loc, "step", None) is None:
+        return tuple(results)
+    inputs = {a for a in bindings.values() if type(a) is Var}
+    if isinstance(hints, str):
+        hints = [hints] * len(results)
+    out = []
+    for r, h in zip(results, hints):
+        if type(r) is Var and r in inputs:
+            named = em.namer.fresh(h.lstrip("_"))
+            em.stmts.append(Call(named, prims.identity, (r,), (), loc))
+            r = named
+        out.append(r)
+    return tuple(out)
 
 
 def _rule_kinds(fn, bindings: dict, kind_of, g_kind, alias: dict):
