@@ -11,6 +11,7 @@ docs/guards.md), and a derivative binds its arguments exactly as the function do
 from __future__ import annotations
 
 import functools
+import html
 import inspect
 import linecache
 import threading
@@ -23,7 +24,7 @@ import numpy as np
 
 from s2sad.calls import checked_vjp, in_precision, refuse_argument
 from s2sad.calls import sample as sample_of
-from s2sad.errors import RecursionLimitError
+from s2sad.errors import RecursionLimitError, S2SADError
 from s2sad.frontend.guards import Guards, collect
 from s2sad.ir.kinds import UNKNOWN, kind_of_value
 from s2sad.ir.per_function import FunctionKeyed
@@ -587,6 +588,31 @@ class Derivative(_Generic[P, Out]):
             key += tuple(sorted((k, _arg_key(v)) for k, v in kw.items()))
         source: str = self._compile(key, primal, kw).source
         return source
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the function beside its derivative (the specialisation used last),
+        line by line, highlighted when Pygments is installed (s2sad[show])."""
+        from s2sad.codegen.display import side_by_side_html
+
+        try:
+            c = self._shown()
+        except S2SADError as e:
+            return f"<pre>{html.escape(str(e))}</pre>"
+        return side_by_side_html(c.ir.source_lines, c.ir.first_line, c.source, repr(self))
+
+    def _repr_markdown_(self) -> str:
+        """Jupyter and Markdown renderers: the function and its derivative as code."""
+        from s2sad.codegen.display import markdown
+
+        try:
+            c = self._shown()
+        except S2SADError as e:
+            return f"```\n{e}\n```\n"
+        return markdown(c.ir.source_lines, c.source, repr(self))
+
+    def _shown(self) -> Any:
+        self.source  # noqa: B018 - compiles the generic code before the first call
+        return self._last
 
     def __repr__(self) -> str:
         return f"<s2sad {self.mode} of {getattr(self.func, '__qualname__', self.func)}>"
