@@ -366,7 +366,7 @@ class Derivative(_Generic[P, Out]):
             return sig.replace(return_annotation=inspect.Signature.empty)
         positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         rest = [p for p in params if p not in positional]
-        suffix = tangent_suffix([p.name for p in positional])  # x_dot2 for a JVP's JVP
+        suffix = tangent_suffix([p.name for p in positional])  # x_tangent for a JVP's JVP
         tangents = [inspect.Parameter(positional[i].name + suffix,
                                       inspect.Parameter.POSITIONAL_OR_KEYWORD)
                     for i in self._wrt]
