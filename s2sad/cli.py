@@ -353,6 +353,11 @@ def cmd_demo(args) -> int:
     say(f"JVP along v = (1, 0): (2 x1, x2 cos(x1 x2)) = (4, 3 cos 6) = "
         f"{numbers(out_dot)}   (3 cos 6 = {3 * c6:.6g})")
     print(g_jvp.source)
+    say("The same JVP step by step (explain=True): dual-number arithmetic, one operation",
+        "per line, each tangent named after its value, under the rule it applies")
+    g_jvp_steps = jvp(seeds.g, explain=True)
+    g_jvp_steps(2.0, 3.0, 1.0, 0.0)
+    print(g_jvp_steps.source)
     g_vjp = vjp(seeds.g)
     _, pullback = g_vjp(2.0, 3.0)
     cot = pullback((1.0, 1.0))
@@ -360,6 +365,11 @@ def cmd_demo(args) -> int:
         f"(4 + 3 cos 6, 1 + 2 cos 6) = {numbers(cot)}",
         f"  (4 + 3 cos 6 = {4 + 3 * c6:.6g}, 1 + 2 cos 6 = {1 + 2 * c6:.6g})")
     print(g_vjp.source)
+    say("The same VJP step by step (explain=True): every cotangent named, each reverse",
+        "step under the operation it reverses and the rule it applies")
+    g_vjp_steps = vjp(seeds.g, explain=True)
+    g_vjp_steps(2.0, 3.0)[1]((1.0, 1.0))
+    print(g_vjp_steps.source)
 
     loss_grad = grad(seeds.loss, wrt=0)
     rng = np.random.default_rng(0)

@@ -57,8 +57,11 @@ for _fns, _text in _TABLE:
         FORMULAS[_fn] = _text
 
 
-def formula_of(fn) -> str | None:
-    """The formula of `fn`'s derivative, or None."""
+def formula_of(fn, args: tuple = ()) -> str | None:
+    """The formula of `fn`'s derivative (for these operands: a constant exponent has the
+    power rule), or None."""
+    if fn in (operator.pow, np.power) and len(args) == 2 and hasattr(args[1], "value"):
+        return "d(aⁿ) = n·aⁿ⁻¹·da"
     try:
         return FORMULAS.get(fn)
     except TypeError:  # an unhashable callable

@@ -96,7 +96,7 @@ class Emitter(ExpressionEmitter):
                    f"{_bare(self.src(self.call_expr(step.fn, step.args, step.kwargs)))}"
         except Exception:  # noqa: BLE001 - a step printed only through its rule
             text = ""
-        formula = formula_of(step.fn)
+        formula = formula_of(step.fn, step.args)
         if not text and not formula:
             return
         where = "back through " if self.reverse_part else ""

@@ -104,6 +104,37 @@ class ExplainSimplifier(Simplifier):
     subexpressions)."""
 
     def rewrite(self, s: Call, out):
+        res = self.rewrite_step(s, out)
+        if isinstance(res, Var) and res.name.startswith("_") and \
+                not s.target.name.startswith("_"):
+            # `t1_dot = _t + 0`: the value keeps its name (t1_dot), not the rule's temporary:
+            # the statement defining _t defines t1_dot, and every use of _t reads t1_dot
+            d = out.defs.get(res)
+            at = next((i for i in range(len(out) - 1, -1, -1) if out[i] is d), None) \
+                if d is not None else None
+            if at is not None:
+                out[at] = Call(s.target, d.fn, d.args, d.kwargs, d.loc)
+                for i in range(at + 1, len(out)):
+                    st = out[i]
+                    if type(st) is Call and (res in st.args or
+                                             any(a == res for _, a in st.kwargs)):
+                        out[i] = Call(st.target, st.fn,
+                                      tuple(s.target if a == res else a for a in st.args),
+                                      tuple((n, s.target if a == res else a)
+                                            for n, a in st.kwargs), st.loc)
+                    elif type(st) is not Call:
+                        out[at] = d  # (a branch or loop reads it: keep the temporary)
+                        return res
+                self._sub_now[res] = s.target
+                self.kinds[s.target] = self.kinds.get(res, self.kind(s.target))
+                return s.target
+        return res
+
+    def call(self, s: Call, sub, cse, out, depth=0):
+        self._sub_now = sub
+        return super().call(s, sub, cse, out, depth)
+
+    def rewrite_step(self, s: Call, out):
         fn, args = s.fn, s.args
         kt = self.kind(s.target)
         if fn in prims.EFFECTFUL or fn in (prims.new_tape, prims.tape_reader):

@@ -178,6 +178,15 @@ def _named_steps(results, hints, bindings: dict, em: Emitter, loc) -> tuple:
             named = em.namer.fresh(h.lstrip("_"))
             em.stmts.append(Call(named, prims.identity, (r,), (), loc))
             r = named
+        elif type(r) is Var and r.name.startswith("_") and not h.startswith("_"):
+            # a term that turned out zero left a temporary of the rule as the result: it
+            # takes the result's name (t1_dot)
+            at = _last_definition(em.stmts, r)
+            if at is not None:
+                d = em.stmts[at]
+                named = em.namer.fresh(h)
+                em.stmts[at] = Call(named, d.fn, d.args, d.kwargs, d.loc)
+                r = named
         out.append(r)
     return tuple(out)
 
@@ -250,3 +259,16 @@ def zero(kind: Kind, like=None) -> Const:
 
 def is_zero(a) -> bool:
     return isinstance(a, Const) and isinstance(a.value, prims.ZeroValue)
+
+
+def _last_definition(stmts: list, v: Var):
+    """The index of the call defining `v` when nothing after it reads `v`, else None."""
+    for i in range(len(stmts) - 1, -1, -1):
+        st = stmts[i]
+        if type(st) is not Call:
+            return None
+        if st.target == v:
+            return i
+        if v in st.args or any(a == v for _, a in st.kwargs):
+            return None
+    return None
