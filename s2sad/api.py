@@ -170,6 +170,12 @@ def grad(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0, *,
     binomial (revolve) schedule: memory O(K x state), time a few primal runs. The gradient
     is the same to the bit (the same operations run).
 
+    `explain=True` generates the step-by-step derivative instead (as Tangent's
+    `optimized=False`): one primitive per line, every cotangent named after its value
+    (`err_bar`), each reverse step under the operation it reverses and the rule it applies
+    (`# back through t2 = a / b; d(a/b) = da/b - a·db/b²`). It gives the same numbers, more
+    slowly; `jvp`, `vjp` and `value_and_grad` take it too (`s2sad show --explain`).
+
     Returns:
         A `Derivative` with `f`'s parameters; its calls return the gradient.
 
