@@ -330,11 +330,12 @@ def _base_name(root, members, pos) -> str:
     if named:
         return strip_suffix(named[0].name)
     if getattr(pos, "explain", False):  # step by step: a contribution to x_bar is x_bar_1
-        parts = sorted((m for m in members if m.name.lstrip("_").endswith(("_bar", "_dot"))
+        parts = sorted((m for m in members
+                        if root_name(m.name.lstrip("_")).endswith(("_bar", "_dot"))
                         and not m.name.lstrip("_").startswith("t_")),
                        key=lambda m: pos.defpos.get(m, -1))
         if parts:
-            return strip_suffix(parts[0].name.lstrip("_"))
+            return root_name(parts[0].name.lstrip("_"))
     defn = pos.defining.get(root) or next((pos.defining.get(m) for m in members
                                            if pos.defining.get(m) is not None), None)
     name = _temp_name(defn)

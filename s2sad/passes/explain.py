@@ -104,7 +104,12 @@ class ExplainSimplifier(Simplifier):
     subexpressions)."""
 
     def rewrite(self, s: Call, out):
+        n_out = len(out)
         res = self.rewrite_step(s, out)
+        for i in range(n_out, len(out)):  # a replacement stays under its step's comment
+            st = out[i]
+            if type(st) is Call and st.loc is None and s.loc is not None:
+                out[i] = Call(st.target, st.fn, st.args, st.kwargs, s.loc)
         if isinstance(res, Var) and res.name.startswith("_") and \
                 not s.target.name.startswith("_"):
             # `t1_dot = _t + 0`: the value keeps its name (t1_dot), not the rule's temporary:
