@@ -53,6 +53,7 @@ def test_explained_jvp_matches_finite_differences_and_default(case):
     args = case.args(rng)
     v = [oracle.random_like(rng, args[i]) for i in case.wrt_idx]
     out, out_dot = s2sad.jvp(case.fn, wrt=case.wrt, explain=True)(*args, *v, **case.kwargs)
+    oracle.assert_close(out, case(*args), 1e-12, 1e-14, what=f"out of {case.name}")
     expected = oracle.numerical_jvp(case.fn, args, case.wrt_idx, v, kwargs=case.kwargs)
     oracle.assert_close(out_dot, expected, oracle.FD_RTOL, oracle.FD_ATOL,
                         what=f"explained JVP of {case.name}")
