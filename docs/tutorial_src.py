@@ -43,3 +43,15 @@ def softmax_entropy(z):
 def scale_first(x):
     x[0] = 2.0 * x[0]
     return np.sum(x)
+
+
+def g(x1, x2):
+    return x1 ** 2 + x2, np.sin(x1 * x2)
+
+
+def blur(x):
+    return 0.25 * x[:-2] + 0.5 * x[1:-1] + 0.25 * x[2:]
+
+
+def central_difference(f, x, h=1e-6):
+    return (f(x + h) - f(x - h)) / (2 * h)

@@ -57,26 +57,26 @@ def checkpoint(f: F) -> F:
 
 
 def _derivative(f: Callable[P, Any], mode: str, wrt: WrtSpec,
-                checkpoints: int | None = None) -> Derivative[P, Any]:
+                checkpoints: int | None = None, explain: bool = False) -> Derivative[P, Any]:
     if isinstance(f, (int, str, tuple)) and not callable(f):
         raise WrtError(f"s2sad.{mode}: pass wrt as a keyword (wrt={f!r})")
-    return Derivative(f, mode, wrt, checkpoints)
+    return Derivative(f, mode, wrt, checkpoints, explain=explain)
 
 
-def _decorator(mode: str, wrt: WrtSpec,
-               checkpoints: int | None = None) -> Callable[[Callable[P, Any]],
-                                                           Derivative[P, Any]]:
-    return lambda g: Derivative(g, mode, wrt, checkpoints)
+def _decorator(mode: str, wrt: WrtSpec, checkpoints: int | None = None,
+               explain: bool = False) -> Callable[[Callable[P, Any]], Derivative[P, Any]]:
+    return lambda g: Derivative(g, mode, wrt, checkpoints, explain=explain)
 
 
 @overload
-def jvp(f: Callable[..., R], wrt: WrtSpec = None) -> Derivative[..., tuple[R, Any]]: ...
+def jvp(f: Callable[..., R], wrt: WrtSpec = None, *, explain: bool = False) -> Derivative[..., tuple[R, Any]]: ...
 @overload
-def jvp(f: None = None, wrt: WrtSpec = None) -> Callable[
+def jvp(f: None = None, wrt: WrtSpec = None, *, explain: bool = False) -> Callable[
         [Callable[..., R]], Derivative[..., tuple[R, Any]]]: ...
 
 
-def jvp(f: Callable[..., R] | None = None, wrt: WrtSpec = None) -> (
+def jvp(f: Callable[..., R] | None = None, wrt: WrtSpec = None, *,
+        explain: bool = False) -> (
         Derivative[..., tuple[R, Any]] | Callable[[Callable[..., R]],
                                                    Derivative[..., tuple[R, Any]]]):
     """Forward mode: the Jacobian-vector product of `f`.
@@ -99,20 +99,20 @@ def jvp(f: Callable[..., R] | None = None, wrt: WrtSpec = None) -> (
         (10.0, 2.0)
     """
     if f is None:
-        return _decorator("jvp", wrt)
-    return _derivative(f, "jvp", wrt)
+        return _decorator("jvp", wrt, explain=explain)
+    return _derivative(f, "jvp", wrt, explain=explain)
 
 
 @overload
 def vjp(f: Callable[P, R], wrt: WrtSpec = None, *,
-        checkpoints: int | None = None) -> Derivative[P, tuple[R, Pullback]]: ...
+        checkpoints: int | None = None, explain: bool = False) -> Derivative[P, tuple[R, Pullback]]: ...
 @overload
-def vjp(f: None = None, wrt: WrtSpec = None, *, checkpoints: int | None = None) -> Callable[
+def vjp(f: None = None, wrt: WrtSpec = None, *, checkpoints: int | None = None, explain: bool = False) -> Callable[
         [Callable[P, R]], Derivative[P, tuple[R, Pullback]]]: ...
 
 
 def vjp(f: Callable[P, R] | None = None, wrt: WrtSpec = None, *,
-        checkpoints: int | None = None) -> (
+        checkpoints: int | None = None, explain: bool = False) -> (
         Derivative[P, tuple[R, Pullback]] | Callable[[Callable[P, R]],
                                                       Derivative[P, tuple[R, Pullback]]]):
     """Reverse mode: the vector-Jacobian product of `f`.
@@ -142,20 +142,20 @@ def vjp(f: Callable[P, R] | None = None, wrt: WrtSpec = None, *,
         (15.0, 6.0)
     """
     if f is None:
-        return _decorator("vjp", wrt, checkpoints)
-    return _derivative(f, "vjp", wrt, checkpoints)
+        return _decorator("vjp", wrt, checkpoints, explain)
+    return _derivative(f, "vjp", wrt, checkpoints, explain)
 
 
 @overload
 def grad(f: Callable[P, Any], wrt: WrtSpec = 0, *,
-         checkpoints: int | None = None) -> Derivative[P, Any]: ...
+         checkpoints: int | None = None, explain: bool = False) -> Derivative[P, Any]: ...
 @overload
-def grad(f: None = None, wrt: WrtSpec = 0, *, checkpoints: int | None = None) -> Callable[
+def grad(f: None = None, wrt: WrtSpec = 0, *, checkpoints: int | None = None, explain: bool = False) -> Callable[
         [Callable[P, Any]], Derivative[P, Any]]: ...
 
 
 def grad(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0, *,
-         checkpoints: int | None = None) -> (
+         checkpoints: int | None = None, explain: bool = False) -> (
         Derivative[P, Any] | Callable[[Callable[P, Any]], Derivative[P, Any]]):
     """The gradient of a function with a scalar result (reverse mode).
 
@@ -169,6 +169,12 @@ def grad(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0, *,
     reverse sweep recomputes the iterations in between from the nearest snapshot, on a
     binomial (revolve) schedule: memory O(K x state), time a few primal runs. The gradient
     is the same to the bit (the same operations run).
+
+    `explain=True` generates the step-by-step derivative instead (as Tangent's
+    `optimized=False`): one primitive per line, every cotangent named after its value
+    (`err_bar`), each reverse step under the operation it reverses and the rule it applies
+    (`# back through t2 = a / b; d(a/b) = da/b - a·db/b²`). It gives the same numbers, more
+    slowly; `jvp`, `vjp` and `value_and_grad` take it too (`s2sad show --explain`).
 
     Returns:
         A `Derivative` with `f`'s parameters; its calls return the gradient.
@@ -191,21 +197,21 @@ def grad(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0, *,
         array([ 1., -2.])
     """
     if f is None:
-        return _decorator("grad", wrt, checkpoints)
-    return _derivative(f, "grad", wrt, checkpoints)
+        return _decorator("grad", wrt, checkpoints, explain)
+    return _derivative(f, "grad", wrt, checkpoints, explain)
 
 
 @overload
 def value_and_grad(f: Callable[P, R], wrt: WrtSpec = 0, *,
-                   checkpoints: int | None = None) -> Derivative[P, tuple[R, Any]]: ...
+                   checkpoints: int | None = None, explain: bool = False) -> Derivative[P, tuple[R, Any]]: ...
 @overload
 def value_and_grad(f: None = None, wrt: WrtSpec = 0, *,
-                   checkpoints: int | None = None) -> Callable[
+                   checkpoints: int | None = None, explain: bool = False) -> Callable[
         [Callable[P, R]], Derivative[P, tuple[R, Any]]]: ...
 
 
 def value_and_grad(f: Callable[P, R] | None = None, wrt: WrtSpec = 0, *,
-                   checkpoints: int | None = None) -> (
+                   checkpoints: int | None = None, explain: bool = False) -> (
         Derivative[P, tuple[R, Any]] | Callable[[Callable[P, R]],
                                                  Derivative[P, tuple[R, Any]]]):
     """The value and the gradient of a function with a scalar result, in one sweep.
@@ -224,8 +230,8 @@ def value_and_grad(f: Callable[P, R] | None = None, wrt: WrtSpec = 0, *,
         (9.0, 6.0)
     """
     if f is None:
-        return _decorator("value_and_grad", wrt, checkpoints)
-    return _derivative(f, "value_and_grad", wrt, checkpoints)
+        return _decorator("value_and_grad", wrt, checkpoints, explain)
+    return _derivative(f, "value_and_grad", wrt, checkpoints, explain)
 
 
 @overload

@@ -126,7 +126,7 @@ def cmd_show(args) -> int:
     from s2sad.api import Derivative
     from s2sad.ir.kinds import UNKNOWN, kind_of_value
     from s2sad.ir.printer import format_function
-    from s2sad.transform import derivative_ir, generate, lowered
+    from s2sad.transform import derivative_ir, generate, lowered, with_explain
 
     module, func = _load(args.target)
     if isinstance(func, Derivative):  # a decorated function: show derivatives of its source
@@ -136,6 +136,7 @@ def cmd_show(args) -> int:
         return 0
     wrt = _parse_wrt(args.wrt)
     d = Derivative(func, args.mode, wrt if wrt is not None else _default_wrt(args.mode))
+    mode = with_explain(args.mode, args.explain)
     d._resolve()
     example = _eval_args(args.args, module)
     if example is None:
@@ -146,14 +147,14 @@ def cmd_show(args) -> int:
                              f"{d._n_params} positional arguments")
         kinds = [kind_of_value(a, keep_value=False) for a in example]
     if args.ir:
-        _print(format_function(derivative_ir(func, args.mode, d._wrt, kinds, {})), code=False)
+        _print(format_function(derivative_ir(func, mode, d._wrt, kinds, {})), code=False)
         return 0
-    compiled = generate(func, args.mode, d._wrt, d._wrt_tuple, kinds, {})
+    compiled = generate(func, mode, d._wrt, d._wrt_tuple, kinds, {})
     text = compiled.source
     if example is None and d._n_params:
         text = ("# s2sad show: the generic code; give example arguments to see it specialised "
                 "on their kinds,\n# as a call compiles it: --args \"np.ones(3), 2.0\"\n" + text)
-    _print(text, code=True)
+    _print(text, code=True, color=args.color)
     return 0
 
 
@@ -161,8 +162,10 @@ def _default_wrt(mode: str):
     return 0 if mode in ("grad", "value_and_grad") else None
 
 
-def _print(text: str, code: bool):
-    if code and sys.stdout.isatty():
+def _print(text: str, code: bool, color: str = "auto"):
+    """Print `text`; code is highlighted (with Pygments, when installed) for `always`, and
+    for `auto` when the output is a terminal."""
+    if code and (color == "always" or (color == "auto" and sys.stdout.isatty())):
         try:
             from pygments import highlight
             from pygments.formatters import TerminalFormatter
@@ -350,6 +353,11 @@ def cmd_demo(args) -> int:
     say(f"JVP along v = (1, 0): (2 x1, x2 cos(x1 x2)) = (4, 3 cos 6) = "
         f"{numbers(out_dot)}   (3 cos 6 = {3 * c6:.6g})")
     print(g_jvp.source)
+    say("The same JVP step by step (explain=True): dual-number arithmetic, one operation",
+        "per line, each tangent named after its value, under the rule it applies")
+    g_jvp_steps = jvp(seeds.g, explain=True)
+    g_jvp_steps(2.0, 3.0, 1.0, 0.0)
+    print(g_jvp_steps.source)
     g_vjp = vjp(seeds.g)
     _, pullback = g_vjp(2.0, 3.0)
     cot = pullback((1.0, 1.0))
@@ -357,6 +365,11 @@ def cmd_demo(args) -> int:
         f"(4 + 3 cos 6, 1 + 2 cos 6) = {numbers(cot)}",
         f"  (4 + 3 cos 6 = {4 + 3 * c6:.6g}, 1 + 2 cos 6 = {1 + 2 * c6:.6g})")
     print(g_vjp.source)
+    say("The same VJP step by step (explain=True): every cotangent named, each reverse",
+        "step under the operation it reverses and the rule it applies")
+    g_vjp_steps = vjp(seeds.g, explain=True)
+    g_vjp_steps(2.0, 3.0)[1]((1.0, 1.0))
+    print(g_vjp_steps.source)
 
     loss_grad = grad(seeds.loss, wrt=0)
     rng = np.random.default_rng(0)
@@ -381,6 +394,12 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--mode", choices=MODES, default="jvp")
     show.add_argument("--wrt", help="comma-separated parameter names (or indices)")
     show.add_argument("--ir", action="store_true", help="print the IR instead of Python")
+    show.add_argument("--explain", action="store_true",
+                      help="the step-by-step derivative: one primitive per line, each step "
+                           "with the rule it applies")
+    show.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                      help="highlight the code (needs Pygments: pip install s2sad[show]); "
+                           "auto: when printing to a terminal")
     show.add_argument("--stage", choices=("derivative", "lowered"), default="derivative",
                       help="with --ir: the derivative's IR (default) or the lowered function")
     show.add_argument("--args", help="example arguments to specialise on, as a Python "

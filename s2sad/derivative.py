@@ -11,6 +11,7 @@ docs/guards.md), and a derivative binds its arguments exactly as the function do
 from __future__ import annotations
 
 import functools
+import html
 import inspect
 import linecache
 import threading
@@ -31,14 +32,14 @@ from s2sad.calls import (
     structured_call,
 )
 from s2sad.calls import sample as sample_of
-from s2sad.errors import RecursionLimitError, WrtError
+from s2sad.errors import RecursionLimitError, S2SADError, WrtError
 from s2sad.frontend.guards import Guards, collect
 from s2sad.ir.kinds import UNKNOWN, kind_of_value
 from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.prims import RecursiveCall
 from s2sad.passes.forward import tangent_suffix
 from s2sad.store.compiled import compiled
-from s2sad.transform import resolve_wrt, with_checkpoints
+from s2sad.transform import resolve_wrt, with_checkpoints, with_explain
 from s2sad_rules import TABLE
 
 P = ParamSpec("P")  # the parameters of the differentiated function
@@ -216,7 +217,7 @@ class Derivative(_Generic[P, Out]):
         def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Out: ...
 
     def __init__(self, func: Callable[P, Any], mode: str, wrt: WrtSpec = None,
-                 checkpoints: int | None = None) -> None:
+                 checkpoints: int | None = None, explain: bool = False) -> None:
         if not callable(func):
             raise TypeError(f"s2sad.{mode} needs a function, got {func!r}")
         if checkpoints is not None and (isinstance(checkpoints, bool) or
@@ -226,6 +227,9 @@ class Derivative(_Generic[P, Out]):
         self.checkpoints = checkpoints
         # the mode compiled: its own with the checkpointing option, keyed apart in caches
         self._cmode = with_checkpoints(mode, checkpoints)
+        # explain=True: the step-by-step derivative (a mode of its own in every cache too)
+        self.explain = bool(explain)
+        self._cmode = with_explain(self._cmode, self.explain)
         wrapper = _primitive_function(func)
         self.func = wrapper if wrapper is not None else func
         self.mode = mode
@@ -393,7 +397,7 @@ class Derivative(_Generic[P, Out]):
             return sig.replace(return_annotation=inspect.Signature.empty)
         positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         rest = [p for p in params if p not in positional]
-        suffix = tangent_suffix([p.name for p in positional])  # x_dot2 for a JVP's JVP
+        suffix = tangent_suffix([p.name for p in positional])  # x_tangent for a JVP's JVP
         tangents = [inspect.Parameter(positional[i].name + suffix,
                                       inspect.Parameter.POSITIONAL_OR_KEYWORD)
                     for i in self._wrt]
@@ -461,7 +465,8 @@ class Derivative(_Generic[P, Out]):
         if hit is None or hit[0]() is not obj:
             shifted: WrtSpec = tuple(i - 1 for i in wrt) if self._wrt_tuple else wrt[0] - 1
             bound: Derivative[Any, Any] = Derivative(types.MethodType(self.func, obj),
-                                                     self.mode, shifted, self.checkpoints)
+                                                     self.mode, shifted, self.checkpoints,
+                                                     self.explain)
             table, key = self._bound, id(obj)
             ref: Callable[[], Any]
             try:
@@ -669,6 +674,31 @@ class Derivative(_Generic[P, Out]):
             key += tuple(sorted((k, _arg_key(v)) for k, v in kw.items()))
         source: str = self._compile(key, primal, kw).source
         return source
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the function beside its derivative (the specialisation used last),
+        line by line, highlighted when Pygments is installed (s2sad[show])."""
+        from s2sad.codegen.display import side_by_side_html
+
+        try:
+            c = self._shown()
+        except S2SADError as e:
+            return f"<pre>{html.escape(str(e))}</pre>"
+        return side_by_side_html(c.ir.source_lines, c.ir.first_line, c.source, repr(self))
+
+    def _repr_markdown_(self) -> str:
+        """Jupyter and Markdown renderers: the function and its derivative as code."""
+        from s2sad.codegen.display import markdown
+
+        try:
+            c = self._shown()
+        except S2SADError as e:
+            return f"```\n{e}\n```\n"
+        return markdown(c.ir.source_lines, c.source, repr(self))
+
+    def _shown(self) -> Any:
+        self.source  # noqa: B018 - compiles the generic code before the first call
+        return self._last
 
     def __repr__(self) -> str:
         return f"<s2sad {self.mode} of {getattr(self.func, '__qualname__', self.func)}>"

@@ -27,6 +27,7 @@ from s2sad.ir.kinds import UNKNOWN, Kind, float_kind, infer_kinds, kind_of_value
 from s2sad.ir.nodes import Const, Var
 from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.verify import verify
+from s2sad.passes.explain import explain_simplify, label_steps
 from s2sad.passes.forward import forward_pass
 from s2sad.passes.fresh_results import fresh_results
 from s2sad.passes.hoist import hoist_views
@@ -121,8 +122,23 @@ def with_checkpoints(mode: str, checkpoints: int | None) -> str:
     return mode if checkpoints is None else f"{mode}{_CHECKPOINTS}{checkpoints}"
 
 
+_EXPLAIN = "+explain"
+
+
+def with_explain(mode: str, explain: bool) -> str:
+    """The mode compiled for a derivative with `explain=True` (the step-by-step form): a
+    mode of its own (`"grad+explain"`), so every cache keys it apart."""
+    return f"{mode}{_EXPLAIN}" if explain else mode
+
+
+def is_explained(mode: str) -> bool:
+    return mode.endswith(_EXPLAIN)
+
+
 def split_mode(mode: str) -> tuple:
-    """`"grad+checkpoints=32"` -> ("grad", 32); a plain mode -> (mode, None)."""
+    """`"grad+checkpoints=32"` -> ("grad", 32); a plain mode -> (mode, None) (and
+    `+explain` dropped: see is_explained)."""
+    mode = mode.removesuffix(_EXPLAIN)
     base, sep, k = mode.partition(_CHECKPOINTS)
     return (base, int(k)) if sep else (mode, None)
 
@@ -367,8 +383,11 @@ def specialised_ir(func, arg_kinds: list, kw_kinds: dict):
 
 def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
                   in_place: bool = True, wrt_tuple: bool = False):
+    explain = is_explained(mode)
     mode, checkpoints = split_mode(mode)
     ir = specialised_ir(func, arg_kinds, kw_kinds)
+    if explain:
+        ir = label_steps(ir)
     kinds_in = {p: k for p, k in zip(ir.params, arg_kinds)}
     for v, _ in ir.kwonly:
         kinds_in[v] = kw_kinds.get(v.name, UNKNOWN)
@@ -409,6 +428,14 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
             out = _seed_with_one(out, keep_value=mode == "value_and_grad", shape=seed_shape)
     if VERIFY_EACH_PASS:
         verify(out)
+    if explain:  # every step kept and named: no pass below merges or reorders steps
+        out = explain_simplify(out, param_kinds, TABLE, known_kinds=kinds)
+        if in_place:
+            out = fresh_results(out, param_kinds, closure_sweep=mode == "vjp")
+        out.meta["wrt_tuple"] = wrt_tuple
+        out.meta["explain"] = True
+        verify(out)
+        return out
     # the derivative keeps the primal's statements: their kinds are known already
     out = hoist_views(simplify(out, param_kinds, TABLE, known_kinds=kinds))
     if mode in ("vjp", "grad", "value_and_grad"):
@@ -521,6 +548,9 @@ def _generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
     name = f"{_base_name(func)}_{mode}"
     ns = Namespace()
     header = _header(func, mode, wrt, ir, arg_kinds, kw_kinds)
+    if ir.meta.get("explain"):
+        header.append("step by step (explain=True): one primitive per line, each derivative "
+                      "step under the step and rule it comes from")
     if checkpoints is not None:
         header.append(f"loops reversed by binomial checkpointing: at most {checkpoints} "
                       "snapshots of each loop's state (s2sad.ir.revolve)")

@@ -207,6 +207,11 @@ def trace_jvp(a, offset=0, axis1=0, axis2=1, dtype=None, out=None, a_dot=0.0):
 
 @defvjp(np.trace)
 def trace_vjp(g, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    if np.ndim(a) == 2 and axis1 % 2 == 0 and axis2 % 2 == 1:
+        # a matrix: g times the identity (np.eye(3) itself for g = 1)
+        if np.shape(a)[0] == np.shape(a)[1]:
+            return g * np.eye(np.shape(a)[0], k=offset)
+        return g * np.eye(np.shape(a)[0], np.shape(a)[1], k=offset)
     eye = np.eye(np.shape(a)[axis1], np.shape(a)[axis2], offset)
     on_diagonal = np.expand_dims(np.expand_dims(g, -1), -1) * eye
     return np.moveaxis(on_diagonal, (-2, -1), (axis1, axis2))

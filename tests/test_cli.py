@@ -115,6 +115,10 @@ def test_demo_shows_the_seeds_examples_with_their_numbers(capsys):
                  "def g_vjp(x1, x2):", "def loss_grad(w, x, y):"):
         assert name in out
     assert "# line 8: return np.array([x[0] + x[1], x[0] * x[1], np.sin(x[0])])" in out
+    # both modes step by step too, each printed listing running as printed
+    assert out.count("step by step (explain=True)") >= 2
+    assert "# back through t3 = x1 * x2; d(a·b) = da·b + a·db" in out
+    assert "t4_dot = t3_dot * cos_t3" in out
 
 
 def run(tmp_path, *args):

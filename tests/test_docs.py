@@ -128,3 +128,28 @@ def test_the_readme_links_point_at_files_that_exist():
         if "://" in target:
             continue
         assert (ROOT / target).exists(), f"README.md points at {target}, which is missing"
+
+
+def test_the_tutorial_covers_the_course():
+    """Forward mode and dual numbers, reverse mode and a loop's tape, linear transposition,
+    finite differences, the seeds' examples with their numbers, a step-by-step listing; the
+    numbers are checked against their formulas by docs/gen_site.py as it renders."""
+    text = (DOCS / "tutorial.md").read_text()
+    for heading in ("### Dual numbers", "### One JVP, one column; one VJP, one row",
+                    "## 6. Linear functions: the reverse is the transpose",
+                    "## 7. Checking a derivative"):
+        assert heading in text
+    assert "The tape of a loop" in text
+    assert "[1.0, 3.0, -0.416147]" in text and "[1.0, 2.0, 0.0]" in text
+    assert "(4.0, 2.880511)" in text and "(6.880511, 2.920341)" in text
+    assert "# back through t3 = x1 * x2; d(a·b) = da·b + a·db" in text
+    assert "t1_dot = t * x1" in text  # each tangent named after its value
+    gen = _load("gen_site")
+    gen.seed_numbers(), gen.transposition(), gen.finite_difference()  # their checks hold
+
+
+def test_every_tutorial_listing_is_python():
+    import ast
+
+    for listing in python_listings((DOCS / "tutorial.md").read_text()):
+        ast.parse(listing)

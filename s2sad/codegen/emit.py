@@ -32,6 +32,8 @@ from s2sad.ir.nodes import (
     Var,
     While,
 )
+from s2sad.passes.explain import StepLoc
+from s2sad_rules.formulas import formula_of
 
 
 class Emitter(ExpressionEmitter):
@@ -67,14 +69,39 @@ class Emitter(ExpressionEmitter):
         if loc is None or not loc.source_line or _is_compiler_file(loc.filename):
             return
         key = (loc.filename, loc.lineno)
-        if key == self.last_line:
+        if key != self.last_line:
+            self.last_line = key
+            where = f"line {loc.lineno}" if loc.filename == self.user_file else \
+                f"{_short(loc.filename)}:{loc.lineno}"
+            if self.reverse_part:
+                where = "reverse of " + where
+            self.out(indent, f"# {where}: {loc.source_line.strip()}")
+        if self.explain:
+            self.step_comment(loc, indent)
+
+    explain = False
+    last_step = None
+
+    def step_comment(self, loc, indent):
+        """explain=True: the primal step a derivative statement comes from, and its rule
+        (`# t2 = h - y; d(a - b) = da - db`), once per step."""
+        if not isinstance(loc, StepLoc) or loc.index == self.last_step:
             return
-        self.last_line = key
-        where = f"line {loc.lineno}" if loc.filename == self.user_file else \
-            f"{_short(loc.filename)}:{loc.lineno}"
-        if self.reverse_part:
-            where = "reverse of " + where
-        self.out(indent, f"# {where}: {loc.source_line.strip()}")
+        if not self.reverse_part and self.layout not in ("jvp", "tangent"):
+            return  # the forward sweep of reverse mode only computes the primal
+        self.last_step = loc.index
+        step = loc.step
+        try:
+            text = f"{self.names.name(step.target)} = " \
+                   f"{_bare(self.src(self.call_expr(step.fn, step.args, step.kwargs)))}"
+        except Exception:  # noqa: BLE001 - a step printed only through its rule
+            text = ""
+        formula = formula_of(step.fn, step.args)
+        if not text and not formula:
+            return
+        where = "back through " if self.reverse_part else ""
+        note = "; ".join(x for x in (f"{where}{text}" if text else "", formula or "") if x)
+        self.out(indent, f"# {note}")
 
     def assign(self, indent, targets, value_node):
         if len(targets) == 1:
@@ -357,9 +384,12 @@ def emit_function(fn: Function, ns: Namespace, name: str, header: list, layout: 
     """
     meta = fn.meta
     meta["split"] = layout == "vjp"
-    fn = sink_temporaries(fn)
+    explain = bool(meta.get("explain"))  # the step-by-step form: nothing folded
+    if not explain:
+        fn = sink_temporaries(fn)
     pos = Positions(fn)
-    inlined = find_inlined(fn, pos)
+    inlined = set() if explain else find_inlined(fn, pos)
+    pos.explain = explain
     from s2sad.codegen.names import RUNTIME_NAMES
 
     reserved = RESERVED | set(ns.values) | {name} | set(RUNTIME_NAMES.values())
@@ -367,6 +397,7 @@ def emit_function(fn: Function, ns: Namespace, name: str, header: list, layout: 
     ns.avoid = set(names.printed.values()) | {name}
     em = Emitter(fn, ns, names, pos)
     em.inlined = inlined
+    em.explain = explain
     em.pending_calls = {}
     em.layout = layout
     em.seeds = meta.get("seed_params", ())

@@ -305,9 +305,12 @@ def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
                                            min(pos.defpos.get(m, -1) for m in classes[r]),
                                            r.name))
     printed: dict = {}
+    explain = bool(fn.meta.get("explain"))
     for r in order:
         base = _class_base(r, classes[r], fn, pos)
         blocked = {printed[w] for w in neighbours(r) & printed.keys()}  # live neighbours'
+        if explain and not base.endswith(("_bar", "_dot")):
+            blocked = blocked | set(printed.values())  # step by step: one value, one name
         other_sweep = sweep_names[r not in fwd] if boundary is not None else _EMPTY
         n = 0
         cand = base
@@ -326,6 +329,13 @@ def _base_name(root, members, pos) -> str:
                    key=lambda m: pos.defpos.get(m, -1))
     if named:
         return strip_suffix(named[0].name)
+    if getattr(pos, "explain", False):  # step by step: a contribution to x_bar is x_bar_1
+        parts = sorted((m for m in members
+                        if root_name(m.name.lstrip("_")).endswith(("_bar", "_dot"))
+                        and not m.name.lstrip("_").startswith("t_")),
+                       key=lambda m: pos.defpos.get(m, -1))
+        if parts:
+            return root_name(parts[0].name.lstrip("_"))
     defn = pos.defining.get(root) or next((pos.defining.get(m) for m in members
                                            if pos.defining.get(m) is not None), None)
     name = _temp_name(defn)

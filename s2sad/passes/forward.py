@@ -86,13 +86,14 @@ def _items_dtype(k):
 
 
 def tangent_suffix(param_names) -> str:
-    """`_dot`, or `_dot2`, `_dot3`... when a parameter already ends in `_dot` (the JVP of a
-    JVP): tangent parameters never clash with the primal's and read as a second derivative."""
+    """`_dot`; or, when a parameter already ends in `_dot` (a user's `q_dot`, the JVP of a
+    JVP), `_tangent` (`q_tangent`, `q_dot_tangent`, not `q_dot2`, which reads as a second
+    tangent of q), then `_tangent2`...: tangent parameters never clash with the primal's."""
     names = set(param_names)
     suffix, n = "_dot", 1
     while any(p + suffix in names or p.endswith(suffix) for p in names):
         n += 1
-        suffix = f"_dot{n}"
+        suffix = "_tangent" if n == 2 else f"_tangent{n - 1}"
     return suffix
 
 

@@ -155,12 +155,40 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kin
             t = st.target
             nv = mapping[t] = fresh(hints[t] if t in hints else strip_suffix(t.name))
             out.append(Call(nv, st.fn, args, kw, loc if loc is not None else st.loc))
-        return tuple(mapping.get(r, r) if type(r) is Var else r for r in results)
+        out_results = tuple(mapping.get(r, r) if type(r) is Var else r for r in results)
+        return _named_steps(out_results, result_hints, bindings, em, loc)
     hints = {r: h for r, h in zip(fn.body.results, result_hints)
              if isinstance(r, Var) and r not in mapping}
     block = substitute_block(fn.body, mapping, em.namer, hints, loc=loc)
     em.stmts.extend(block.stmts)
-    return block.results
+    return _named_steps(block.results, result_hints, bindings, em, loc)
+
+
+def _named_steps(results, hints, bindings: dict, em: Emitter, loc) -> tuple:
+    """The step-by-step derivative (explain=True: its statements carry the primal step in
+    `loc.step`) names a derivative a rule passes through unchanged: `pred_bar = err_bar`."""
+    if getattr(loc, "step", None) is None:
+        return tuple(results)
+    inputs = {a for a in bindings.values() if type(a) is Var}
+    if isinstance(hints, str):
+        hints = [hints] * len(results)
+    out = []
+    for r, h in zip(results, hints):
+        if type(r) is Var and r in inputs:
+            named = em.namer.fresh(h.lstrip("_"))
+            em.stmts.append(Call(named, prims.identity, (r,), (), loc))
+            r = named
+        elif type(r) is Var and r.name.startswith("_") and not h.startswith("_"):
+            # a term that turned out zero left a temporary of the rule as the result: it
+            # takes the result's name (t1_dot)
+            at = _last_definition(em.stmts, r)
+            if at is not None:
+                d = em.stmts[at]
+                named = em.namer.fresh(h)
+                em.stmts[at] = Call(named, d.fn, d.args, d.kwargs, d.loc)
+                r = named
+        out.append(r)
+    return tuple(out)
 
 
 def _rule_kinds(fn, bindings: dict, kind_of, g_kind, alias: dict):
@@ -231,3 +259,16 @@ def zero(kind: Kind, like=None) -> Const:
 
 def is_zero(a) -> bool:
     return isinstance(a, Const) and isinstance(a.value, prims.ZeroValue)
+
+
+def _last_definition(stmts: list, v: Var):
+    """The index of the call defining `v` when nothing after it reads `v`, else None."""
+    for i in range(len(stmts) - 1, -1, -1):
+        st = stmts[i]
+        if type(st) is not Call:
+            return None
+        if st.target == v:
+            return i
+        if v in st.args or any(a == v for _, a in st.kwargs):
+            return None
+    return None

@@ -114,7 +114,7 @@ def test_signs_fold():
     f_jvp = s2sad.jvp(energy)
     _, tangent = f_jvp(0.3, 1.2, 1.0, 0.5)
     assert tangent == pytest.approx(math.sin(0.3) * 1.0 + 1.2 * 0.5)
-    assert "- -" not in f_jvp.source and "+ q_dot2 * math.sin(q)" in f_jvp.source
+    assert "- -" not in f_jvp.source and "+ q_tangent * math.sin(q)" in f_jvp.source
 
     v = s2sad.vjp(sigmoid)
     v(np.ones(3))
@@ -123,6 +123,44 @@ def test_signs_fold():
     g = s2sad.grad(poly, wrt=(0, 1))
     assert g(0.7, 0.4) == pytest.approx((1.0 - 0.8, -1.4))
     assert "+ -" not in g.source and "- -" not in g.source
+
+
+def test_a_parameter_named_like_a_tangent_keeps_tangents_apart():
+    """A user's `q_dot` (a velocity) is not a tangent: the tangents of q and q_dot are
+    `q_tangent` and `q_dot_tangent`, never `q_dot` (a clash) or `q_dot2` (which reads as a
+    second tangent of q)."""
+    f_jvp = s2sad.jvp(pendulum)
+    _, tangent = f_jvp(0.3, 1.2, 1.0, 0.5)
+    assert tangent == pytest.approx(0.5 * math.cos(0.3) - 1.2 * math.sin(0.3) * 1.0)
+    assert "def pendulum_jvp(q, q_dot, q_tangent, q_dot_tangent):" in f_jvp.source
+    assert "q_dot2" not in f_jvp.source
+    assert f_jvp(q=0.3, q_dot=1.2, q_tangent=1.0, q_dot_tangent=0.5)[1] == pytest.approx(tangent)
+
+
+def test_an_identity_matrix_is_built_with_np_eye():
+    def masked(A):
+        return np.sum(A * np.eye(3))
+
+    d = s2sad.jacfwd(lambda_free_eye)
+    x = np.array([0.5, -1.0, 2.0])
+    oracle.assert_close(d(x), np.diag(np.cos(x)), 1e-12, 1e-14, what="jacfwd of sin")
+    assert "np.eye(3)" in d.source and "expand_dims" not in d.source
+    g = s2sad.grad(masked)
+    oracle.assert_close(g(np.ones((3, 3))), np.eye(3), 0.0, 0.0, what="grad of a trace")
+    assert "np.eye(3)" in g.source and "expand_dims" not in g.source
+    t = s2sad.grad(matrix_trace)
+    oracle.assert_close(t(np.ones((3, 3))), np.eye(3), 0.0, 0.0, what="grad of np.trace")
+    assert "A_bar = np.eye(3)\n" in t.source and "expand_dims" not in t.source
+    oracle.assert_close(t(np.ones((2, 4))), np.eye(2, 4), 0.0, 0.0, what="grad of np.trace")
+    assert "A_bar = np.eye(2, 4)\n" in t.source
+
+
+def matrix_trace(A):
+    return np.trace(A)
+
+
+def lambda_free_eye(x):
+    return np.sin(x)
 
 
 def test_default_keywords_are_not_printed():

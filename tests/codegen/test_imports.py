@@ -59,7 +59,7 @@ def _kinds(case):
 
 
 @pytest.mark.parametrize("case", programs.CASES, ids=programs.CASE_IDS)
-@pytest.mark.parametrize("mode", ["jvp", "vjp"])
+@pytest.mark.parametrize("mode", ["jvp", "vjp", "jvp+explain", "vjp+explain"])
 def test_corpus_sources_lint_clean(case, mode):
     wrt, wrt_tuple = resolve_wrt(case.fn, case.wrt)
     for what, kinds in _kinds(case).items():
@@ -75,7 +75,7 @@ LOOPS_AND_RECURSION = [recursion_programs.power, recursion_programs.det,
 
 @pytest.mark.parametrize("fn", LOOPS_AND_RECURSION, ids=lambda f: f.__name__)
 def test_loop_and_recursive_sources_lint_clean(fn):
-    for mode in ("jvp", "vjp", "grad"):
+    for mode in ("jvp", "vjp", "grad", "jvp+explain", "grad+explain"):
         wrt, wrt_tuple = resolve_wrt(fn, 0)
         compiled = generate(fn, mode, wrt, wrt_tuple, [UNKNOWN] * fn.__code__.co_argcount, {})
         _check(compiled.source, f"{fn.__name__} {mode}")

@@ -201,8 +201,8 @@ def test_forward_pass_names_second_tangents_apart():
     from s2sad.passes.forward import tangent_suffix
 
     assert tangent_suffix(["x", "y"]) == "_dot"
-    assert tangent_suffix(["x", "y", "x_dot", "y_dot"]) == "_dot2"
-    assert tangent_suffix(["x", "x_dot", "x_dot2", "x_dot_dot2"]) == "_dot3"
+    assert tangent_suffix(["x", "y", "x_dot", "y_dot"]) == "_tangent"
+    assert tangent_suffix(["x", "x_dot", "x_tangent", "x_dot_tangent"]) == "_tangent2"
 
 
 F_JVP = s2sad.jvp(array_with_dtype)
