@@ -83,7 +83,30 @@ def in_precision(d, sample, hit):
             return tuple(cast(g, dts[i]) for g, i in zip(grads, wrt))
         return cast(grads, dts[wrt[0]])
 
-    if mode == "grad":
+    mapped = derivatives_mapped(mode, fn, per_wrt)
+    if mapped is not None:
+        return mapped
+    if mode == "jvp":  # a tangent has its output's precision, whatever it is
+        def run(*args, **kw):
+            out, out_dot = fn(*args, **kw)
+            if type(out) is tuple:
+                return out, tuple(cast(t, getattr(o, "dtype", None), any_float=True)
+                                  for o, t in zip(out, out_dot))
+            return out, cast(out_dot, getattr(out, "dtype", None), any_float=True)
+    else:  # jacobians, hessians: the arguments' common precision
+        def run(*args, **kw):
+            out = fn(*args, **kw)
+            if type(out) is tuple:
+                return tuple(cast(o, common) for o in out)
+            return cast(out, common)
+    run.__wrapped__ = fn
+    return run
+
+
+def derivatives_mapped(mode, fn, per_wrt):
+    """`fn` (a generated grad, hvp, value_and_grad or vjp) with `per_wrt` applied to the
+    derivatives it returns (through the pullback, for a vjp); None for other modes."""
+    if mode in ("grad", "hvp"):
         def run(*args, **kw):
             return per_wrt(fn(*args, **kw))
     elif mode == "value_and_grad":
@@ -94,26 +117,13 @@ def in_precision(d, sample, hit):
         def run(*args, **kw):
             out, pullback = fn(*args, **kw)
 
-            def pullback_low(g):
+            def mapped_pullback(g):
                 return per_wrt(pullback(g))
-            pullback_low.__wrapped__ = pullback
-            return out, pullback_low
-    elif mode == "jvp":  # a tangent has its output's precision, whatever it is
-        def run(*args, **kw):
-            out, out_dot = fn(*args, **kw)
-            if type(out) is tuple:
-                return out, tuple(cast(t, getattr(o, "dtype", None), any_float=True)
-                                  for o, t in zip(out, out_dot))
-            return out, cast(out_dot, getattr(out, "dtype", None), any_float=True)
-    elif mode == "hvp":
-        def run(*args, **kw):
-            return per_wrt(fn(*args, **kw))
-    else:  # jacobians, hessians: the arguments' common precision
-        def run(*args, **kw):
-            out = fn(*args, **kw)
-            if type(out) is tuple:
-                return tuple(cast(o, common) for o in out)
-            return cast(out, common)
+            mapped_pullback.__wrapped__ = pullback
+            mapped_pullback.__doc__ = pullback.__doc__
+            return out, mapped_pullback
+    else:
+        return None
     run.__wrapped__ = fn
     return run
 
@@ -275,25 +285,7 @@ def structured_call(d, fn, primal):
             return tuple(rebuilt(primal[i], g) for g, i in zip(grads, wrt))
         return rebuilt(primal[wrt[0]], grads)
 
-    if mode in ("grad", "hvp"):
-        def run(*args, **kw):
-            return per_wrt(fn(*args, **kw))
-    elif mode == "value_and_grad":
-        def run(*args, **kw):
-            value, grads = fn(*args, **kw)
-            return value, per_wrt(grads)
-    elif mode == "vjp":
-        def run(*args, **kw):
-            out, pullback = fn(*args, **kw)
-
-            def pullback_structured(g):
-                return per_wrt(pullback(g))
-            pullback_structured.__wrapped__ = pullback
-            return out, pullback_structured
-    else:
-        return fn
-    run.__wrapped__ = fn
-    return run
+    return derivatives_mapped(mode, fn, per_wrt) or fn
 
 
 # -- a JVP's tangents: the shape of their primal --------------------------------------------
