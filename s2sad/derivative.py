@@ -25,7 +25,7 @@ from s2sad.calls import checked_vjp, in_precision, refuse_argument
 from s2sad.calls import sample as sample_of
 from s2sad.errors import RecursionLimitError
 from s2sad.frontend.guards import Guards, collect
-from s2sad.ir.kinds import UNKNOWN, kind_of_value
+from s2sad.ir.kinds import UNKNOWN, array_family, kind_of_value
 from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.prims import RecursiveCall
 from s2sad.passes.forward import tangent_suffix
@@ -72,6 +72,8 @@ def _arg_key(a: Any) -> Any:
         return (a.shape, a.dtype.char)
     if t is tuple or t is list:
         return (t, tuple(map(_arg_key, a)))
+    if array_family(a):  # a Dask or CuPy array: its own specialisation, on shape and dtype
+        return (t, a.shape, a.dtype.char)
     return t
 
 
@@ -616,7 +618,7 @@ def _sample_tests(k: int, arg_names: list[str], sample: list[Any],
             return None
         env[f"{_PREFIX}T{k}_{name}"] = t
         tests.append(f"type({name}) is {_PREFIX}T{k}_{name}")
-        if t is _ndarray:
+        if t is _ndarray or (shape is not None and hasattr(t, "__array_function__")):
             env[f"{_PREFIX}S{k}_{name}"] = shape
             env[f"{_PREFIX}D{k}_{name}"] = dtype
             tests.append(f"{name}.shape == {_PREFIX}S{k}_{name} and "

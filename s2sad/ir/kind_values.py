@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -25,6 +25,10 @@ class Kind:
     scalar/array: `dtype` is a NumPy dtype kind letter ('f', 'i', 'b', 'c', 'u');
     array: `shape` is a tuple, or None when unknown; tuple: `items`;
     `value` is a compile-time-known value of a non-differentiable int/bool/tuple, or _UNSET.
+    `family`: "" for NumPy and Python values; for an array of another library that follows
+    NumPy's protocols (`__array_function__`), and for a value computed from one, the
+    library's name ("dask", "cupy"): code specialised for it is functional (no in-place
+    writes, no `out=`), and for a lazy family ("dask") needs no value while it runs.
     """
 
     tag: str
@@ -33,6 +37,13 @@ class Kind:
     items: tuple = ()
     value: object = _UNSET
     rank: int | None = None  # an array's number of dimensions when its shape is unknown
+    family: str = ""  # the array library of a non-NumPy array ("dask"), see above
+
+    @property
+    def lazy(self) -> bool:
+        """A value of a library that builds a graph and computes it later (Dask): reading
+        its value while the code runs (`if`, `float`, `.item()`) would compute it there."""
+        return self.family in LAZY_FAMILIES
 
     @property
     def ndim(self) -> int | None:
@@ -69,6 +80,8 @@ class Kind:
         return None
 
     def __repr__(self) -> str:
+        if self.family:
+            return f"{self.family} {replace(self, family='')!r}"
         if self.tag == "scalar":
             return f"scalar[{self.dtype}]" + (f"={self.value!r}" if self.known else "")
         if self.tag == "array":
@@ -78,6 +91,7 @@ class Kind:
         return self.tag
 
 
+LAZY_FAMILIES = frozenset({"dask"})
 UNKNOWN = Kind("unknown")
 OBJECT = Kind("object")
 FLOAT = Kind("scalar", "f")
@@ -89,7 +103,7 @@ def float_kind(k: Kind) -> Kind:
     """The kind of a derivative (tangent or cotangent) of a value of kind `k`: the same
     shape, a float for an int or bool, no compile-time value."""
     if k.tag in ("scalar", "array") and k.dtype not in ("f", "c"):
-        return Kind(k.tag, "f", k.shape, rank=k.rank)
+        return Kind(k.tag, "f", k.shape, rank=k.rank, family=k.family)
     if k.known:
         return Kind(k.tag, k.dtype, k.shape, k.items, rank=k.rank)
     return k
@@ -137,7 +151,27 @@ def kind_of_value(v, keep_value: bool = True) -> Kind:
         return v.kind
     if isinstance(v, list):
         return Kind("list", items=tuple(kind_of_value(x, keep_value) for x in v))
+    family = array_family(v)
+    if family:
+        shape = tuple(v.shape)
+        if not all(isinstance(n, int) for n in shape):  # Dask: nan for an unknown chunk size
+            return Kind("array", _dtype_letter(v.dtype), None, rank=len(shape), family=family)
+        return Kind("array", _dtype_letter(v.dtype), shape, family=family)
     return Kind("object", value=v if keep_value else _UNSET)
+
+
+def array_family(v) -> str:
+    """The library of `v` ("dask", "cupy") if it is an array of a library that follows
+    NumPy's protocols (`__array_function__`, a shape and a numeric dtype) and is not a
+    NumPy array; "" otherwise."""
+    t = type(v)
+    if t is np.ndarray or isinstance(v, (np.ndarray, np.generic)) or \
+            getattr(t, "__array_function__", None) is None:
+        return ""
+    dtype = getattr(v, "dtype", None)
+    if not hasattr(v, "shape") or getattr(dtype, "kind", "") not in ("f", "c", "i", "u", "b"):
+        return ""
+    return (t.__module__ or "").partition(".")[0] or t.__name__
 
 
 def _hashable(v) -> bool:
@@ -157,6 +191,18 @@ def join(a: Kind, b: Kind) -> Kind:
     """The least kind covering both (used where control flow merges)."""
     if a == b:
         return a
+    return of_family(_join(a, b), a.family or b.family)
+
+
+def of_family(k: Kind, family: str) -> Kind:
+    """`k`, of the array library `family` if it is an array or a scalar (a value computed
+    from a Dask array is a Dask array: a 0-d one for a scalar)."""
+    if not family or k.family == family or k.tag not in ("scalar", "array") or k.known:
+        return k
+    return replace(k, family=family)
+
+
+def _join(a: Kind, b: Kind) -> Kind:
     order = "bifc"
     if a.tag == b.tag == "scalar":
         da = a.dtype if a.dtype in order else "f"

@@ -416,7 +416,8 @@ def kinds_text(kinds) -> str:
 def _kind_tuple(k):
     items = tuple(_kind_tuple(i) for i in k.items)
     value = repr(k.value) if k.known else None
-    return (k.tag, k.dtype, k.shape, items, value)
+    # (the array library only where there is one: the keys of NumPy arguments stay the same)
+    return (k.tag, k.dtype, k.shape, items, value) + ((k.family,) if k.family else ())
 
 
 _COMPILER: list = []
