@@ -55,7 +55,9 @@ def _block(block: Block, kinds: dict) -> None:
                     any(_lazy(a, kinds) for _, a in kw)
                 if not lazy_operand:
                     continue
-                what = _lookup(VALUE_READERS, fn)
+                # (a reader called through its derivative: `.item()` is differentiated so)
+                inner = fn.__s2sad_function__ if prims.is_derivative(fn) else fn
+                what = _lookup(VALUE_READERS, inner)
                 if what is not None:
                     raise LazyArrayError(
                         f"{what} needs the value of a Dask array while the code runs", loc,
