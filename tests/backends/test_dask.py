@@ -314,12 +314,25 @@ def cluster_client():
         yield client
 
 
+def test_gradients_on_a_two_process_cluster(cluster_client):
+    """The default suite's check on worker processes: a few chunks, all three models."""
+    X, y, Xd, yd = _data(20_000, 4, 5_000)
+    for f, by_hand, k in MODELS:
+        w = _weights(k, 4)
+        value, grad = s2sad.value_and_grad(f)(w, Xd, yd, *_extra(f))
+        v, g = cluster_client.compute([value, grad], sync=True)
+        np.testing.assert_allclose(v, f(w, X, y, *_extra(f)), rtol=1e-10)
+        np.testing.assert_allclose(g, by_hand(w, X, y, *_extra(f)), rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("f, by_hand, k", MODELS, ids=IDS)
 def test_million_rows_on_a_two_process_cluster(cluster_client, f, by_hand, k):
     n, d = 1_000_000, 8
-    X, y, Xd, yd = _data(n, d, 125_000)
-    Xd, yd = cluster_client.persist([Xd, yd])  # the chunks live on the workers
+    rng = da.random.default_rng(0)  # the chunks are drawn on the workers and stay there
+    Xd, yd = cluster_client.persist([rng.normal(size=(n, d), chunks=(125_000, d)),
+                                     rng.uniform(size=n, chunks=125_000)])
+    X, y = dask.compute(Xd, yd)  # (copies for the oracle)
     w = _weights(k, d)
     value, grad = s2sad.value_and_grad(f)(w, Xd, yd, *_extra(f))
     v, g = dask.compute(value, grad)  # one pass over the chunks, on the workers
