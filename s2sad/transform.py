@@ -30,6 +30,7 @@ from s2sad.ir.verify import verify
 from s2sad.passes.forward import forward_pass
 from s2sad.passes.fresh_results import fresh_results
 from s2sad.passes.hoist import hoist_views
+from s2sad.passes.functional import functional_scatters
 from s2sad.passes.inplace import accumulate_in_place
 from s2sad.passes.lazy import refuse_value_reads
 from s2sad.passes.loops import iterate_tapes, rewrite_loop_accumulators
@@ -372,6 +373,8 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
         out = hoist_views(simplify(out, param_kinds, TABLE))
         if in_place_updates:
             out = accumulate_in_place(out, param_kinds)
+        elif is_functional and in_place:
+            out = functional_scatters(out, param_kinds)
         verify(out)
         _mark_functional(out, param_kinds, is_functional and in_place)
         return out
@@ -408,6 +411,8 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
     if in_place:  # the IR goes to code generation (not into another transformation)
         if in_place_updates:
             out = accumulate_in_place(out, param_kinds, split=mode == "vjp")
+        elif is_functional:
+            out = functional_scatters(out, param_kinds)
         out = iterate_tapes(out)
         out = fresh_results(out, param_kinds, closure_sweep=mode == "vjp")
     out.meta["wrt_tuple"] = wrt_tuple

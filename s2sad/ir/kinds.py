@@ -414,7 +414,8 @@ def _index_add_kind(args, kwargs):
     return None
 
 
-for _f in (prims.index_add, prims.index_add_inplace, prims.index_add_at):
+for _f in (prims.index_add, prims.index_add_inplace, prims.index_add_at,
+           prims.index_add_functional):
     KIND_RULES[_f] = _index_add_kind
 
 
@@ -423,7 +424,7 @@ def _index_update_kind(args, kwargs):
 
 
 for _f in (prims.index_update, prims.index_update_inplace, prims.add_inplace,
-           prims.mul_inplace):
+           prims.mul_inplace, prims.index_update_functional):
     KIND_RULES[_f] = _index_update_kind
 KIND_RULES[np.shape] = _np_shape_kind
 KIND_RULES[np.ndim] = _np_ndim_kind

@@ -25,9 +25,11 @@ VALUE_READERS = {
     operator.index: "an index made from an array", operator.truth: "a truth value",
     operator.not_: "`not` on an array", prims.check_assertion: "assert",
 }
-# statements that write into an array (Dask arrays are immutable graphs)
-WRITERS = {prims.index_add: "the reverse of indexing (a scatter into an array)",
-           prims.index_update: "an assignment into an array (`a[i] = v`)"}
+# statements that write into an array (Dask arrays are immutable graphs): those left by
+# passes/functional.py, at an index that is not basic (an integer or a boolean array)
+WRITERS = {prims.index_add: "the reverse of indexing with an array of indices or a mask",
+           prims.index_update: "an assignment into an array at an array of indices or a mask",
+           prims.take_slot: "the reverse of an assignment at an array of indices or a mask"}
 
 
 def refuse_value_reads(fn: Function, param_kinds: dict) -> None:
