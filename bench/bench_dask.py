@@ -137,10 +137,9 @@ def main():
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
         drng = da.random.default_rng(0)  # drawn on the workers, kept there
-        Xd, yd = client.persist([drng.normal(size=(opts.rows, opts.cols),
-                                             chunks=(opts.chunk, opts.cols)),
+        Xd = drng.normal(size=(opts.rows, opts.cols), chunks=(opts.chunk, opts.cols))
+        Xd, yd = client.persist([Xd / np.sqrt(opts.cols),
                                  drng.uniform(size=opts.rows, chunks=opts.chunk)])
-        Xd = Xd / np.sqrt(opts.cols)
         X, y = dask.compute(Xd, yd)
         run("LocalCluster, 2 worker processes", dask.compute, X, y, Xd, yd, opts, s2sad)
 

@@ -202,6 +202,22 @@ def test_jvp_and_vjp_on_dask_agree_with_finite_differences(threads):
                       rtol=1e-10)
 
 
+def first_outputs(w, X):
+    return np.tanh(X @ w)[:4]
+
+
+def test_jacobians_and_hessians_of_dask_data(threads):
+    X, _, Xd, _ = _data(200, 3, 50)
+    w = _weights(1, 3)
+    (jac,) = oracle.numerical_jacobian(first_outputs, (w, X), (0,))
+    for transform in (s2sad.jacfwd, s2sad.jacrev):
+        got = transform(first_outputs)(w, Xd)
+        assert isinstance(got, da.Array)
+        np.testing.assert_allclose(got.compute(), jac, rtol=1e-6, atol=1e-8)
+    H = s2sad.hessian(least_squares)(w, Xd, da.from_array(np.ones(200), chunks=50))
+    np.testing.assert_allclose(dask.compute(H)[0], X.T @ X, rtol=1e-10)
+
+
 def test_differentiating_with_respect_to_a_dask_array(threads):
     X, y, Xd, yd = _data(200, 3, 50)
     w = _weights(1, 3)
