@@ -22,8 +22,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import check_cell, load_s2sad  # noqa: E402
-from harness import fmt_ratio, fmt_time, measure_many, table  # noqa: E402
+from common import check_cell, load_s2sad
+from harness import fmt_ratio, fmt_time, measure_many, table
 
 
 def least_squares(w, X, y):
@@ -69,6 +69,13 @@ def computed(fn, compute):
     return run
 
 
+def apart(value_fn, grad_fn):
+    """The value and the gradient, each computed on its own (two passes over the data)."""
+    def both(*args):
+        return value_fn(*args), grad_fn(*args)
+    return both
+
+
 def run(label, compute, X, y, Xd, yd, opts, s2sad):
     rows, notes = [], []
     d = X.shape[1]
@@ -85,9 +92,7 @@ def run(label, compute, X, y, Xd, yd, opts, s2sad):
         (got,) = compute(grad(*dk_args))
         value_fn = computed(f, compute)
         grad_fn = computed(grad, compute)
-
-        def separately(*args):
-            return value_fn(*args), grad_fn(*args)
+        separately = apart(value_fn, grad_fn)
 
         cases = [(by_hand, np_args), (grad, np_args), (computed(by_hand, compute), dk_args),
                  (grad_fn, dk_args), (computed(vgrad, compute), dk_args), (separately, dk_args)]

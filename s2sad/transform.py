@@ -29,8 +29,8 @@ from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.verify import verify
 from s2sad.passes.forward import forward_pass
 from s2sad.passes.fresh_results import fresh_results
-from s2sad.passes.hoist import hoist_views
 from s2sad.passes.functional import functional_scatters
+from s2sad.passes.hoist import hoist_views
 from s2sad.passes.inplace import accumulate_in_place
 from s2sad.passes.lazy import refuse_value_reads
 from s2sad.passes.loops import iterate_tapes, rewrite_loop_accumulators

@@ -22,10 +22,10 @@ import pytest
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
-import s2sad  # noqa: E402
-from s2sad.errors import LazyArrayError  # noqa: E402
-from tests import oracle  # noqa: E402
-from tests.corpus import programs  # noqa: E402
+import s2sad
+from s2sad.errors import LazyArrayError
+from tests import oracle
+from tests.corpus import programs
 
 # -- the three models: least squares, logistic regression, a tanh layer with an L2 penalty
 
@@ -86,14 +86,13 @@ def _in_place_forms(source: str) -> list:
     """The in-place writes and `out=` arguments in generated source."""
     found = []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.AugAssign):
-            found.append(ast.unparse(node))
-        elif isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Subscript) for t in node.targets):
-            found.append(ast.unparse(node))
-        elif isinstance(node, ast.Call) and (
-                any(k.arg == "out" for k in node.keywords) or
-                ast.unparse(node.func).endswith(".at")):
+        augmented = isinstance(node, ast.AugAssign)
+        into_item = isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Subscript) for t in node.targets)
+        out_call = isinstance(node, ast.Call) and (
+            any(k.arg == "out" for k in node.keywords) or
+            ast.unparse(node.func).endswith(".at"))
+        if augmented or into_item or out_call:
             found.append(ast.unparse(node))
     return found
 
@@ -183,7 +182,7 @@ def test_dask_and_numpy_specialisations_are_kept_apart(threads):
 
 
 def test_jvp_and_vjp_on_dask_agree_with_finite_differences(threads):
-    X, y, Xd, yd = _data(400, 3, 100)
+    X, _, Xd, _ = _data(400, 3, 100)
     W = _weights(2, 3)
     V = _weights(2, 3, seed=7)
 
