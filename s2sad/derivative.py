@@ -34,7 +34,7 @@ from s2sad.calls import (
 from s2sad.calls import sample as sample_of
 from s2sad.errors import RecursionLimitError, S2SADError, WrtError
 from s2sad.frontend.guards import Guards, collect
-from s2sad.ir.kinds import UNKNOWN, kind_of_value
+from s2sad.ir.kinds import UNKNOWN, array_family, kind_of_value
 from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.prims import RecursiveCall
 from s2sad.passes.forward import tangent_suffix
@@ -83,14 +83,17 @@ def _arg_key(a: Any) -> Any:
         return (t, tuple(map(_arg_key, a)))
     if t is dict:
         return (t, tuple(a), tuple(map(_arg_key, a.values())))
+    if array_family(a):  # a Dask or CuPy array: its own specialisation, on shape and dtype
+        return (t, a.shape, a.dtype.char)
     return t
 
 
 def _is_instance(a: Any) -> bool:
     """An instance of a user's class (the `self` of a method passed unbound)?"""
     t = type(a)
-    if t in _VALUE_TYPES or isinstance(a, (np.ndarray, np.generic, tuple, list, dict)):
-        return False
+    if t in _VALUE_TYPES or isinstance(a, (np.ndarray, np.generic, tuple, list, dict)) or \
+            hasattr(t, "__array_function__") or hasattr(t, "__array__"):
+        return False  # (a Dask or CuPy array is data)
     return not isinstance(a, (type, types.ModuleType, types.FunctionType, types.MethodType,
                               types.BuiltinFunctionType, functools.partial)) and \
         t.__module__ not in ("builtins", "numpy")
@@ -731,7 +734,7 @@ def _sample_tests(k: int, arg_names: list[str], sample: list[Any],
             return None
         env[f"{_PREFIX}T{k}_{name}"] = t
         tests.append(f"type({name}) is {_PREFIX}T{k}_{name}")
-        if t is _ndarray:
+        if t is _ndarray or (shape is not None and hasattr(t, "__array_function__")):
             env[f"{_PREFIX}S{k}_{name}"] = shape
             env[f"{_PREFIX}D{k}_{name}"] = dtype
             tests.append(f"{name}.shape == {_PREFIX}S{k}_{name} and "

@@ -164,6 +164,23 @@ class WrtError(S2SADError):
     kind = "bad wrt"
 
 
+class LazyArrayError(S2SADError):
+    """A function given lazy arrays (Dask) reads a value that only exists once the graph
+    is computed: a Python `if` or `while` on an array's value, `float(x)`, `x.item()`,
+    `np.asarray(x)`, an assignment into an array, or a shape Dask does not know.
+
+    Raised when the derivative specialised for the lazy arrays is compiled (the derivative
+    would otherwise compute part of the graph while it runs, or fail inside Dask).
+
+    Examples:
+        >>> import s2sad
+        >>> issubclass(s2sad.errors.LazyArrayError, s2sad.S2SADError)
+        True
+    """
+
+    kind = "needs the value of a lazy array"
+
+
 class ArgumentTypeError(S2SADError, TypeError):
     """An argument of a type the compiled derivative cannot take (a masked array, an
     ndarray subclass, an array of strings or objects).

@@ -30,8 +30,10 @@ from s2sad.ir.verify import verify
 from s2sad.passes.explain import explain_simplify, label_steps
 from s2sad.passes.forward import forward_pass
 from s2sad.passes.fresh_results import fresh_results
+from s2sad.passes.functional import functional_scatters
 from s2sad.passes.hoist import hoist_views
 from s2sad.passes.inplace import accumulate_in_place
+from s2sad.passes.lazy import refuse_value_reads
 from s2sad.passes.loops import iterate_tapes, rewrite_loop_accumulators
 from s2sad.passes.reverse import reverse_pass
 from s2sad.passes.simplify import simplify
@@ -381,10 +383,20 @@ def specialised_ir(func, arg_kinds: list, kw_kinds: dict):
     return ir
 
 
+def functional(arg_kinds, kw_kinds: dict | None = None) -> bool:
+    """Is code for arguments of these kinds functional (no in-place writes, no `out=`)?
+    It is for arrays of another library than NumPy (Dask, CuPy: `Kind.family`)."""
+    kinds = list(arg_kinds) + list((kw_kinds or {}).values())
+    return any(k.family or (k.tag in ("tuple", "list") and functional(k.items)) for k in kinds)
+
+
 def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
                   in_place: bool = True, wrt_tuple: bool = False):
     explain = is_explained(mode)
     mode, checkpoints = split_mode(mode)
+    # arrays of another library (Dask) get functional code: nothing is updated in place
+    is_functional = functional(arg_kinds, kw_kinds)
+    in_place_updates = in_place and not is_functional
     ir = specialised_ir(func, arg_kinds, kw_kinds)
     if explain:
         ir = label_steps(ir)
@@ -398,9 +410,12 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
         out, param_kinds = jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple)
         verify(out)
         out = hoist_views(simplify(out, param_kinds, TABLE))
-        if in_place:
+        if in_place_updates:
             out = accumulate_in_place(out, param_kinds)
+        elif is_functional and in_place:
+            out = functional_scatters(out, param_kinds)
         verify(out)
+        _mark_functional(out, param_kinds, is_functional and in_place)
         return out
     if mode in ("jvp", "hvp"):
         out = forward_pass(ir, kinds, wrt, TABLE)
@@ -441,12 +456,23 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
     if mode in ("vjp", "grad", "value_and_grad"):
         out = rewrite_loop_accumulators(out, param_kinds)
     if in_place:  # the IR goes to code generation (not into another transformation)
-        out = accumulate_in_place(out, param_kinds, split=mode == "vjp")
+        if in_place_updates:
+            out = accumulate_in_place(out, param_kinds, split=mode == "vjp")
+        elif is_functional:
+            out = functional_scatters(out, param_kinds)
         out = iterate_tapes(out)
         out = fresh_results(out, param_kinds, closure_sweep=mode == "vjp")
     out.meta["wrt_tuple"] = wrt_tuple
     verify(out)
+    _mark_functional(out, param_kinds, is_functional and in_place)
     return out
+
+
+def _mark_functional(out, param_kinds: dict, is_functional: bool) -> None:
+    """Record that `out` is functional code, after refusing what a lazy array cannot do."""
+    if is_functional:
+        refuse_value_reads(out, param_kinds)
+        out.meta["functional"] = True
 
 
 def _check_wrt(ir, wrt, kinds_in):
@@ -554,6 +580,9 @@ def _generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
     if checkpoints is not None:
         header.append(f"loops reversed by binomial checkpointing: at most {checkpoints} "
                       "snapshots of each loop's state (s2sad.ir.revolve)")
+    if ir.meta.get("functional"):
+        header.append("functional: no in-place updates, no out= (for arrays of another "
+                      "library than NumPy)")
     layout = {"hvp": "tangent", "jacfwd": "tree", "jacrev": "tree"}.get(mode, mode)
     source = emit_function(ir, ns, name, header, layout)
     fn = compile_source(source, ns, name)
@@ -601,6 +630,8 @@ def _header(func, mode, wrt, ir, arg_kinds, kw_kinds) -> list:
 
 
 def _kind_text(k: Kind) -> str:
+    if k.family:
+        return f"{k.family} {_kind_text(Kind(k.tag, k.dtype, k.shape, k.items, rank=k.rank))}"
     if k.tag == "scalar":
         return {"f": "float", "i": "int", "b": "bool", "c": "complex"}.get(k.dtype, "scalar")
     if k.tag == "array":

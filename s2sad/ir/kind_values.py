@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -25,6 +25,10 @@ class Kind:
     scalar/array: `dtype` is a NumPy dtype kind letter ('f', 'i', 'b', 'c', 'u');
     array: `shape` is a tuple, or None when unknown; tuple: `items`;
     `value` is a compile-time-known value of a non-differentiable int/bool/tuple, or _UNSET.
+    `family`: "" for NumPy and Python values; for an array of another library that follows
+    NumPy's protocols (`__array_function__`), and for a value computed from one, the
+    library's name ("dask", "cupy"): code specialised for it is functional (no in-place
+    writes, no `out=`), and for a lazy family ("dask") needs no value while it runs.
     """
 
     tag: str
@@ -36,6 +40,13 @@ class Kind:
     # a tuple that stands for a dict argument ("dict", keys) or a namedtuple ("record", its
     # class): the dispatcher passes its values as a tuple, lowering reads them by key or field
     view: tuple | None = None
+    family: str = ""  # the array library of a non-NumPy array ("dask"), see above
+
+    @property
+    def lazy(self) -> bool:
+        """A value of a library that builds a graph and computes it later (Dask): reading
+        its value while the code runs (`if`, `float`, `.item()`) would compute it there."""
+        return self.family in LAZY_FAMILIES
 
     @property
     def ndim(self) -> int | None:
@@ -72,6 +83,8 @@ class Kind:
         return None
 
     def __repr__(self) -> str:
+        if self.family:
+            return f"{self.family} {replace(self, family='')!r}"
         if self.tag == "scalar":
             return f"scalar[{self.dtype}]" + (f"={self.value!r}" if self.known else "")
         if self.tag == "array":
@@ -81,6 +94,7 @@ class Kind:
         return self.tag
 
 
+LAZY_FAMILIES = frozenset({"dask"})
 UNKNOWN = Kind("unknown")
 OBJECT = Kind("object")
 FLOAT = Kind("scalar", "f")
@@ -92,7 +106,7 @@ def float_kind(k: Kind) -> Kind:
     """The kind of a derivative (tangent or cotangent) of a value of kind `k`: the same
     shape, a float for an int or bool, no compile-time value."""
     if k.tag in ("scalar", "array") and k.dtype not in ("f", "c"):
-        return Kind(k.tag, "f", k.shape, rank=k.rank)
+        return Kind(k.tag, "f", k.shape, rank=k.rank, family=k.family)
     if k.known:
         return Kind(k.tag, k.dtype, k.shape, k.items, rank=k.rank)
     return k
@@ -145,6 +159,12 @@ def kind_of_value(v, keep_value: bool = True) -> Kind:
         return v.kind
     if isinstance(v, list):
         return Kind("list", items=tuple(kind_of_value(x, keep_value) for x in v))
+    family = array_family(v)
+    if family:
+        shape = tuple(v.shape)
+        if not all(isinstance(n, int) for n in shape):  # Dask: nan for an unknown chunk size
+            return Kind("array", _dtype_letter(v.dtype), None, rank=len(shape), family=family)
+        return Kind("array", _dtype_letter(v.dtype), shape, family=family)
     return Kind("object", value=v if keep_value else _UNSET)
 
 
@@ -167,6 +187,20 @@ def structure_view(k: Kind):
     return None
 
 
+def array_family(v) -> str:
+    """The library of `v` ("dask", "cupy") if it is an array of a library that follows
+    NumPy's protocols (`__array_function__`, a shape and a numeric dtype) and is not a
+    NumPy array; "" otherwise."""
+    t = type(v)
+    if t is np.ndarray or isinstance(v, (np.ndarray, np.generic)) or \
+            getattr(t, "__array_function__", None) is None:
+        return ""
+    dtype = getattr(v, "dtype", None)
+    if not hasattr(v, "shape") or getattr(dtype, "kind", "") not in ("f", "c", "i", "u", "b"):
+        return ""
+    return (t.__module__ or "").partition(".")[0] or t.__name__
+
+
 def _hashable(v) -> bool:
     try:
         hash(v)
@@ -184,6 +218,18 @@ def join(a: Kind, b: Kind) -> Kind:
     """The least kind covering both (used where control flow merges)."""
     if a == b:
         return a
+    return of_family(_join(a, b), a.family or b.family)
+
+
+def of_family(k: Kind, family: str) -> Kind:
+    """`k`, of the array library `family` if it is an array or a scalar (a value computed
+    from a Dask array is a Dask array: a 0-d one for a scalar)."""
+    if not family or k.family == family or k.tag not in ("scalar", "array") or k.known:
+        return k
+    return replace(k, family=family)
+
+
+def _join(a: Kind, b: Kind) -> Kind:
     order = "bifc"
     if a.tag == b.tag == "scalar":
         da = a.dtype if a.dtype in order else "f"
@@ -228,6 +274,8 @@ def example(k: Kind, tag_ok=True, other=False):
     if k.tag == "array" and k.shape is not None:
         size = int(np.prod(k.shape)) if k.shape else 1
         if size > 1_000_000:
+            if k.family in LAZY_FAMILIES:
+                return _lazy_example(k)
             raise _NoExample
         if other and k.dtype == "i":
             return np.ones(k.shape, dtype=np.int64)  # counts, sizes: another stand-in
@@ -251,6 +299,20 @@ def example(k: Kind, tag_ok=True, other=False):
     if k.tag == "list":
         return [example(i, other=other) for i in k.items]
     raise _NoExample
+
+
+def _lazy_example(k: Kind):
+    """A Dask stand-in for a large Dask array: a graph, never computed, whose operations
+    give the shapes of their results without allocating the data (which may not fit)."""
+    cached = _EXAMPLES.get(k)
+    if cached is None:
+        import dask.array as da  # (only a Dask argument makes a kind of this family)
+
+        letter = {"f": "f8", "c": "c16", "b": "?"}.get(k.dtype, "i8")
+        fill = {"f": 0.6180339887, "c": 0.5 + 0.25j, "b": True}.get(k.dtype, 0)
+        cached = da.full(k.shape, fill, dtype=letter)
+        _EXAMPLES[k] = cached
+    return cached
 
 
 class _NoExample(Exception):

@@ -27,11 +27,13 @@ from s2sad.ir.kind_values import (  # noqa: F401  (re-exported: the kinds API)
     _hashable,
     _NoExample,
     array,
+    array_family,
     array_of_rank,
     example,
     float_kind,
     join,
     kind_of_value,
+    of_family,
     scalar,
     structure_view,
 )
@@ -85,11 +87,32 @@ def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
         result = _unsized(_eval_kind(fn, arg_kinds, kwarg_kinds))
     else:
         result = _eval_kind(fn, arg_kinds, kwarg_kinds)
+    family = _family(arg_kinds) or _family(k for _, k in kwarg_kinds)
+    if family and not (_hashable(fn) and fn in SHAPE_READERS):
+        result = _of_family(result, family)
     if key is not None:
         if len(_MEMO) > 20000:
             _MEMO.clear()
         _MEMO[key] = result
     return result
+
+
+def _family(kinds) -> str:
+    """The array library of the first non-NumPy array among `kinds` (in tuples too)."""
+    for k in kinds:
+        if k.family:
+            return k.family
+        if k.tag in ("tuple", "list"):
+            inner = _family(k.items)
+            if inner:
+                return inner
+    return ""
+
+
+def _of_family(k: Kind, family: str) -> Kind:
+    if k.tag in ("tuple", "list"):
+        return Kind(k.tag, items=tuple(_of_family(i, family) for i in k.items), value=k.value)
+    return of_family(k, family)
 
 
 def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:
@@ -395,7 +418,8 @@ def _index_add_kind(args, kwargs):
     return None
 
 
-for _f in (prims.index_add, prims.index_add_inplace, prims.index_add_at):
+for _f in (prims.index_add, prims.index_add_inplace, prims.index_add_at,
+           prims.index_add_functional):
     KIND_RULES[_f] = _index_add_kind
 
 
@@ -404,7 +428,7 @@ def _index_update_kind(args, kwargs):
 
 
 for _f in (prims.index_update, prims.index_update_inplace, prims.add_inplace,
-           prims.mul_inplace):
+           prims.mul_inplace, prims.index_update_functional):
     KIND_RULES[_f] = _index_update_kind
 KIND_RULES[np.shape] = _np_shape_kind
 KIND_RULES[np.ndim] = _np_ndim_kind
@@ -470,6 +494,10 @@ KIND_RULES[np.random.seed] = lambda a, k: Kind("object", value=None)
 for _a in ("T", "shape", "ndim", "size", "real", "imag", "dtype"):
     KIND_RULES[prims.Attr(_a)] = _attr_kind(_a)
 
+
+# what reads only an array's shape or type: a Python value even for a Dask array
+SHAPE_READERS = {len, np.shape, np.ndim, np.size, isinstance, type, callable,
+                 prims.Attr("shape"), prims.Attr("ndim"), prims.Attr("size"), prims.Attr("dtype")}
 
 _TAPE_OPS = (prims.tape_push, prims.tape_pop, prims.tape_reader, prims.tape_next)
 
@@ -576,7 +604,8 @@ def _forget_value(k: Kind) -> Kind:
 
 def _widen(k: Kind) -> Kind:
     if k.tag == "array":
-        return array_of_rank(k.dtype, k.ndim) if k.ndim else array(k.dtype, None)
+        return of_family(array_of_rank(k.dtype, k.ndim) if k.ndim else array(k.dtype, None),
+                         k.family)
     if k.tag == "scalar":
         return k
     return UNKNOWN

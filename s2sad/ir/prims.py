@@ -320,6 +320,78 @@ def mul_inplace(acc, g):
     return acc
 
 
+def basic_region(shape, index):
+    """Where the basic index `index` (ints, slices, None, Ellipsis) selects in an array of
+    `shape`: per axis (first position, count, step > 0, flipped, kept: not an int), and
+    the positions of the new axes (None) in the selection's shape."""
+    items = index if isinstance(index, tuple) else (index,)
+    n_axes = sum(1 for i in items if i is not None and i is not Ellipsis)
+    region, new_axes, axis, at = [], [], 0, 0
+    for i in items:
+        if i is Ellipsis:
+            for _ in range(len(shape) - n_axes):
+                region.append((0, shape[axis], 1, False, True))
+                axis, at = axis + 1, at + 1
+        elif i is None:
+            new_axes.append(at)
+            at += 1
+        elif isinstance(i, slice):
+            positions = range(*i.indices(shape[axis]))
+            if positions.step > 0 or not positions:
+                region.append((positions.start if positions else 0, len(positions),
+                               abs(positions.step), False, True))
+            else:  # the same positions, upwards; the values flipped
+                region.append((positions[-1], len(positions), -positions.step, True, True))
+            axis, at = axis + 1, at + 1
+        else:
+            region.append((i % shape[axis], 1, 1, False, False))
+            axis += 1
+    while axis < len(shape):
+        region.append((0, shape[axis], 1, False, True))
+        axis += 1
+    return region, new_axes
+
+
+def index_add_functional(acc, index, g):
+    """`acc` with `g` added at the basic index `index`, as a new array, written as whole-array
+    operations (np.pad, np.stack, +) that Dask and other NumPy-protocol libraries run as
+    they are (no write into an array); a container's cotangent as in index_add."""
+    if isinstance(acc, (tuple, list)) and isinstance(index, int):
+        return type(acc)(a + g if j == index % len(acc) else a for j, a in enumerate(acc))
+    shape = np.shape(acc)
+    region, new_axes = basic_region(shape, index)
+    selected = [count for _, count, _, _, kept in region if kept]
+    for at in new_axes:
+        selected.insert(at, 1)
+    g = np.broadcast_to(g, tuple(selected))
+    if 0 in selected:  # an empty selection: nothing added (Dask cannot pad an empty array)
+        return acc + np.sum(g)
+    g = np.reshape(g, tuple(count for _, count, _, _, _ in region))
+    flips = tuple(a for a, r in enumerate(region) if r[3])
+    if flips:
+        g = np.flip(g, flips)
+    widths = []
+    for a, (first, count, step, _, _) in enumerate(region):
+        if step > 1 and count > 1:  # step - 1 zeros after each entry, the last ones cut
+            spread = np.stack([g] + [np.zeros_like(g)] * (step - 1), axis=a + 1)
+            moved = list(np.shape(g))
+            moved[a] = count * step
+            g = np.take(np.reshape(spread, tuple(moved)), np.arange((count - 1) * step + 1), a)
+        span = (count - 1) * step + 1 if count else 0
+        widths.append((first, shape[a] - first - span))
+    return acc + np.pad(g, widths)
+
+
+def index_update_functional(acc, index, v):
+    """`acc` with `acc[index] = v` (a basic index), as a new array, written as whole-array
+    operations (np.pad, np.where): Dask and other NumPy-protocol libraries run them as
+    they are."""
+    shape = np.shape(acc)
+    mask = index_add_functional(np.zeros_like(acc, dtype=bool, shape=shape), index, True)
+    values = index_add_functional(np.zeros_like(acc, shape=shape), index, v)
+    return np.where(mask, values, acc)
+
+
 def take_slot(g, index):
     """The entries of `g` that `a[index] = v` wrote, as a copy (for v's cotangent).
 

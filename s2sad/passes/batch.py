@@ -40,8 +40,8 @@ REDUCTIONS = {np.sum, np.mean}
 
 def batch_expand(u, n):
     """An unbatched value as a batched one (the same value in every direction)."""
-    u = np.asarray(u)
-    return np.broadcast_to(u[..., None], u.shape + (n,))
+    # (np.expand_dims, not np.asarray: a Dask array stays a Dask array)
+    return np.broadcast_to(np.expand_dims(u, -1), np.shape(u) + (n,))
 
 
 def batch_loop(fn, flags, *args, **kwargs):
@@ -69,6 +69,19 @@ def _is_elementwise(fn) -> bool:
     if fn in ELEMENTWISE:
         return True
     return isinstance(fn, np.ufunc) and fn.signature is None
+
+
+# what reads only the shape of its one argument (the same for every direction)
+SHAPE_READERS = {np.ndim, np.shape, np.size, prims.Attr("ndim"), prims.Attr("shape"),
+                 prims.Attr("size")}
+
+
+def _reads_shape(s: Call, batch) -> bool:
+    try:
+        reader = s.fn in SHAPE_READERS
+    except TypeError:  # an unhashable callable
+        return False
+    return reader and len(s.args) == 1 and not s.kwargs and batch.is_b(s.args[0])
 
 
 class BatchPass:
@@ -109,7 +122,7 @@ class BatchPass:
                         if self.is_b(args[1]):
                             self.batched.add(args[0])
                     elif any(self.is_b(a) for a in atoms_of(s)) and \
-                            fn is not prims.sweep_boundary:
+                            fn is not prims.sweep_boundary and not _reads_shape(s, self):
                         self.batched.add(t)
                 case If(then=then, orelse=orelse, outputs=outs):
                     self._scan(then)
@@ -190,6 +203,10 @@ class BatchPass:
     def call(self, s: Call, em: Emitter):
         fn, args, kw = s.fn, list(s.args), list(s.kwargs)
         flags = [self.is_b(a) for a in args]
+        if _reads_shape(s, self):  # the same in every direction: read off the first one
+            first = em.call(operator.getitem, (args[0], Const((Ellipsis, 0))), hint="_d")
+            self.emit(em, s, fn, [first])
+            return
         if fn in (prims.tape_push, prims.tape_reader, prims.tape_next, prims.tape_pop):
             em.add(s)
             return

@@ -416,12 +416,14 @@ def kinds_text(kinds) -> str:
 def _kind_tuple(k):
     items = tuple(_kind_tuple(i) for i in k.items)
     value = repr(k.value) if k.known else None
+    # (the array library only where there is one: the keys of NumPy arguments stay the same)
+    family = (k.family,) if k.family else ()
     if k.view is not None:  # a dict's keys, a namedtuple's class
         what, detail = k.view
         if what == "record":
             detail = (detail.__module__, detail.__qualname__, detail._fields)
-        return (k.tag, k.dtype, k.shape, items, value, (what, repr(detail)))
-    return (k.tag, k.dtype, k.shape, items, value)
+        return (k.tag, k.dtype, k.shape, items, value, (what, repr(detail))) + family
+    return (k.tag, k.dtype, k.shape, items, value) + family
 
 
 _COMPILER: list = []
