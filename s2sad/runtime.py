@@ -9,6 +9,7 @@ from s2sad.ir.prims import (
     Grown,
     add_inplace,
     as_list,
+    batch_loop,
     broadcast_like,
     derivative_dtype,
     fresh_copy,
@@ -34,7 +35,8 @@ from s2sad.ir.prims import (
 )
 
 __all__ = [
-    "Grown", "as_list", "list_append", "add_inplace", "broadcast_like", "derivative_dtype", "fresh_copy", "index_add",
+    "Grown", "as_list", "list_append", "add_inplace", "batch_loop", "broadcast_like",
+    "derivative_dtype", "fresh_copy", "index_add",
     "index_add_at", "index_add_functional", "index_add_inplace", "index_update",
     "index_update_functional", "index_update_inplace", "mul_inplace",
     "new_tape", "ones_like_output", "sum_to_shape", "take_slot", "tape_next", "tape_pop",

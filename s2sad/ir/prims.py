@@ -244,6 +244,15 @@ def sweep_boundary():
 
 
 
+def batch_loop(fn, flags, *args, **kwargs):
+    """Apply `fn` once per direction of the batched arguments (`flags` marks them): a
+    vectorised Jacobian's fallback for a primitive without a batched form."""
+    n = next(a.shape[-1] for a, f in zip(args, flags) if f)
+    outs = [fn(*[a[..., i] if f else a for a, f in zip(args, flags)], **kwargs)
+            for i in range(n)]
+    return np.stack(outs, axis=-1)
+
+
 def unbroadcast(g, x):
     """Sum `g` down to the shape of `x` (the cotangent of a broadcast operand)."""
     shape = np.shape(x)

@@ -16,6 +16,7 @@ import operator
 import numpy as np
 
 from s2sad.ir import prims
+from s2sad.ir.prims import batch_loop
 from s2sad.ir.builder import Emitter, Namer
 from s2sad.ir.kinds import atom_kind
 from s2sad.ir.nodes import (
@@ -42,14 +43,6 @@ def batch_expand(u, n):
     """An unbatched value as a batched one (the same value in every direction)."""
     # (np.expand_dims, not np.asarray: a Dask array stays a Dask array)
     return np.broadcast_to(np.expand_dims(u, -1), np.shape(u) + (n,))
-
-
-def batch_loop(fn, flags, *args, **kwargs):
-    """Apply `fn` once per direction of the batched arguments (`flags` marks them)."""
-    n = next(a.shape[-1] for a, f in zip(args, flags) if f)
-    outs = [fn(*[a[..., i] if f else a for a, f in zip(args, flags)], **kwargs)
-            for i in range(n)]
-    return np.stack(outs, axis=-1)
 
 
 def with_batch_axis(shape, n):
