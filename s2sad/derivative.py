@@ -17,7 +17,7 @@ import threading
 import types
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.prims import RecursiveCall
 from s2sad.passes.forward import tangent_suffix
 from s2sad.store.compiled import compiled
-from s2sad.transform import resolve_wrt, with_checkpoints
+from s2sad.transform import BACKENDS, resolve_wrt, with_backend, with_checkpoints
 from s2sad_rules import TABLE
 
 P = ParamSpec("P")  # the parameters of the differentiated function
@@ -39,6 +39,7 @@ Out = TypeVar("Out", covariant=True)  # what a derivative returns
 # `wrt`: a positional parameter's index or name, a tuple (or list) of them, or None for all
 WrtSpec = int | str | tuple[int | str, ...] | list[int | str] | None
 Pullback = Callable[[Any], tuple[Any, ...]]  # out_bar -> one cotangent per wrt argument
+Backend = Literal["numpy", "numba"]  # what runs the generated code (issue 19)
 
 if TYPE_CHECKING:
     from typing import Generic as _Generic
@@ -193,16 +194,21 @@ class Derivative(_Generic[P, Out]):
         def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Out: ...
 
     def __init__(self, func: Callable[P, Any], mode: str, wrt: WrtSpec = None,
-                 checkpoints: int | None = None) -> None:
+                 checkpoints: int | None = None, *, backend: Backend = "numpy") -> None:
         if not callable(func):
             raise TypeError(f"s2sad.{mode} needs a function, got {func!r}")
         if checkpoints is not None and (isinstance(checkpoints, bool) or
                                         not isinstance(checkpoints, int) or checkpoints < 1):
             raise ValueError(f"s2sad.{mode}: checkpoints must be a positive int (the most "
                              f"snapshots a loop keeps), not {checkpoints!r}")
+        if backend not in BACKENDS:
+            raise ValueError(f"s2sad.{mode}: backend must be one of {BACKENDS}, "
+                             f"not {backend!r}")
         self.checkpoints = checkpoints
-        # the mode compiled: its own with the checkpointing option, keyed apart in caches
-        self._cmode = with_checkpoints(mode, checkpoints)
+        self.backend = backend
+        # the mode compiled: its own with the checkpointing option and the backend, keyed
+        # apart in caches
+        self._cmode = with_backend(with_checkpoints(mode, checkpoints), backend)
         wrapper = _primitive_function(func)
         self.func = wrapper if wrapper is not None else func
         self.mode = mode

@@ -115,6 +115,22 @@ def with_checkpoints(mode: str, checkpoints: int | None) -> str:
     return mode if checkpoints is None else f"{mode}{_CHECKPOINTS}{checkpoints}"
 
 
+_BACKEND = "+backend="
+BACKENDS = ("numpy", "numba")
+
+
+def with_backend(mode: str, backend: str) -> str:
+    """The mode compiled for a derivative run by `backend` (issue 19): NumPy's is the mode
+    itself; another's is a mode of its own (`"grad+backend=numba"`), keyed apart."""
+    return mode if backend == "numpy" else f"{mode}{_BACKEND}{backend}"
+
+
+def split_backend(mode: str) -> tuple:
+    """`"grad+backend=numba"` -> ("grad", "numba"); a mode without one -> (mode, "numpy")."""
+    base, sep, backend = mode.partition(_BACKEND)
+    return (base, backend) if sep else (mode, "numpy")
+
+
 def split_mode(mode: str) -> tuple:
     """`"grad+checkpoints=32"` -> ("grad", 32); a plain mode -> (mode, None)."""
     base, sep, k = mode.partition(_CHECKPOINTS)
@@ -483,10 +499,29 @@ def deep_expressions(limit: int = 60_000):
 
 
 def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
-             kw_kinds: dict) -> Compiled:
-    """Compile the derivative (no lookup: s2sad.store.compiled serves stored ones)."""
+             kw_kinds: dict, jit_cache=None) -> Compiled:
+    """Compile the derivative (no lookup: s2sad.store.compiled serves stored ones).
+    `jit_cache`: the folder where a backend that compiles to machine code keeps it."""
+    mode, backend = split_backend(mode)
     with deep_expressions():
-        return _generate(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
+        done = _generate(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
+    if backend == "numba":
+        return _numba_compiled(done, func, jit_cache)
+    return done
+
+
+def _numba_compiled(done: Compiled, func, jit_cache) -> Compiled:
+    """The same derivative compiled by Numba (codegen/numba_form.py): its source is the
+    Numba form, its function the dispatcher's (compiling at the first call)."""
+    from s2sad.codegen.numba_compile import compile_numba, numba_module
+    from s2sad.codegen.numba_form import numba_source
+
+    numba_module()  # (refused before anything is generated when Numba is missing)
+    code = getattr(func, "__code__", None)
+    user_file = code.co_filename if code is not None else None
+    source = numba_source(done.source, done.name, jit_cache is not None, user_file)
+    fn, source = compile_numba(source, done.namespace, done.name, user_file, jit_cache)
+    return Compiled(source, fn, done.ir, namespace=done.namespace, name=done.name)
 
 
 def _generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,

@@ -281,6 +281,21 @@ def slot(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds) -> Slot:
     return Slot(func, key, path, hit, spec)
 
 
+def jit_dir() -> Path | None:
+    """Where Numba keeps the machine code of `backend="numba"` derivatives: `numba/` in
+    the cache root, checked private to the user like the entries (Numba loads what it
+    finds there); None when the disk cache is off or unsafe (Numba then caches nothing)."""
+    store = _open_store(create=True)
+    if store is None:
+        return None
+    with store:
+        try:
+            os.close(open_dir("numba", store.root_fd, store.root / "numba", create=True))
+        except (UnsafeCacheError, OSError):
+            return None
+        return Path(os.path.abspath(store.root)) / "numba"
+
+
 # -- maintenance (`s2sad cache info|clear`) ------------------------------------------
 
 

@@ -1,0 +1,205 @@
+"""The Numba form of generated source (backend="numba"): the same derivative, with the few
+constructs Numba's nopython mode cannot type rewritten, decorated with `numba.njit`.
+
+A source-to-source step over the printed derivative, line by line, so the comments that
+point back to the user's lines stay where they were: a tape read backwards
+(`reversed(tape)`, `next(reader)`) becomes an index loop, `reversed(range(...))` a range
+that counts down, `np.tensordot(a, b, 1)` `np.dot(a, b)`. What has no Numba form (a
+runtime helper of s2sad.runtime, a closure returned as a pullback) is refused with a
+BackendError naming the line.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from s2sad.codegen.numba_errors import refusal
+
+HEADER = 'compiled by Numba (backend="numba"): a tape is read by index, not by reversed()'
+# imports a Numba-compiled derivative may keep: the modules whose functions Numba types
+_TYPED_IMPORTS = re.compile(r"^import (math|cmath|numpy as np)$")
+
+
+def numba_source(source: str, name: str, cache: bool, user_file: str | None = None) -> str:
+    """`source` (a generated module defining `name`) in the form Numba compiles, with
+    `@numba.njit` on `name` (`cache=True`: Numba keeps the machine code on disk). A
+    refusal names the line of `user_file` the construct comes from."""
+    lines = source.split("\n")
+    tree = ast.parse(source)
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            text = lines[node.lineno - 1]
+            if not _TYPED_IMPORTS.match(text):
+                raise refusal(source, node.lineno, f"`{text.strip()}`: the generated code "
+                              "calls a helper that Numba cannot compile", user_file)
+    edits = _Rewriter(source, lines, _names(fn), user_file).rewrite(fn.body)
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        out.extend(edits.get(i, [line]))
+    # the header comments, then `import numba` with the other imports, and the decorator
+    first_code = next(i for i, ln in enumerate(out) if not ln.startswith("#"))
+    out.insert(first_code, f"# {HEADER}")
+    def_line = next(i for i, ln in enumerate(out) if ln.startswith(f"def {name}("))
+    out.insert(def_line, "@numba.njit(cache=True)" if cache else "@numba.njit")
+    imports_end = first_code + 1
+    while imports_end < def_line and out[imports_end].startswith("import "):
+        imports_end += 1
+    out.insert(imports_end, "import numba")
+    return "\n".join(out)
+
+
+def _names(fn: ast.FunctionDef) -> set[str]:
+    return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | \
+        {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
+
+
+class _Rewriter:
+    """Line edits ({line index: replacement lines}) that put one function's body in the
+    form Numba types."""
+
+    def __init__(self, source: str, lines: list[str], taken: set[str],
+                 user_file: str | None):
+        self.source = source
+        self.user_file = user_file
+        self.lines = lines
+        self.taken = set(taken)
+        self.readers: dict[str, str] = {}  # `reader = reversed(tape)`: reader -> tape
+        self.edits: dict[int, list[str]] = {}
+
+    def fresh(self, hint: str) -> str:
+        name, k = hint, 1
+        while name in self.taken:
+            name, k = f"{hint}_{k}", k + 1
+        self.taken.add(name)
+        return name
+
+    def indent_of(self, node: ast.stmt) -> str:
+        line = self.lines[node.lineno - 1]
+        return line[:len(line) - len(line.lstrip())]
+
+    def refuse(self, node: ast.AST, what: str) -> Exception:
+        return refusal(self.source, getattr(node, "lineno", 0), what, self.user_file)
+
+    def rewrite(self, body: list[ast.stmt]) -> dict[int, list[str]]:
+        for stmt in body:
+            self.statement(stmt)
+        return self.edits
+
+    def statement(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            raise self.refuse(stmt, f"the nested function `{stmt.name}` (a VJP's pullback is "
+                              "a closure): Numba cannot return a function; use grad or "
+                              "value_and_grad")
+        if isinstance(stmt, ast.For):
+            self.for_loop(stmt)
+        elif isinstance(stmt, (ast.While, ast.If)):
+            self.check_expression(stmt.test, stmt)
+            self.line_of(stmt, stmt.test)
+        elif isinstance(stmt, ast.Assign) and self.tape_statement(stmt):
+            return
+        else:
+            self.simple(stmt)
+        for field in ("body", "orelse"):
+            for child in getattr(stmt, field, []) or []:
+                self.statement(child)
+
+    def line_of(self, stmt: ast.stmt, test: ast.expr) -> None:
+        """A compound statement's header: rewritten when its expression was."""
+        new = _Calls(self).visit(test)
+        if new is not test:
+            line = self.lines[stmt.lineno - 1]
+            keyword = "while" if isinstance(stmt, ast.While) else \
+                line.strip().split()[0]
+            self.edits[stmt.lineno - 1] = [
+                f"{self.indent_of(stmt)}{keyword} {ast.unparse(new)}:"]
+
+    def simple(self, stmt: ast.stmt) -> None:
+        """A statement of one line: printed again when one of its calls is rewritten."""
+        before = ast.dump(stmt)
+        self.check_expression(stmt, stmt)
+        new = _Calls(self).visit(stmt)
+        if ast.dump(new) != before and stmt.lineno == stmt.end_lineno:
+            self.edits[stmt.lineno - 1] = [self.indent_of(stmt) + ast.unparse(new)]
+
+    def check_expression(self, node: ast.AST, stmt: ast.stmt) -> None:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and \
+                    sub.func.id in ("reversed", "next"):
+                raise self.refuse(stmt, f"`{ast.unparse(sub)}` where Numba cannot read it")
+
+    def tape_statement(self, stmt: ast.Assign) -> bool:
+        """`reader = reversed(tape)` -> `reader = len(tape)`; `x = next(reader)` ->
+        `reader -= 1` and `x = tape[reader]` (a tape read last-in first-out, by index)."""
+        value = stmt.value
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                and len(stmt.targets) == 1 and len(value.args) == 1):
+            return False
+        arg, indent, i = value.args[0], self.indent_of(stmt), stmt.lineno - 1
+        target = ast.unparse(stmt.targets[0])
+        if value.func.id == "reversed" and isinstance(arg, ast.Name) and \
+                isinstance(stmt.targets[0], ast.Name):
+            self.readers[target] = arg.id
+            self.edits[i] = [f"{indent}{target} = len({arg.id})"]
+            return True
+        if value.func.id == "next" and isinstance(arg, ast.Name) and arg.id in self.readers:
+            self.edits[i] = [f"{indent}{arg.id} -= 1",
+                             f"{indent}{target} = {self.readers[arg.id]}[{arg.id}]"]
+            return True
+        return False
+
+    def for_loop(self, stmt: ast.For) -> None:
+        it = stmt.iter
+        header = stmt.lineno - 1
+        indent = self.indent_of(stmt)
+        target = ast.unparse(stmt.target)
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+                and it.func.id == "reversed"):
+            self.check_expression(it, stmt)
+            return
+        if len(it.args) != 1 or stmt.body[0].lineno == stmt.lineno:
+            raise self.refuse(stmt, f"`{ast.unparse(it)}`")
+        arg = it.args[0]
+        if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and \
+                arg.func.id == "range" and not arg.keywords and 1 <= len(arg.args) <= 2:
+            bounds = [ast.unparse(a) for a in arg.args]
+            start, stop = (["0"] + bounds)[-2:]
+            self.edits[header] = [f"{indent}for {target} in range({_minus_one(stop)}, "
+                                  f"{_minus_one(start)}, -1):"]
+            return
+        if isinstance(arg, ast.Name):
+            i = self.fresh(f"{arg.id}_index")
+            body_indent = self.indent_of(stmt.body[0])
+            self.edits[header] = [f"{indent}for {i} in range(len({arg.id}) - 1, -1, -1):",
+                                  f"{body_indent}{target} = {arg.id}[{i}]"]
+            return
+        raise self.refuse(stmt, f"`{ast.unparse(it)}`: Numba has no reversed()")
+
+
+def _minus_one(text: str) -> str:
+    """`text - 1`, folded for an integer literal."""
+    try:
+        return str(int(text) - 1)
+    except ValueError:
+        return f"{text} - 1"
+
+
+class _Calls(ast.NodeTransformer):
+    """Calls spelled the way Numba types them: `np.tensordot(a, b, 1)` is `np.dot(a, b)`
+    (the same contraction, last axis of a with the first of b, for the 1-D and 2-D
+    operands Numba's dot takes) and `np.matmul(a, b)` is `a @ b`."""
+
+    def __init__(self, owner: _Rewriter):
+        self.owner = owner
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        fn = ast.unparse(node.func)
+        if fn == "np.tensordot" and len(node.args) == 3 and not node.keywords and \
+                isinstance(node.args[2], ast.Constant) and node.args[2].value == 1:
+            return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "dot", ast.Load()),
+                            node.args[:2], [])
+        if fn == "np.matmul" and len(node.args) == 2 and not node.keywords:
+            return ast.BinOp(node.args[0], ast.MatMult(), node.args[1])
+        return node
