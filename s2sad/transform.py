@@ -506,20 +506,33 @@ def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
     with deep_expressions():
         done = _generate(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
     if backend == "numba":
-        return _numba_compiled(done, func, jit_cache)
+        generic = bool(arg_kinds) and all(k.tag == "unknown" for k in arg_kinds)
+        return _numba_compiled(done, func, jit_cache, generic)
     return done
 
 
-def _numba_compiled(done: Compiled, func, jit_cache) -> Compiled:
+def _numba_compiled(done: Compiled, func, jit_cache, generic: bool) -> Compiled:
     """The same derivative compiled by Numba (codegen/numba_form.py): its source is the
-    Numba form, its function the dispatcher's (compiling at the first call)."""
+    Numba form, its function the dispatcher's (compiling at the first call). The generic
+    source (`.source` before a call) may call helpers that only a specialisation drops:
+    it is then shown as it is, saying so."""
     from s2sad.codegen.numba_compile import compile_numba, numba_module
     from s2sad.codegen.numba_form import numba_source
+    from s2sad.errors import BackendError
 
     numba_module()  # (refused before anything is generated when Numba is missing)
     code = getattr(func, "__code__", None)
     user_file = code.co_filename if code is not None else None
-    source = numba_source(done.source, done.name, jit_cache is not None, user_file)
+    try:
+        source = numba_source(done.source, done.name, jit_cache is not None, user_file)
+    except BackendError:
+        if not generic:
+            raise
+        note = ("# (Numba compiles the form of this derivative specialised on each call's "
+                "arguments)\n")
+        at = done.source.index("\nimport ") + 1 if "\nimport " in done.source else 0
+        done.source = done.source[:at] + note + done.source[at:]
+        return done
     fn, source = compile_numba(source, done.namespace, done.name, user_file, jit_cache)
     return Compiled(source, fn, done.ir, namespace=done.namespace, name=done.name)
 

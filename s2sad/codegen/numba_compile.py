@@ -72,6 +72,20 @@ def compile_numba(source: str, ns, name: str, user_file: str | None,
         except errors as e:
             raise from_numba(e, source, filename, user_file) from None
 
+    if f"{name}_sweep" in scope:  # a VJP: its pullback compiles the sweep when first called
+        def run_vjp(*args, **kwargs):
+            value, pullback = run(*args, **kwargs)
+
+            def pullback_checked(out_bar):
+                try:
+                    return pullback(out_bar)
+                except errors as e:
+                    raise from_numba(e, source, filename, user_file) from None
+            return value, pullback_checked
+        run_vjp.__name__ = run_vjp.__qualname__ = name
+        run_vjp.__wrapped__ = dispatcher
+        return run_vjp, source
+
     run.__name__ = run.__qualname__ = name
     run.__wrapped__ = dispatcher
     return run, source

@@ -23,31 +23,83 @@ _TYPED_IMPORTS = re.compile(r"^import (math|cmath|numpy as np)$")
 
 def numba_source(source: str, name: str, cache: bool, user_file: str | None = None) -> str:
     """`source` (a generated module defining `name`) in the form Numba compiles, with
-    `@numba.njit` on `name` (`cache=True`: Numba keeps the machine code on disk). A
-    refusal names the line of `user_file` the construct comes from."""
+    `@numba.njit` on what Numba compiles (`cache=True`: Numba keeps the machine code on
+    disk). A refusal names the line of `user_file` the construct comes from."""
+    source, jitted = split_vjp(source, name)
     lines = source.split("\n")
     tree = ast.parse(source)
-    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             text = lines[node.lineno - 1]
             if not _TYPED_IMPORTS.match(text):
-                raise refusal(source, node.lineno, f"`{text.strip()}`: the generated code "
-                              "calls a helper that Numba cannot compile", user_file)
-    edits = _Rewriter(source, lines, _names(fn), user_file).rewrite(fn.body)
+                raise refusal(source, _first_use(tree, node), f"`{text.strip()}`: the "
+                              "generated code calls a helper that Numba cannot compile",
+                              user_file)
+    edits: dict[int, list[str]] = {}
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in jitted]
+    for fn in defs:
+        edits.update(_Rewriter(source, lines, _names(fn), user_file).rewrite(fn.body))
+    decorator = "@numba.njit(cache=True)" if cache else "@numba.njit"
+    for fn in defs:
+        edits[fn.lineno - 1] = [decorator] + edits.get(fn.lineno - 1, [lines[fn.lineno - 1]])
     out: list[str] = []
     for i, line in enumerate(lines):
         out.extend(edits.get(i, [line]))
-    # the header comments, then `import numba` with the other imports, and the decorator
+    # the header comments, then `import numba` with the other imports
     first_code = next(i for i, ln in enumerate(out) if not ln.startswith("#"))
     out.insert(first_code, f"# {HEADER}")
-    def_line = next(i for i, ln in enumerate(out) if ln.startswith(f"def {name}("))
-    out.insert(def_line, "@numba.njit(cache=True)" if cache else "@numba.njit")
     imports_end = first_code + 1
-    while imports_end < def_line and out[imports_end].startswith("import "):
+    while out[imports_end].startswith("import "):
         imports_end += 1
     out.insert(imports_end, "import numba")
     return "\n".join(out)
+
+
+def _first_use(tree: ast.Module, node: ast.Import | ast.ImportFrom) -> int:
+    """The first line reading a name that `node` imports (else the import's own line)."""
+    names = {a.asname or a.name for a in node.names}
+    uses = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in names]
+    return min(uses, default=node.lineno)
+
+
+def split_vjp(source: str, name: str) -> tuple[str, list[str]]:
+    """A VJP's source (`name` returning its value and a `pullback` closure over the forward
+    sweep's values) as two functions Numba compiles, `name_forward` (the value) and
+    `name_sweep` (both sweeps: the cotangents for one `out_bar`), and a Python `name`
+    returning the value and a pullback that runs the sweep: Numba cannot return a closure,
+    and values kept by the forward sweep (a tape) would cross into Python and back. The
+    pullback recomputes the forward sweep. Other sources are returned as they are, with
+    [`name`], the functions to compile."""
+    tree = ast.parse(source)
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    body = fn.body
+    if not (len(body) >= 2 and isinstance(body[-2], ast.FunctionDef)
+            and isinstance(body[-1], ast.Return) and isinstance(body[-1].value, ast.Tuple)
+            and len(body[-1].value.elts) == 2
+            and isinstance(body[-1].value.elts[1], ast.Name)
+            and body[-1].value.elts[1].id == body[-2].name
+            and len(body[-2].args.args) == 1 and fn.lineno < body[0].lineno):
+        return source, [name]
+    inner = body[-2]
+    lines = source.split("\n")
+    head = lines[:fn.lineno - 1]
+    params = lines[fn.lineno - 1][len(f"def {name}("):].rstrip()[:-2]  # without `):`
+    args = fn.args
+    call = ", ".join([a.arg for a in args.posonlyargs + args.args] +
+                     [f"{a.arg}={a.arg}" for a in args.kwonlyargs])
+    forward = lines[body[0].lineno - 1:inner.lineno - 1]
+    value = ast.unparse(body[-1].value.elts[0])
+    seed = inner.args.args[0].arg
+    reverse = [ln[4:] for ln in lines[inner.lineno:inner.end_lineno]]
+    out = head + [f"def {name}_forward({params}):"] + forward + [f"    return {value}", "",
+                                                               ""]
+    out += [f"def {name}_sweep({seed}, {params}):"] + forward + reverse + ["", ""]
+    out += [f"def {name}({params}):", f"    {value} = {name}_forward({call})",
+            f"    def {inner.name}({seed}):",
+            f"        return {name}_sweep({seed}, {call})",
+            f"    return {value}, {inner.name}"]
+    out += lines[body[-1].end_lineno:]
+    return "\n".join(out), [f"{name}_forward", f"{name}_sweep"]
 
 
 def _names(fn: ast.FunctionDef) -> set[str]:
@@ -88,10 +140,8 @@ class _Rewriter:
         return self.edits
 
     def statement(self, stmt: ast.stmt) -> None:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            raise self.refuse(stmt, f"the nested function `{stmt.name}` (a VJP's pullback is "
-                              "a closure): Numba cannot return a function; use grad or "
-                              "value_and_grad")
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            raise self.refuse(stmt, f"the nested definition `{stmt.name}`")
         if isinstance(stmt, ast.For):
             self.for_loop(stmt)
         elif isinstance(stmt, (ast.While, ast.If)):
