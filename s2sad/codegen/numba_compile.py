@@ -13,13 +13,33 @@ from __future__ import annotations
 import hashlib
 import linecache
 import os
+import sys
 import tempfile
+import types
 from pathlib import Path
 
 from s2sad.codegen.compile import code_filename
 from s2sad.codegen.imports import executable
 from s2sad.codegen.numba_errors import from_numba
 from s2sad.errors import BackendError
+
+
+# the layout of what is cached (a new one leaves Numba's entries of an old one unread)
+_FORMAT = "s2sad numba form 2"
+
+
+def _digest(source: str) -> str:
+    return hashlib.sha256(f"{_FORMAT}\n{source}".encode()).hexdigest()[:16]
+
+
+def _in_numba(tb) -> bool:
+    """Was the exception raised inside Numba's compiler (not by the compiled code)?"""
+    part = f"{os.sep}numba{os.sep}"
+    while tb is not None:
+        if part in tb.tb_frame.f_code.co_filename:
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def numba_module():
@@ -35,8 +55,7 @@ def numba_module():
 def source_file(source: str, name: str, cache_dir: Path) -> str | None:
     """The file holding `source` in `cache_dir` (written now if it is not there yet), or
     None when it cannot be written."""
-    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
-    path = cache_dir / f"{name}_{digest}.py"
+    path = cache_dir / f"{name}_{_digest(source)}.py"
     try:
         if path.is_file() and path.read_text() == source:
             return str(path)
@@ -61,8 +80,14 @@ def compile_numba(source: str, ns, name: str, user_file: str | None,
         source = source.replace("@numba.njit(cache=True)", "@numba.njit")
         filename = code_filename(source, name)
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    scope = dict(ns.values)
+    # A module of its own, importable by name: Numba's cache, loading the machine code in
+    # another process, imports the module the function was defined in.
+    module = types.ModuleType(f"_s2sad_numba_{_digest(source)}")
+    module.__file__ = filename
+    scope = module.__dict__
+    scope.update(ns.values)
     scope["numba"] = numba
+    sys.modules[module.__name__] = module
     exec(compile(executable(source), filename, "exec"), scope)
     dispatcher = scope[name]
 
@@ -71,6 +96,10 @@ def compile_numba(source: str, ns, name: str, user_file: str | None,
             return dispatcher(*args, **kwargs)
         except errors as e:
             raise from_numba(e, source, filename, user_file) from None
+        except Exception as e:
+            if not _in_numba(e.__traceback__):
+                raise  # raised by the compiled code, as Python would
+            raise from_numba(e, source, filename, user_file) from None  # Numba's own bug
 
     if f"{name}_sweep" in scope:  # a VJP: its pullback compiles the sweep when first called
         def run_vjp(*args, **kwargs):
@@ -80,6 +109,10 @@ def compile_numba(source: str, ns, name: str, user_file: str | None,
                 try:
                     return pullback(out_bar)
                 except errors as e:
+                    raise from_numba(e, source, filename, user_file) from None
+                except Exception as e:
+                    if not _in_numba(e.__traceback__):
+                        raise
                     raise from_numba(e, source, filename, user_file) from None
             return value, pullback_checked
         run_vjp.__name__ = run_vjp.__qualname__ = name

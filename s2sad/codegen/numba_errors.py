@@ -45,6 +45,12 @@ def refusal(source: str, lineno: int, what: str, user_file: str | None = None) -
     return BackendError(message, user_loc(source, lineno, user_file), _HINT)
 
 
+def numba_errors() -> type:
+    from numba.core.errors import NumbaError
+
+    return NumbaError
+
+
 def from_numba(error: Exception, source: str, filename: str,
                user_file: str | None) -> BackendError:
     """The BackendError for a Numba compile error raised by code compiled from `source`
@@ -57,6 +63,8 @@ def from_numba(error: Exception, source: str, filename: str,
     reasons = [ln.strip() for ln in text.split("\n") if ln.strip() and not ln.startswith(
         ("Failed in ", "During: ", "File ", "<source", "\t", " ")) and "pipeline" not in ln]
     reason = reasons[0] if reasons else type(error).__name__
+    if not isinstance(error, numba_errors()):
+        reason = f"Numba failed inside its compiler ({type(error).__name__}: {reason})"
     reason = reason.rstrip(":")
     lines = source.split("\n")
     generated = lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""

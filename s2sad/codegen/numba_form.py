@@ -87,17 +87,19 @@ def split_vjp(source: str, name: str) -> tuple[str, list[str]]:
     args = fn.args
     call = ", ".join([a.arg for a in args.posonlyargs + args.args] +
                      [f"{a.arg}={a.arg}" for a in args.kwonlyargs])
-    forward = lines[body[0].lineno - 1:inner.lineno - 1]
-    value = ast.unparse(body[-1].value.elts[0])
+    forward = lines[fn.lineno:inner.lineno - 1]  # (with the comments above its first line)
+    value = ast.unparse(body[-1].value.elts[0])  # what the forward sweep returns
     seed = inner.args.args[0].arg
     reverse = [ln[4:] for ln in lines[inner.lineno:inner.end_lineno]]
     out = head + [f"def {name}_forward({params}):"] + forward + [f"    return {value}", "",
                                                                ""]
     out += [f"def {name}_sweep({seed}, {params}):"] + forward + reverse + ["", ""]
-    out += [f"def {name}({params}):", f"    {value} = {name}_forward({call})",
+    taken = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)} | {seed, inner.name}
+    held = next(n for n in ("out", "value", "out_value", "primal_out") if n not in taken)
+    out += [f"def {name}({params}):", f"    {held} = {name}_forward({call})",
             f"    def {inner.name}({seed}):",
             f"        return {name}_sweep({seed}, {call})",
-            f"    return {value}, {inner.name}"]
+            f"    return {held}, {inner.name}"]
     out += lines[body[-1].end_lineno:]
     return "\n".join(out), [f"{name}_forward", f"{name}_sweep"]
 
@@ -218,6 +220,12 @@ class _Rewriter:
             self.edits[header] = [f"{indent}for {target} in range({_minus_one(stop)}, "
                                   f"{_minus_one(start)}, -1):"]
             return
+        if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and \
+                arg.func.id == "range" and not arg.keywords and _int_literals(arg.args):
+            r = range(*_int_literals(arg.args))[::-1]  # (the same values, backwards)
+            self.edits[header] = [f"{indent}for {target} in range({r.start}, {r.stop}, "
+                                  f"{r.step}):"]
+            return
         if isinstance(arg, ast.Name):
             i = self.fresh(f"{arg.id}_index")
             body_indent = self.indent_of(stmt.body[0])
@@ -225,6 +233,15 @@ class _Rewriter:
                                   f"{body_indent}{target} = {arg.id}[{i}]"]
             return
         raise self.refuse(stmt, f"`{ast.unparse(it)}`: Numba has no reversed()")
+
+
+def _int_literals(args: list[ast.expr]) -> list[int]:
+    """The values of `args` when all are integer literals (`4`, `-1`), else []."""
+    try:
+        values = [ast.literal_eval(a) for a in args]
+    except ValueError:
+        return []
+    return values if all(type(v) is int for v in values) else []
 
 
 def _minus_one(text: str) -> str:
