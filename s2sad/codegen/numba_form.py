@@ -16,7 +16,7 @@ import re
 
 from s2sad.codegen.numba_errors import refusal
 
-HEADER = 'compiled by Numba (backend="numba"): a tape is read by index, not by reversed()'
+HEADER = 'compiled by Numba (backend="numba"): each tape is read by index, last in first out'
 # imports a Numba-compiled derivative may keep: the modules whose functions Numba types
 _TYPED_IMPORTS = re.compile(r"^import (math|cmath|numpy as np)$")
 
@@ -45,6 +45,7 @@ def numba_source(source: str, name: str, cache: bool, user_file: str | None = No
     out: list[str] = []
     for i, line in enumerate(lines):
         out.extend(edits.get(i, [line]))
+    out = _renamed_versions(out, defs)
     # the header comments, then `import numba` with the other imports
     first_code = next(i for i, ln in enumerate(out) if not ln.startswith("#"))
     out.insert(first_code, f"# {HEADER}")
@@ -53,6 +54,37 @@ def numba_source(source: str, name: str, cache: bool, user_file: str | None = No
         imports_end += 1
     out.insert(imports_end, "import numba")
     return "\n".join(out)
+
+
+_VERSIONED = re.compile(r"^(\w+)_(\d+)$")
+
+
+def _renamed_versions(lines: list[str], defs: list[ast.FunctionDef]) -> list[str]:
+    """`t_1` renamed `t1` where the function also has a `t`: Numba names the versions of a
+    variable assigned twice `t.1`, `t.2`, and its elementwise-expression fusion spells
+    them `t_1`, failing on the clash with a variable of that name (an AssertionError
+    inside Numba)."""
+    names: set[str] = set()
+    params: set[str] = set()  # (kept: a call may name them)
+    for fn in defs:
+        names |= _names(fn)
+        params |= {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+    renames: dict[str, str] = {}
+    taken = set(names)
+    for name in sorted(names - params):
+        m = _VERSIONED.match(name)
+        if m is None or m.group(1) not in names:
+            continue
+        new = m.group(1) + m.group(2)
+        while new in taken or _VERSIONED.match(new):
+            new += "x"
+        taken.add(new)
+        renames[name] = new
+    if not renames:
+        return lines
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, renames)) + r")\b")
+    return [ln if ln.lstrip().startswith("#") else pattern.sub(lambda m: renames[m.group(1)], ln)
+            for ln in lines]
 
 
 def _first_use(tree: ast.Module, node: ast.Import | ast.ImportFrom) -> int:

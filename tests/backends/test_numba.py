@@ -1,0 +1,182 @@
+"""backend="numba" (issue 19): the same derivative, compiled by Numba.
+
+Oracles: central finite differences (tests/oracle.py) and the NumPy backend's result for
+the same call; the two backends agree within floating-point reassociation (rtol 1e-9).
+JVP and VJP of the Numba backend agree with each other (the dot-product test). What Numba
+cannot compile is refused with an S2SADError naming the user's line, never a Numba
+traceback. Compiling with Numba takes about half a second per function: the default suite
+runs a representative part of the corpus, the sweep over all of it is marked slow.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import s2sad
+from s2sad.errors import BackendError
+
+numba = pytest.importorskip("numba")
+
+try:  # works both with and without tests/__init__.py
+    from tests import oracle
+    from tests.corpus import programs
+except ImportError:  # pragma: no cover
+    import oracle
+    from corpus import programs
+
+AGREE_RTOL, AGREE_ATOL = 1e-9, 1e-12  # the two backends: reassociation only
+
+# scalar code, branches, for and while loops (taped), an inlined helper in a loop, arrays
+# (elementwise, in-place updates, a matrix-vector product)
+REPRESENTATIVE = ["poly_scalar", "kwonly_scale", "bool_ops_branch", "for_fibonacci",
+                  "while_newton_sqrt", "while_break", "helper_in_loop", "matvec_loss"]
+
+
+def _agree(actual, expected, what):
+    oracle.assert_close(actual, expected, AGREE_RTOL, AGREE_ATOL, what=what)
+
+
+def _check_vjp(case, rng):
+    """The Numba VJP against the NumPy backend's and finite differences; JVP and VJP of
+    the Numba backend agree (<u, J v> = <J^T u, v>)."""
+    args = case.args(rng)
+    out, pullback = s2sad.vjp(case.fn, wrt=case.wrt, backend="numba")(*args, **case.kwargs)
+    out_np, pullback_np = s2sad.vjp(case.fn, wrt=case.wrt)(*args, **case.kwargs)
+    _agree(out, out_np, f"{case.name}: value")
+    u = oracle.random_like(rng, out_np)
+    cots = pullback(u)
+    _agree(cots, pullback_np(u), f"{case.name}: cotangents against the NumPy backend")
+    expected = oracle.numerical_vjp(case.fn, args, case.wrt_idx, u, kwargs=case.kwargs)
+    oracle.assert_close(cots, expected, what=f"{case.name}: cotangents against FD")
+    v = [oracle.random_like(rng, args[i]) for i in case.wrt_idx]
+    jvp = s2sad.jvp(case.fn, wrt=case.wrt, backend="numba")
+    out_j, out_dot = jvp(*args, *v, **case.kwargs)
+    _agree(out_j, out_np, f"{case.name}: JVP's value")
+    _, out_dot_np = s2sad.jvp(case.fn, wrt=case.wrt)(*args, *v, **case.kwargs)
+    _agree(out_dot, out_dot_np, f"{case.name}: tangent against the NumPy backend")
+    oracle.assert_close(out_dot, oracle.numerical_jvp(case.fn, args, case.wrt_idx, v,
+                                                      kwargs=case.kwargs),
+                        what=f"{case.name}: tangent against FD")
+    assert math.isclose(oracle.vdot(u, out_dot), oracle.vdot(cots, v), rel_tol=1e-9,
+                        abs_tol=1e-12), f"{case.name}: <u, J v> != <J^T u, v>"
+
+
+@pytest.mark.parametrize("name", REPRESENTATIVE)
+def test_corpus_programs(name):
+    case = programs.BY_NAME[name]
+    _check_vjp(case, oracle.rng_for(name, "numba"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", programs.CASES, ids=programs.CASE_IDS)
+def test_whole_corpus(case):
+    """Every corpus program: compiled by Numba and right, or refused with an S2SADError."""
+    try:
+        _check_vjp(case, oracle.rng_for(case.name, "numba sweep"))
+    except s2sad.S2SADError as e:
+        assert "Traceback" not in str(e) and "numba/core" not in str(e)
+
+
+# -- the workloads Numba is for: scalar loops -------------------------------------------
+
+
+def pendulum(a, b):
+    """100 explicit Euler steps of x'' = -a sin(x) - b x' (bench/workloads.py (b))."""
+    dt = 0.05
+    x = 1.0
+    v = 0.0
+    for i in range(100):
+        acc = -a * math.sin(x) - b * v
+        x = x + dt * v
+        v = v + dt * acc
+    return x * x + v * v
+
+
+def rosenbrock(x):
+    a = x[1:] - x[:-1] * x[:-1]
+    b = 1.0 - x[:-1]
+    return np.sum(100.0 * a * a + b * b)
+
+
+def test_scalar_loop_gradient():
+    g = s2sad.grad(pendulum, wrt=(0, 1), backend="numba")
+    got = g(1.3, 0.2)
+    assert all(type(c) is float for c in got)
+    oracle.assert_close(got, oracle.numerical_grad(pendulum, (1.3, 0.2), (0, 1)))
+    _agree(got, s2sad.grad(pendulum, wrt=(0, 1))(1.3, 0.2), "pendulum gradient")
+    value, got2 = s2sad.value_and_grad(pendulum, wrt=(0, 1), backend="numba")(1.3, 0.2)
+    _agree(value, pendulum(1.3, 0.2), "value")
+    _agree(got2, got, "value_and_grad's gradient")
+
+
+def test_source_is_what_numba_compiles():
+    g = s2sad.grad(pendulum, wrt=(0, 1), backend="numba")
+    g(1.3, 0.2)
+    source = g.source
+    assert "@numba.njit" in source and "import numba" in source
+    assert "reversed(" not in source  # a tape read by index
+    assert "# reverse of line" in source  # the comments pointing back stay
+    assert source != s2sad.grad(pendulum, wrt=(0, 1)).source_for(1.3, 0.2)  # keyed apart
+    # the compiled function is Numba's dispatcher, behind the refusal check
+    assert isinstance(g.compiled_function.__wrapped__, numba.core.dispatcher.Dispatcher)
+
+
+def test_elementwise_array_gradient():
+    x = oracle.rng_for("rosenbrock", "numba").uniform(-1.5, 1.5, 50)
+    got = s2sad.grad(rosenbrock, backend="numba")(x)
+    _agree(got, s2sad.grad(rosenbrock)(x), "Rosenbrock gradient")
+    oracle.assert_close(got, oracle.numerical_grad(rosenbrock, (x,), (0,))[0])
+
+
+def energy(x):
+    return np.sum(np.sin(x) * x * x)
+
+
+def residuals(x):
+    return np.sin(x) * x[0]
+
+
+def test_second_order_and_jacobians():
+    x = oracle.rng_for("energy", "numba").uniform(-1.5, 1.5, 5)
+    H = s2sad.hessian(energy, backend="numba")(x)
+    _agree(H, s2sad.hessian(energy)(x), "Hessian")
+    H_fd = oracle.numerical_jacobian(s2sad.grad(energy), (x,), (0,))[0]
+    oracle.assert_close(H, H_fd, rtol=1e-5, atol=1e-6)
+    v = np.linspace(-1.0, 1.0, 5)
+    hv = s2sad.hvp(energy, backend="numba")(x, v)
+    _agree(hv, s2sad.hvp(energy)(x, v), "hvp")
+    oracle.assert_close(hv, H_fd @ v, rtol=1e-5, atol=1e-6)
+    J = s2sad.jacfwd(residuals, backend="numba")(x)
+    oracle.assert_close(J, oracle.numerical_jacobian(residuals, (x,), (0,))[0])
+    _agree(s2sad.jacrev(residuals, backend="numba")(x), J, "jacrev against jacfwd")
+
+
+# -- refusals -------------------------------------------------------------------------
+
+
+def row_max(X):
+    m = np.max(X, axis=1, keepdims=True)
+    return np.sum(np.exp(X - m))
+
+
+def test_refusal_names_the_users_line():
+    X = oracle.rng_for("row_max", "numba").standard_normal((3, 4))
+    with pytest.raises(BackendError) as info:
+        s2sad.grad(row_max, backend="numba")(X)
+    e = info.value
+    assert isinstance(e, s2sad.S2SADError)
+    assert e.filename == __file__ and e.source_line.strip().startswith("m = np.max(")
+    text = str(e)
+    assert "Numba cannot compile" in text and "np.max" in text
+    assert "Traceback" not in text and "\x1b[" not in text  # Numba's own report stays out
+    assert e.__cause__ is None and e.__suppress_context__
+    # the NumPy backend differentiates it
+    oracle.assert_close(s2sad.grad(row_max)(X), oracle.numerical_grad(row_max, (X,), (0,))[0])
+
+
+def test_unknown_backend():
+    with pytest.raises(ValueError, match="backend"):
+        s2sad.grad(pendulum, backend="jax")  # type: ignore[arg-type]
