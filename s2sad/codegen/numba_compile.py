@@ -93,7 +93,8 @@ def compile_numba(source: str, ns, name: str, user_file: str | None,
 
     def run(*args, **kwargs):
         try:
-            return dispatcher(*args, **kwargs)
+            # (keywords take Numba's slow path, microseconds a call: passed only when given)
+            return dispatcher(*args, **kwargs) if kwargs else dispatcher(*args)
         except errors as e:
             raise from_numba(e, source, filename, user_file) from None
         except Exception as e:
