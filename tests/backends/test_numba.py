@@ -180,3 +180,26 @@ def test_refusal_names_the_users_line():
 def test_unknown_backend():
     with pytest.raises(ValueError, match="backend"):
         s2sad.grad(pendulum, backend="jax")  # type: ignore[arg-type]
+
+
+# -- the how-to page -------------------------------------------------------------------
+
+
+def test_backends_page_listing_runs(tmp_path, monkeypatch):
+    """docs/howto/backends.md's example, written to a file and imported as a reader's
+    module would be (its listings are fenced `py`: they need Numba)."""
+    import importlib.util
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "howto" / "backends.md"
+    listings = re.findall(r"^```py\n(.*?)^```$", page.read_text(), flags=re.S | re.M)
+    assert listings
+    module = tmp_path / "page_backends.py"
+    module.write_text("\n\n".join(listings))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = importlib.util.spec_from_file_location(module.stem, module)
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    oracle.assert_close((loaded.a_bar, loaded.b_bar),
+                        oracle.numerical_grad(loaded.pendulum, (1.3, 0.2), (0, 1)))
