@@ -74,7 +74,6 @@ def compile_numba(source: str, ns, name: str, user_file: str | None,
     """The function `name` of the Numba-form `source`: a Python function calling the
     Numba dispatcher, which turns Numba's compile errors into BackendErrors."""
     numba = numba_module()
-    errors = numba.core.errors.NumbaError
     filename = source_file(source, name, cache_dir) if cache_dir is not None else None
     if filename is None:
         source = source.replace("@numba.njit(cache=True)", "@numba.njit")
@@ -89,37 +88,52 @@ def compile_numba(source: str, ns, name: str, user_file: str | None,
     scope["numba"] = numba
     sys.modules[module.__name__] = module
     exec(compile(executable(source), filename, "exec"), scope)
-    dispatcher = scope[name]
+    return guarded(scope[name], source, filename, user_file, name), source
+
+
+def guarded(dispatcher, source: str, filename: str, user_file: str | None,
+            name: str | None = None):
+    """A Python function calling the Numba `dispatcher` of module `source` (compiled under
+    `filename`) that tells Numba's compile errors as BackendErrors. Numba compiles at a
+    call with arguments of new types: a VJP's pullback compiles its sweep when first
+    called, and is guarded too."""
+    errors = numba_module().core.errors.NumbaError
+    name = name or dispatcher.__name__
+
+    def told(e: Exception) -> Exception:
+        """The BackendError for `e`, or `e` itself: raised by the compiled code."""
+        if isinstance(e, errors) or _in_numba(e.__traceback__):  # (else: Numba's own bug)
+            return from_numba(e, source, filename, user_file)
+        return e
 
     def run(*args, **kwargs):
         try:
             # (keywords take Numba's slow path, microseconds a call: passed only when given)
             return dispatcher(*args, **kwargs) if kwargs else dispatcher(*args)
-        except errors as e:
-            raise from_numba(e, source, filename, user_file) from None
         except Exception as e:
-            if not _in_numba(e.__traceback__):
-                raise  # raised by the compiled code, as Python would
-            raise from_numba(e, source, filename, user_file) from None  # Numba's own bug
-
-    if f"{name}_sweep" in scope:  # a VJP: its pullback compiles the sweep when first called
-        def run_vjp(*args, **kwargs):
-            value, pullback = run(*args, **kwargs)
-
-            def pullback_checked(out_bar):
-                try:
-                    return pullback(out_bar)
-                except errors as e:
-                    raise from_numba(e, source, filename, user_file) from None
-                except Exception as e:
-                    if not _in_numba(e.__traceback__):
-                        raise
-                    raise from_numba(e, source, filename, user_file) from None
-            return value, pullback_checked
-        run_vjp.__name__ = run_vjp.__qualname__ = name
-        run_vjp.__wrapped__ = dispatcher
-        return run_vjp, source
+            error = told(e)
+            if error is e:
+                raise
+            raise error from None
 
     run.__name__ = run.__qualname__ = name
     run.__wrapped__ = dispatcher
-    return run, source
+    if f"def {name}_sweep(" not in source:
+        return run
+
+    def run_vjp(*args, **kwargs):
+        value, pullback = run(*args, **kwargs)
+
+        def pullback_checked(out_bar):
+            try:
+                return pullback(out_bar)
+            except Exception as e:
+                error = told(e)
+                if error is e:
+                    raise
+                raise error from None
+        return value, pullback_checked
+
+    run_vjp.__name__ = run_vjp.__qualname__ = name
+    run_vjp.__wrapped__ = dispatcher
+    return run_vjp

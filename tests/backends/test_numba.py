@@ -203,3 +203,59 @@ def test_backends_page_listing_runs(tmp_path, monkeypatch):
     spec.loader.exec_module(loaded)
     oracle.assert_close((loaded.a_bar, loaded.b_bar),
                         oracle.numerical_grad(loaded.pendulum, (1.3, 0.2), (0, 1)))
+
+
+# -- ahead of time: backend = "numba" in [tool.s2sad] ------------------------------------
+
+BUILT = '''
+import math
+
+
+def pendulum(a, b):
+    x = 1.0
+    v = 0.0
+    for i in range(30):
+        acc = -a * math.sin(x) - b * v
+        x = x + 0.05 * v
+        v = v + 0.05 * acc
+    return x * x + v * v
+'''
+
+
+def test_build_entry_with_the_numba_backend(tmp_path, monkeypatch):
+    import sys
+    import textwrap
+    import uuid
+
+    from s2sad.cli import main
+
+    pkg = f"nbbuild_{uuid.uuid4().hex[:8]}"
+    (tmp_path / pkg).mkdir()
+    (tmp_path / pkg / "__init__.py").write_text("")
+    (tmp_path / pkg / "model.py").write_text(BUILT)
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent(f"""
+        [[tool.s2sad.derivatives]]
+        target = "{pkg}.model:pendulum"
+        mode = "grad"
+        wrt = ["a", "b"]
+        args = "1.3, 0.2"
+        backend = "numba"
+    """))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["build"]) == 0
+    text = (tmp_path / pkg / "model_s2sad.py").read_text()
+    assert "import numba" in text and "@numba.njit(cache=True)" in text
+    assert "'mode': 'grad+backend=numba'" in text
+    model = __import__(f"{pkg}.model", fromlist=["pendulum"])
+    built = __import__(f"{pkg}.model_s2sad", fromlist=["pendulum_grad"])
+    g = s2sad.grad(model.pendulum, wrt=(0, 1), backend="numba")
+    got = g(1.3, 0.2)
+    oracle.assert_close(got, oracle.numerical_grad(model.pendulum, (1.3, 0.2), (0, 1)))
+    assert g.compiled_function.__wrapped__ is built.pendulum_grad  # served from the module
+    # the NumPy backend does not take the Numba module's function
+    plain = s2sad.grad(model.pendulum, wrt=(0, 1))
+    _agree(plain(1.3, 0.2), got, "NumPy backend")
+    assert "numba" not in plain.source
+    for name in (f"{pkg}.model_s2sad", f"{pkg}.model", pkg):
+        sys.modules.pop(name, None)
