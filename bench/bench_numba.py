@@ -20,11 +20,10 @@ import tempfile
 
 os.environ["S2SAD_CACHE_DIR"] = tempfile.mkdtemp(prefix="s2sad-bench-numba-")
 
-import numpy as np  # noqa: E402
-
-import common  # noqa: E402
-import workloads as W  # noqa: E402
-from harness import fmt_time, measure_many, table  # noqa: E402
+import common
+import numpy as np
+import workloads as W
+from harness import fmt_time, measure_many, table
 
 TARGET = 20.0  # scalar and loop workloads: interpreted / numba at least this
 

@@ -12,7 +12,7 @@ import types
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
-from s2sad.derivative import Backend, P, Derivative, Pullback, R, WrtSpec
+from s2sad.derivative import Backend, Derivative, P, Pullback, R, WrtSpec
 from s2sad.errors import WrtError
 from s2sad.frontend.lower import derivative_hook
 

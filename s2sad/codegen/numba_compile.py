@@ -23,7 +23,6 @@ from s2sad.codegen.imports import executable
 from s2sad.codegen.numba_errors import from_numba
 from s2sad.errors import BackendError
 
-
 # the layout of what is cached (a new one leaves Numba's entries of an old one unread)
 _FORMAT = "s2sad numba form 2"
 

@@ -249,14 +249,14 @@ class _Rewriter:
                 arg.func.id == "range" and not arg.keywords and 1 <= len(arg.args) <= 2:
             bounds = [ast.unparse(a) for a in arg.args]
             start, stop = (["0"] + bounds)[-2:]
-            self.edits[header] = [f"{indent}for {target} in range({_minus_one(stop)}, "
-                                  f"{_minus_one(start)}, -1):"]
+            self.edits[header] = [(f"{indent}for {target} in range({_minus_one(stop)}, "
+                                   f"{_minus_one(start)}, -1):")]
             return
         if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and \
                 arg.func.id == "range" and not arg.keywords and _int_literals(arg.args):
             r = range(*_int_literals(arg.args))[::-1]  # (the same values, backwards)
-            self.edits[header] = [f"{indent}for {target} in range({r.start}, {r.stop}, "
-                                  f"{r.step}):"]
+            self.edits[header] = [(f"{indent}for {target} in range({r.start}, {r.stop}, "
+                                   f"{r.step}):")]
             return
         if isinstance(arg, ast.Name):
             i = self.fresh(f"{arg.id}_index")

@@ -193,7 +193,7 @@ def test_backends_page_listing_runs(tmp_path, monkeypatch):
     from pathlib import Path
 
     page = Path(__file__).resolve().parents[2] / "docs" / "howto" / "backends.md"
-    listings = re.findall(r"^```py\n(.*?)^```$", page.read_text(), flags=re.S | re.M)
+    listings = re.findall(r"^```py\n(.*?)^```$", page.read_text(), flags=re.DOTALL | re.MULTILINE)
     assert listings
     module = tmp_path / "page_backends.py"
     module.write_text("\n\n".join(listings))
