@@ -259,3 +259,36 @@ def test_build_entry_with_the_numba_backend(tmp_path, monkeypatch):
     assert "numba" not in plain.source
     for name in (f"{pkg}.model_s2sad", f"{pkg}.model", pkg):
         sys.modules.pop(name, None)
+
+
+def test_without_numba_the_backend_is_refused(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` raises ImportError
+
+    def cube(x):
+        return x * x * x
+
+    with pytest.raises(BackendError, match="needs Numba") as info:
+        s2sad.grad(cube, backend="numba")(2.0)
+    assert "s2sad[numba]" in info.value.hint
+    assert s2sad.grad(cube)(2.0) == 12.0
+
+
+def test_machine_code_is_kept_beside_the_disk_cache():
+    """The Numba form is written to numba/ in the s2sad cache directory (private, like the
+    cache) and compiled with cache=True, so that Numba keeps its machine code there."""
+    import os
+    from pathlib import Path
+
+    def quartic(x):
+        return x * x * x * x
+
+    g = s2sad.grad(quartic, backend="numba")
+    assert g(2.0) == 32.0
+    root = Path(os.environ["S2SAD_CACHE_DIR"]) / "numba"
+    assert "@numba.njit(cache=True)" in g.source
+    files = list(root.glob("quartic_grad_*.py"))
+    assert len(files) == 1 and files[0].read_text() == g.source
+    assert (root.stat().st_mode & 0o077) == 0
+    assert any(root.glob("__pycache__/quartic_grad_*.nbi"))  # Numba's index of the code
