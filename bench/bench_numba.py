@@ -128,8 +128,9 @@ def main():
         try:
             got, compile_s = common.timed_first_call(jitted, args)
         except s2sad.S2SADError as e:
-            rows.append([f"({w.key}) {w.name}", "", "", common.na(e), "", "", ""])
-            notes.append((w.key, str(e).splitlines()[0]))
+            rows.append([f"({w.key}) {w.name}", "", "", "refused (notes)", "", "", "", "",
+                         "", ""])
+            notes.append((w.key, f"{type(e).__name__}: {e.message}"))
             continue
         check = common.check_cell(got, want)
         candidates = [(interp, args), (w.hand, args), (jitted, args)]
