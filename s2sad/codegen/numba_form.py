@@ -287,7 +287,8 @@ def _minus_one(text: str) -> str:
 class _Calls(ast.NodeTransformer):
     """Calls spelled the way Numba types them: `np.tensordot(a, b, 1)` is `np.dot(a, b)`
     (the same contraction, last axis of a with the first of b, for the 1-D and 2-D
-    operands Numba's dot takes) and `np.matmul(a, b)` is `a @ b`."""
+    operands Numba's dot takes), `np.matmul(a, b)` is `a @ b`, and a sum with
+    keepdims a reduction whose axis is put back."""
 
     def __init__(self, owner: _Rewriter):
         self.owner = owner
@@ -301,4 +302,23 @@ class _Calls(ast.NodeTransformer):
                             node.args[:2], [])
         if fn == "np.matmul" and len(node.args) == 2 and not node.keywords:
             return ast.BinOp(node.args[0], ast.MatMult(), node.args[1])
+        if fn == "np.sum" and len(node.args) == 1:
+            return _keepdims_expanded(node)
         return node
+
+
+def _keepdims_expanded(node: ast.Call) -> ast.expr:
+    """`np.sum(x, axis=k, keepdims=True)` as `np.expand_dims(np.sum(x, axis=k), k)`: Numba
+    reduces along one axis but has no keepdims."""
+    keywords = {k.arg: k.value for k in node.keywords}
+    if set(keywords) != {"axis", "keepdims"} or not (
+            isinstance(keywords["keepdims"], ast.Constant) and keywords["keepdims"].value is True):
+        return node
+    axis = keywords["axis"]
+    if isinstance(axis, ast.Tuple) and len(axis.elts) == 1:
+        axis = axis.elts[0]
+    if not _int_literals([axis]):
+        return node
+    reduced = ast.Call(node.func, node.args, [ast.keyword("axis", axis)])
+    return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "expand_dims", ast.Load()),
+                    [reduced, axis], [])
