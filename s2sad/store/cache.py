@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
+import shutil
 import stat
 import sys
 import time
@@ -344,4 +345,6 @@ def clear(now: float | None = None) -> int:
                         os.unlink(name, dir_fd=store.fd)
             except OSError:  # removed or replaced by another process first, or a directory
                 pass
+        # Numba's machine code of backend="numba" derivatives, and their sources (jit_dir)
+        shutil.rmtree(Path(os.path.abspath(store.root)) / "numba", ignore_errors=True)
     return n

@@ -292,3 +292,19 @@ def test_machine_code_is_kept_beside_the_disk_cache():
     assert len(files) == 1 and files[0].read_text() == g.source
     assert (root.stat().st_mode & 0o077) == 0
     assert any(root.glob("__pycache__/quartic_grad_*.nbi"))  # Numba's index of the code
+
+
+def test_cache_clear_removes_the_machine_code():
+    import os
+    from pathlib import Path
+
+    from s2sad.store import cache
+
+    def quintic(x):
+        return x * x * x * x * x
+
+    assert s2sad.grad(quintic, backend="numba")(1.0) == 5.0
+    root = Path(os.environ["S2SAD_CACHE_DIR"]) / "numba"
+    assert any(root.glob("quintic_grad_*.py"))
+    cache.clear()
+    assert not root.exists()
