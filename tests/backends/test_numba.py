@@ -294,17 +294,16 @@ def test_machine_code_is_kept_beside_the_disk_cache():
     assert any(root.glob("__pycache__/quartic_grad_*.nbi"))  # Numba's index of the code
 
 
-def test_cache_clear_removes_the_machine_code():
-    import os
-    from pathlib import Path
-
+def test_cache_clear_removes_the_machine_code(tmp_path, monkeypatch):
     from s2sad.store import cache
+
+    monkeypatch.setenv("S2SAD_CACHE_DIR", str(tmp_path / "cache"))
 
     def quintic(x):
         return x * x * x * x * x
 
     assert s2sad.grad(quintic, backend="numba")(1.0) == 5.0
-    root = Path(os.environ["S2SAD_CACHE_DIR"]) / "numba"
+    root = tmp_path / "cache" / "numba"
     assert any(root.glob("quintic_grad_*.py"))
     cache.clear()
     assert not root.exists()
