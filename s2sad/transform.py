@@ -503,6 +503,10 @@ def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
     """Compile the derivative (no lookup: s2sad.store.compiled serves stored ones).
     `jit_cache`: the folder where a backend that compiles to machine code keeps it."""
     mode, backend = split_backend(mode)
+    if backend == "numba":
+        from s2sad.codegen.numba_compile import numba_module
+
+        numba_module()  # (refused before anything is generated when Numba is missing)
     with deep_expressions():
         done = _generate(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
     if backend == "numba":
@@ -516,11 +520,12 @@ def _numba_compiled(done: Compiled, func, jit_cache, generic: bool) -> Compiled:
     Numba form, its function the dispatcher's (compiling at the first call). The generic
     source (`.source` before a call) may call helpers that only a specialisation drops:
     it is then shown as it is, saying so."""
-    from s2sad.codegen.numba_compile import compile_numba, numba_module
+    from s2sad.codegen.numba_compile import compile_numba
     from s2sad.codegen.numba_form import numba_source
     from s2sad.errors import BackendError
 
-    numba_module()  # (refused before anything is generated when Numba is missing)
+    while prims.is_derivative(func):  # (hessian, hvp: the user's lines are the function's)
+        func = func.func
     code = getattr(func, "__code__", None)
     user_file = code.co_filename if code is not None else None
     try:
