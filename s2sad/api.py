@@ -12,11 +12,11 @@ import types
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
-from s2sad.derivative import P, Derivative, Pullback, R, WrtSpec
+from s2sad.derivative import Backend, Derivative, P, Pullback, R, WrtSpec
 from s2sad.errors import WrtError
 from s2sad.frontend.lower import derivative_hook
 
-__all__ = ["Derivative", "Pullback", "WrtSpec", "checkpoint", "grad", "hessian", "hvp",
+__all__ = ["Backend", "Derivative", "Pullback", "WrtSpec", "checkpoint", "grad", "hessian", "hvp",
            "jacfwd", "jacrev", "jvp", "value_and_grad", "vjp"]
 
 
@@ -56,26 +56,30 @@ def checkpoint(f: F) -> F:
     return f
 
 
-def _derivative(f: Callable[P, Any], mode: str, wrt: WrtSpec,
-                checkpoints: int | None = None, explain: bool = False) -> Derivative[P, Any]:
+def _derivative(f: Callable[P, Any], mode: str, wrt: WrtSpec, checkpoints: int | None = None,
+                backend: Backend = "numpy", explain: bool = False) -> Derivative[P, Any]:
     if isinstance(f, (int, str, tuple)) and not callable(f):
         raise WrtError(f"s2sad.{mode}: pass wrt as a keyword (wrt={f!r})")
-    return Derivative(f, mode, wrt, checkpoints, explain=explain)
+    return Derivative(f, mode, wrt, checkpoints, backend=backend, explain=explain)
 
 
 def _decorator(mode: str, wrt: WrtSpec, checkpoints: int | None = None,
+               backend: Backend = "numpy",
                explain: bool = False) -> Callable[[Callable[P, Any]], Derivative[P, Any]]:
-    return lambda g: Derivative(g, mode, wrt, checkpoints, explain=explain)
+    return lambda g: Derivative(g, mode, wrt, checkpoints, backend=backend, explain=explain)
 
 
 @overload
-def jvp(f: Callable[..., R], wrt: WrtSpec = None, *, explain: bool = False) -> Derivative[..., tuple[R, Any]]: ...
+def jvp(f: Callable[..., R], wrt: WrtSpec = None, *,
+        backend: Backend = "numpy",
+        explain: bool = False) -> Derivative[..., tuple[R, Any]]: ...
 @overload
-def jvp(f: None = None, wrt: WrtSpec = None, *, explain: bool = False) -> Callable[
+def jvp(f: None = None, wrt: WrtSpec = None, *, backend: Backend = "numpy",
+        explain: bool = False) -> Callable[
         [Callable[..., R]], Derivative[..., tuple[R, Any]]]: ...
 
 
-def jvp(f: Callable[..., R] | None = None, wrt: WrtSpec = None, *,
+def jvp(f: Callable[..., R] | None = None, wrt: WrtSpec = None, *, backend: Backend = "numpy",
         explain: bool = False) -> (
         Derivative[..., tuple[R, Any]] | Callable[[Callable[..., R]],
                                                    Derivative[..., tuple[R, Any]]]):
@@ -99,20 +103,25 @@ def jvp(f: Callable[..., R] | None = None, wrt: WrtSpec = None, *,
         (10.0, 2.0)
     """
     if f is None:
-        return _decorator("jvp", wrt, explain=explain)
-    return _derivative(f, "jvp", wrt, explain=explain)
+        return _decorator("jvp", wrt, backend=backend, explain=explain)
+    return _derivative(f, "jvp", wrt, backend=backend, explain=explain)
 
 
 @overload
 def vjp(f: Callable[P, R], wrt: WrtSpec = None, *,
-        checkpoints: int | None = None, explain: bool = False) -> Derivative[P, tuple[R, Pullback]]: ...
+        checkpoints: int | None = None,
+        backend: Backend = "numpy",
+        explain: bool = False) -> Derivative[P, tuple[R, Pullback]]: ...
 @overload
-def vjp(f: None = None, wrt: WrtSpec = None, *, checkpoints: int | None = None, explain: bool = False) -> Callable[
+def vjp(f: None = None, wrt: WrtSpec = None, *, checkpoints: int | None = None,
+        backend: Backend = "numpy",
+        explain: bool = False) -> Callable[
         [Callable[P, R]], Derivative[P, tuple[R, Pullback]]]: ...
 
 
 def vjp(f: Callable[P, R] | None = None, wrt: WrtSpec = None, *,
-        checkpoints: int | None = None, explain: bool = False) -> (
+        checkpoints: int | None = None, backend: Backend = "numpy",
+        explain: bool = False) -> (
         Derivative[P, tuple[R, Pullback]] | Callable[[Callable[P, R]],
                                                       Derivative[P, tuple[R, Pullback]]]):
     """Reverse mode: the vector-Jacobian product of `f`.
@@ -142,20 +151,24 @@ def vjp(f: Callable[P, R] | None = None, wrt: WrtSpec = None, *,
         (15.0, 6.0)
     """
     if f is None:
-        return _decorator("vjp", wrt, checkpoints, explain)
-    return _derivative(f, "vjp", wrt, checkpoints, explain)
+        return _decorator("vjp", wrt, checkpoints, backend, explain=explain)
+    return _derivative(f, "vjp", wrt, checkpoints, backend, explain=explain)
 
 
 @overload
 def grad(f: Callable[P, Any], wrt: WrtSpec = 0, *,
-         checkpoints: int | None = None, explain: bool = False) -> Derivative[P, Any]: ...
+         checkpoints: int | None = None, backend: Backend = "numpy",
+        explain: bool = False) -> Derivative[P, Any]: ...
 @overload
-def grad(f: None = None, wrt: WrtSpec = 0, *, checkpoints: int | None = None, explain: bool = False) -> Callable[
+def grad(f: None = None, wrt: WrtSpec = 0, *, checkpoints: int | None = None,
+        backend: Backend = "numpy",
+        explain: bool = False) -> Callable[
         [Callable[P, Any]], Derivative[P, Any]]: ...
 
 
 def grad(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0, *,
-         checkpoints: int | None = None, explain: bool = False) -> (
+         checkpoints: int | None = None, backend: Backend = "numpy",
+        explain: bool = False) -> (
         Derivative[P, Any] | Callable[[Callable[P, Any]], Derivative[P, Any]]):
     """The gradient of a function with a scalar result (reverse mode).
 
@@ -197,21 +210,25 @@ def grad(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0, *,
         array([ 1., -2.])
     """
     if f is None:
-        return _decorator("grad", wrt, checkpoints, explain)
-    return _derivative(f, "grad", wrt, checkpoints, explain)
+        return _decorator("grad", wrt, checkpoints, backend, explain=explain)
+    return _derivative(f, "grad", wrt, checkpoints, backend, explain=explain)
 
 
 @overload
 def value_and_grad(f: Callable[P, R], wrt: WrtSpec = 0, *,
-                   checkpoints: int | None = None, explain: bool = False) -> Derivative[P, tuple[R, Any]]: ...
+                   checkpoints: int | None = None,
+                   backend: Backend = "numpy",
+        explain: bool = False) -> Derivative[P, tuple[R, Any]]: ...
 @overload
 def value_and_grad(f: None = None, wrt: WrtSpec = 0, *,
-                   checkpoints: int | None = None, explain: bool = False) -> Callable[
+                   checkpoints: int | None = None, backend: Backend = "numpy",
+        explain: bool = False) -> Callable[
         [Callable[P, R]], Derivative[P, tuple[R, Any]]]: ...
 
 
 def value_and_grad(f: Callable[P, R] | None = None, wrt: WrtSpec = 0, *,
-                   checkpoints: int | None = None, explain: bool = False) -> (
+                   checkpoints: int | None = None, backend: Backend = "numpy",
+        explain: bool = False) -> (
         Derivative[P, tuple[R, Any]] | Callable[[Callable[P, R]],
                                                  Derivative[P, tuple[R, Any]]]):
     """The value and the gradient of a function with a scalar result, in one sweep.
@@ -230,18 +247,19 @@ def value_and_grad(f: Callable[P, R] | None = None, wrt: WrtSpec = 0, *,
         (9.0, 6.0)
     """
     if f is None:
-        return _decorator("value_and_grad", wrt, checkpoints, explain)
-    return _derivative(f, "value_and_grad", wrt, checkpoints, explain)
+        return _decorator("value_and_grad", wrt, checkpoints, backend, explain=explain)
+    return _derivative(f, "value_and_grad", wrt, checkpoints, backend, explain=explain)
 
 
 @overload
-def jacfwd(f: Callable[P, Any], wrt: WrtSpec = 0) -> Derivative[P, Any]: ...
+def jacfwd(f: Callable[P, Any], wrt: WrtSpec = 0, *,
+        backend: Backend = "numpy") -> Derivative[P, Any]: ...
 @overload
-def jacfwd(f: None = None, wrt: WrtSpec = 0) -> Callable[
+def jacfwd(f: None = None, wrt: WrtSpec = 0, *, backend: Backend = "numpy") -> Callable[
         [Callable[P, Any]], Derivative[P, Any]]: ...
 
 
-def jacfwd(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0) -> (
+def jacfwd(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0, *, backend: Backend = "numpy") -> (
         Derivative[P, Any] | Callable[[Callable[P, Any]], Derivative[P, Any]]):
     """The Jacobian by vector forward mode: one call, one tangent direction per input entry.
 
@@ -262,18 +280,19 @@ def jacfwd(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0) -> (
                [0., 3.]])
     """
     if f is None:
-        return _decorator("jacfwd", wrt)
-    return _derivative(f, "jacfwd", wrt)
+        return _decorator("jacfwd", wrt, backend=backend)
+    return _derivative(f, "jacfwd", wrt, backend=backend)
 
 
 @overload
-def jacrev(f: Callable[P, Any], wrt: WrtSpec = 0) -> Derivative[P, Any]: ...
+def jacrev(f: Callable[P, Any], wrt: WrtSpec = 0, *,
+        backend: Backend = "numpy") -> Derivative[P, Any]: ...
 @overload
-def jacrev(f: None = None, wrt: WrtSpec = 0) -> Callable[
+def jacrev(f: None = None, wrt: WrtSpec = 0, *, backend: Backend = "numpy") -> Callable[
         [Callable[P, Any]], Derivative[P, Any]]: ...
 
 
-def jacrev(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0) -> (
+def jacrev(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0, *, backend: Backend = "numpy") -> (
         Derivative[P, Any] | Callable[[Callable[P, Any]], Derivative[P, Any]]):
     """The Jacobian by reverse mode, with a batch of seeds (one per output entry).
 
@@ -294,18 +313,19 @@ def jacrev(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0) -> (
                [0., 3., 2.]])
     """
     if f is None:
-        return _decorator("jacrev", wrt)
-    return _derivative(f, "jacrev", wrt)
+        return _decorator("jacrev", wrt, backend=backend)
+    return _derivative(f, "jacrev", wrt, backend=backend)
 
 
 @overload
-def hessian(f: Callable[P, Any], wrt: WrtSpec = 0) -> Derivative[P, Any]: ...
+def hessian(f: Callable[P, Any], wrt: WrtSpec = 0, *,
+        backend: Backend = "numpy") -> Derivative[P, Any]: ...
 @overload
-def hessian(f: None = None, wrt: WrtSpec = 0) -> Callable[
+def hessian(f: None = None, wrt: WrtSpec = 0, *, backend: Backend = "numpy") -> Callable[
         [Callable[P, Any]], Derivative[P, Any]]: ...
 
 
-def hessian(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0) -> (
+def hessian(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0, *, backend: Backend = "numpy") -> (
         Derivative[P, Any] | Callable[[Callable[P, Any]], Derivative[P, Any]]):
     """The Hessian of a function with a scalar result: `jacfwd(grad(f))`, forward over reverse.
 
@@ -329,18 +349,19 @@ def hessian(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0) -> (
                [2., 0.]])
     """
     if f is None:
-        return lambda g: hessian(g, wrt)
-    return Derivative(Derivative(f, "grad", wrt), "jacfwd", wrt)
+        return lambda g: hessian(g, wrt, backend=backend)
+    return Derivative(Derivative(f, "grad", wrt), "jacfwd", wrt, backend=backend)
 
 
 @overload
-def hvp(f: Callable[..., Any], wrt: WrtSpec = 0) -> Derivative[..., Any]: ...
+def hvp(f: Callable[..., Any], wrt: WrtSpec = 0, *,
+        backend: Backend = "numpy") -> Derivative[..., Any]: ...
 @overload
-def hvp(f: None = None, wrt: WrtSpec = 0) -> Callable[
+def hvp(f: None = None, wrt: WrtSpec = 0, *, backend: Backend = "numpy") -> Callable[
         [Callable[..., Any]], Derivative[..., Any]]: ...
 
 
-def hvp(f: Callable[..., Any] | None = None, wrt: WrtSpec = 0) -> (
+def hvp(f: Callable[..., Any] | None = None, wrt: WrtSpec = 0, *, backend: Backend = "numpy") -> (
         Derivative[..., Any] | Callable[[Callable[..., Any]], Derivative[..., Any]]):
     """The Hessian-vector product, without forming the Hessian (the JVP of the gradient).
 
@@ -361,8 +382,8 @@ def hvp(f: Callable[..., Any] | None = None, wrt: WrtSpec = 0) -> (
         array([4., 2.])
     """
     if f is None:
-        return lambda g: hvp(g, wrt)
-    return Derivative(Derivative(f, "grad", wrt), "hvp", wrt)
+        return lambda g: hvp(g, wrt, backend=backend)
+    return Derivative(Derivative(f, "grad", wrt), "hvp", wrt, backend=backend)
 
 
 # a call of a transform inside a differentiated function is made while lowering it

@@ -23,12 +23,12 @@ from pathlib import Path
 import numpy as np
 
 from s2sad.errors import S2SADError
-from s2sad.transform import VERSION
+from s2sad.transform import BACKENDS, VERSION
 
 USAGE_ERROR = 2
 COMPILE_ERROR = 1
 MODES = ("jvp", "vjp", "grad", "value_and_grad")
-ENTRY_KEYS = {"target", "mode", "wrt", "args", "out", "name"}
+ENTRY_KEYS = {"target", "mode", "wrt", "args", "out", "name", "backend"}
 
 
 class UsageError(Exception):
@@ -214,6 +214,9 @@ def _read_config(path: Path) -> list:
             raise UsageError(f"{path}: derivatives[{i}] needs a target = \"module:function\"")
         if e.get("mode", "grad") not in MODES:
             raise UsageError(f"{path}: derivatives[{i}]: mode must be one of {list(MODES)}")
+        if e.get("backend", "numpy") not in BACKENDS:
+            raise UsageError(f"{path}: derivatives[{i}]: backend must be one of "
+                             f"{list(BACKENDS)}")
     return entries
 
 
@@ -238,12 +241,14 @@ def _specs(args) -> dict:
     for e in entries:
         module, func = _load(e["target"], root)
         mode, wrt = e.get("mode"), _parse_wrt(e.get("wrt"))
+        backend = e.get("backend")
         if isinstance(func, Derivative):  # a decorated function: build what it computes
             mode, wrt = mode or func.mode, wrt if wrt is not None else func._wrt_spec
+            backend = backend or func.backend
             func = func.func
         spec = DerivativeSpec(e["target"], func, mode or "grad", wrt,
                               _eval_args(e.get("args"), module), e.get("name"), e.get("out"),
-                              args_text=e.get("args"))
+                              args_text=e.get("args"), backend=backend or "numpy")
         out = Path(e["out"]) if e.get("out") else default_out(module.__name__)
         out = out if out.is_absolute() else root / out
         groups.setdefault(out.resolve(), []).append(spec)

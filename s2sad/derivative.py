@@ -18,7 +18,7 @@ import threading
 import types
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -39,7 +39,13 @@ from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.prims import RecursiveCall
 from s2sad.passes.forward import tangent_suffix
 from s2sad.store.compiled import compiled
-from s2sad.transform import resolve_wrt, with_checkpoints, with_explain
+from s2sad.transform import (
+    BACKENDS,
+    resolve_wrt,
+    with_backend,
+    with_checkpoints,
+    with_explain,
+)
 from s2sad_rules import TABLE
 
 P = ParamSpec("P")  # the parameters of the differentiated function
@@ -48,6 +54,7 @@ Out = TypeVar("Out", covariant=True)  # what a derivative returns
 # `wrt`: a positional parameter's index or name, a tuple (or list) of them, or None for all
 WrtSpec = int | str | tuple[int | str, ...] | list[int | str] | None
 Pullback = Callable[[Any], tuple[Any, ...]]  # out_bar -> one cotangent per wrt argument
+Backend = Literal["numpy", "numba"]  # what runs the generated code (issue 19)
 
 if TYPE_CHECKING:
     from typing import Generic as _Generic
@@ -220,19 +227,24 @@ class Derivative(_Generic[P, Out]):
         def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Out: ...
 
     def __init__(self, func: Callable[P, Any], mode: str, wrt: WrtSpec = None,
-                 checkpoints: int | None = None, explain: bool = False) -> None:
+                 checkpoints: int | None = None, explain: bool = False, *,
+                 backend: Backend = "numpy") -> None:
         if not callable(func):
             raise TypeError(f"s2sad.{mode} needs a function, got {func!r}")
         if checkpoints is not None and (isinstance(checkpoints, bool) or
                                         not isinstance(checkpoints, int) or checkpoints < 1):
             raise ValueError(f"s2sad.{mode}: checkpoints must be a positive int (the most "
                              f"snapshots a loop keeps), not {checkpoints!r}")
+        if backend not in BACKENDS:
+            raise ValueError(f"s2sad.{mode}: backend must be one of {BACKENDS}, "
+                             f"not {backend!r}")
         self.checkpoints = checkpoints
-        # the mode compiled: its own with the checkpointing option, keyed apart in caches
-        self._cmode = with_checkpoints(mode, checkpoints)
-        # explain=True: the step-by-step derivative (a mode of its own in every cache too)
+        self.backend = backend
+        # the mode compiled: its own with the checkpointing option, explain=True (the
+        # step-by-step derivative) and the backend, each keyed apart in every cache
         self.explain = bool(explain)
-        self._cmode = with_explain(self._cmode, self.explain)
+        self._cmode = with_backend(with_explain(with_checkpoints(mode, checkpoints),
+                                                self.explain), backend)
         wrapper = _primitive_function(func)
         self.func = wrapper if wrapper is not None else func
         self.mode = mode
@@ -469,7 +481,7 @@ class Derivative(_Generic[P, Out]):
             shifted: WrtSpec = tuple(i - 1 for i in wrt) if self._wrt_tuple else wrt[0] - 1
             bound: Derivative[Any, Any] = Derivative(types.MethodType(self.func, obj),
                                                      self.mode, shifted, self.checkpoints,
-                                                     self.explain)
+                                                     self.explain, backend=self.backend)
             table, key = self._bound, id(obj)
             ref: Callable[[], Any]
             try:

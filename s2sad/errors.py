@@ -292,6 +292,18 @@ class NameResolutionError(S2SADError):
     kind = "unknown name"
 
 
+class BackendError(S2SADError):
+    """A derivative that the backend it was asked for (`backend="numba"`) cannot compile:
+    a construct of the generated code that Numba does not support, named with the line of
+    the user's function it comes from.
+
+    Raised when the derivative is compiled for the backend (its first call with arguments
+    of new kinds); `backend="numpy"`, the default, runs the same derivative.
+    """
+
+    kind = "not compilable by the backend"
+
+
 def raise_all(errors: list[S2SADError]) -> None:
     """Raise the first error, carrying every problem found in `errors`."""
     if not errors:
@@ -299,3 +311,4 @@ def raise_all(errors: list[S2SADError]) -> None:
     first = errors[0]
     first.errors = list(errors)
     raise first
+

@@ -137,6 +137,22 @@ def is_explained(mode: str) -> bool:
     return mode.endswith(_EXPLAIN)
 
 
+_BACKEND = "+backend="
+BACKENDS = ("numpy", "numba")
+
+
+def with_backend(mode: str, backend: str) -> str:
+    """The mode compiled for a derivative run by `backend` (issue 19): NumPy's is the mode
+    itself; another's is a mode of its own (`"grad+backend=numba"`), keyed apart."""
+    return mode if backend == "numpy" else f"{mode}{_BACKEND}{backend}"
+
+
+def split_backend(mode: str) -> tuple:
+    """`"grad+backend=numba"` -> ("grad", "numba"); a mode without one -> (mode, "numpy")."""
+    base, sep, backend = mode.partition(_BACKEND)
+    return (base, backend) if sep else (mode, "numpy")
+
+
 def split_mode(mode: str) -> tuple:
     """`"grad+checkpoints=32"` -> ("grad", 32); a plain mode -> (mode, None) (and
     `+explain` dropped: see is_explained)."""
@@ -556,10 +572,47 @@ def deep_expressions(limit: int = 60_000):
 
 
 def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
-             kw_kinds: dict) -> Compiled:
-    """Compile the derivative (no lookup: s2sad.store.compiled serves stored ones)."""
+             kw_kinds: dict, jit_cache=None) -> Compiled:
+    """Compile the derivative (no lookup: s2sad.store.compiled serves stored ones).
+    `jit_cache`: the folder where a backend that compiles to machine code keeps it."""
+    mode, backend = split_backend(mode)
+    if backend == "numba":
+        from s2sad.codegen.numba_compile import numba_module
+
+        numba_module()  # (refused before anything is generated when Numba is missing)
     with deep_expressions():
-        return _generate(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
+        done = _generate(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
+    if backend == "numba":
+        generic = bool(arg_kinds) and all(k.tag == "unknown" for k in arg_kinds)
+        return _numba_compiled(done, func, jit_cache, generic)
+    return done
+
+
+def _numba_compiled(done: Compiled, func, jit_cache, generic: bool) -> Compiled:
+    """The same derivative compiled by Numba (codegen/numba_form.py): its source is the
+    Numba form, its function the dispatcher's (compiling at the first call). The generic
+    source (`.source` before a call) may call helpers that only a specialisation drops:
+    it is then shown as it is, saying so."""
+    from s2sad.codegen.numba_compile import compile_numba
+    from s2sad.codegen.numba_form import numba_source
+    from s2sad.errors import BackendError
+
+    while prims.is_derivative(func):  # (hessian, hvp: the user's lines are the function's)
+        func = func.func
+    code = getattr(func, "__code__", None)
+    user_file = code.co_filename if code is not None else None
+    try:
+        source = numba_source(done.source, done.name, jit_cache is not None, user_file)
+    except BackendError:
+        if not generic:
+            raise
+        note = ("# (Numba compiles the form of this derivative specialised on each call's "
+                "arguments)\n")
+        at = done.source.index("\nimport ") + 1 if "\nimport " in done.source else 0
+        done.source = done.source[:at] + note + done.source[at:]
+        return done
+    fn, source = compile_numba(source, done.namespace, done.name, user_file, jit_cache)
+    return Compiled(source, fn, done.ir, namespace=done.namespace, name=done.name)
 
 
 def _generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,

@@ -52,6 +52,7 @@ class DerivativeSpec:
     name: str | None = None  # the generated function's name (default `<func>_<mode>`)
     out: str | None = None
     args_text: str | None = field(default=None, compare=False)
+    backend: str = "numpy"  # "numba": the Numba form, compiled when the module is used
 
 
 def default_out(module_name: str) -> Path:
@@ -77,7 +78,7 @@ def write_module(specs: list) -> str:
     from s2sad.codegen.imports import used_names as names_read
     from s2sad.codegen.imports import without_imports
     from s2sad.store.fingerprint import source_fingerprint
-    from s2sad.transform import VERSION, generate, resolve_wrt
+    from s2sad.transform import VERSION, generate, resolve_wrt, with_backend
 
     imports: dict = {}
     helpers: dict = {}
@@ -88,8 +89,9 @@ def write_module(specs: list) -> str:
         wrt_spec = spec.wrt if spec.wrt is not None else default_wrt(spec.mode)
         wrt, wrt_tuple = resolve_wrt(func, wrt_spec)
         positional, kinds, kinds_key = _specialisation(spec)
-        compiled = generate(func, spec.mode, wrt, wrt_tuple, kinds, {})
-        ns = namespace_of(compiled.function)
+        mode = with_backend(spec.mode, spec.backend)
+        compiled = generate(func, mode, wrt, wrt_tuple, kinds, {})
+        ns = namespace_of(compiled.function) or compiled.namespace
         generated_name = compiled.function.__name__
         name = spec.name or generated_name
         base, k = name, 2
@@ -97,6 +99,11 @@ def write_module(specs: list) -> str:
             name, k = f"{base}_{k}", k + 1
         used_names.add(name)
         source = _renamed(without_imports(compiled.source), generated_name, name)
+        if spec.backend == "numba":  # (a module is a file: Numba caches its machine code)
+            source = source.replace("@numba.njit\n", "@numba.njit(cache=True)\n")
+            imports.setdefault("numba", ("numba", None))
+            if spec.args is not None:  # refused now rather than where the module is used
+                compiled.function(*spec.args)
         _add_imports(spec, ns, names_read(source), imports, helpers)
         fingerprint = source_fingerprint(func, positions=False, strict=False)
         primitives = primitive_names(func)
@@ -106,7 +113,7 @@ def write_module(specs: list) -> str:
                       (f"; specialised for {spec.args_text}" if spec.args_text else ""))
         header.append(f"#   source hash {fingerprint}")
         bodies.append(source.rstrip("\n"))
-        table.append({"target": spec.target, "function": name, "mode": spec.mode,
+        table.append({"target": spec.target, "function": name, "mode": mode,
                       "wrt": tuple(wrt), "wrt_tuple": bool(wrt_tuple), "kinds": kinds_key,
                       "source_hash": fingerprint, "primitives": primitives,
                       "rules_hash": rules_hash(primitives), "s2sad": VERSION,
@@ -349,10 +356,17 @@ def load_ahead_of_time(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: 
         return None
 
     def rebuild_ir():
-        from s2sad.transform import derivative_ir
+        from s2sad.transform import derivative_ir, split_backend
 
-        return derivative_ir(func, mode, wrt, arg_kinds, kw_kinds, wrt_tuple=wrt_tuple)
+        return derivative_ir(func, split_backend(mode)[0], wrt, arg_kinds, kw_kinds,
+                             wrt_tuple=wrt_tuple)
 
+    if hasattr(fn, "py_func"):  # a Numba dispatcher: its compile errors told as S2SADErrors
+        from s2sad.codegen.numba_compile import guarded
+
+        source = inspect.getsource(module)
+        fn = guarded(fn, source, module.__file__, getattr(func.__code__, "co_filename", None))
+        return cached_compiled(source, fn, rebuild_ir)
     return cached_compiled(lambda: inspect.getsource(fn), fn, rebuild_ir)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
+import shutil
 import stat
 import sys
 import time
@@ -281,6 +282,21 @@ def slot(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds) -> Slot:
     return Slot(func, key, path, hit, spec)
 
 
+def jit_dir() -> Path | None:
+    """Where Numba keeps the machine code of `backend="numba"` derivatives: `numba/` in
+    the cache root, checked private to the user like the entries (Numba loads what it
+    finds there); None when the disk cache is off or unsafe (Numba then caches nothing)."""
+    store = _open_store(create=True)
+    if store is None:
+        return None
+    with store:
+        try:
+            os.close(open_dir("numba", store.root_fd, store.root / "numba", create=True))
+        except (UnsafeCacheError, OSError):
+            return None
+        return Path(os.path.abspath(store.root)) / "numba"
+
+
 # -- maintenance (`s2sad cache info|clear`) ------------------------------------------
 
 
@@ -329,4 +345,6 @@ def clear(now: float | None = None) -> int:
                         os.unlink(name, dir_fd=store.fd)
             except OSError:  # removed or replaced by another process first, or a directory
                 pass
+        # Numba's machine code of backend="numba" derivatives, and their sources (jit_dir)
+        shutil.rmtree(Path(os.path.abspath(store.root)) / "numba", ignore_errors=True)
     return n

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 from s2sad.store import cache
 from s2sad.store.aot import load_ahead_of_time
-from s2sad.transform import Compiled, generate
+from s2sad.transform import Compiled, generate, split_backend
 
 
 def compiled(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
              kw_kinds: dict, ahead_of_time: bool = True) -> Compiled:
     """The derivative of `func` for these argument kinds, from the fastest place that has
     a current one."""
+    if split_backend(mode)[1] != "numpy":  # (Numba keeps its own cache: cache.jit_dir)
+        hit = load_ahead_of_time(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds) \
+            if ahead_of_time else None
+        return hit or generate(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds,
+                               cache.jit_dir())
     if ahead_of_time:
         hit = load_ahead_of_time(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
         if hit is not None:

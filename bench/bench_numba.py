@@ -1,0 +1,171 @@
+"""backend="numba" (issue 19): the same derivatives, compiled by Numba.
+
+For every gradient workload of workloads.py (and the JVP workloads), side by side:
+the s2sad derivative run by the interpreter (the default backend), the hand-written NumPy
+derivative, the s2sad derivative with backend="numba", a hand-written Numba derivative
+where one is short to write, and jax.jit's gradient when JAX is installed. `compile` is
+the first call of the Numba-backend derivative: s2sad's code generation plus Numba's
+compilation, from a cold cache (a fresh S2SAD_CACHE_DIR, so Numba's cache is empty too).
+Targets (issue 19): scalar and loop workloads at least 20x faster than the interpreted
+derivative.
+
+    python bench/bench_numba.py [--quick] [--only b,f,g]
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+
+os.environ["S2SAD_CACHE_DIR"] = tempfile.mkdtemp(prefix="s2sad-bench-numba-")
+
+import common
+import numpy as np
+import workloads as W
+from harness import fmt_time, measure_many, table
+
+TARGET = 20.0  # scalar and loop workloads: interpreted / numba at least this
+
+
+def hand_written_numba(numba):
+    """Hand-written Numba gradients, where they are short: {workload key: function}."""
+    njit = numba.njit(cache=False)
+
+    @njit
+    def ode_euler_grad(a, b):
+        dt = 0.05
+        x, v = 1.0, 0.0
+        xs, vs = np.empty(100), np.empty(100)
+        for i in range(100):
+            xs[i], vs[i] = x, v
+            acc = -a * math.sin(x) - b * v
+            x, v = x + dt * v, v + dt * acc
+        x_bar, v_bar, a_bar, b_bar = 2.0 * x, 2.0 * v, 0.0, 0.0
+        for i in range(99, -1, -1):
+            x, v = xs[i], vs[i]
+            acc_bar = dt * v_bar
+            v_bar = v_bar + dt * x_bar
+            a_bar -= acc_bar * math.sin(x)
+            b_bar -= acc_bar * v
+            x_bar = x_bar - acc_bar * a * math.cos(x)
+            v_bar = v_bar - acc_bar * b
+        return a_bar, b_bar
+
+    @njit
+    def rosenbrock_grad(x):  # one fused pass over memory
+        g = np.zeros(x.shape[0])
+        for i in range(x.shape[0] - 1):
+            a = x[i + 1] - x[i] * x[i]
+            g[i] += -400.0 * a * x[i] - 2.0 * (1.0 - x[i])
+            g[i + 1] += 200.0 * a
+        return g
+
+    @njit
+    def rnn_loss_grad(W, h0, x):
+        hs = np.empty((51, h0.shape[0]))
+        hs[0] = h0
+        for t in range(50):
+            hs[t + 1] = np.tanh(W @ hs[t] + x[t])
+        h_bar = 2.0 * hs[50]
+        W_bar = np.zeros_like(W)
+        for t in range(49, -1, -1):
+            a_bar = h_bar * (1.0 - hs[t + 1] * hs[t + 1])
+            W_bar += np.outer(a_bar, hs[t])
+            h_bar = W.T @ a_bar
+        return W_bar
+
+    @njit
+    def index_loop_grad(x):
+        x_bar = np.zeros(100)
+        for i in range(100):
+            x_bar[i] = math.cos(x[i]) * x[i] + math.sin(x[i])
+        return x_bar
+
+    return {"a": njit(W.scalar_rev_grad), "b": ode_euler_grad, "f": rosenbrock_grad,
+            "g": rnn_loss_grad, "h": index_loop_grad, "J1": njit(W.scalar_fwd_jvp)}
+
+
+def jax_jit_grad(f, wrt):
+    """jax.jit of jax.grad, blocking on its result; None without JAX."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    df = jax.jit(jax.grad(common._rebind(f, jnp), argnums=wrt))
+    return lambda *args: jax.block_until_ready(df(*args))
+
+
+def main():
+    opts = common.parse_args(__doc__.splitlines()[0])
+    s2sad, err = common.load_s2sad()
+    if s2sad is None:
+        raise SystemExit(f"cannot import s2sad: {err}")
+    try:
+        import numba
+    except ImportError:
+        raise SystemExit("bench_numba needs Numba: pip install 's2sad[numba]'") from None
+    hand_nb = hand_written_numba(numba)
+    rng = np.random.default_rng(0)
+    rows, notes, speedups = [], [], []
+    cases = [(w, "grad") for w in W.GRAD_WORKLOADS] + [(w, "jvp") for w in W.JVP_WORKLOADS]
+    for w, mode in cases:
+        if opts.only and w.key not in opts.only:
+            continue
+        if mode == "grad":
+            args = w.make_args(rng)
+            interp = s2sad.grad(w.primal, wrt=w.wrt)
+            jitted = s2sad.grad(w.primal, wrt=w.wrt, backend="numba")
+        else:
+            primals, tangents = w.make_args(rng)
+            args = tuple(primals) + tuple(tangents)
+            interp = s2sad.jvp(w.primal)
+            jitted = s2sad.jvp(w.primal, backend="numba")
+        want = w.hand(*args)
+        interp(*args)
+        try:
+            got, compile_s = common.timed_first_call(jitted, args)
+        except s2sad.S2SADError as e:
+            rows.append([f"({w.key}) {w.name}", "", "", "refused (notes)", "", "", "", "",
+                         "", ""])
+            notes.append((w.key, f"{type(e).__name__}: {e.message}"))
+            continue
+        check = common.check_cell(got, want)
+        candidates = [(interp, args), (w.hand, args), (jitted, args)]
+        if w.key in hand_nb:
+            hand_nb[w.key](*args)  # (compiled before timing)
+            candidates.append((hand_nb[w.key], args))
+        jax_fn = jax_jit_grad(w.primal, w.wrt) if mode == "grad" and not opts.no_peers \
+            else None
+        if jax_fn is not None:
+            jax_fn(*args)
+            candidates.append((jax_fn, args))
+        times = [t.best for t in measure_many(candidates, repeat=opts.repeat,
+                                              target=opts.target)]
+        t_interp, t_hand, t_nb = times[:3]
+        t_hand_nb = times[3] if w.key in hand_nb else None
+        t_jax = times[-1] if jax_fn is not None else None
+        speedup = t_interp / t_nb
+        if not w.vectorised:
+            speedups.append(speedup)
+        rows.append([f"({w.key}) {w.name}", fmt_time(t_interp), fmt_time(t_hand),
+                     fmt_time(t_nb), fmt_time(t_hand_nb) if t_hand_nb else "-",
+                     fmt_time(t_jax) if t_jax else "-",
+                     f"{speedup:.1f}x" + ("" if w.vectorised else
+                                          (" ok" if speedup >= TARGET else " MISS")),
+                     f"{t_hand / t_nb:.2f}x", f"{compile_s:.2f} s", check])
+    table(rows, headers=["workload", "s2sad interp", "hand NumPy", "s2sad numba",
+                         "hand Numba", "jax.jit", "interp/numba", "hand/numba", "compile",
+                         "check"],
+          title="backend=\"numba\": per-call times (min of repeats); interp/numba is the "
+                f"speed-up (target >= {TARGET:.0f}x on scalar and loop workloads)")
+    if speedups:
+        print(f"\nscalar and loop workloads: speed-up over the interpreted derivative "
+              f"{min(speedups):.1f}x to {max(speedups):.1f}x")
+    common.print_notes(notes)
+
+
+if __name__ == "__main__":
+    main()

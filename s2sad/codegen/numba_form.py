@@ -1,0 +1,324 @@
+"""The Numba form of generated source (backend="numba"): the same derivative, with the few
+constructs Numba's nopython mode cannot type rewritten, decorated with `numba.njit`.
+
+A source-to-source step over the printed derivative, line by line, so the comments that
+point back to the user's lines stay where they were: a tape read backwards
+(`reversed(tape)`, `next(reader)`) becomes an index loop, `reversed(range(...))` a range
+that counts down, `np.tensordot(a, b, 1)` `np.dot(a, b)`. What has no Numba form (a
+runtime helper of s2sad.runtime, a closure returned as a pullback) is refused with a
+BackendError naming the line.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from s2sad.codegen.numba_errors import refusal
+
+HEADER = 'compiled by Numba (backend="numba"): each tape is read by index, last in first out'
+# imports a Numba-compiled derivative may keep: the modules whose functions Numba types
+_TYPED_IMPORTS = re.compile(r"^import (math|cmath|numpy as np)$")
+
+
+def numba_source(source: str, name: str, cache: bool, user_file: str | None = None) -> str:
+    """`source` (a generated module defining `name`) in the form Numba compiles, with
+    `@numba.njit` on what Numba compiles (`cache=True`: Numba keeps the machine code on
+    disk). A refusal names the line of `user_file` the construct comes from."""
+    source, jitted = split_vjp(source, name)
+    lines = source.split("\n")
+    tree = ast.parse(source)
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            text = lines[node.lineno - 1]
+            if not _TYPED_IMPORTS.match(text):
+                raise refusal(source, _first_use(tree, node), f"`{text.strip()}`: the "
+                              "generated code calls a helper that Numba cannot compile",
+                              user_file)
+    edits: dict[int, list[str]] = {}
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in jitted]
+    for fn in defs:
+        edits.update(_Rewriter(source, lines, _names(fn), user_file).rewrite(fn.body))
+    decorator = "@numba.njit(cache=True)" if cache else "@numba.njit"
+    for fn in defs:
+        edits[fn.lineno - 1] = [decorator] + edits.get(fn.lineno - 1, [lines[fn.lineno - 1]])
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        out.extend(edits.get(i, [line]))
+    out = _renamed_versions(out, defs)
+    # the header comments, then `import numba` with the other imports
+    first_code = next(i for i, ln in enumerate(out) if not ln.startswith("#"))
+    out.insert(first_code, f"# {HEADER}")
+    imports_end = first_code + 1
+    while out[imports_end].startswith("import "):
+        imports_end += 1
+    out.insert(imports_end, "import numba")
+    return "\n".join(out)
+
+
+_VERSIONED = re.compile(r"^(\w+)_(\d+)$")
+
+
+def _renamed_versions(lines: list[str], defs: list[ast.FunctionDef]) -> list[str]:
+    """`t_1` renamed `t1` where the function also has a `t`: Numba names the versions of a
+    variable assigned twice `t.1`, `t.2`, and its elementwise-expression fusion spells
+    them `t_1`, failing on the clash with a variable of that name (an AssertionError
+    inside Numba)."""
+    names: set[str] = set()
+    params: set[str] = set()  # (kept: a call may name them)
+    for fn in defs:
+        names |= _names(fn)
+        params |= {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+    renames: dict[str, str] = {}
+    taken = set(names)
+    for name in sorted(names - params):
+        m = _VERSIONED.match(name)
+        if m is None or m.group(1) not in names:
+            continue
+        new = m.group(1) + m.group(2)
+        while new in taken or _VERSIONED.match(new):
+            new += "x"
+        taken.add(new)
+        renames[name] = new
+    if not renames:
+        return lines
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, renames)) + r")\b")
+    return [ln if ln.lstrip().startswith("#") else pattern.sub(lambda m: renames[m.group(1)], ln)
+            for ln in lines]
+
+
+def _first_use(tree: ast.Module, node: ast.Import | ast.ImportFrom) -> int:
+    """The first line reading a name that `node` imports (else the import's own line)."""
+    names = {a.asname or a.name for a in node.names}
+    uses = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in names]
+    return min(uses, default=node.lineno)
+
+
+def split_vjp(source: str, name: str) -> tuple[str, list[str]]:
+    """A VJP's source (`name` returning its value and a `pullback` closure over the forward
+    sweep's values) as two functions Numba compiles, `name_forward` (the value) and
+    `name_sweep` (both sweeps: the cotangents for one `out_bar`), and a Python `name`
+    returning the value and a pullback that runs the sweep: Numba cannot return a closure,
+    and values kept by the forward sweep (a tape) would cross into Python and back. The
+    pullback recomputes the forward sweep. Other sources are returned as they are, with
+    [`name`], the functions to compile."""
+    tree = ast.parse(source)
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    body = fn.body
+    if not (len(body) >= 2 and isinstance(body[-2], ast.FunctionDef)
+            and isinstance(body[-1], ast.Return) and isinstance(body[-1].value, ast.Tuple)
+            and len(body[-1].value.elts) == 2
+            and isinstance(body[-1].value.elts[1], ast.Name)
+            and body[-1].value.elts[1].id == body[-2].name
+            and len(body[-2].args.args) == 1 and fn.lineno < body[0].lineno):
+        return source, [name]
+    inner = body[-2]
+    lines = source.split("\n")
+    head = lines[:fn.lineno - 1]
+    params = lines[fn.lineno - 1][len(f"def {name}("):].rstrip()[:-2]  # without `):`
+    args = fn.args
+    call = ", ".join([a.arg for a in args.posonlyargs + args.args] +
+                     [f"{a.arg}={a.arg}" for a in args.kwonlyargs])
+    forward = lines[fn.lineno:inner.lineno - 1]  # (with the comments above its first line)
+    value = ast.unparse(body[-1].value.elts[0])  # what the forward sweep returns
+    seed = inner.args.args[0].arg
+    reverse = [ln[4:] for ln in lines[inner.lineno:inner.end_lineno]]
+    out = head + [f"def {name}_forward({params}):"] + forward + [f"    return {value}", "",
+                                                               ""]
+    out += [f"def {name}_sweep({seed}, {params}):"] + forward + reverse + ["", ""]
+    taken = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)} | {seed, inner.name}
+    held = next(n for n in ("out", "value", "out_value", "primal_out") if n not in taken)
+    out += [f"def {name}({params}):", f"    {held} = {name}_forward({call})",
+            f"    def {inner.name}({seed}):",
+            f"        return {name}_sweep({seed}, {call})",
+            f"    return {held}, {inner.name}"]
+    out += lines[body[-1].end_lineno:]
+    return "\n".join(out), [f"{name}_forward", f"{name}_sweep"]
+
+
+def _names(fn: ast.FunctionDef) -> set[str]:
+    return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | \
+        {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
+
+
+class _Rewriter:
+    """Line edits ({line index: replacement lines}) that put one function's body in the
+    form Numba types."""
+
+    def __init__(self, source: str, lines: list[str], taken: set[str],
+                 user_file: str | None):
+        self.source = source
+        self.user_file = user_file
+        self.lines = lines
+        self.taken = set(taken)
+        self.readers: dict[str, str] = {}  # `reader = reversed(tape)`: reader -> tape
+        self.edits: dict[int, list[str]] = {}
+
+    def fresh(self, hint: str) -> str:
+        name, k = hint, 1
+        while name in self.taken:
+            name, k = f"{hint}_{k}", k + 1
+        self.taken.add(name)
+        return name
+
+    def indent_of(self, node: ast.stmt) -> str:
+        line = self.lines[node.lineno - 1]
+        return line[:len(line) - len(line.lstrip())]
+
+    def refuse(self, node: ast.AST, what: str) -> Exception:
+        return refusal(self.source, getattr(node, "lineno", 0), what, self.user_file)
+
+    def rewrite(self, body: list[ast.stmt]) -> dict[int, list[str]]:
+        for stmt in body:
+            self.statement(stmt)
+        return self.edits
+
+    def statement(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            raise self.refuse(stmt, f"the nested definition `{stmt.name}`")
+        if isinstance(stmt, ast.For):
+            self.for_loop(stmt)
+        elif isinstance(stmt, (ast.While, ast.If)):
+            self.check_expression(stmt.test, stmt)
+            self.line_of(stmt, stmt.test)
+        elif isinstance(stmt, ast.Assign) and self.tape_statement(stmt):
+            return
+        else:
+            self.simple(stmt)
+        for field in ("body", "orelse"):
+            for child in getattr(stmt, field, []) or []:
+                self.statement(child)
+
+    def line_of(self, stmt: ast.stmt, test: ast.expr) -> None:
+        """A compound statement's header: rewritten when its expression was."""
+        new = _Calls(self).visit(test)
+        if new is not test:
+            line = self.lines[stmt.lineno - 1]
+            keyword = "while" if isinstance(stmt, ast.While) else \
+                line.strip().split()[0]
+            self.edits[stmt.lineno - 1] = [
+                f"{self.indent_of(stmt)}{keyword} {ast.unparse(new)}:"]
+
+    def simple(self, stmt: ast.stmt) -> None:
+        """A statement of one line: printed again when one of its calls is rewritten."""
+        before = ast.dump(stmt)
+        self.check_expression(stmt, stmt)
+        new = _Calls(self).visit(stmt)
+        if ast.dump(new) != before and stmt.lineno == stmt.end_lineno:
+            self.edits[stmt.lineno - 1] = [self.indent_of(stmt) + ast.unparse(new)]
+
+    def check_expression(self, node: ast.AST, stmt: ast.stmt) -> None:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and \
+                    sub.func.id in ("reversed", "next"):
+                raise self.refuse(stmt, f"`{ast.unparse(sub)}` where Numba cannot read it")
+
+    def tape_statement(self, stmt: ast.Assign) -> bool:
+        """`reader = reversed(tape)` -> `reader = len(tape)`; `x = next(reader)` ->
+        `reader -= 1` and `x = tape[reader]` (a tape read last-in first-out, by index)."""
+        value = stmt.value
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                and len(stmt.targets) == 1 and len(value.args) == 1):
+            return False
+        arg, indent, i = value.args[0], self.indent_of(stmt), stmt.lineno - 1
+        target = ast.unparse(stmt.targets[0])
+        if value.func.id == "reversed" and isinstance(arg, ast.Name) and \
+                isinstance(stmt.targets[0], ast.Name):
+            self.readers[target] = arg.id
+            self.edits[i] = [f"{indent}{target} = len({arg.id})"]
+            return True
+        if value.func.id == "next" and isinstance(arg, ast.Name) and arg.id in self.readers:
+            self.edits[i] = [f"{indent}{arg.id} -= 1",
+                             f"{indent}{target} = {self.readers[arg.id]}[{arg.id}]"]
+            return True
+        return False
+
+    def for_loop(self, stmt: ast.For) -> None:
+        it = stmt.iter
+        header = stmt.lineno - 1
+        indent = self.indent_of(stmt)
+        target = ast.unparse(stmt.target)
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+                and it.func.id == "reversed"):
+            self.check_expression(it, stmt)
+            return
+        if len(it.args) != 1 or stmt.body[0].lineno == stmt.lineno:
+            raise self.refuse(stmt, f"`{ast.unparse(it)}`")
+        arg = it.args[0]
+        if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and \
+                arg.func.id == "range" and not arg.keywords and 1 <= len(arg.args) <= 2:
+            bounds = [ast.unparse(a) for a in arg.args]
+            start, stop = (["0"] + bounds)[-2:]
+            self.edits[header] = [(f"{indent}for {target} in range({_minus_one(stop)}, "
+                                   f"{_minus_one(start)}, -1):")]
+            return
+        if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and \
+                arg.func.id == "range" and not arg.keywords and _int_literals(arg.args):
+            r = range(*_int_literals(arg.args))[::-1]  # (the same values, backwards)
+            self.edits[header] = [(f"{indent}for {target} in range({r.start}, {r.stop}, "
+                                   f"{r.step}):")]
+            return
+        if isinstance(arg, ast.Name):
+            i = self.fresh(f"{arg.id}_index")
+            body_indent = self.indent_of(stmt.body[0])
+            self.edits[header] = [f"{indent}for {i} in range(len({arg.id}) - 1, -1, -1):",
+                                  f"{body_indent}{target} = {arg.id}[{i}]"]
+            return
+        raise self.refuse(stmt, f"`{ast.unparse(it)}`: Numba has no reversed()")
+
+
+def _int_literals(args: list[ast.expr]) -> list[int]:
+    """The values of `args` when all are integer literals (`4`, `-1`), else []."""
+    try:
+        values = [ast.literal_eval(a) for a in args]
+    except ValueError:
+        return []
+    return values if all(type(v) is int for v in values) else []
+
+
+def _minus_one(text: str) -> str:
+    """`text - 1`, folded for an integer literal."""
+    try:
+        return str(int(text) - 1)
+    except ValueError:
+        return f"{text} - 1"
+
+
+class _Calls(ast.NodeTransformer):
+    """Calls spelled the way Numba types them: `np.tensordot(a, b, 1)` is `np.dot(a, b)`
+    (the same contraction, last axis of a with the first of b, for the 1-D and 2-D
+    operands Numba's dot takes), `np.matmul(a, b)` is `a @ b`, and a sum with
+    keepdims a reduction whose axis is put back."""
+
+    def __init__(self, owner: _Rewriter):
+        self.owner = owner
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        fn = ast.unparse(node.func)
+        if fn == "np.tensordot" and len(node.args) == 3 and not node.keywords and \
+                isinstance(node.args[2], ast.Constant) and node.args[2].value == 1:
+            return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "dot", ast.Load()),
+                            node.args[:2], [])
+        if fn == "np.matmul" and len(node.args) == 2 and not node.keywords:
+            return ast.BinOp(node.args[0], ast.MatMult(), node.args[1])
+        if fn == "np.sum" and len(node.args) == 1:
+            return _keepdims_expanded(node)
+        return node
+
+
+def _keepdims_expanded(node: ast.Call) -> ast.expr:
+    """`np.sum(x, axis=k, keepdims=True)` as `np.expand_dims(np.sum(x, axis=k), k)`: Numba
+    reduces along one axis but has no keepdims."""
+    keywords = {k.arg: k.value for k in node.keywords}
+    if set(keywords) != {"axis", "keepdims"} or not (
+            isinstance(keywords["keepdims"], ast.Constant) and keywords["keepdims"].value is True):
+        return node
+    axis = keywords["axis"]
+    if isinstance(axis, ast.Tuple) and len(axis.elts) == 1:
+        axis = axis.elts[0]
+    if not _int_literals([axis]):
+        return node
+    reduced = ast.Call(node.func, node.args, [ast.keyword("axis", axis)])
+    return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "expand_dims", ast.Load()),
+                    [reduced, axis], [])

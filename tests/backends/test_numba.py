@@ -1,0 +1,309 @@
+"""backend="numba" (issue 19): the same derivative, compiled by Numba.
+
+Oracles: central finite differences (tests/oracle.py) and the NumPy backend's result for
+the same call; the two backends agree within floating-point reassociation (rtol 1e-9).
+JVP and VJP of the Numba backend agree with each other (the dot-product test). What Numba
+cannot compile is refused with an S2SADError naming the user's line, never a Numba
+traceback. Compiling with Numba takes about half a second per function: the default suite
+runs a representative part of the corpus, the sweep over all of it is marked slow.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import s2sad
+from s2sad.errors import BackendError
+
+numba = pytest.importorskip("numba")
+
+try:  # works both with and without tests/__init__.py
+    from tests import oracle
+    from tests.corpus import programs
+except ImportError:  # pragma: no cover
+    import oracle
+    from corpus import programs
+
+AGREE_RTOL, AGREE_ATOL = 1e-9, 1e-12  # the two backends: reassociation only
+
+# scalar code, branches, for and while loops (taped), an inlined helper in a loop, arrays
+# (elementwise, in-place updates, a matrix-vector product)
+REPRESENTATIVE = ["poly_scalar", "kwonly_scale", "bool_ops_branch", "for_fibonacci",
+                  "while_newton_sqrt", "while_break", "helper_in_loop", "matvec_loss"]
+
+
+def _agree(actual, expected, what):
+    oracle.assert_close(actual, expected, AGREE_RTOL, AGREE_ATOL, what=what)
+
+
+def _check_vjp(case, rng):
+    """The Numba VJP against the NumPy backend's and finite differences; JVP and VJP of
+    the Numba backend agree (<u, J v> = <J^T u, v>)."""
+    args = case.args(rng)
+    out, pullback = s2sad.vjp(case.fn, wrt=case.wrt, backend="numba")(*args, **case.kwargs)
+    out_np, pullback_np = s2sad.vjp(case.fn, wrt=case.wrt)(*args, **case.kwargs)
+    _agree(out, out_np, f"{case.name}: value")
+    u = oracle.random_like(rng, out_np)
+    cots = pullback(u)
+    _agree(cots, pullback_np(u), f"{case.name}: cotangents against the NumPy backend")
+    expected = oracle.numerical_vjp(case.fn, args, case.wrt_idx, u, kwargs=case.kwargs)
+    oracle.assert_close(cots, expected, what=f"{case.name}: cotangents against FD")
+    v = [oracle.random_like(rng, args[i]) for i in case.wrt_idx]
+    jvp = s2sad.jvp(case.fn, wrt=case.wrt, backend="numba")
+    out_j, out_dot = jvp(*args, *v, **case.kwargs)
+    _agree(out_j, out_np, f"{case.name}: JVP's value")
+    _, out_dot_np = s2sad.jvp(case.fn, wrt=case.wrt)(*args, *v, **case.kwargs)
+    _agree(out_dot, out_dot_np, f"{case.name}: tangent against the NumPy backend")
+    oracle.assert_close(out_dot, oracle.numerical_jvp(case.fn, args, case.wrt_idx, v,
+                                                      kwargs=case.kwargs),
+                        what=f"{case.name}: tangent against FD")
+    assert math.isclose(oracle.vdot(u, out_dot), oracle.vdot(cots, v), rel_tol=1e-9,
+                        abs_tol=1e-12), f"{case.name}: <u, J v> != <J^T u, v>"
+
+
+@pytest.mark.parametrize("name", REPRESENTATIVE)
+def test_corpus_programs(name):
+    case = programs.BY_NAME[name]
+    _check_vjp(case, oracle.rng_for(name, "numba"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", programs.CASES, ids=programs.CASE_IDS)
+def test_whole_corpus(case):
+    """Every corpus program: compiled by Numba and right, or refused with an S2SADError."""
+    try:
+        _check_vjp(case, oracle.rng_for(case.name, "numba sweep"))
+    except s2sad.S2SADError as e:
+        assert "Traceback" not in str(e) and "numba/core" not in str(e)
+
+
+# -- the workloads Numba is for: scalar loops -------------------------------------------
+
+
+def pendulum(a, b):
+    """100 explicit Euler steps of x'' = -a sin(x) - b x' (bench/workloads.py (b))."""
+    dt = 0.05
+    x = 1.0
+    v = 0.0
+    for i in range(100):
+        acc = -a * math.sin(x) - b * v
+        x = x + dt * v
+        v = v + dt * acc
+    return x * x + v * v
+
+
+def rosenbrock(x):
+    a = x[1:] - x[:-1] * x[:-1]
+    b = 1.0 - x[:-1]
+    return np.sum(100.0 * a * a + b * b)
+
+
+def test_scalar_loop_gradient():
+    g = s2sad.grad(pendulum, wrt=(0, 1), backend="numba")
+    got = g(1.3, 0.2)
+    assert all(type(c) is float for c in got)
+    oracle.assert_close(got, oracle.numerical_grad(pendulum, (1.3, 0.2), (0, 1)))
+    _agree(got, s2sad.grad(pendulum, wrt=(0, 1))(1.3, 0.2), "pendulum gradient")
+    value, got2 = s2sad.value_and_grad(pendulum, wrt=(0, 1), backend="numba")(1.3, 0.2)
+    _agree(value, pendulum(1.3, 0.2), "value")
+    _agree(got2, got, "value_and_grad's gradient")
+
+
+def test_source_is_what_numba_compiles():
+    g = s2sad.grad(pendulum, wrt=(0, 1), backend="numba")
+    g(1.3, 0.2)
+    source = g.source
+    assert "@numba.njit" in source and "import numba" in source
+    assert "reversed(" not in source  # a tape read by index
+    assert "# reverse of line" in source  # the comments pointing back stay
+    assert source != s2sad.grad(pendulum, wrt=(0, 1)).source_for(1.3, 0.2)  # keyed apart
+    # the compiled function is Numba's dispatcher, behind the refusal check
+    assert isinstance(g.compiled_function.__wrapped__, numba.core.dispatcher.Dispatcher)
+
+
+def test_elementwise_array_gradient():
+    x = oracle.rng_for("rosenbrock", "numba").uniform(-1.5, 1.5, 50)
+    got = s2sad.grad(rosenbrock, backend="numba")(x)
+    _agree(got, s2sad.grad(rosenbrock)(x), "Rosenbrock gradient")
+    oracle.assert_close(got, oracle.numerical_grad(rosenbrock, (x,), (0,))[0])
+
+
+def energy(x):
+    return np.sum(np.sin(x) * x * x)
+
+
+def residuals(x):
+    return np.sin(x) * x[0]
+
+
+def test_second_order_and_jacobians():
+    x = oracle.rng_for("energy", "numba").uniform(-1.5, 1.5, 5)
+    H = s2sad.hessian(energy, backend="numba")(x)
+    _agree(H, s2sad.hessian(energy)(x), "Hessian")
+    H_fd = oracle.numerical_jacobian(s2sad.grad(energy), (x,), (0,))[0]
+    oracle.assert_close(H, H_fd, rtol=1e-5, atol=1e-6)
+    v = np.linspace(-1.0, 1.0, 5)
+    hv = s2sad.hvp(energy, backend="numba")(x, v)
+    _agree(hv, s2sad.hvp(energy)(x, v), "hvp")
+    oracle.assert_close(hv, H_fd @ v, rtol=1e-5, atol=1e-6)
+    J = s2sad.jacfwd(residuals, backend="numba")(x)
+    oracle.assert_close(J, oracle.numerical_jacobian(residuals, (x,), (0,))[0])
+    _agree(s2sad.jacrev(residuals, backend="numba")(x), J, "jacrev against jacfwd")
+
+
+# -- refusals -------------------------------------------------------------------------
+
+
+def row_max(X):
+    m = np.max(X, axis=1, keepdims=True)
+    return np.sum(np.exp(X - m))
+
+
+def test_refusal_names_the_users_line():
+    X = oracle.rng_for("row_max", "numba").standard_normal((3, 4))
+    with pytest.raises(BackendError) as info:
+        s2sad.grad(row_max, backend="numba")(X)
+    e = info.value
+    assert isinstance(e, s2sad.S2SADError)
+    assert e.filename == __file__ and e.source_line.strip().startswith("m = np.max(")
+    text = str(e)
+    assert "Numba cannot compile" in text and "np.max" in text
+    assert "Traceback" not in text and "\x1b[" not in text  # Numba's own report stays out
+    assert e.__cause__ is None and e.__suppress_context__
+    # the NumPy backend differentiates it
+    oracle.assert_close(s2sad.grad(row_max)(X), oracle.numerical_grad(row_max, (X,), (0,))[0])
+
+
+def test_unknown_backend():
+    with pytest.raises(ValueError, match="backend"):
+        s2sad.grad(pendulum, backend="jax")  # type: ignore[arg-type]
+
+
+# -- the how-to page -------------------------------------------------------------------
+
+
+def test_backends_page_listing_runs(tmp_path, monkeypatch):
+    """docs/howto/backends.md's example, written to a file and imported as a reader's
+    module would be (its listings are fenced `py`: they need Numba)."""
+    import importlib.util
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "howto" / "backends.md"
+    listings = re.findall(r"^```py\n(.*?)^```$", page.read_text(), flags=re.DOTALL | re.MULTILINE)
+    assert listings
+    module = tmp_path / "page_backends.py"
+    module.write_text("\n\n".join(listings))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = importlib.util.spec_from_file_location(module.stem, module)
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    oracle.assert_close((loaded.a_bar, loaded.b_bar),
+                        oracle.numerical_grad(loaded.pendulum, (1.3, 0.2), (0, 1)))
+
+
+# -- ahead of time: backend = "numba" in [tool.s2sad] ------------------------------------
+
+BUILT = '''
+import math
+
+
+def pendulum(a, b):
+    x = 1.0
+    v = 0.0
+    for i in range(30):
+        acc = -a * math.sin(x) - b * v
+        x = x + 0.05 * v
+        v = v + 0.05 * acc
+    return x * x + v * v
+'''
+
+
+def test_build_entry_with_the_numba_backend(tmp_path, monkeypatch):
+    import sys
+    import textwrap
+    import uuid
+
+    from s2sad.cli import main
+
+    pkg = f"nbbuild_{uuid.uuid4().hex[:8]}"
+    (tmp_path / pkg).mkdir()
+    (tmp_path / pkg / "__init__.py").write_text("")
+    (tmp_path / pkg / "model.py").write_text(BUILT)
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent(f"""
+        [[tool.s2sad.derivatives]]
+        target = "{pkg}.model:pendulum"
+        mode = "grad"
+        wrt = ["a", "b"]
+        args = "1.3, 0.2"
+        backend = "numba"
+    """))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["build"]) == 0
+    text = (tmp_path / pkg / "model_s2sad.py").read_text()
+    assert "import numba" in text and "@numba.njit(cache=True)" in text
+    assert "'mode': 'grad+backend=numba'" in text
+    model = __import__(f"{pkg}.model", fromlist=["pendulum"])
+    built = __import__(f"{pkg}.model_s2sad", fromlist=["pendulum_grad"])
+    g = s2sad.grad(model.pendulum, wrt=(0, 1), backend="numba")
+    got = g(1.3, 0.2)
+    oracle.assert_close(got, oracle.numerical_grad(model.pendulum, (1.3, 0.2), (0, 1)))
+    assert g.compiled_function.__wrapped__ is built.pendulum_grad  # served from the module
+    # the NumPy backend does not take the Numba module's function
+    plain = s2sad.grad(model.pendulum, wrt=(0, 1))
+    _agree(plain(1.3, 0.2), got, "NumPy backend")
+    assert "numba" not in plain.source
+    for name in (f"{pkg}.model_s2sad", f"{pkg}.model", pkg):
+        sys.modules.pop(name, None)
+
+
+def test_without_numba_the_backend_is_refused(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` raises ImportError
+
+    def cube(x):
+        return x * x * x
+
+    with pytest.raises(BackendError, match="needs Numba") as info:
+        s2sad.grad(cube, backend="numba")(2.0)
+    assert "s2sad[numba]" in info.value.hint
+    assert s2sad.grad(cube)(2.0) == 12.0
+
+
+def test_machine_code_is_kept_beside_the_disk_cache():
+    """The Numba form is written to numba/ in the s2sad cache directory (private, like the
+    cache) and compiled with cache=True, so that Numba keeps its machine code there."""
+    import os
+    from pathlib import Path
+
+    def quartic(x):
+        return x * x * x * x
+
+    g = s2sad.grad(quartic, backend="numba")
+    assert g(2.0) == 32.0
+    root = Path(os.environ["S2SAD_CACHE_DIR"]) / "numba"
+    assert "@numba.njit(cache=True)" in g.source
+    files = list(root.glob("quartic_grad_*.py"))
+    assert len(files) == 1 and files[0].read_text() == g.source
+    assert (root.stat().st_mode & 0o077) == 0
+    assert any(root.glob("__pycache__/quartic_grad_*.nbi"))  # Numba's index of the code
+
+
+def test_cache_clear_removes_the_machine_code(tmp_path, monkeypatch):
+    from s2sad.store import cache
+
+    monkeypatch.setenv("S2SAD_CACHE_DIR", str(tmp_path / "cache"))
+
+    def quintic(x):
+        return x * x * x * x * x
+
+    assert s2sad.grad(quintic, backend="numba")(1.0) == 5.0
+    root = tmp_path / "cache" / "numba"
+    assert any(root.glob("quintic_grad_*.py"))
+    cache.clear()
+    assert not root.exists()
