@@ -30,6 +30,7 @@ import multiprocessing
 import os
 import sys
 import tempfile
+import threading
 import time
 
 import pytest
@@ -131,8 +132,13 @@ def run_batches(seeds, first) -> None:
     if first not in todo:
         todo.insert(0, first)
     jobs = min(jobs, len(todo))
-    if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
-        ctx = multiprocessing.get_context("fork")
+    methods = multiprocessing.get_all_start_methods()
+    if jobs > 1 and "fork" in methods:
+        # forking a process with other threads (a Dask or Numba pool an earlier test
+        # started) can deadlock the child: then workers start from a fork server
+        method = "fork" if threading.active_count() == 1 or "forkserver" not in methods \
+            else "forkserver"
+        ctx = multiprocessing.get_context(method)
         with ctx.Pool(jobs) as pool:
             for res in pool.imap_unordered(_check_batch, todo, chunksize=1):
                 _RESULTS[res["seed"]] = res
