@@ -6,8 +6,9 @@ For every problem of `gradbench_workloads.py` (k-means and its Newton
 direction, GMM, ODE, LSTM, determinant, least squares, bundle adjustment),
 times, interleaved in one process, the primal, the hand-written gradient and
 `s2sad.grad(f, wrt=...)`, and prints gen/hand (target <= 1.3 on each).  The
-k-means Newton direction is `grad / hvp(f)(..., ones)` (the Hessian is
-diagonal, so the HVP with a vector of ones is its diagonal), against the
+k-means Newton direction is `grad(f) / hvp(f)(..., ones)` (the Hessian is
+diagonal, so the HVP with a vector of ones is its diagonal), and, in a second
+row, both from one sweep: `g, hv = jvp(grad(f))(..., ones)`, against the
 hand-written direction.
 """
 
@@ -26,6 +27,14 @@ def generated(s2sad, p):
     """The s2sad derivative of problem `p` (gradient, or Newton direction)."""
     if not p.newton:
         return s2sad.grad(p.primal, wrt=p.wrt)
+    if p.newton == "jvp":  # the gradient and the HVP from one sweep: the JVP of the gradient
+        both = s2sad.jvp(s2sad.grad(p.primal, wrt=p.wrt), wrt=p.wrt)
+
+        def newton_jvp(*args):
+            g, hv = both(*args, np.ones_like(args[p.wrt]))
+            return g / hv
+
+        return newton_jvp
     df = s2sad.grad(p.primal, wrt=p.wrt)
     hv = s2sad.hvp(p.primal, wrt=p.wrt)
 

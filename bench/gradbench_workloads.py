@@ -35,7 +35,8 @@ class Problem:
     hand: object        # hand-written gradient (or Newton direction)
     make_args: object   # make_args(rng, small=False) -> tuple of primal args
     wrt: object = 0
-    newton: bool = False  # hand returns grad / diag(H): compare with grad/hvp(.., ones)
+    newton: object = False  # hand returns grad / diag(H): True: grad / hvp(.., ones),
+                            # "jvp": g / hv with (g, hv) = jvp(grad(f))(..., ones)
 
 
 # ==========================================================================
@@ -502,7 +503,7 @@ def ba_args(rng, small=False):
     n_cams, n_pts, n_obs = (3, 5, 8) if small else (20, 500, 3000)
     cams = np.empty((n_cams, 11))
     cams[:, 0:3] = 0.3 * rng.standard_normal((n_cams, 3))
-    cams[:, 3:6] = rng.standard_normal((n_cams, 3))
+    cams[:, 3:6] = 0.3 * rng.standard_normal((n_cams, 3))
     cams[:, 6] = 1.0 + 0.1 * rng.standard_normal(n_cams)
     cams[:, 7:9] = 0.1 * rng.standard_normal((n_cams, 2))
     cams[:, 9:11] = 0.01 * rng.standard_normal((n_cams, 2))
@@ -520,6 +521,8 @@ PROBLEMS = [
             kmeans_args, wrt=1),
     Problem("kmeans-newton", "k-means Newton direction by HVP", kmeans_cost, kmeans_newton,
             kmeans_args, wrt=1, newton=True),
+    Problem("kmeans-newton-jvp", "k-means Newton direction, jvp(grad)", kmeans_cost,
+            kmeans_newton, kmeans_args, wrt=1, newton="jvp"),
     Problem("gmm", "GMM, in-place updates (d=10, k=25, n=1000)", gmm_objective, gmm_grad,
             gmm_args, wrt=(0, 1, 2)),
     Problem("ode", "ODE, RK4 (n=1000, 20 steps)", ode_solve, ode_grad, ode_args, wrt=0),
