@@ -146,7 +146,8 @@ class Rewrites:
             for z, other in ((args[0], args[1]), (args[1], args[0])):
                 if isinstance(z, Var) and self.is_zeros(z, out) and self.kind(other) == kt:
                     return other
-        for part in (self.rewrite_broadcasts, self.rewrite_shapes, self.rewrite_signs):
+        for part in (self.rewrite_broadcasts, self.rewrite_shapes, self.rewrite_signs,
+                     self.rewrite_reductions):
             r = part(s, kt, out)
             if r is not None:
                 return r
@@ -351,6 +352,52 @@ class Rewrites:
                     inner = self.new_call(fn, pair, "_t", out, s.loc)
                     out.append(Call(t, operator.neg, (inner,), (), s.loc))
                     return t
+        return None
+
+    def rewrite_reductions(self, s: Call, kt, out):
+        """A factor constant along a sum's axes taken out of the sum, which then reduces the
+        other factor alone: sum(c * x) -> c * sum(x); sum(a * b, axis) -> sum(a, axis) * b
+        where b has length 1 on every summed axis (a broadcast is not materialised)."""
+        fn, args, t = s.fn, s.args, s.target
+        if fn is not np.sum or len(args) != 1 or not isinstance(args[0], Var) or \
+                t in self.primal or not all(k in ("axis", "keepdims") for k, _ in s.kwargs):
+            return None
+        d = self.defining(args[0], out)
+        if d is None or d.fn not in MULS or d.kwargs or len(d.args) != 2 or \
+                not self.uses_once(args[0]):
+            return None
+        kw = dict(s.kwargs)
+        kp = self.kind(args[0])
+        for a, b in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
+            if isinstance(b, Const) and type(b.value) in (int, float) and \
+                    not isinstance(b.value, bool) and self.kind(a) == kp:
+                inner = self.new_call_kw(np.sum, (a,), s.kwargs, t.name, out)
+                out.append(Call(t, operator.mul, (b, inner), (), s.loc))
+                return t
+        shape, keep = kp.static_shape, kw.get("keepdims", Const(False))
+        axis = kw.get("axis")
+        if shape is None or not isinstance(keep, Const) or keep.value is not True or \
+                not isinstance(axis, Const) or kt.static_shape is None:
+            return None
+        axes = axis.value if isinstance(axis.value, tuple) else (axis.value,)
+        if not all(type(i) is int and -len(shape) <= i < len(shape) for i in axes):
+            return None
+        axes = tuple(i % len(shape) for i in axes)
+        for a, b in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
+            ka, kb = self.kind(a), self.kind(b)
+            if not isinstance(b, Var) or ka.static_shape is None or kb.static_shape is None or \
+                    len(ka.static_shape) != len(shape) or len(kb.static_shape) != len(shape) or \
+                    any(kb.static_shape[i] != 1 for i in axes) or \
+                    all(ka.static_shape[i] == 1 for i in axes):
+                continue
+            inner = self.new_call_kw(np.sum, (a,), s.kwargs, t.name, out)
+            if self.kind(inner).static_shape is None or np.broadcast_shapes(
+                    self.kind(inner).static_shape, kb.static_shape) != tuple(kt.static_shape):
+                out.pop()
+                continue
+            pair = (inner, b) if a is d.args[0] else (b, inner)
+            out.append(Call(t, operator.mul, pair, (), s.loc))
+            return t
         return None
 
     def fold_scale(self, k: float, v, uses: int, out):
