@@ -83,6 +83,9 @@ class Rewrites:
             zeros = [is_zero(a) for a in args] + [is_zero(a) for _, a in s.kwargs]
             if any(zeros):
                 return self.rewrite_zero(s, zeros, kt, out)
+        if fn in SUBS and len(args) == 2 and args[0] == args[1] and not s.kwargs and \
+                kt.tag == "scalar" and kt.dtype == "f" and t not in self.primal:
+            return zero(kt)  # v - v: a cotangent that cancels (see rewrite_cancel)
         # constant folding
         if consts and all(type(a) is Const for a in args) and \
                 all(type(a) is Const for _, a in s.kwargs) and \
@@ -359,15 +362,35 @@ class Rewrites:
         other factor alone: sum(c * x) -> c * sum(x); sum(a * b, axis) -> sum(a, axis) * b
         where b has length 1 on every summed axis (a broadcast is not materialised)."""
         fn, args, t = s.fn, s.args, s.target
-        if fn is not np.sum or len(args) != 1 or not isinstance(args[0], Var) or \
-                t in self.primal or not all(k in ("axis", "keepdims") for k, _ in s.kwargs):
+        if t in self.primal:
             return None
+        if len(args) == 2 and not s.kwargs and kt.tag == "scalar":
+            r = self.rewrite_cancel(fn, args, kt, out)
+            if r is not None:
+                return r
+        if fn is not np.sum or len(args) != 1 or not isinstance(args[0], Var) or \
+                not all(k in ("axis", "keepdims") for k, _ in s.kwargs):
+            return None
+        kp = self.kind(args[0])
+        kw = dict(s.kwargs)
+        if kt.tag == "scalar" and kp.tag == "array" and kp.dtype in ("f", "c"):
+            # a sum over every axis, spelled one way (np.sum(v)) so that equal sums are shared
+            if s.kwargs:
+                out.append(Call(t, np.sum, args, (), s.loc))
+                return t
+            d = self.defining(args[0], out)
+            if d is not None and d.fn in MULS and not d.kwargs and len(d.args) == 2:
+                for k, v in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
+                    if self.kind(k).tag == "scalar" and self.kind(v) == kp:
+                        # sum(k v) -> k sum(v): sum(v) is often computed already (a
+                        # normalisation: the sum of softmax's cotangent cancels)
+                        inner = self.new_call(np.sum, (v,), t.name, out, s.loc)
+                        out.append(Call(t, operator.mul, (k, inner), (), s.loc))
+                        return t
         d = self.defining(args[0], out)
         if d is None or d.fn not in MULS or d.kwargs or len(d.args) != 2 or \
                 not self.uses_once(args[0]):
             return None
-        kw = dict(s.kwargs)
-        kp = self.kind(args[0])
         for a, b in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
             if isinstance(b, Const) and type(b.value) in (int, float) and \
                     not isinstance(b.value, bool) and self.kind(a) == kp:
@@ -398,6 +421,18 @@ class Rewrites:
             pair = (inner, b) if a is d.args[0] else (b, inner)
             out.append(Call(t, operator.mul, pair, (), s.loc))
             return t
+        return None
+
+    def rewrite_cancel(self, fn, args, kt, out):
+        """Scalars that cancel: (a / b) * b -> a (in the derivative only; v - v -> 0 is
+        in `rewrite`, before constant folding)."""
+        if fn in MULS:
+            for q, b in ((args[0], args[1]), (args[1], args[0])):
+                d = self.defining(q, out) if isinstance(q, Var) else None
+                if d is not None and d.fn in DIVS and not d.kwargs and len(d.args) == 2 and \
+                        d.args[1] == b and self.kind(d.args[0]).tag == "scalar" and \
+                        self.kind(d.args[0]).dtype == kt.dtype:
+                    return d.args[0]
         return None
 
     def fold_scale(self, k: float, v, uses: int, out):

@@ -64,7 +64,12 @@ class Simplifier(Rewrites):
         cse = dict(cse)
         for s in b.stmts:
             self.stmt(s, sub, cse, out)
-        return Block(tuple(out), tuple(_sub(r, sub) for r in b.results))
+        results = [_sub(r, sub) for r in b.results]
+        for k, r in enumerate(results):
+            if is_zero(r) and r.value.kind.tag in ("scalar", "array"):
+                # a value that cancelled (rewrite_cancel) leaves the block as a real zero
+                results[k] = self.concrete_zero(r.value.kind, out, None, r.value.like)
+        return Block(tuple(out), tuple(results))
 
     def stmt(self, s, sub, cse, out):
         match s:
