@@ -85,7 +85,7 @@ class Rewrites:
                 return self.rewrite_zero(s, zeros, kt, out)
         if fn in SUBS and len(args) == 2 and args[0] == args[1] and not s.kwargs and \
                 kt.tag == "scalar" and kt.dtype == "f" and t not in self.primal:
-            return zero(kt)  # v - v: a cotangent that cancels (see rewrite_cancel)
+            return zero(kt)  # v - v: a derivative that cancels (see rewrite_cancel)
         # constant folding
         if consts and all(type(a) is Const for a in args) and \
                 all(type(a) is Const for _, a in s.kwargs) and \
@@ -379,6 +379,22 @@ class Rewrites:
                 out.append(Call(t, np.sum, args, (), s.loc))
                 return t
             d = self.defining(args[0], out)
+            if d is not None and d.fn in MULS and not d.kwargs and len(d.args) == 2 and \
+                    self.uses_once(args[0]):
+                for a, v in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
+                    e = self.defining(a, out) if isinstance(a, Var) else None
+                    if e is not None and e.fn in SUBS and not e.kwargs and \
+                            self.uses_once(a) and self.kind(e.args[1]).tag == "scalar" and \
+                            self.kind(e.args[0]) == self.kind(a) == kp and \
+                            self.computed_sum(v, out):
+                        # sum((a - k) v) -> sum(a v) - k sum(v) where sum(v) is computed
+                        # already (a normalisation: k's part then cancels, see rewrite_cancel)
+                        av = self.new_call(operator.mul, (e.args[0], v), "_p", out, s.loc)
+                        left = self.new_call(np.sum, (av,), t.name, out, s.loc)
+                        right = self.new_call(np.sum, (v,), t.name, out, s.loc)
+                        kr = self.new_call(operator.mul, (e.args[1], right), "_k", out, s.loc)
+                        out.append(Call(t, operator.sub, (left, kr), (), s.loc))
+                        return t
             if d is not None and d.fn in MULS and not d.kwargs and len(d.args) == 2:
                 for k, v in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
                     if self.kind(k).tag == "scalar" and self.kind(v) == kp:
@@ -423,15 +439,41 @@ class Rewrites:
             return t
         return None
 
+    @staticmethod
+    def computed_sum(v, out, window: int = 64) -> bool:
+        """Is np.sum(v) among the last `window` statements of the block being built?"""
+        for st in reversed(out[-window:]):
+            if type(st) is Call and st.fn is np.sum and st.args == (v,) and not st.kwargs:
+                return True
+        return False
+
     def rewrite_cancel(self, fn, args, kt, out):
-        """Scalars that cancel: (a / b) * b -> a (in the derivative only; v - v -> 0 is
-        in `rewrite`, before constant folding)."""
+        """Scalars that cancel (in the derivative only): (a / b) * b -> a, (a - k b) / b ->
+        a / b - k, a + (b - a) -> b; v - v -> 0 is in `rewrite`, before constant folding."""
         if fn in MULS:
             for q, b in ((args[0], args[1]), (args[1], args[0])):
                 d = self.defining(q, out) if isinstance(q, Var) else None
                 if d is not None and d.fn in DIVS and not d.kwargs and len(d.args) == 2 and \
                         d.args[1] == b and self.kind(d.args[0]).tag == "scalar" and \
                         self.kind(d.args[0]).dtype == kt.dtype:
+                    return d.args[0]
+        if fn in DIVS and isinstance(args[0], Var) and self.uses_once(args[0]):
+            # (a - k * b) / b -> a / b - k
+            d = self.defining(args[0], out)
+            if d is not None and d.fn in SUBS and not d.kwargs and isinstance(d.args[1], Var):
+                p = self.defining(d.args[1], out)
+                if p is not None and p.fn in MULS and not p.kwargs and args[1] in p.args and \
+                        self.uses_once(d.args[1]):
+                    k = p.args[0] if p.args[1] == args[1] else p.args[1]
+                    if self.kind(k).tag == "scalar" and self.kind(d.args[0]).tag == "scalar":
+                        q = self.new_call(fn, (d.args[0], args[1]), "_q", out, None)
+                        return self.new_call(operator.sub, (q, k), "_d", out, None)
+        if fn in ADDS:
+            # a + (b - a) -> b
+            for a, v in ((args[0], args[1]), (args[1], args[0])):
+                d = self.defining(v, out) if isinstance(v, Var) else None
+                if d is not None and d.fn in SUBS and not d.kwargs and d.args[1] == a and \
+                        self.kind(d.args[0]) == kt:
                     return d.args[0]
         return None
 
