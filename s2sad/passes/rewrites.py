@@ -84,7 +84,7 @@ class Rewrites:
             if any(zeros):
                 return self.rewrite_zero(s, zeros, kt, out)
         if fn in SUBS and len(args) == 2 and args[0] == args[1] and not s.kwargs and \
-                kt.tag == "scalar" and kt.dtype == "f" and t not in self.primal:
+                kt.tag in ("scalar", "array") and kt.dtype == "f" and t not in self.primal:
             return zero(kt)  # v - v: a derivative that cancels (see rewrite_cancel)
         # constant folding
         if consts and all(type(a) is Const for a in args) and \
@@ -229,6 +229,14 @@ class Rewrites:
         """Reshapes, slices and sums to a shape that change nothing; scatters into fresh
         zeros made writes, repeated scatters merged."""
         fn, args, t = s.fn, s.args, s.target
+        if fn in (np.reshape, np.expand_dims) and len(args) == 2 and not s.kwargs and \
+                isinstance(args[0], Var) and kt.static_shape is not None:
+            d = self.defining(args[0], out)
+            if d is not None and d.fn is np.broadcast_to and not d.kwargs and \
+                    isinstance(d.args[0], Const) and self.kind(d.args[0]).tag == "scalar":
+                # a constant broadcast, reshaped: the constant broadcast to the new shape
+                return self.new_call(np.broadcast_to, (d.args[0], Const(tuple(kt.static_shape))),
+                                     t.name, out, s.loc)
         if fn is np.reshape and len(args) == 2 and not s.kwargs and \
                 self.kind(args[0]).static_shape is not None and \
                 self.kind(args[0]).static_shape == kt.static_shape:
@@ -364,7 +372,7 @@ class Rewrites:
         fn, args, t = s.fn, s.args, s.target
         if t in self.primal:
             return None
-        if len(args) == 2 and not s.kwargs and kt.tag == "scalar":
+        if len(args) == 2 and not s.kwargs and kt.tag in ("scalar", "array"):
             r = self.rewrite_cancel(fn, args, kt, out)
             if r is not None:
                 return r
@@ -404,11 +412,20 @@ class Rewrites:
                         out.append(Call(t, operator.mul, (k, inner), (), s.loc))
                         return t
         d = self.defining(args[0], out)
-        if d is None or d.fn not in MULS or d.kwargs or len(d.args) != 2 or \
-                not self.uses_once(args[0]):
+        if d is not None and d.fn in SUBS and not d.kwargs and len(d.args) == 2 and \
+                kt.tag == "array" and all(self.kind(x) == kp for x in d.args) and \
+                any(self.computed_sum(x, out, s.kwargs) for x in d.args):
+            # sum(a - b) -> sum(a) - sum(b) where one of them is computed already (the sum
+            # of a cotangent that a normalisation cancels, see rewrite_cancel)
+            left = self.new_call_kw(np.sum, (d.args[0],), s.kwargs, t.name, out)
+            right = self.new_call_kw(np.sum, (d.args[1],), s.kwargs, t.name, out)
+            out.append(Call(t, operator.sub, (left, right), (), s.loc))
+            return t
+        if d is None or d.fn not in MULS or d.kwargs or len(d.args) != 2:
             return None
+        once = self.uses_once(args[0])
         for a, b in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
-            if isinstance(b, Const) and type(b.value) in (int, float) and \
+            if isinstance(b, Const) and type(b.value) in (int, float) and once and \
                     not isinstance(b.value, bool) and self.kind(a) == kp:
                 inner = self.new_call_kw(np.sum, (a,), s.kwargs, t.name, out)
                 out.append(Call(t, operator.mul, (b, inner), (), s.loc))
@@ -427,7 +444,8 @@ class Rewrites:
             if not isinstance(b, Var) or ka.static_shape is None or kb.static_shape is None or \
                     len(ka.static_shape) != len(shape) or len(kb.static_shape) != len(shape) or \
                     any(kb.static_shape[i] != 1 for i in axes) or \
-                    all(ka.static_shape[i] == 1 for i in axes):
+                    all(ka.static_shape[i] == 1 for i in axes) or \
+                    not (once or self.computed_sum(a, out, s.kwargs)):
                 continue
             inner = self.new_call_kw(np.sum, (a,), s.kwargs, t.name, out)
             if self.kind(inner).static_shape is None or np.broadcast_shapes(
@@ -440,10 +458,11 @@ class Rewrites:
         return None
 
     @staticmethod
-    def computed_sum(v, out, window: int = 64) -> bool:
-        """Is np.sum(v) among the last `window` statements of the block being built?"""
+    def computed_sum(v, out, kwargs=(), window: int = 64) -> bool:
+        """Is np.sum(v, **kwargs) among the last `window` statements of the block built?"""
         for st in reversed(out[-window:]):
-            if type(st) is Call and st.fn is np.sum and st.args == (v,) and not st.kwargs:
+            if type(st) is Call and st.fn is np.sum and st.args == (v,) and \
+                    st.kwargs == kwargs:
                 return True
         return False
 
@@ -454,9 +473,12 @@ class Rewrites:
             for q, b in ((args[0], args[1]), (args[1], args[0])):
                 d = self.defining(q, out) if isinstance(q, Var) else None
                 if d is not None and d.fn in DIVS and not d.kwargs and len(d.args) == 2 and \
-                        d.args[1] == b and self.kind(d.args[0]).tag == "scalar" and \
-                        self.kind(d.args[0]).dtype == kt.dtype:
+                        d.args[1] == b and (self.kind(d.args[0]) == kt or (
+                            kt.tag == "scalar" and self.kind(d.args[0]).tag == "scalar" and
+                            self.kind(d.args[0]).dtype == kt.dtype)):
                     return d.args[0]
+        if kt.tag != "scalar":
+            return None
         if fn in DIVS and isinstance(args[0], Var) and self.uses_once(args[0]):
             # (a - k * b) / b -> a / b - k
             d = self.defining(args[0], out)
