@@ -57,9 +57,12 @@ def _fresh_name(simp, hint):
 
         taken = simp._taken = {v.name for v in all_vars(simp.fn)}
     base = hint.rstrip("0123456789_") or "t"
-    n = 1
+    # the next number to try for each base: a scan from 1 per name was quadratic
+    nexts = simp.__dict__.setdefault("_next_suffix", {})
+    n = nexts.get(base, 1)
     while f"{base}_{n}" in taken:
         n += 1
+    nexts[base] = n + 1
     name = f"{base}_{n}"
     taken.add(name)
     return name
