@@ -86,9 +86,13 @@ class Rewrites:
             zeros = [is_zero(a) for a in args] + [is_zero(a) for _, a in s.kwargs]
             if any(zeros):
                 return self.rewrite_zero(s, zeros, kt, out)
-        if fn in SUBS and len(args) == 2 and args[0] == args[1] and not s.kwargs and \
-                kt.tag in ("scalar", "array") and kt.dtype == "f" and t not in self.primal:
-            return zero(kt)  # v - v: a derivative that cancels (see rewrite_cancel)
+        if fn in SUBS and len(args) == 2 and isinstance(args[0], Const) and \
+                args[0] == args[1] and not s.kwargs and type(args[0].value) is float and \
+                kt.tag == "scalar" and t not in self.primal and self.straight_line():
+            # c - c where c is what a cancellation left (see rewrite_cancel): a zero
+            # derivative, not a number. Only without branches and loops: a zero reaching
+            # their merges with no known shape could not be made concrete there
+            return zero(kt)
         # constant folding
         if consts and all(type(a) is Const for a in args) and \
                 all(type(a) is Const for _, a in s.kwargs) and \
@@ -460,6 +464,13 @@ class Rewrites:
             return t
         return None
 
+    def straight_line(self) -> bool:
+        """Is the function free of branches and loops?"""
+        flag = getattr(self, "_straight", None)
+        if flag is None:
+            flag = self._straight = all(type(st) is Call for st in self.fn.body.stmts)
+        return flag
+
     @staticmethod
     def computed_sum(v, out, kwargs=(), window: int = 64) -> bool:
         """Is np.sum(v, **kwargs) among the last `window` statements of the block built?"""
@@ -471,7 +482,7 @@ class Rewrites:
 
     def rewrite_cancel(self, fn, args, kt, out):
         """Scalars that cancel (in the derivative only): (a / b) * b -> a, (a - k b) / b ->
-        a / b - k, a + (b - a) -> b; v - v -> 0 is in `rewrite`, before constant folding."""
+        a / b - k, a + (b - a) -> b; c - c -> 0 is in `rewrite`, before constant folding."""
         if fn in MULS:
             for q, b in ((args[0], args[1]), (args[1], args[0])):
                 d = self.defining(q, out) if isinstance(q, Var) else None
@@ -585,7 +596,10 @@ class Rewrites:
             out.append(Call(s.target, fn, (zacc, index, g), (), s.loc))
             return s.target
         lin = self.linear_positions(fn, len(args))
-        if lin is not None and any(zeros[i] for i in lin if i < len(args)):
+        if lin is not None and any(zeros[i] for i in lin if i < len(args)) and \
+                kt.tag != "unknown":
+            # (a zero of a result of unknown kind could not be made concrete where it
+            # leaves a branch or a loop: the zero operand is made concrete instead)
             return zero(kt)
         # a zero reaching a non-linear operation is made concrete
         new_args = list(args)
