@@ -596,10 +596,7 @@ class Rewrites:
             out.append(Call(s.target, fn, (zacc, index, g), (), s.loc))
             return s.target
         lin = self.linear_positions(fn, len(args))
-        if lin is not None and any(zeros[i] for i in lin if i < len(args)) and \
-                kt.tag != "unknown":
-            # (a zero of a result of unknown kind could not be made concrete where it
-            # leaves a branch or a loop: the zero operand is made concrete instead)
+        if lin is not None and any(zeros[i] for i in lin if i < len(args)):
             return zero(kt)
         # a zero reaching a non-linear operation is made concrete
         new_args = list(args)
