@@ -111,6 +111,8 @@ def dot_vjp(g, a, b):
 def dot_bar_left(g, a, b):
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return unbroadcast(g * b, a)
+    if np.ndim(a) == 1 and np.ndim(b) == 1:  # an inner product: g is a scalar
+        return g * b
     if np.ndim(b) == 1:
         return np.expand_dims(g, -1) * b
     return np.tensordot(g, b, dot_left_axes(np.ndim(a), np.ndim(b)))
@@ -119,6 +121,8 @@ def dot_bar_left(g, a, b):
 def dot_bar_right(g, a, b):
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return unbroadcast(a * g, b)
+    if np.ndim(a) == 1 and np.ndim(b) == 1:
+        return a * g
     lead = dot_lead_axes(np.ndim(a))
     if np.ndim(b) == 1:
         return np.tensordot(a, g, (lead, lead))

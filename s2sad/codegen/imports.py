@@ -11,6 +11,7 @@ printed lines.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 STDLIB = ("math", "cmath", "operator", "builtins")
@@ -22,10 +23,12 @@ _LIBRARY = re.compile(r"^(import (math|cmath|numpy)( as \w+)?|from (s2sad\.runti
                       r"(\.\w+)*) import [\w, ]+)$")
 
 
-def used_names(source: str) -> set:
-    """The names `source` reads (loads of bare names, anywhere in it)."""
-    return {node.id for node in ast.walk(ast.parse(source))
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+@functools.lru_cache(maxsize=2)
+def used_names(source: str) -> frozenset:
+    """The names `source` reads (loads of bare names, anywhere in it). Cached: the prelude
+    and the imports ask about the same long source."""
+    return frozenset(node.id for node in ast.walk(ast.parse(source))
+                     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load))
 
 
 def needed_imports(source: str, ns) -> dict:

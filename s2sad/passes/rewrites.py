@@ -57,9 +57,12 @@ def _fresh_name(simp, hint):
 
         taken = simp._taken = {v.name for v in all_vars(simp.fn)}
     base = hint.rstrip("0123456789_") or "t"
-    n = 1
+    # the next number to try for each base: a scan from 1 per name was quadratic
+    nexts = simp.__dict__.setdefault("_next_suffix", {})
+    n = nexts.get(base, 1)
     while f"{base}_{n}" in taken:
         n += 1
+    nexts[base] = n + 1
     name = f"{base}_{n}"
     taken.add(name)
     return name
@@ -83,6 +86,13 @@ class Rewrites:
             zeros = [is_zero(a) for a in args] + [is_zero(a) for _, a in s.kwargs]
             if any(zeros):
                 return self.rewrite_zero(s, zeros, kt, out)
+        if fn in SUBS and len(args) == 2 and isinstance(args[0], Const) and \
+                args[0] == args[1] and not s.kwargs and type(args[0].value) is float and \
+                kt.tag == "scalar" and t not in self.primal and self.straight_line():
+            # c - c where c is what a cancellation left (see rewrite_cancel): a zero
+            # derivative, not a number. Only without branches and loops: a zero reaching
+            # their merges with no known shape could not be made concrete there
+            return zero(kt)
         # constant folding
         if consts and all(type(a) is Const for a in args) and \
                 all(type(a) is Const for _, a in s.kwargs) and \
@@ -146,7 +156,8 @@ class Rewrites:
             for z, other in ((args[0], args[1]), (args[1], args[0])):
                 if isinstance(z, Var) and self.is_zeros(z, out) and self.kind(other) == kt:
                     return other
-        for part in (self.rewrite_broadcasts, self.rewrite_shapes, self.rewrite_signs):
+        for part in (self.rewrite_broadcasts, self.rewrite_shapes, self.rewrite_signs,
+                     self.rewrite_reductions):
             r = part(s, kt, out)
             if r is not None:
                 return r
@@ -225,6 +236,14 @@ class Rewrites:
         """Reshapes, slices and sums to a shape that change nothing; scatters into fresh
         zeros made writes, repeated scatters merged."""
         fn, args, t = s.fn, s.args, s.target
+        if fn in (np.reshape, np.expand_dims) and len(args) == 2 and not s.kwargs and \
+                isinstance(args[0], Var) and kt.static_shape is not None:
+            d = self.defining(args[0], out)
+            if d is not None and d.fn is np.broadcast_to and not d.kwargs and \
+                    isinstance(d.args[0], Const) and self.kind(d.args[0]).tag == "scalar":
+                # a constant broadcast, reshaped: the constant broadcast to the new shape
+                return self.new_call(np.broadcast_to, (d.args[0], Const(tuple(kt.static_shape))),
+                                     t.name, out, s.loc)
         if fn is np.reshape and len(args) == 2 and not s.kwargs and \
                 self.kind(args[0]).static_shape is not None and \
                 self.kind(args[0]).static_shape == kt.static_shape:
@@ -351,6 +370,147 @@ class Rewrites:
                     inner = self.new_call(fn, pair, "_t", out, s.loc)
                     out.append(Call(t, operator.neg, (inner,), (), s.loc))
                     return t
+        return None
+
+    def rewrite_reductions(self, s: Call, kt, out):
+        """A factor constant along a sum's axes taken out of the sum, which then reduces the
+        other factor alone: sum(c * x) -> c * sum(x); sum(a * b, axis) -> sum(a, axis) * b
+        where b has length 1 on every summed axis (a broadcast is not materialised)."""
+        fn, args, t = s.fn, s.args, s.target
+        if t in self.primal:
+            return None
+        if len(args) == 2 and not s.kwargs and kt.tag in ("scalar", "array"):
+            r = self.rewrite_cancel(fn, args, kt, out)
+            if r is not None:
+                return r
+        if fn is not np.sum or len(args) != 1 or not isinstance(args[0], Var) or \
+                not all(k in ("axis", "keepdims") for k, _ in s.kwargs):
+            return None
+        kp = self.kind(args[0])
+        kw = dict(s.kwargs)
+        if kt.tag == "scalar" and kp.tag == "array" and kp.dtype in ("f", "c"):
+            # a sum over every axis, spelled one way (np.sum(v)) so that equal sums are shared
+            if s.kwargs:
+                out.append(Call(t, np.sum, args, (), s.loc))
+                return t
+            d = self.defining(args[0], out)
+            if d is not None and d.fn in MULS and not d.kwargs and len(d.args) == 2 and \
+                    self.uses_once(args[0]):
+                for a, v in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
+                    e = self.defining(a, out) if isinstance(a, Var) else None
+                    if e is not None and e.fn in SUBS and not e.kwargs and \
+                            self.uses_once(a) and self.kind(e.args[1]).tag == "scalar" and \
+                            self.kind(e.args[0]) == self.kind(a) == kp and \
+                            self.computed_sum(v, out):
+                        # sum((a - k) v) -> sum(a v) - k sum(v) where sum(v) is computed
+                        # already (a normalisation: k's part then cancels, see rewrite_cancel)
+                        av = self.new_call(operator.mul, (e.args[0], v), "_p", out, s.loc)
+                        left = self.new_call(np.sum, (av,), t.name, out, s.loc)
+                        right = self.new_call(np.sum, (v,), t.name, out, s.loc)
+                        kr = self.new_call(operator.mul, (e.args[1], right), "_k", out, s.loc)
+                        out.append(Call(t, operator.sub, (left, kr), (), s.loc))
+                        return t
+            if d is not None and d.fn in MULS and not d.kwargs and len(d.args) == 2:
+                for k, v in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
+                    if self.kind(k).tag == "scalar" and self.kind(v) == kp:
+                        # sum(k v) -> k sum(v): sum(v) is often computed already (a
+                        # normalisation: the sum of softmax's cotangent cancels)
+                        inner = self.new_call(np.sum, (v,), t.name, out, s.loc)
+                        out.append(Call(t, operator.mul, (k, inner), (), s.loc))
+                        return t
+        d = self.defining(args[0], out)
+        if d is not None and d.fn in SUBS and not d.kwargs and len(d.args) == 2 and \
+                kt.tag == "array" and all(self.kind(x) == kp for x in d.args) and \
+                any(self.computed_sum(x, out, s.kwargs) for x in d.args):
+            # sum(a - b) -> sum(a) - sum(b) where one of them is computed already (the sum
+            # of a cotangent that a normalisation cancels, see rewrite_cancel)
+            left = self.new_call_kw(np.sum, (d.args[0],), s.kwargs, t.name, out)
+            right = self.new_call_kw(np.sum, (d.args[1],), s.kwargs, t.name, out)
+            out.append(Call(t, operator.sub, (left, right), (), s.loc))
+            return t
+        if d is None or d.fn not in MULS or d.kwargs or len(d.args) != 2:
+            return None
+        once = self.uses_once(args[0])
+        for a, b in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
+            if isinstance(b, Const) and type(b.value) in (int, float) and once and \
+                    not isinstance(b.value, bool) and self.kind(a) == kp:
+                inner = self.new_call_kw(np.sum, (a,), s.kwargs, t.name, out)
+                out.append(Call(t, operator.mul, (b, inner), (), s.loc))
+                return t
+        shape, keep = kp.static_shape, kw.get("keepdims", Const(False))
+        axis = kw.get("axis")
+        if shape is None or not isinstance(keep, Const) or keep.value is not True or \
+                not isinstance(axis, Const) or kt.static_shape is None:
+            return None
+        axes = axis.value if isinstance(axis.value, tuple) else (axis.value,)
+        if not all(type(i) is int and -len(shape) <= i < len(shape) for i in axes):
+            return None
+        axes = tuple(i % len(shape) for i in axes)
+        for a, b in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
+            ka, kb = self.kind(a), self.kind(b)
+            if not isinstance(b, Var) or ka.static_shape is None or kb.static_shape is None or \
+                    len(ka.static_shape) != len(shape) or len(kb.static_shape) != len(shape) or \
+                    any(kb.static_shape[i] != 1 for i in axes) or \
+                    all(ka.static_shape[i] == 1 for i in axes) or \
+                    not (once or self.computed_sum(a, out, s.kwargs)):
+                continue
+            inner = self.new_call_kw(np.sum, (a,), s.kwargs, t.name, out)
+            if self.kind(inner).static_shape is None or np.broadcast_shapes(
+                    self.kind(inner).static_shape, kb.static_shape) != tuple(kt.static_shape):
+                out.pop()
+                continue
+            pair = (inner, b) if a is d.args[0] else (b, inner)
+            out.append(Call(t, operator.mul, pair, (), s.loc))
+            return t
+        return None
+
+    def straight_line(self) -> bool:
+        """Is the function free of branches and loops?"""
+        flag = getattr(self, "_straight", None)
+        if flag is None:
+            flag = self._straight = all(type(st) is Call for st in self.fn.body.stmts)
+        return flag
+
+    @staticmethod
+    def computed_sum(v, out, kwargs=(), window: int = 64) -> bool:
+        """Is np.sum(v, **kwargs) among the last `window` statements of the block built?"""
+        for st in reversed(out[-window:]):
+            if type(st) is Call and st.fn is np.sum and st.args == (v,) and \
+                    st.kwargs == kwargs:
+                return True
+        return False
+
+    def rewrite_cancel(self, fn, args, kt, out):
+        """Scalars that cancel (in the derivative only): (a / b) * b -> a, (a - k b) / b ->
+        a / b - k, a + (b - a) -> b; c - c -> 0 is in `rewrite`, before constant folding."""
+        if fn in MULS:
+            for q, b in ((args[0], args[1]), (args[1], args[0])):
+                d = self.defining(q, out) if isinstance(q, Var) else None
+                if d is not None and d.fn in DIVS and not d.kwargs and len(d.args) == 2 and \
+                        d.args[1] == b and (self.kind(d.args[0]) == kt or (
+                            kt.tag == "scalar" and self.kind(d.args[0]).tag == "scalar" and
+                            self.kind(d.args[0]).dtype == kt.dtype)):
+                    return d.args[0]
+        if kt.tag != "scalar":
+            return None
+        if fn in DIVS and isinstance(args[0], Var) and self.uses_once(args[0]):
+            # (a - k * b) / b -> a / b - k
+            d = self.defining(args[0], out)
+            if d is not None and d.fn in SUBS and not d.kwargs and isinstance(d.args[1], Var):
+                p = self.defining(d.args[1], out)
+                if p is not None and p.fn in MULS and not p.kwargs and args[1] in p.args and \
+                        self.uses_once(d.args[1]):
+                    k = p.args[0] if p.args[1] == args[1] else p.args[1]
+                    if self.kind(k).tag == "scalar" and self.kind(d.args[0]).tag == "scalar":
+                        q = self.new_call(fn, (d.args[0], args[1]), "_q", out, None)
+                        return self.new_call(operator.sub, (q, k), "_d", out, None)
+        if fn in ADDS:
+            # a + (b - a) -> b
+            for a, v in ((args[0], args[1]), (args[1], args[0])):
+                d = self.defining(v, out) if isinstance(v, Var) else None
+                if d is not None and d.fn in SUBS and not d.kwargs and d.args[1] == a and \
+                        self.kind(d.args[0]) == kt:
+                    return d.args[0]
         return None
 
     def fold_scale(self, k: float, v, uses: int, out):

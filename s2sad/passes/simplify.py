@@ -56,15 +56,51 @@ class Simplifier(Rewrites):
         # uses inside statements this round removes still count, which errs on the safe side
         self._counts = {}
         count_uses(self.fn.body, self._counts)
-        body = self.block(self.fn.body, _Sub(self._counts), {})
+        body = self.block(self.fn.body, _Sub(self._counts), {}, concrete=True)
         return replace_body(self.fn, body)
 
-    def block(self, b: Block, sub: dict, cse: dict) -> Block:
+    def block(self, b: Block, sub: dict, cse: dict, concrete: bool = False) -> Block:
+        """`concrete`: a symbolic zero among the results (a value that cancelled, see
+        rewrite_cancel) is made a real one: a loop carries it, a function returns it."""
         out = _Out()
         cse = dict(cse)
         for s in b.stmts:
             self.stmt(s, sub, cse, out)
-        return Block(tuple(out), tuple(_sub(r, sub) for r in b.results))
+        results = tuple(_sub(r, sub) for r in b.results)
+        if concrete:
+            return self.concrete_results(Block(tuple(out), results), range(len(results)))
+        return Block(tuple(out), results)
+
+    def concrete_inits(self, inits, sub, out) -> tuple:
+        """A loop's initial values, a symbolic zero among them made a real one."""
+        inits = [_sub(x, sub) for x in inits]
+        for k, x in enumerate(inits):
+            if is_zero(x):
+                inits[k] = self.real_zero(x, x.value.kind, out)
+        return tuple(inits)
+
+    def concrete_results(self, b: Block, which, kinds=None) -> Block:
+        """`b` with its symbolic zero results at the positions `which` made real zeros
+        (`kinds`: the kinds they take, where better known than the zeros' own)."""
+        if not any(is_zero(b.results[k]) for k in which):
+            return b
+        out = _Out()
+        out.extend(b.stmts)
+        results = list(b.results)
+        for n, k in enumerate(which):
+            r = results[k]
+            if is_zero(r):
+                results[k] = self.real_zero(r, kinds[n] if kinds else r.value.kind, out)
+        return Block(tuple(out), tuple(results))
+
+    def real_zero(self, z, kind, out):
+        """A real zero for the symbolic zero `z` of `kind`, where its type is known."""
+        for k in (kind, z.value.kind):
+            if k.tag == "scalar" or (k.tag == "array" and k.shape is not None):
+                return self.concrete_zero(k, out, None, z.value.like)
+        if z.value.like is not None:
+            return self.concrete_zero(z.value.kind, out, None, z.value.like)
+        return z  # (never reached by the cancellations: their kinds are known)
 
     def stmt(self, s, sub, cse, out):
         match s:
@@ -97,19 +133,28 @@ class Simplifier(Rewrites):
                     then = Block(then.stmts, tuple(then.results[i] for i in keep))
                     orelse = Block(orelse.stmts, tuple(orelse.results[i] for i in keep))
                     outs = tuple(outs[i] for i in keep)
+                # an output zero in one branch (or two different zeros) is merged as a
+                # real zero
+                one_sided = [i for i, (a, b2) in enumerate(zip(then.results, orelse.results))
+                             if is_zero(a) or is_zero(b2)]
+                if one_sided:
+                    okinds = [self.kind(outs[i]) for i in one_sided]
+                    then = self.concrete_results(then, one_sided, okinds)
+                    orelse = self.concrete_results(orelse, one_sided, okinds)
                 out.append(If(c, then, orelse, outs, s.loc))
             case ForRange(index=i, start=a, stop=b, step=st, params=ps, inits=inits, body=body,
                           outputs=outs):
                 a, b, st = _sub(a, sub), _sub(b, sub), _sub(st, sub)
-                inits = tuple(_sub(x, sub) for x in inits)
+                inits = self.concrete_inits(inits, sub, out)
                 ps, inits, body, outs = self.drop_invariant(ps, inits, body, outs, sub)
-                body = self.block(body, sub, {})
+                body = self.block(body, sub, {}, concrete=True)
                 out.append(ForRange(i, a, b, st, ps, inits, body, outs, s.loc, s.reverse,
                                     _sub(s.over, sub) if s.over is not None else None))
             case While(params=ps, inits=inits, cond=cond, body=body, outputs=outs):
-                inits = tuple(_sub(x, sub) for x in inits)
+                inits = self.concrete_inits(inits, sub, out)
                 ps, inits, body, outs = self.drop_invariant(ps, inits, body, outs, sub)
-                cond, body = self.block(cond, sub, {}), self.block(body, sub, {})
+                cond = self.block(cond, sub, {}, concrete=True)
+                body = self.block(body, sub, {}, concrete=True)
                 out.append(While(ps, inits, cond, body, outs, s.loc))
 
     def drop_invariant(self, ps, inits, body, outs, sub):

@@ -1,0 +1,126 @@
+"""The simplifier's algebraic rewrites (s2sad/passes/rewrites.py) that remove work a
+hand-written derivative does not do: a factor taken out of a sum, and cotangents and
+tangents that cancel exactly in real arithmetic (the max-shift of logsumexp and softmax).
+Every derivative is checked against central finite differences; the source checks say
+that the work is gone."""
+
+import math
+
+import numpy as np
+
+import s2sad
+from tests.oracle import assert_close, numerical_grad, numerical_jvp
+
+
+def logsumexp(x):
+    m = np.max(x)
+    return m + np.log(np.sum(np.exp(x - m)))
+
+
+def shifted_by_first(x):
+    m = x[0]  # any shift cancels, not only the max
+    return m + np.log(np.sum(np.exp(x - m)))
+
+
+def softmax_cross_entropy(z, y):
+    m = np.max(z, axis=1, keepdims=True)
+    zs = z - m
+    lse = np.log(np.sum(np.exp(zs), axis=1, keepdims=True))
+    return -np.mean(np.sum(y * (zs - lse), axis=1))
+
+
+def centred_squares(x):
+    # sum((x - k) v) is left alone where sum(v) is not computed (no cancellation to gain)
+    mu = np.mean(x)
+    return np.sum((x - mu) * np.sin(x))
+
+
+def nearest_sum(points, centroids):
+    diff = points[:, None, :] - centroids[None, :, :]
+    dist = np.sum(diff * diff, axis=2)
+    return np.sum(np.min(dist, axis=1))
+
+
+def rows_loop(w, a, y):
+    total = 0.0
+    for i in range(a.shape[0]):
+        r = np.dot(a[i], w) - y[i]
+        total += r * r
+    return total
+
+
+def scaled_sum(x):
+    return math.pi * np.sum(3.0 * np.tanh(x))
+
+
+RNG = np.random.default_rng(11)
+X = RNG.standard_normal(7)
+X_TIES = np.array([1.5, -0.3, 1.5, 0.2])
+
+
+def test_logsumexp_gradient_is_softmax_without_the_max_sweep():
+    for x in (X, X_TIES):
+        g = s2sad.grad(logsumexp)
+        assert_close(g(x), numerical_grad(logsumexp, (x,), (0,))[0])
+        assert "nonzero" not in g.source and "add.at" not in g.source
+
+
+def test_logsumexp_jvp_has_no_max_tangent():
+    j = s2sad.jvp(logsumexp)
+    v = RNG.standard_normal(X.shape)
+    out, out_dot = j(X, v)
+    assert_close(out, logsumexp(X))
+    assert_close(out_dot, numerical_jvp(logsumexp, (X,), (0,), (v,)))
+    assert "mask" not in j.source
+
+
+def test_split_form_pullback_of_logsumexp():
+    out, pullback = s2sad.vjp(logsumexp)(X)
+    (x_bar,) = pullback(2.5)
+    assert_close(x_bar, 2.5 * numerical_grad(logsumexp, (X,), (0,))[0])
+
+
+def test_any_shift_cancels():
+    assert_close(s2sad.grad(shifted_by_first)(X),
+                 numerical_grad(shifted_by_first, (X,), (0,))[0])
+
+
+def test_softmax_cross_entropy_over_an_axis():
+    z = RNG.standard_normal((5, 4))
+    y = np.eye(4)[RNG.integers(0, 4, 5)]
+    g = s2sad.grad(softmax_cross_entropy)
+    assert_close(g(z, y), numerical_grad(softmax_cross_entropy, (z, y), (0,))[0])
+
+
+def test_centred_sum_is_not_rewritten_and_stays_right():
+    assert_close(s2sad.grad(centred_squares)(X), numerical_grad(centred_squares, (X,), (0,))[0])
+    v = RNG.standard_normal(X.shape)
+    _, out_dot = s2sad.jvp(centred_squares)(X, v)
+    assert_close(out_dot, numerical_jvp(centred_squares, (X,), (0,), (v,)))
+
+
+def test_factor_constant_along_the_summed_axis_leaves_the_sum():
+    points = RNG.standard_normal((9, 2))
+    centroids = points[:3] + 0.05
+    v = RNG.standard_normal(centroids.shape)
+    hv = s2sad.hvp(nearest_sum, wrt=1)(points, centroids, v)
+
+    def grad_c(c):
+        return numerical_grad(nearest_sum, (points, c), (1,))[0]
+
+    want = numerical_jvp(grad_c, (centroids,), (0,), (v,), eps=1e-4)
+    assert_close(hv, want, rtol=1e-5, atol=1e-6)
+    g = s2sad.grad(nearest_sum, wrt=1)
+    assert_close(g(points, centroids), numerical_grad(nearest_sum, (points, centroids), (1,))[0])
+
+
+def test_dot_of_two_vectors_in_a_loop():
+    w, a, y = RNG.standard_normal(3), RNG.standard_normal((4, 3)), RNG.standard_normal(4)
+    g = s2sad.grad(rows_loop)
+    assert_close(g(w, a, y), numerical_grad(rows_loop, (w, a, y), (0,))[0])
+    assert "tensordot" not in g.source
+
+
+def test_constant_factors_leave_the_sum():
+    g = s2sad.grad(scaled_sum)
+    assert_close(g(X), numerical_grad(scaled_sum, (X,), (0,))[0])
