@@ -186,8 +186,11 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     live at once (the `t_1` ... `t_k` a long reverse sweep keeps).
     """
     copying = _copy_participants(fn)
-    graph = _interference(fn, Interference(inlined, copying,
-                                           _copy_components(fn, copying).get))
+    pairs = _copy_pairs(fn)
+    graph = Interference()  # (no copies: nothing to coalesce, no walk)
+    if pairs:
+        graph = _interference(fn, Interference(inlined, copying,
+                                               _copy_components(pairs, copying).get))
     names = Names()
     members: dict = {}
     boundary = getattr(pos, "boundary", None) if fn.meta.get("split") else None
@@ -239,18 +242,41 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     return names
 
 
-def _copy_components(fn: Function, copying: set) -> dict:
+def _copy_components(pairs: list, copying: set) -> dict:
     """variable -> the variables it may come to share a name with: those a chain of copies
-    connects it to (coalescing merges classes along copies only)."""
-    walk = Interference(frozenset(), copying, lambda v: None)
-    _interference(fn, walk)  # (the copies, in program order)
+    (`pairs`) connects it to (coalescing merges classes along copies only)."""
     links = Names()
-    for a, b in walk.copies:
+    for a, b in pairs:
         links.union(a, b)
     components: dict = {}
     for v in copying:
         components.setdefault(links.find(v), set()).add(v)
     return {v: components[links.find(v)] for v in copying}
+
+
+def _copy_pairs(fn: Function) -> list:
+    """The (dest, source) pairs the liveness walk records as copies (`Interference.copy`),
+    found by one pass over the statements (their order does not matter here)."""
+    out: list = []
+
+    def walk(b: Block):
+        for st in b.stmts:
+            match st:
+                case Call(target=t, args=args) if st.fn in SCATTERS:
+                    out.append((t, args[0]))
+                case If(then=then, orelse=orelse, outputs=outs):
+                    for o, a, b2 in zip(outs, then.results, orelse.results):
+                        out.extend((o, x) for x in (a, b2))
+                case ForRange(params=ps, inits=inits, body=body, outputs=outs) | \
+                        While(params=ps, inits=inits, body=body, outputs=outs):
+                    out.extend(zip(outs, ps))
+                    out.extend(zip(ps, inits))
+                    out.extend(zip(ps, body.results))
+            for inner in blocks_of(st):
+                walk(inner)
+
+    walk(fn.body)
+    return [(a, b) for a, b in out if isinstance(b, Var)]
 
 
 def _interference(fn: Function, graph: Interference) -> Interference:
