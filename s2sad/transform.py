@@ -7,6 +7,7 @@ pass -> simplify -> emit -> compile (cached in memory per specialisation).
 from __future__ import annotations
 
 import contextlib
+import gc
 import inspect
 import operator
 import os
@@ -558,8 +559,26 @@ def deep_expressions(limit: int = 60_000):
 def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
              kw_kinds: dict) -> Compiled:
     """Compile the derivative (no lookup: s2sad.store.compiled serves stored ones)."""
-    with deep_expressions():
+    with deep_expressions(), _no_collections():
         return _generate(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
+
+
+@contextlib.contextmanager
+def _no_collections():
+    """The cyclic garbage collector paused while compiling: the compiler allocates hundreds
+    of thousands of IR nodes that all live until the code is printed, and each collection
+    of the oldest generation walks all of them again (about half the compile time of a
+    2,000-line function). What the compiler frees, reference counting frees; the few
+    cycles it leaves are collected after. A nested compile, or a program that paused the
+    collector itself, leaves it as it is."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
