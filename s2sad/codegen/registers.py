@@ -224,8 +224,9 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     classes, root_of = _classes(fn, pos, names, inlined)
     group_of: dict = {}  # variable -> the variables printed with its base name (any number)
     groups: dict = {}
+    bases = {r: _class_base(r, ms, fn, pos) for r, ms in classes.items()}
     for r, ms in classes.items():
-        group = groups.setdefault(root_name(_class_base(r, ms, fn, pos)), set())
+        group = groups.setdefault(root_name(bases[r]), set())
         group |= ms
         group.add(r)
         for m in ms:
@@ -238,7 +239,7 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     # a variable alone in its group conflicts with no one: the walk need not follow it
     shared = {v for v, group in group_of.items() if len(group) > 1}
     graph = _interference(fn, Interference(inlined, shared, group_of.get, symmetric=False))
-    _assign_names(fn, pos, graph, names, classes, root_of, reserved)
+    _assign_names(fn, pos, graph, names, classes, root_of, reserved, bases)
     return names
 
 
@@ -309,7 +310,7 @@ def _class_base(r, members, fn, pos) -> str:
 
 
 def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
-                  reserved: set):
+                  reserved: set, bases: dict):
     """Print each class with its base name, numbered where a class it interferes with and
     that was printed before it holds that name already.
 
@@ -346,7 +347,7 @@ def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
     explain = bool(fn.meta.get("explain"))
     spellings: dict = {}  # base -> [base, base_1, base_2, ...] (as far as spelled yet)
     for r in order:
-        base = _class_base(r, classes[r], fn, pos)
+        base = bases[r]
         edges = [adj[m] for m in classes[r] if m in adj]
         nbrs = (edges[0] if len(edges) == 1 else set().union(*edges)) if edges else _EMPTY
         reached = nbrs & named  # the printed ones: their names block
