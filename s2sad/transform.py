@@ -7,6 +7,7 @@ pass -> simplify -> emit -> compile (cached in memory per specialisation).
 from __future__ import annotations
 
 import contextlib
+import gc
 import inspect
 import operator
 import os
@@ -580,7 +581,7 @@ def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
         from s2sad.codegen.numba_compile import numba_module
 
         numba_module()  # (refused before anything is generated when Numba is missing)
-    with deep_expressions():
+    with deep_expressions(), _no_collections():
         done = _generate(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
     if backend == "numba":
         generic = bool(arg_kinds) and all(k.tag == "unknown" for k in arg_kinds)
@@ -613,6 +614,24 @@ def _numba_compiled(done: Compiled, func, jit_cache, generic: bool) -> Compiled:
         return done
     fn, source = compile_numba(source, done.namespace, done.name, user_file, jit_cache)
     return Compiled(source, fn, done.ir, namespace=done.namespace, name=done.name)
+
+
+@contextlib.contextmanager
+def _no_collections():
+    """The cyclic garbage collector paused while compiling: the compiler allocates hundreds
+    of thousands of IR nodes that all live until the code is printed, and each collection
+    of the oldest generation walks all of them again (about half the compile time of a
+    2,000-line function). What the compiler frees, reference counting frees; the few
+    cycles it leaves are collected after. A nested compile, or a program that paused the
+    collector itself, leaves it as it is."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,

@@ -31,10 +31,52 @@ def used_names(source: str) -> frozenset:
                      if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load))
 
 
-def needed_imports(source: str, ns) -> dict:
+def names_read(source: str, candidates) -> set:
+    """The names among `candidates` that `source` reads: `used_names(source) & candidates`,
+    by one scan of the text for each candidate instead of parsing and walking the whole
+    source (linear, and cheap for the few module-level names a namespace holds).
+
+    An occurrence counts unless it follows a `.` (an attribute), is assigned or passed as a
+    keyword (`name=`), or lies in a comment or a string literal on its line.
+    """
+    if "'''" in source or '"""' in source:  # a string across lines: parse it properly
+        return used_names(source) & set(candidates)
+    out = set()
+    for name in candidates:
+        if name in out or name not in source:
+            continue
+        pattern = re.compile(rf"(?<![\w.]){re.escape(name)}(?![\w'\"])(?!\s*=(?!=))")
+        for m in pattern.finditer(source):
+            head = source[source.rfind("\n", 0, m.start()) + 1:m.start()]
+            if ("#" in head or "'" in head or '"' in head) and not _in_code(head):
+                continue
+            out.add(name)
+            break
+    return out
+
+
+_STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+
+
+def _in_code(head: str) -> bool:
+    """Whether the text following `head` (the start of its line) is code: not inside a
+    comment or a string literal that `head` opens."""
+    rest = _STRING.sub("", head)
+    return not any(c in rest for c in "#'\"")
+
+
+def _candidates(ns) -> set:
+    """The namespace names whose reading brings an import or a binding line."""
+    return {alias for alias, path in ns.imports.items()
+            if alias in ns.values and path is not None} | set(ns.bindings)
+
+
+def needed_imports(source: str, ns, used: set | None = None) -> dict:
     """{alias: (module, qualname or None)} for the namespace names `source` reads that can
-    be imported (a captured constant without a module-level home cannot)."""
-    used = used_names(source)
+    be imported (a captured constant without a module-level home cannot). `used`: those
+    names, when the caller has found them already."""
+    if used is None:
+        used = names_read(source, _candidates(ns))
     imports = {alias: tuple(path) for alias, path in ns.imports.items()
                if alias in used and alias in ns.values and path is not None}
     for alias, (path, _) in ns.bindings.items():
@@ -69,10 +111,10 @@ def import_lines(imports: dict) -> list:
 def prelude(body: str, ns) -> list:
     """The import lines a generated function's `body` needs, as printed above it (and
     the derivatives of functions it calls that it binds after them)."""
-    used = used_names(body)
+    used = names_read(body, _candidates(ns))
     bound = [f"{alias} = {text}" for alias, (_, text) in sorted(ns.bindings.items())
              if alias in used]
-    return import_lines(needed_imports(body, ns)) + bound
+    return import_lines(needed_imports(body, ns, used)) + bound
 
 
 def executable(source: str) -> str:

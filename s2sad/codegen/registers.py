@@ -7,6 +7,7 @@ temporaries used once are marked to be folded into the expression that reads the
 
 from __future__ import annotations
 
+import itertools
 import operator
 
 from s2sad.codegen.sinking import is_partial_sum
@@ -185,8 +186,11 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     live at once (the `t_1` ... `t_k` a long reverse sweep keeps).
     """
     copying = _copy_participants(fn)
-    graph = _interference(fn, Interference(inlined, copying,
-                                           _copy_components(fn, copying).get))
+    pairs = _copy_pairs(fn)
+    graph = Interference()  # (no copies: nothing to coalesce, no walk)
+    if pairs:
+        graph = _interference(fn, Interference(inlined, copying,
+                                               _copy_components(pairs, copying).get))
     names = Names()
     members: dict = {}
     boundary = getattr(pos, "boundary", None) if fn.meta.get("split") else None
@@ -205,19 +209,24 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
         ra, rb = names.find(a), names.find(b)
         if ra == rb:
             continue
-        ca = members.get(ra, {ra})
-        cb = members.get(rb, {rb})
-        if any(graph.adj.get(x, _EMPTY) & cb for x in ca):
+        ca = members.get(ra) or {ra}
+        cb = members.get(rb) or {rb}
+        small, large = (ca, cb) if len(ca) <= len(cb) else (cb, ca)
+        adj = graph.adj  # (symmetric: the smaller class's edges are enough to read)
+        if any(not large.isdisjoint(adj[x]) for x in small if x in adj):
             continue
         keep, other = (ra, rb) if _prefer(ra, rb, fn) else (rb, ra)
         names.union(keep, other)
-        members[keep] = ca | cb
-        members.pop(other, None)
+        large |= small  # (in place: a long chain of updates grows one set)
+        members[keep] = large
+        if other is not keep:
+            members.pop(other, None)
     classes, root_of = _classes(fn, pos, names, inlined)
     group_of: dict = {}  # variable -> the variables printed with its base name (any number)
     groups: dict = {}
+    bases = {r: _class_base(r, ms, fn, pos) for r, ms in classes.items()}
     for r, ms in classes.items():
-        group = groups.setdefault(root_name(_class_base(r, ms, fn, pos)), set())
+        group = groups.setdefault(root_name(bases[r]), set())
         group |= ms
         group.add(r)
         for m in ms:
@@ -229,23 +238,46 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
             group_of[r].add(v)
     # a variable alone in its group conflicts with no one: the walk need not follow it
     shared = {v for v, group in group_of.items() if len(group) > 1}
-    graph = _interference(fn, Interference(inlined, shared, group_of.get))
-    _assign_names(fn, pos, graph, names, classes, root_of, reserved)
+    graph = _interference(fn, Interference(inlined, shared, group_of.get, symmetric=False))
+    _assign_names(fn, pos, graph, names, classes, root_of, reserved, bases)
     return names
 
 
-def _copy_components(fn: Function, copying: set) -> dict:
+def _copy_components(pairs: list, copying: set) -> dict:
     """variable -> the variables it may come to share a name with: those a chain of copies
-    connects it to (coalescing merges classes along copies only)."""
-    walk = Interference(frozenset(), copying, lambda v: None)
-    _interference(fn, walk)  # (the copies, in program order)
+    (`pairs`) connects it to (coalescing merges classes along copies only)."""
     links = Names()
-    for a, b in walk.copies:
+    for a, b in pairs:
         links.union(a, b)
     components: dict = {}
     for v in copying:
         components.setdefault(links.find(v), set()).add(v)
     return {v: components[links.find(v)] for v in copying}
+
+
+def _copy_pairs(fn: Function) -> list:
+    """The (dest, source) pairs the liveness walk records as copies (`Interference.copy`),
+    found by one pass over the statements (their order does not matter here)."""
+    out: list = []
+
+    def walk(b: Block):
+        for st in b.stmts:
+            match st:
+                case Call(target=t, args=args) if st.fn in SCATTERS:
+                    out.append((t, args[0]))
+                case If(then=then, orelse=orelse, outputs=outs):
+                    for o, a, b2 in zip(outs, then.results, orelse.results):
+                        out.extend((o, x) for x in (a, b2))
+                case ForRange(params=ps, inits=inits, body=body, outputs=outs) | \
+                        While(params=ps, inits=inits, body=body, outputs=outs):
+                    out.extend(zip(outs, ps))
+                    out.extend(zip(ps, inits))
+                    out.extend(zip(ps, body.results))
+            for inner in blocks_of(st):
+                walk(inner)
+
+    walk(fn.body)
+    return [(a, b) for a, b in out if isinstance(b, Var)]
 
 
 def _interference(fn: Function, graph: Interference) -> Interference:
@@ -278,19 +310,26 @@ def _class_base(r, members, fn, pos) -> str:
 
 
 def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
-                  reserved: set):
-    merged = {v for v, r in root_of.items() if r is not v}
+                  reserved: set, bases: dict):
+    """Print each class with its base name, numbered where a class it interferes with and
+    that was printed before it holds that name already.
 
-    def neighbours(root) -> set:
-        """The classes (their roots) that interfere with the class of `root`."""
-        edges = [graph.adj[m] for m in classes[root] if m in graph.adj]
-        if not edges:
-            return _EMPTY
-        nbrs = edges[0] if len(edges) == 1 else set().union(*edges)
-        if not merged.isdisjoint(nbrs):
-            nbrs = (nbrs - merged) | {root_of[w] if w in root_of else names.find(w)
-                                      for w in nbrs & merged}
-        return nbrs
+    `graph.adj` holds each interference once, from the variable at whose definition the
+    other is live: when a class is printed, the names its own edges reach are read in
+    bulk (set operations), and its name is handed to the not yet printed variables those
+    edges reach (few: a variable live at a definition is mostly defined before it), so the
+    work is linear in the graph, with no per-edge step in Python for the edges that point
+    back in program order.
+    """
+    adj = graph.adj
+    for v in set(adj).union(*adj.values()) - root_of.keys():  # (every variable of the
+        root_of[v] = names.find(v)  # graph has a class root)
+    everyone: dict = {}  # root -> every variable of its class (folded ones too)
+    for v, r in root_of.items():
+        everyone.setdefault(r, []).append(v)
+    name_of: dict = {}  # variable -> the name printed for its class (once printed)
+    named: set = set()  # its keys (a set: set operations with it stay in C)
+    handed: dict = {}  # variable -> names of printed classes that interfere with it
 
     boundary = getattr(pos, "boundary", None) if fn.meta.get("split") else None
     fwd: set = set()
@@ -306,21 +345,47 @@ def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
                                            r.name))
     printed: dict = {}
     explain = bool(fn.meta.get("explain"))
+    spellings: dict = {}  # base -> [base, base_1, base_2, ...] (as far as spelled yet)
     for r in order:
-        base = _class_base(r, classes[r], fn, pos)
-        blocked = {printed[w] for w in neighbours(r) & printed.keys()}  # live neighbours'
+        base = bases[r]
+        edges = [adj[m] for m in classes[r] if m in adj]
+        nbrs = (edges[0] if len(edges) == 1 else set().union(*edges)) if edges else _EMPTY
+        reached = nbrs & named  # the printed ones: their names block
+        blocked = set(map(name_of.__getitem__, reached)) if reached else set()
+        for m in classes[r]:
+            if m in handed:
+                blocked |= handed.pop(m)
         if explain and not base.endswith(("_bar", "_dot")):
             blocked = blocked | set(printed.values())  # step by step: one value, one name
         other_sweep = sweep_names[r not in fwd] if boundary is not None else _EMPTY
-        n = 0
-        cand = base
-        while cand in reserved or cand in blocked or cand in other_sweep:
-            n += 1
-            cand = f"{base}_{n}"
+        cand = _first_free(spellings.setdefault(base, [base]), reserved, blocked,
+                           other_sweep)
         printed[r] = cand
+        for v in everyone.get(r, ()):
+            name_of[v] = cand
+            named.add(v)
+        for w in nbrs - named if nbrs else ():  # printed later: blocked by this
+            handed.setdefault(w, set()).add(cand)
         if boundary is not None:
             sweep_names[r in fwd].add(cand)
     names.printed = printed
+
+
+def _first_free(spelled: list, *taken) -> str:
+    """The first of `base`, `base_1`, `base_2`, ... (`spelled`, extended as needed) in
+    none of the `taken` sets: the list is filtered in C, the variants spelled once each
+    (hundreds of temporaries of one name live at once try as many variants each)."""
+    start = 0
+    while True:
+        free = iter(spelled[start:] if start else spelled)
+        for names in taken:
+            free = itertools.filterfalse(names.__contains__, free)
+        cand = next(free, None)
+        if cand is not None:
+            return cand
+        start = len(spelled)
+        base = spelled[0]
+        spelled.extend(f"{base}_{n}" for n in range(start, 2 * start + 1))
 
 
 def _base_name(root, members, pos) -> str:
@@ -452,8 +517,9 @@ class Interference:
     which keeps the live sets and the graph small for long functions.
     """
 
-    def __init__(self, inlined=frozenset(), track=None, partners=None):
+    def __init__(self, inlined=frozenset(), track=None, partners=None, symmetric=True):
         self.adj: dict = {}
+        self.symmetric = symmetric  # False: each edge recorded from the defined variable
         self.copies: list = []  # (dest, source) pairs worth coalescing, in program order
         self.updates: set = set()  # the (result, accumulator) pairs of in-place updates
         self.track = track
@@ -477,10 +543,15 @@ class Interference:
         others.discard(v)
         if not others:
             return
-        self.adj.setdefault(v, set()).update(others)
-        for w in others:
-            if isinstance(w, Var):
-                self.adj.setdefault(w, set()).add(v)
+        adj = self.adj
+        if v in adj:
+            adj[v] |= others
+        else:
+            adj[v] = others  # (a new set: `live & partners`)
+        if self.symmetric:
+            for w in others:
+                if isinstance(w, Var):
+                    adj.setdefault(w, set()).add(v)
 
     def copy(self, dest, src):
         if isinstance(src, Var):
