@@ -25,12 +25,7 @@ dask = pytest.importorskip("dask")
 import s2sad
 from s2sad.errors import LazyArrayError
 from tests import oracle
-from tests.corpus import programs
-
-# -- the three models: least squares, logistic regression, a tanh layer with an L2 penalty
-
-
-from tests.backends.models import (  # noqa: E402
+from tests.backends.models import (  # the three models and their gradients by hand
     least_squares,
     least_squares_grad,
     logistic,
@@ -38,6 +33,7 @@ from tests.backends.models import (  # noqa: E402
     tanh_layer,
     tanh_layer_grad,
 )
+from tests.corpus import programs
 
 
 MODELS = [(least_squares, least_squares_grad, 1), (logistic, logistic_grad, 1),
