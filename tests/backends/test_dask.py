@@ -360,3 +360,16 @@ def test_million_rows_on_a_two_process_cluster(cluster_client, f, by_hand, k):
                           da.from_array(y[:m], chunks=500), *_extra(f))
     np.testing.assert_allclose(cluster_client.compute(small).result(), fd, rtol=1e-6,
                                atol=1e-6)
+
+
+def test_a_dask_array_as_the_first_argument_is_data():
+    """Not taken for the object of an unbound method (whose first argument is an object)."""
+    def data_first(X, w):
+        return np.sum(np.tanh(X @ w) ** 2)
+
+    X = da.from_array(np.linspace(-1.0, 1.0, 40).reshape(10, 4), chunks=(5, 4))
+    w = np.array([0.5, -0.25, 0.1, 0.3])
+    g = s2sad.grad(data_first, wrt=1)(X, w)
+    Xn = np.asarray(X)
+    t = np.tanh(Xn @ w)
+    np.testing.assert_allclose(np.asarray(g), Xn.T @ (2 * t * (1 - t * t)), rtol=1e-12)
