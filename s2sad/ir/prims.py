@@ -501,6 +501,13 @@ class Opaque:
     def __call__(self, *args, **kwargs):
         return self.func(*args, **kwargs)
 
+    # each Opaque call is itself, and a member of EFFECTFUL through OPAQUE_CALLS
+    def __eq__(self, other) -> bool:
+        return self is other or other is OPAQUE_CALLS
+
+    def __hash__(self) -> int:
+        return hash(OPAQUE_CALLS)
+
     def refusal(self, loc):
         """The error to raise where a differentiated value reaches the call at `loc`."""
         first = self.errors[0]
@@ -534,14 +541,17 @@ class MethodCall:
         return f"MethodCall({self.name})"
 
 
-class _Effects(frozenset):
-    """A frozenset of primitives that also holds every Opaque call."""
+class _OpaqueCalls:
+    """The one member of EFFECTFUL that every Opaque call equals (see Opaque.__eq__), so
+    that `fn in EFFECTFUL` stays a set lookup in C."""
 
-    def __contains__(self, fn) -> bool:
-        return isinstance(fn, Opaque) or frozenset.__contains__(self, fn)
+    def __repr__(self) -> str:
+        return "<every Opaque call>"
 
 
-EFFECTFUL = _Effects({revolve.checkpoints, revolve.snapshot, revolve.restore,
-                      tape_push, tape_pop, tape_next, sweep_boundary, index_add_inplace,
-                      index_add_at, index_update_inplace, add_inplace, mul_inplace,
-                      print_values, check_assertion} | RANDOM_DRAWS)
+OPAQUE_CALLS = _OpaqueCalls()
+
+EFFECTFUL = frozenset({revolve.checkpoints, revolve.snapshot, revolve.restore,
+                       tape_push, tape_pop, tape_next, sweep_boundary, index_add_inplace,
+                       index_add_at, index_update_inplace, add_inplace, mul_inplace,
+                       print_values, check_assertion, OPAQUE_CALLS}) | RANDOM_DRAWS
