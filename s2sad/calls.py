@@ -277,7 +277,7 @@ def structured_call(d, fn, primal):
     """`fn` (the generated function, called with flattened arguments) returning each wrt
     argument's derivative with the structure of that argument."""
     mode, wrt = d.mode, d._wrt
-    if mode in ("jvp",) or not any(is_structured(primal[i]) for i in wrt):
+    if mode == "jvp" or not any(is_structured(primal[i]) for i in wrt):
         return fn
 
     def per_wrt(grads):

@@ -504,7 +504,8 @@ def _check_wrt(ir, wrt, kinds_in):
                         "of wrt")
         if k.tag == "object":
             raise WrtError(f"cannot differentiate with respect to `{ir.params[i].name}` of "
-                           "this type", ir.loc, "pass a float or a NumPy float array")
+                           "this type", ir.loc, "pass a float, a NumPy float array, or a tuple, "
+                           "list, namedtuple or dict (with str or int keys) of them")
 
 
 def _scalar_output_shape(ir, mode, kinds) -> tuple:

@@ -259,3 +259,11 @@ def test_namedtuples_built_and_differentiated_inside():
     _same_structure(g, p)
     np.testing.assert_allclose(_vector(g), _fd_grad(record_step, (p, x), 0), rtol=1e-6,
                                atol=1e-8)
+
+
+def test_a_dict_with_other_keys_is_refused_with_the_accepted_forms():
+    def tuple_keys(d, x):
+        return np.sum(d[(0, 1)] * x)
+
+    with pytest.raises(s2sad.WrtError, match="dict \\(with str or int keys\\)"):
+        s2sad.grad(tuple_keys)({(0, 1): np.ones(2)}, np.ones(2))
