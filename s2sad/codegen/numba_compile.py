@@ -73,6 +73,7 @@ def compile_numba(source: str, ns, name: str, user_file: str | None,
     """The function `name` of the Numba-form `source`: a Python function calling the
     Numba dispatcher, which turns Numba's compile errors into BackendErrors."""
     numba = numba_module()
+    from s2sad.codegen import numba_runtime  # noqa: F401 (the helpers' Numba implementations)
     filename = source_file(source, name, cache_dir) if cache_dir is not None else None
     if filename is None:
         source = source.replace("@numba.njit(cache=True)", "@numba.njit")

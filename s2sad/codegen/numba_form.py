@@ -19,6 +19,10 @@ from s2sad.codegen.numba_errors import refusal
 HEADER = 'compiled by Numba (backend="numba"): each tape is read by index, last in first out'
 # imports a Numba-compiled derivative may keep: the modules whose functions Numba types
 _TYPED_IMPORTS = re.compile(r"^import (math|cmath|numpy as np)$")
+# the runtime helpers with a Numba implementation (codegen/numba_runtime.py)
+KERNELS = frozenset({"unbroadcast", "sum_to_shape", "broadcast_like", "take_slot",
+                     "index_update", "index_add", "zeros_like", "fresh_copy"})
+_HELPERS = re.compile(r"^from s2sad\.runtime import (\w+(, \w+)*)$")
 
 
 def numba_source(source: str, name: str, cache: bool, user_file: str | None = None) -> str:
@@ -31,7 +35,7 @@ def numba_source(source: str, name: str, cache: bool, user_file: str | None = No
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             text = lines[node.lineno - 1]
-            if not _TYPED_IMPORTS.match(text):
+            if not (_TYPED_IMPORTS.match(text) or _kernels_only(text)):
                 raise refusal(source, _first_use(tree, node), f"`{text.strip()}`: the "
                               "generated code calls a helper that Numba cannot compile",
                               user_file)
@@ -85,6 +89,12 @@ def _renamed_versions(lines: list[str], defs: list[ast.FunctionDef]) -> list[str
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, renames)) + r")\b")
     return [ln if ln.lstrip().startswith("#") else pattern.sub(lambda m: renames[m.group(1)], ln)
             for ln in lines]
+
+
+def _kernels_only(text: str) -> bool:
+    """Does the import line bring in only runtime helpers that Numba compiles?"""
+    m = _HELPERS.match(text)
+    return m is not None and set(m.group(1).split(", ")) <= KERNELS
 
 
 def _first_use(tree: ast.Module, node: ast.Import | ast.ImportFrom) -> int:

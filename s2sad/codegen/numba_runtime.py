@@ -1,0 +1,208 @@
+"""Numba implementations of the runtime helpers that generated derivatives call
+(`unbroadcast`, `sum_to_shape`, `take_slot`, ...), registered with `numba.extending.overload`
+on the helpers themselves: the Numba form keeps `from s2sad.runtime import unbroadcast`
+as printed, and Numba compiles the call with the implementation below for the argument
+types it sees (an array's rank and dtype are part of its type, so each rank gets its own
+machine code).
+
+Each implementation computes what the NumPy helper in `s2sad.ir.prims` computes, for the
+arguments Numba can type; tests/backends/test_numba.py checks them against those helpers.
+Importing this module needs Numba; `numba_compile` imports it before compiling.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+from s2sad.codegen.numba_form import KERNELS
+from s2sad.ir import prims
+
+
+_OVERLOADED: set = set()
+
+
+def _kernel(helper):
+    """`overload(helper)`, noting that `helper` has a Numba implementation."""
+    _OVERLOADED.add(helper)
+    return overload(helper)
+
+
+def _is_array(t) -> bool:
+    return isinstance(t, types.Array)
+
+
+def _is_number(t) -> bool:
+    return isinstance(t, (types.Number, types.Boolean))
+
+
+@_kernel(prims.fresh_copy)
+def _fresh_copy(x):
+    if _is_array(x):
+        return lambda x: x.copy()
+    return lambda x: x
+
+
+def _value_copy(t):
+    """A copy of an array, a number as it is (the result of `g[index]`)."""
+
+
+@overload(_value_copy)
+def _value_copy_impl(t):
+    if _is_array(t):
+        return lambda t: t.copy()
+    return lambda t: t
+
+
+@_kernel(prims.take_slot)
+def _take_slot(g, index):
+    if not _is_array(g):
+        return lambda g, index: g
+    if _is_array(index) and isinstance(index.dtype, types.Integer) and index.ndim == 1:
+        def with_repeats(g, index):
+            # NumPy keeps the last write at a repeated position: only it has a cotangent
+            out = g[index].copy()
+            n = g.shape[0]
+            seen = np.zeros(n, np.bool_)
+            for j in range(len(index) - 1, -1, -1):
+                p = index[j] % n
+                if seen[p]:
+                    out[j] = 0.0
+                else:
+                    seen[p] = True
+            return out
+        return with_repeats
+    return lambda g, index: _value_copy(g[index])
+
+
+@_kernel(prims.index_update)
+def _index_update(acc, index, v):
+    if not _is_array(acc):
+        return None
+
+    def impl(acc, index, v):
+        out = acc.copy()
+        out[index] = v
+        return out
+    return impl
+
+
+@_kernel(prims.index_add)
+def _index_add(acc, index, g):
+    if not _is_array(acc):
+        return None
+    if not isinstance(acc.dtype, (types.Float, types.Complex)):
+        return lambda acc, index, g: prims.index_add(acc.astype(np.float64), index, g)
+    if _is_array(index):  # an integer array: repeated positions accumulate (np.add.at)
+        if not (isinstance(index.dtype, types.Integer) and index.ndim == 1):
+            return None
+
+        def at(acc, index, g):
+            out = acc.copy()
+            gb = np.broadcast_to(g, out[index].shape)
+            for j in range(len(index)):
+                out[index[j]] += gb[j]
+            return out
+        return at
+
+    def impl(acc, index, g):
+        out = acc.copy()
+        out[index] += g
+        return out
+    return impl
+
+
+@_kernel(prims.zeros_like)
+def _zeros_like(x):
+    if _is_array(x):
+        if isinstance(x.dtype, (types.Float, types.Complex)):
+            return lambda x: np.zeros(x.shape, x.dtype)
+        return lambda x: np.zeros(x.shape)
+    if _is_number(x):
+        return lambda x: 0.0
+    return None
+
+
+@_kernel(prims.broadcast_like)
+def _broadcast_like(t, x):
+    if _is_number(x):
+        return lambda t, x: t
+    if _is_array(x):
+        if _is_number(t):
+            return lambda t, x: np.full(x.shape, t)
+        if t.ndim != x.ndim:
+            return lambda t, x: np.zeros(x.shape, t.dtype) + t
+        return lambda t, x: t if t.shape == x.shape else np.zeros(x.shape, t.dtype) + t
+    return None
+
+
+def _summed(g, shape):
+    """`g` summed over its broadcast axes down to `shape` (a tuple, possibly empty)."""
+
+
+@overload(_summed)
+def _summed_impl(g, shape):
+    if not _is_array(g):
+        return None
+    k = len(shape)
+    n = g.ndim
+    if k == 0:
+        return lambda g, shape: np.sum(g)
+    if k > n:
+        return None
+
+    def impl(g, shape):
+        out = np.zeros(shape, g.dtype)
+        flat_out = out.reshape(out.size)
+        gc = np.ascontiguousarray(g)
+        flat_g = gc.reshape(gc.size)
+        gshape = np.empty(n, np.int64)
+        stride = np.zeros(n, np.int64)  # each axis of g's step in `out` (0: summed over)
+        step = 1
+        for i in range(n - 1, -1, -1):
+            gshape[i] = gc.shape[i]
+            j = i - (n - k)
+            if j >= 0 and shape[j] != 1:
+                stride[i] = step
+            if j >= 0:
+                step *= shape[j]
+        for p in range(flat_g.size):
+            r = p
+            off = 0
+            for i in range(n - 1, -1, -1):
+                off += (r % gshape[i]) * stride[i]
+                r //= gshape[i]
+            flat_out[off] += flat_g[p]
+        return out
+    return impl
+
+
+@_kernel(prims.sum_to_shape)
+def _sum_to_shape(g, shape):
+    if _is_number(g):
+        if len(shape) == 0:
+            return lambda g, shape: g
+        return lambda g, shape: np.full(shape, g)
+    return lambda g, shape: _summed(g, shape)
+
+
+@_kernel(prims.unbroadcast)
+def _unbroadcast(g, x):
+    if _is_number(x):
+        if _is_number(g):
+            return lambda g, x: g
+        if _is_array(g):
+            return lambda g, x: np.sum(g)
+        return None
+    if not _is_array(x):
+        return None
+    if _is_number(g):
+        return lambda g, x: np.full(x.shape, g)
+    if _is_array(g) and g.ndim == x.ndim:
+        return lambda g, x: g if g.shape == x.shape else _summed(g, x.shape)
+    return lambda g, x: _summed(g, x.shape)
+
+
+# every helper numba_form lets through has its implementation above
+assert all(getattr(prims, name) in _OVERLOADED for name in KERNELS)

@@ -1,0 +1,148 @@
+"""The Numba implementations of the runtime helpers (s2sad/codegen/numba_runtime.py)
+against the NumPy helpers of s2sad.ir.prims, which the rest of the suite checks against
+finite differences: every broadcasting pattern, index form and dtype a derivative hands
+them. Each compiled signature costs Numba a fraction of a second, so the default run
+takes one case of each kind and the sweep is marked slow."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+numba = pytest.importorskip("numba")
+
+try:  # works both with and without tests/__init__.py
+    from tests import oracle
+except ImportError:  # pragma: no cover
+    import oracle
+
+import s2sad  # noqa: E402
+from s2sad.codegen import numba_runtime  # noqa: E402,F401 (registers the implementations)
+from s2sad.ir import prims  # noqa: E402
+
+
+@numba.njit
+def _unbroadcast(g, x):
+    return prims.unbroadcast(g, x)
+
+
+@numba.njit
+def _sum_to_shape(g, shape):
+    return prims.sum_to_shape(g, shape)
+
+
+@numba.njit
+def _broadcast_like(t, x):
+    return prims.broadcast_like(t, x)
+
+
+@numba.njit
+def _take_slot(g, index):
+    return prims.take_slot(g, index)
+
+
+@numba.njit
+def _index_update(acc, index, v):
+    return prims.index_update(acc, index, v)
+
+
+@numba.njit
+def _index_add(acc, index, g):
+    return prims.index_add(acc, index, g)
+
+
+@numba.njit
+def _zeros_like(x):
+    return prims.zeros_like(x)
+
+
+@numba.njit
+def _fresh_copy(x):
+    return prims.fresh_copy(x)
+
+
+def _same(got, want):
+    assert np.shape(got) == np.shape(want)
+    assert np.asarray(got).dtype.kind == np.asarray(want).dtype.kind
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-14)
+
+
+R = np.random.default_rng(7)
+
+
+def _a(*shape):
+    return R.standard_normal(shape) if shape else float(R.standard_normal())
+
+
+# (g's shape, x's shape): the cotangent of a broadcast operand of that shape
+BROADCASTS = [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 4), (1, 4)), ((3, 4), (3, 1)),
+              ((3, 4), ()), ((2, 3, 4), (3, 1)), ((2, 3, 4), (1, 1, 4)), ((5,), (1,)),
+              ((), ()), ((2, 1, 4), (2, 1, 1))]
+DEFAULT = [0, 3, 4, 5]  # the default run's cases of BROADCASTS
+
+
+def _cases(indices):
+    return [pytest.param(*BROADCASTS[i], id=f"{BROADCASTS[i][0]}->{BROADCASTS[i][1]}",
+                         marks=() if i in indices else pytest.mark.slow)
+            for i in range(len(BROADCASTS))]
+
+
+@pytest.mark.parametrize("gshape, xshape", _cases(DEFAULT))
+def test_unbroadcast_and_sum_to_shape(gshape, xshape):
+    g, x = _a(*gshape), _a(*xshape)
+    _same(_unbroadcast(g, x), prims.unbroadcast(g, x))
+    if gshape:
+        _same(_sum_to_shape(g, xshape), prims.sum_to_shape(g, xshape))
+
+
+@pytest.mark.parametrize("gshape, xshape", _cases([1, 4]))
+def test_broadcast_like(gshape, xshape):
+    t, x = _a(*xshape), _a(*gshape)  # the tangent of the operand, broadcast to the result
+    _same(_broadcast_like(t, x), prims.broadcast_like(t, x))
+
+
+INDICES = [3, -1, slice(1, 4), (1, 2), (slice(None), 2), np.array([0, 2, 2, 4, 0])]
+
+
+@pytest.mark.parametrize("index", INDICES, ids=repr)
+def test_take_slot_index_update_index_add(index):
+    shape = (5, 3) if isinstance(index, tuple) else (5,)
+    g = _a(*shape)
+    _same(_take_slot(g, index), prims.take_slot(g, index))
+    v = _a(*np.shape(g[index]))
+    _same(_index_update(g, index, v), prims.index_update(g, index, v))
+    _same(_index_add(g, index, v), prims.index_add(g, index, v))
+    _same(_index_add(g, index, 1.5), prims.index_add(g, index, 1.5))
+
+
+def test_index_add_to_an_integer_array_is_float():
+    acc = np.arange(5)
+    _same(_index_add(acc, 2, 0.5), prims.index_add(acc, 2, 0.5))
+
+
+@pytest.mark.parametrize("x", [np.ones((2, 3)), np.arange(4), np.ones(3, np.float32), 2.5, 3,
+                               1 + 2j], ids=repr)
+def test_zeros_like_and_fresh_copy(x):
+    _same(_zeros_like(x), prims.zeros_like(x))
+    copy = _fresh_copy(x)
+    _same(copy, x)
+    if isinstance(x, np.ndarray):
+        assert copy is not x and not np.shares_memory(copy, x)
+
+
+def broadcast_and_update(w, b, x):
+    """A derivative calling unbroadcast (the bias), index_update and take_slot (the
+    writes into h)."""
+    h = np.zeros((3, 4))
+    for i in range(3):
+        h[i] = np.tanh(x[i] * w + b)
+    return np.sum(h * h)
+
+
+def test_generated_derivative_calls_the_helpers():
+    w, b, x = _a(4), _a(4), _a(3)
+    source = s2sad.grad(broadcast_and_update, wrt=(0, 1)).source
+    assert "from s2sad.runtime import" in source
+    df = s2sad.grad(broadcast_and_update, wrt=(0, 1), backend="numba")
+    got = df(w, b, x)
+    oracle.assert_close(got, oracle.numerical_grad(broadcast_and_update, (w, b, x), (0, 1)))
