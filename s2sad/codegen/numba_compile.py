@@ -21,6 +21,7 @@ from pathlib import Path
 from s2sad.codegen.compile import code_filename
 from s2sad.codegen.imports import executable
 from s2sad.codegen.numba_errors import from_numba
+from s2sad.codegen.numba_form import uncached
 from s2sad.errors import BackendError
 
 # the layout of what is cached (a new one leaves Numba's entries of an old one unread)
@@ -75,7 +76,7 @@ def compile_numba(source: str, ns, name: str, user_file: str | None,
     numba = numba_module()
     filename = source_file(source, name, cache_dir) if cache_dir is not None else None
     if filename is None:
-        source = source.replace("@numba.njit(cache=True)", "@numba.njit")
+        source = uncached(source)
         filename = code_filename(source, name)
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     # A module of its own, importable by name: Numba's cache, loading the machine code in

@@ -15,16 +15,20 @@ import ast
 import re
 
 from s2sad.codegen.numba_errors import refusal
+from s2sad.codegen.numba_fusion import fuse, parameter_kinds
 
 HEADER = 'compiled by Numba (backend="numba"): each tape is read by index, last in first out'
 # imports a Numba-compiled derivative may keep: the modules whose functions Numba types
 _TYPED_IMPORTS = re.compile(r"^import (math|cmath|numpy as np)$")
 
 
-def numba_source(source: str, name: str, cache: bool, user_file: str | None = None) -> str:
+def numba_source(source: str, name: str, cache: bool, user_file: str | None = None,
+                 kinds: list | None = None) -> str:
     """`source` (a generated module defining `name`) in the form Numba compiles, with
     `@numba.njit` on what Numba compiles (`cache=True`: Numba keeps the machine code on
-    disk). A refusal names the line of `user_file` the construct comes from."""
+    disk). A refusal names the line of `user_file` the construct comes from. `kinds`: the
+    kinds of the arguments the source is specialised for (its elementwise statements over
+    arrays of one length are fused into loops, codegen/numba_fusion.py)."""
     source, jitted = split_vjp(source, name)
     lines = source.split("\n")
     tree = ast.parse(source)
@@ -39,9 +43,9 @@ def numba_source(source: str, name: str, cache: bool, user_file: str | None = No
     defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in jitted]
     for fn in defs:
         edits.update(_Rewriter(source, lines, _names(fn), user_file).rewrite(fn.body))
-    decorator = "@numba.njit(cache=True)" if cache else "@numba.njit"
     for fn in defs:
-        edits[fn.lineno - 1] = [decorator] + edits.get(fn.lineno - 1, [lines[fn.lineno - 1]])
+        edits[fn.lineno - 1] = [_decorator(cache)] + edits.get(fn.lineno - 1,
+                                                               [lines[fn.lineno - 1]])
     out: list[str] = []
     for i, line in enumerate(lines):
         out.extend(edits.get(i, [line]))
@@ -53,6 +57,53 @@ def numba_source(source: str, name: str, cache: bool, user_file: str | None = No
     while out[imports_end].startswith("import "):
         imports_end += 1
     out.insert(imports_end, "import numba")
+    return _fused("\n".join(out), jitted, kinds or [], cache)
+
+
+def _decorator(cache: bool, numpy_errors: bool = False) -> str:
+    options = (["cache=True"] if cache else []) + (['error_model="numpy"'] if numpy_errors
+                                                    else [])
+    return f"@numba.njit({', '.join(options)})" if options else "@numba.njit"
+
+
+def cached(source: str) -> str:
+    """The Numba form `source` with Numba's disk cache on (`cache=True`) everywhere."""
+    return re.sub(r"^@numba\.njit(\((.*)\))?$",
+                  lambda m: "@numba.njit(cache=True)" if not m.group(2) else
+                  m.group(0) if "cache=True" in m.group(2) else
+                  f"@numba.njit(cache=True, {m.group(2)})", source, flags=re.MULTILINE)
+
+
+def uncached(source: str) -> str:
+    """The Numba form `source` with Numba's disk cache off."""
+    return source.replace("@numba.njit(cache=True)", "@numba.njit").replace(
+        "@numba.njit(cache=True, ", "@numba.njit(")
+
+
+def _fused(source: str, jitted: list[str], kinds: list, cache: bool) -> str:
+    """`source` with the elementwise runs of the `jitted` functions fused into loops."""
+    if not kinds:
+        return source
+    lines = source.split("\n")
+    tree = ast.parse(source)
+    edits: dict[int, list[str]] = {}
+    for fn in tree.body:
+        if not (isinstance(fn, ast.FunctionDef) and fn.name in jitted):
+            continue
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+        if fn.name.endswith("_sweep"):
+            params = params[1:]  # (the cotangent seed)
+        env = parameter_kinds(params, kinds)
+        fn_edits = fuse(fn, lines, env, _names(fn)) if env else None
+        if fn_edits:
+            edits.update(fn_edits)
+            # (a fused loop divides one float by another: by zero, inf as NumPy gives)
+            edits[fn.lineno - 2] = [_decorator(cache, numpy_errors=True)]
+    if not edits:
+        return source
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        out.extend(edits.get(i, [line]))
     return "\n".join(out)
 
 
