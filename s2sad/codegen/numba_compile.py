@@ -10,13 +10,16 @@ folder's `__pycache__`, keyed by the file's contents; a later process compiles n
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import linecache
 import os
 import sys
 import tempfile
 import types
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from s2sad.codegen.compile import code_filename
 from s2sad.codegen.imports import executable
@@ -91,6 +94,22 @@ def compile_numba(source: str, ns, name: str, user_file: str | None,
     return guarded(scope[name], source, filename, user_file, name), source
 
 
+def direct_entry(dispatcher, sample: list) -> Callable[..., Any] | None:
+    """The Numba `dispatcher` itself, for a fast path of s2sad's dispatcher testing that
+    the arguments are of the kinds of `sample` ([(type, shape, dtype)], one a parameter),
+    where nothing is left to compile, so nothing to tell: the arguments are Python floats
+    (or bools, complex numbers), which Numba types one way, and the machine code for them
+    is compiled. Else None (the guarded call). Saves a Python call, about a fifth of a
+    scalar derivative's time."""
+    types = numba_module().core.types
+    by_type = {float: types.float64, complex: types.complex128, bool: types.boolean}
+    signature = tuple(by_type.get(t) for t, _, _ in sample)
+    code = dispatcher.py_func.__code__
+    if None in signature or code.co_kwonlyargcount or code.co_argcount != len(signature):
+        return None
+    return dispatcher if signature in dispatcher.overloads else None
+
+
 def guarded(dispatcher, source: str, filename: str, user_file: str | None,
             name: str | None = None):
     """A Python function calling the Numba `dispatcher` of module `source` (compiled under
@@ -119,6 +138,7 @@ def guarded(dispatcher, source: str, filename: str, user_file: str | None,
     run.__name__ = run.__qualname__ = name
     run.__wrapped__ = dispatcher
     if f"def {name}_sweep(" not in source:
+        run.direct_entry = functools.partial(direct_entry, dispatcher)
         return run
 
     def run_vjp(*args, **kwargs):

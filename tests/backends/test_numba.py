@@ -154,6 +154,81 @@ def test_second_order_and_jacobians():
     _agree(s2sad.jacrev(residuals, backend="numba")(x), J, "jacrev against jacfwd")
 
 
+# -- fused elementwise loops (codegen/numba_fusion.py) --------------------------------
+
+
+def two_lengths(x, y):
+    return np.sum(np.sin(x) * x) + np.sum(np.cos(y) * y * y)
+
+
+def shifted(x):
+    a = x[1:] - x[:-1]
+    b = a * a
+    return np.sum(b * x[1:]) + np.sum(np.exp(b))
+
+
+def chain(x, y):
+    a = np.sin(x) * y
+    b = np.exp(-x * x) + a
+    c = np.tanh(b) * y + np.log(1.0 + y * y)
+    return np.sum(c * c) + np.sum(a)
+
+
+def plane(X):
+    return np.sum(np.tanh(X) * X)
+
+
+def test_fused_loops_agree_with_numpy_and_fd():
+    """Elementwise statements fused into one loop: the Rosenbrock-like offsets (x[1:],
+    x[:-1]; a gradient written at two offsets, so two passes), two lengths, a JVP whose
+    sums are accumulated in the loop."""
+    rng = oracle.rng_for("fusion", "numba")
+    x = rng.uniform(-1.5, 1.5, 9)
+    g = s2sad.grad(shifted, backend="numba")
+    got = g(x)
+    assert "for i in range(8):" in g.source and "x_bar[1:] += a_bar" in g.source
+    _agree(got, s2sad.grad(shifted)(x), "shifted: against the NumPy backend")
+    oracle.assert_close(got, oracle.numerical_grad(shifted, (x,), (0,))[0])
+    y = rng.uniform(-1.5, 1.5, 4)
+    got = s2sad.grad(two_lengths, wrt=(0, 1), backend="numba")(x, y)
+    _agree(got, s2sad.grad(two_lengths, wrt=(0, 1))(x, y), "two lengths")
+    oracle.assert_close(got, oracle.numerical_grad(two_lengths, (x, y), (0, 1)))
+    y = rng.uniform(-1.5, 1.5, 9)
+    v = (rng.uniform(-1.0, 1.0, 9), rng.uniform(-1.0, 1.0, 9))
+    j = s2sad.jvp(chain, backend="numba")
+    out, out_dot = j(x, y, *v)
+    assert "_sum += " in j.source  # (the sums, accumulated in the loop)
+    _agree((out, out_dot), s2sad.jvp(chain)(x, y, *v), "chain's JVP")
+    oracle.assert_close(out_dot, oracle.numerical_jvp(chain, (x, y), (0, 1), v))
+
+
+def test_fusion_only_where_lengths_are_proved_equal():
+    """No loop joins arrays of two lengths, a 2-D array, an array written at two offsets,
+    or a value known only after the loop (read as an array the loop computes)."""
+    x, y = np.ones(5), np.ones(6)
+    source = s2sad.grad(two_lengths, wrt=(0, 1), backend="numba").source_for(x, y)
+    loops = [ln.strip() for ln in source.splitlines() if ln.strip().startswith("for ")]
+    assert loops and set(loops) <= {"for i in range(5):", "for i in range(6):"}, source
+    assert not ("x[i]" in source and "y[i]" in source), source  # (x in no loop over y)
+    source = s2sad.grad(plane, backend="numba").source_for(np.ones((3, 4)))
+    assert "for i in" not in source and 'error_model="numpy"' not in source
+    source = s2sad.grad(rosenbrock, backend="numba").source_for(np.ones(6))
+    assert "x_bar[1:] += a_bar" in source  # (x_bar[:-1] written in the loop: not joined)
+    source = s2sad.grad(lambda x: np.sum(x * x), backend="numba").source_for(np.ones(5))
+    assert "for i in" not in source  # (one statement: nothing to fuse)
+
+
+def test_fused_division_by_zero_is_numpys():
+    """A fused loop divides as NumPy does (inf, nan), not as Python (ZeroDivisionError)."""
+    x, y = np.array([1.0, 2.0, 0.0]), np.array([0.0, 1.0, 0.0])
+    f = lambda x, y: np.sum(x / y + x * y)  # noqa: E731
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = s2sad.grad(f, wrt=(0, 1))(x, y)
+        got = s2sad.grad(f, wrt=(0, 1), backend="numba")(x, y)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
 # -- refusals -------------------------------------------------------------------------
 
 
