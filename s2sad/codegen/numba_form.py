@@ -352,10 +352,53 @@ class _Calls(ast.NodeTransformer):
             return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "dot", ast.Load()),
                             node.args[:2], [])
         if fn == "np.matmul" and len(node.args) == 2 and not node.keywords:
-            return ast.BinOp(node.args[0], ast.MatMult(), node.args[1])
+            # (an operand of Numba's @ has one or two axes: swapping the last two is .T,
+            # which Numba multiplies without a copy)
+            return ast.BinOp(_transposed(node.args[0]), ast.MatMult(),
+                             _transposed(node.args[1]))
         if fn == "np.sum" and len(node.args) == 1:
             return _keepdims_expanded(node)
+        if fn == "np.reshape" and len(node.args) == 2 and not node.keywords:
+            # (Numba reshapes a contiguous array only; NumPy copies one that is not)
+            contiguous = ast.Call(ast.Attribute(ast.Name("np", ast.Load()),
+                                                "ascontiguousarray", ast.Load()),
+                                  node.args[:1], [])
+            return ast.Call(ast.Attribute(contiguous, "reshape", ast.Load()),
+                            node.args[1:], [])
+        if fn in ("np.max", "np.min", "np.amax", "np.amin") and len(node.args) == 1:
+            return self.reduced_along(node, "max" if "max" in fn else "min")
         return node
+
+    def reduced_along(self, node: ast.Call, what: str) -> ast.expr:
+        """`np.max(a, axis=1)` of a 2-D array as the maxima of its rows (`axis=0`: of its
+        columns), `keepdims=True` putting the axis back: Numba's np.max takes no axis."""
+        keywords = {k.arg: k.value for k in node.keywords}
+        keepdims = keywords.pop("keepdims", ast.Constant(False))
+        axis = keywords.pop("axis", None)
+        if isinstance(axis, ast.Tuple) and len(axis.elts) == 1:
+            axis = axis.elts[0]
+        if keywords or axis is None or _int_literals([axis]) not in ([0], [1], [-1]) or \
+                not (isinstance(keepdims, ast.Constant) and keepdims.value in (True, False)):
+            return node
+        a = ast.unparse(node.args[0])
+        if _int_literals([axis]) == [0]:
+            j = self.owner.fresh("j")
+            text = f"np.array([np.{what}({a}[:, {j}]) for {j} in range({a}.shape[1])])"
+        else:
+            row = self.owner.fresh("row")
+            text = f"np.array([np.{what}({row}) for {row} in {a}])"
+        if keepdims.value:
+            text = f"np.expand_dims({text}, {ast.unparse(axis)})"
+        return ast.parse(text, mode="eval").body
+
+
+def _transposed(node: ast.expr) -> ast.expr:
+    """`np.swapaxes(a, -1, -2)` as `a.T` (for an operand of @, which has two axes)."""
+    if isinstance(node, ast.Call) and ast.unparse(node.func) == "np.swapaxes" and \
+            len(node.args) == 3 and not node.keywords and \
+            _int_literals(node.args[1:]) in ([-1, -2], [-2, -1]):
+        return ast.Attribute(node.args[0], "T", ast.Load())
+    return node
 
 
 def _keepdims_expanded(node: ast.Call) -> ast.expr:

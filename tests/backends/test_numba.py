@@ -234,13 +234,29 @@ def test_fused_division_by_zero_is_numpys():
 
 def row_max(X):
     m = np.max(X, axis=1, keepdims=True)
+    return np.sum(np.exp(X - m)) + np.sum(np.min(X, axis=0) * np.max(X, axis=-1)[0])
+
+
+def test_reductions_along_an_axis():
+    """np.max / np.min along an axis of a 2-D array, with keepdims (Numba's take no axis):
+    the maxima of its rows or columns."""
+    X = oracle.rng_for("row_max", "numba").standard_normal((3, 4))
+    g = s2sad.grad(row_max, backend="numba")
+    got = g(X)
+    assert "for row in X" in g.source
+    _agree(got, s2sad.grad(row_max)(X), "row_max against the NumPy backend")
+    oracle.assert_close(got, oracle.numerical_grad(row_max, (X,), (0,))[0])
+
+
+def deep_max(X):
+    m = np.max(X, axis=2, keepdims=True)
     return np.sum(np.exp(X - m))
 
 
 def test_refusal_names_the_users_line():
-    X = oracle.rng_for("row_max", "numba").standard_normal((3, 4))
+    X = oracle.rng_for("deep_max", "numba").standard_normal((3, 4, 2))
     with pytest.raises(BackendError) as info:
-        s2sad.grad(row_max, backend="numba")(X)
+        s2sad.grad(deep_max, backend="numba")(X)
     e = info.value
     assert isinstance(e, s2sad.S2SADError)
     assert e.filename == __file__ and e.source_line.strip().startswith("m = np.max(")
@@ -249,7 +265,8 @@ def test_refusal_names_the_users_line():
     assert "Traceback" not in text and "\x1b[" not in text  # Numba's own report stays out
     assert e.__cause__ is None and e.__suppress_context__
     # the NumPy backend differentiates it
-    oracle.assert_close(s2sad.grad(row_max)(X), oracle.numerical_grad(row_max, (X,), (0,))[0])
+    oracle.assert_close(s2sad.grad(deep_max)(X),
+                        oracle.numerical_grad(deep_max, (X,), (0,))[0])
 
 
 def test_unknown_backend():
