@@ -179,14 +179,25 @@ class _Fuser:
                 env.pop(name, None)
             else:
                 env[name] = shape
-            if isinstance(value, ast.Name) and value.id in self.root:
-                self.root[name] = self.root[value.id]
+            if isinstance(value, ast.Name) and shape is not None and shape != SCALAR:
+                self.root[name] = self.root.get(value.id, (value.id, 0))
             elif isinstance(value, ast.Subscript) and _slice_of(value, env) is not None:
                 base, _, first = _slice_of(value, env)
                 memory, offset = self.root.get(base, (base, 0))
                 self.root[name] = (memory, offset + first)
             else:
                 self.root[name] = (name, 0)
+            return
+        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+            name = stmt.target.id  # (`s += a` makes the float s an array)
+            shape = _joined([env.get(name), shape_of(stmt.value, env)]) \
+                if isinstance(stmt.op, _ARITH) else None
+            if env.get(name) == SCALAR and isinstance(shape, int):
+                self.root[name] = (name, 0)  # (a new array)
+            if shape is None:
+                env.pop(name, None)
+            else:
+                env[name] = shape
             return
         if isinstance(stmt, (ast.AugAssign, ast.Expr)) or (
                 isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Subscript)
@@ -221,8 +232,12 @@ class _Fuser:
                 return False
         if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
             name = stmt.targets[0].id
-            if role in ("elem", "alias") and name in run.read - run.defined:
+            if role in ("elem", "alias") and name in (run.read | reads) - run.defined:
                 return False  # (the name still holds an array read earlier in the run)
+        if role in ("elem", "store") and any(
+                isinstance(sub, ast.Call) and ast.unparse(sub.func) in _REDUCE | {"len"}
+                for sub in ast.walk(stmt)):
+            return False  # (a sum inside an elementwise statement: of the whole array)
         if any(isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and
                sub.value.id in run.defined for sub in ast.walk(stmt)):
             return False  # (a part of a value the loop computes an element at a time)
@@ -438,7 +453,6 @@ def _emitted(fuser: _Fuser, run: _Run, start: int, stop: int, lines: list[str],
     body: list[str] = []
     after: list[str] = []
     previous_end = first
-    sums: dict[str, str] = {}
     allocated: set[str] = set()
     for stmt, role, env in run.stmts:
         comments = [ln.strip() for ln in lines[previous_end:stmt.lineno - 1]
@@ -455,8 +469,10 @@ def _emitted(fuser: _Fuser, run: _Run, start: int, stop: int, lines: list[str],
             else:
                 body += comments + [f"{temps[target]} = {temps[source]}"]
             continue
-        element = _Element(env, index, temps, sums)
+        element = _Element(env, index, temps, {})
         if role == "post":
+            sums: dict[str, str] = {}  # (this statement's: a sum taken again is another)
+            element.sums = sums
             found = [c for c in ast.walk(stmt) if _is_sum(c)]
             lone = isinstance(stmt, ast.Assign) and _is_sum(stmt.value)
             adds = []

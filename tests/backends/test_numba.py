@@ -202,6 +202,14 @@ def test_fused_loops_agree_with_numpy_and_fd():
     oracle.assert_close(out_dot, oracle.numerical_jvp(chain, (x, y), (0, 1), v))
 
 
+@pytest.mark.parametrize("name", ["power_ops", "resolve_alias", "scalar_times_array"])
+def test_fusion_keeps_what_each_statement_reads(name):
+    """Programs whose statements fusion must not join: a sum of a whole array inside an
+    elementwise statement (`np.sin(x) + np.sum(e)`), a statement reading the array it
+    replaces (`t1 = t1 - t`), a float that becomes an array (`s += a`)."""
+    _check_vjp(programs.BY_NAME[name], oracle.rng_for(name, "numba fusion"))
+
+
 def test_fusion_only_where_lengths_are_proved_equal():
     """No loop joins arrays of two lengths, a 2-D array, an array written at two offsets,
     or a value known only after the loop (read as an array the loop computes)."""
