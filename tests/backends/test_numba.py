@@ -229,7 +229,7 @@ def test_fusion_only_where_lengths_are_proved_equal():
 def test_fused_division_by_zero_is_numpys():
     """A fused loop divides as NumPy does (inf, nan), not as Python (ZeroDivisionError)."""
     x, y = np.array([1.0, 2.0, 0.0]), np.array([0.0, 1.0, 0.0])
-    f = lambda x, y: np.sum(x / y + x * y)  # noqa: E731
+    f = lambda x, y: np.sum(x / y + x * y)
     with np.errstate(divide="ignore", invalid="ignore"):
         want = s2sad.grad(f, wrt=(0, 1))(x, y)
         got = s2sad.grad(f, wrt=(0, 1), backend="numba")(x, y)
