@@ -4,9 +4,10 @@ constructs Numba's nopython mode cannot type rewritten, decorated with `numba.nj
 A source-to-source step over the printed derivative, line by line, so the comments that
 point back to the user's lines stay where they were: a tape read backwards
 (`reversed(tape)`, `next(reader)`) becomes an index loop, `reversed(range(...))` a range
-that counts down, `np.tensordot(a, b, 1)` `np.dot(a, b)`. What has no Numba form (a
-runtime helper of s2sad.runtime, a closure returned as a pullback) is refused with a
-BackendError naming the line.
+that counts down, `np.tensordot(a, b, 1)` `np.dot(a, b)`, `np.max(a, axis=1)` the maxima
+of the rows. What has no Numba form (a runtime helper of s2sad.runtime, a closure
+returned as a pullback) is refused with a BackendError naming the line. Last, runs of
+elementwise statements over arrays of one length become loops (codegen/numba_fusion.py).
 """
 
 from __future__ import annotations
@@ -338,8 +339,9 @@ def _minus_one(text: str) -> str:
 class _Calls(ast.NodeTransformer):
     """Calls spelled the way Numba types them: `np.tensordot(a, b, 1)` is `np.dot(a, b)`
     (the same contraction, last axis of a with the first of b, for the 1-D and 2-D
-    operands Numba's dot takes), `np.matmul(a, b)` is `a @ b`, and a sum with
-    keepdims a reduction whose axis is put back."""
+    operands Numba's dot takes), `np.matmul(a, b)` is `a @ b`, a sum with keepdims a
+    reduction whose axis is put back, np.max/np.min along an axis of a 2-D array the
+    maxima of its rows or columns, and np.reshape a reshape of a contiguous array."""
 
     def __init__(self, owner: _Rewriter):
         self.owner = owner
