@@ -453,19 +453,26 @@ def _emitted(fuser: _Fuser, run: _Run, start: int, stop: int, lines: list[str],
     body: list[str] = []
     after: list[str] = []
     previous_end = first
+    pending: list[str] = []
     allocated: set[str] = set()
     for stmt, role, env in run.stmts:
         comments = [ln.strip() for ln in lines[previous_end:stmt.lineno - 1]
                     if ln.strip().startswith("#")]
         previous_end = stmt.end_lineno
         text = ast.unparse(stmt)
+        # (a comment saying which line of yours follows stays in the loop, where the
+        # statements of that line are)
+        comments = pending + comments
+        pending = []
         if role == "hoist":
-            before += comments + [text]
+            before.append(text)
+            pending = comments
             continue
         if role == "alias":
             target, source = stmt.targets[0].id, stmt.value.id
             if target in kept:
-                before += comments + [text]
+                before.append(text)
+                pending = comments
             else:
                 body += comments + [f"{temps[target]} = {temps[source]}"]
             continue
@@ -509,7 +516,7 @@ def _emitted(fuser: _Fuser, run: _Run, start: int, stop: int, lines: list[str],
     out.append(f"{indent}# one loop over the {run.n} elements, fused (backend=\"numba\")")
     out.append(f"{indent}for {index} in range({run.n}):")
     out += [f"{indent}    {ln}" for ln in body]
-    out += [indent + ln for ln in after]
+    out += [indent + ln for ln in pending + after]
     return out
 
 
