@@ -489,7 +489,7 @@ def _emitted(fuser: _Fuser, run: _Run, start: int, stop: int, lines: list[str],
                     continue
                 arg = call.args[0]
                 hint = stmt.targets[0].id if lone else (
-                    f"{arg.id}_sum" if isinstance(arg, ast.Name) else "sum")
+                    f"{arg.id}_sum" if isinstance(arg, ast.Name) else "total")
                 acc = sums[key] = _fresh(hint, taken) if not lone else hint
                 before.append(f"{acc} = 0.0")
                 adds.append(f"{acc} += {ast.unparse(element.visit(_copy(arg)))}")
