@@ -175,18 +175,18 @@ class _Fuser:
                 isinstance(stmt.targets[0], ast.Name):
             name, value = stmt.targets[0].id, stmt.value
             shape = shape_of(value, env)
+            view = _slice_of(value, env) if isinstance(value, ast.Subscript) else None
+            if isinstance(value, ast.Name) and shape is not None and shape != SCALAR:
+                self.root[name] = self.root.get(value.id, (value.id, 0))
+            elif view is not None:
+                memory, offset = self.root.get(view[0], (view[0], 0))
+                self.root[name] = (memory, offset + view[2])
+            else:
+                self.root[name] = (name, 0)
             if shape is None:
                 env.pop(name, None)
             else:
                 env[name] = shape
-            if isinstance(value, ast.Name) and shape is not None and shape != SCALAR:
-                self.root[name] = self.root.get(value.id, (value.id, 0))
-            elif isinstance(value, ast.Subscript) and _slice_of(value, env) is not None:
-                base, _, first = _slice_of(value, env)
-                memory, offset = self.root.get(base, (base, 0))
-                self.root[name] = (memory, offset + first)
-            else:
-                self.root[name] = (name, 0)
             return
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
             name = stmt.target.id  # (`s += a` makes the float s an array)
