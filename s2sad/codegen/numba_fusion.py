@@ -427,6 +427,28 @@ def fuse(fn: ast.FunctionDef, lines: list[str], env: dict[str, int | str],
     return edits
 
 
+def _sources(e: ast.expr, env: dict, sources: dict[str, set[str]]) -> set[str]:
+    """The arrays from before the loop that the elements of `e` are computed from."""
+    found: set[str] = set()
+    for name in _reads(e):
+        if name in sources:
+            found |= sources[name]
+        elif isinstance(env.get(name), int):
+            found.add(name)
+    return found
+
+
+def _dtype_of(arrays: set[str]) -> str:
+    """The dtype NumPy gives an elementwise result of `arrays` (float32 from float32
+    arguments, float64 from a mix): the kinds say only "float"."""
+    names = sorted(arrays)
+    if not names:
+        return "np.float64"
+    if len(names) == 1:
+        return f"{names[0]}.dtype"
+    return "(" + " + ".join(f"{n}[:0]" for n in names) + ").dtype"
+
+
 def _fresh(hint: str, taken: set[str]) -> str:
     name, k = hint, 1
     while name in taken:
@@ -454,6 +476,7 @@ def _emitted(fuser: _Fuser, run: _Run, start: int, stop: int, lines: list[str],
     after: list[str] = []
     previous_end = first
     pending: list[str] = []
+    sources: dict[str, set[str]] = {}  # a value of the loop -> the arrays it is made from
     allocated: set[str] = set()
     for stmt, role, env in run.stmts:
         comments = [ln.strip() for ln in lines[previous_end:stmt.lineno - 1]
@@ -468,6 +491,9 @@ def _emitted(fuser: _Fuser, run: _Run, start: int, stop: int, lines: list[str],
             before.append(text)
             pending = comments
             continue
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name) and \
+                role in ("elem", "alias"):
+            sources[stmt.targets[0].id] = _sources(stmt.value, env, sources)
         if role == "alias":
             target, source = stmt.targets[0].id, stmt.value.id
             if target in kept:
@@ -503,7 +529,8 @@ def _emitted(fuser: _Fuser, run: _Run, start: int, stop: int, lines: list[str],
             if name in kept:
                 if name not in allocated:
                     allocated.add(name)
-                    before.append(f"{name} = np.empty({run.n})")
+                    before.append(f"{name} = np.empty({run.n}, "
+                                  f"{_dtype_of(_sources(stmt.value, env, sources))})")
                 body += comments + [f"{name}[{index}] = {value}"]
             else:
                 body += comments + [f"{temps[name]} = {value}"]

@@ -167,6 +167,11 @@ def shifted(x):
     return np.sum(b * x[1:]) + np.sum(np.exp(b))
 
 
+def shifted_array(x):
+    a = x[1:] - x[:-1]
+    return np.sin(a) * a + x[1:]
+
+
 def chain(x, y):
     a = np.sin(x) * y
     b = np.exp(-x * x) + a
@@ -200,6 +205,15 @@ def test_fused_loops_agree_with_numpy_and_fd():
     assert "_sum += " in j.source  # (the sums, accumulated in the loop)
     _agree((out, out_dot), s2sad.jvp(chain)(x, y, *v), "chain's JVP")
     oracle.assert_close(out_dot, oracle.numerical_jvp(chain, (x, y), (0, 1), v))
+    # float32 in, float32 out, as from the NumPy backend (the kinds say only "float")
+    x32 = x.astype(np.float32)
+    value, pullback = s2sad.vjp(shifted_array, backend="numba")(x32)
+    want, pullback_np = s2sad.vjp(shifted_array)(x32)
+    assert value.dtype == want.dtype == np.float32
+    u = np.ones(8, np.float32)
+    assert pullback(u)[0].dtype == np.float32
+    np.testing.assert_allclose(value, want, rtol=1e-5)
+    np.testing.assert_allclose(pullback(u)[0], pullback_np(u)[0], rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("name", ["power_ops", "resolve_alias", "scalar_times_array"])

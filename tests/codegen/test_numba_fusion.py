@@ -44,7 +44,7 @@ def test_a_value_read_after_the_run_is_an_array():
             b = b * 2.0
         return a + b
     """)
-    assert "a = np.empty(5)" in out and "a[i] = np.exp(x[i])" in out
+    assert "a = np.empty(5, x.dtype)" in out and "a[i] = np.exp(x[i])" in out
     assert "b[i] = a[i] * x[i]" in out
 
 
