@@ -140,8 +140,13 @@ def main():
         jax_fn = jax_jit_grad(w.primal, w.wrt) if mode == "grad" and not opts.no_peers \
             else None
         if jax_fn is not None:
-            jax_fn(*args)
-            candidates.append((jax_fn, args))
+            try:
+                jax_fn(*args)
+            except Exception as e:  # (a while loop on a traced value: jax.jit refuses)
+                notes.append((w.key, f"jax.jit: {type(e).__name__}"))
+                jax_fn = None
+            else:
+                candidates.append((jax_fn, args))
         times = [t.best for t in measure_many(candidates, repeat=opts.repeat,
                                               target=opts.target)]
         t_interp, t_hand, t_nb = times[:3]

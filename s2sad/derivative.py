@@ -578,7 +578,9 @@ class Derivative(_Generic[P, Out]):
                 continue
             if self.mode in ("jvp", "hvp"):  # a tangent of another shape: the slow path
                 tests += self._tangent_tests(k, sample, env)
-            env[f"{_PREFIX}F{k}"] = in_precision(self, sample, hit)
+            fn = in_precision(self, sample, hit)
+            direct = getattr(fn, "direct_entry", None)  # (backend="numba": no guard needed)
+            env[f"{_PREFIX}F{k}"] = (direct(sample) or fn) if direct is not None else fn
             test = " and ".join(tests) if tests else "True"
             result = f"{_PREFIX}F{k}({call})"
             lines.append(f"        if {test}:")

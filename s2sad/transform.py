@@ -586,11 +586,12 @@ def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
         done = _generate(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
     if backend == "numba":
         generic = bool(arg_kinds) and all(k.tag == "unknown" for k in arg_kinds)
-        return _numba_compiled(done, func, jit_cache, generic)
+        return _numba_compiled(done, func, jit_cache, generic, arg_kinds)
     return done
 
 
-def _numba_compiled(done: Compiled, func, jit_cache, generic: bool) -> Compiled:
+def _numba_compiled(done: Compiled, func, jit_cache, generic: bool,
+                    arg_kinds: list) -> Compiled:
     """The same derivative compiled by Numba (codegen/numba_form.py): its source is the
     Numba form, its function the dispatcher's (compiling at the first call). The generic
     source (`.source` before a call) may call helpers that only a specialisation drops:
@@ -604,7 +605,8 @@ def _numba_compiled(done: Compiled, func, jit_cache, generic: bool) -> Compiled:
     code = getattr(func, "__code__", None)
     user_file = code.co_filename if code is not None else None
     try:
-        source = numba_source(done.source, done.name, jit_cache is not None, user_file)
+        source = numba_source(done.source, done.name, jit_cache is not None, user_file,
+                              None if generic else arg_kinds)
     except BackendError:
         if not generic:
             raise

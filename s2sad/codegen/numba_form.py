@@ -4,9 +4,10 @@ constructs Numba's nopython mode cannot type rewritten, decorated with `numba.nj
 A source-to-source step over the printed derivative, line by line, so the comments that
 point back to the user's lines stay where they were: a tape read backwards
 (`reversed(tape)`, `next(reader)`) becomes an index loop, `reversed(range(...))` a range
-that counts down, `np.tensordot(a, b, 1)` `np.dot(a, b)`. What has no Numba form (a
-runtime helper of s2sad.runtime, a closure returned as a pullback) is refused with a
-BackendError naming the line.
+that counts down, `np.tensordot(a, b, 1)` `np.dot(a, b)`, `np.max(a, axis=1)` the maxima
+of the rows. What has no Numba form (a runtime helper of s2sad.runtime, a closure
+returned as a pullback) is refused with a BackendError naming the line. Last, runs of
+elementwise statements over arrays of one length become loops (codegen/numba_fusion.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import ast
 import re
 
 from s2sad.codegen.numba_errors import refusal
+from s2sad.codegen.numba_fusion import fuse, parameter_kinds
 
 HEADER = 'compiled by Numba (backend="numba"): each tape is read by index, last in first out'
 # imports a Numba-compiled derivative may keep: the modules whose functions Numba types
@@ -25,10 +27,13 @@ KERNELS = frozenset({"unbroadcast", "sum_to_shape", "broadcast_like", "take_slot
 _HELPERS = re.compile(r"^from s2sad\.runtime import (\w+(, \w+)*)$")
 
 
-def numba_source(source: str, name: str, cache: bool, user_file: str | None = None) -> str:
+def numba_source(source: str, name: str, cache: bool, user_file: str | None = None,
+                 kinds: list | None = None) -> str:
     """`source` (a generated module defining `name`) in the form Numba compiles, with
     `@numba.njit` on what Numba compiles (`cache=True`: Numba keeps the machine code on
-    disk). A refusal names the line of `user_file` the construct comes from."""
+    disk). A refusal names the line of `user_file` the construct comes from. `kinds`: the
+    kinds of the arguments the source is specialised for (its elementwise statements over
+    arrays of one length are fused into loops, codegen/numba_fusion.py)."""
     source, jitted = split_vjp(source, name)
     lines = source.split("\n")
     tree = ast.parse(source)
@@ -43,9 +48,9 @@ def numba_source(source: str, name: str, cache: bool, user_file: str | None = No
     defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in jitted]
     for fn in defs:
         edits.update(_Rewriter(source, lines, _names(fn), user_file).rewrite(fn.body))
-    decorator = "@numba.njit(cache=True)" if cache else "@numba.njit"
     for fn in defs:
-        edits[fn.lineno - 1] = [decorator] + edits.get(fn.lineno - 1, [lines[fn.lineno - 1]])
+        edits[fn.lineno - 1] = [_decorator(cache)] + edits.get(fn.lineno - 1,
+                                                               [lines[fn.lineno - 1]])
     out: list[str] = []
     for i, line in enumerate(lines):
         out.extend(edits.get(i, [line]))
@@ -57,6 +62,53 @@ def numba_source(source: str, name: str, cache: bool, user_file: str | None = No
     while out[imports_end].startswith("import "):
         imports_end += 1
     out.insert(imports_end, "import numba")
+    return _fused("\n".join(out), jitted, kinds or [], cache)
+
+
+def _decorator(cache: bool, numpy_errors: bool = False) -> str:
+    options = (["cache=True"] if cache else []) + (['error_model="numpy"'] if numpy_errors
+                                                    else [])
+    return f"@numba.njit({', '.join(options)})" if options else "@numba.njit"
+
+
+def cached(source: str) -> str:
+    """The Numba form `source` with Numba's disk cache on (`cache=True`) everywhere."""
+    return re.sub(r"^@numba\.njit(\((.*)\))?$",
+                  lambda m: "@numba.njit(cache=True)" if not m.group(2) else
+                  m.group(0) if "cache=True" in m.group(2) else
+                  f"@numba.njit(cache=True, {m.group(2)})", source, flags=re.MULTILINE)
+
+
+def uncached(source: str) -> str:
+    """The Numba form `source` with Numba's disk cache off."""
+    return source.replace("@numba.njit(cache=True)", "@numba.njit").replace(
+        "@numba.njit(cache=True, ", "@numba.njit(")
+
+
+def _fused(source: str, jitted: list[str], kinds: list, cache: bool) -> str:
+    """`source` with the elementwise runs of the `jitted` functions fused into loops."""
+    if not kinds:
+        return source
+    lines = source.split("\n")
+    tree = ast.parse(source)
+    edits: dict[int, list[str]] = {}
+    for fn in tree.body:
+        if not (isinstance(fn, ast.FunctionDef) and fn.name in jitted):
+            continue
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+        if fn.name.endswith("_sweep"):
+            params = params[1:]  # (the cotangent seed)
+        env = parameter_kinds(params, kinds)
+        fn_edits = fuse(fn, lines, env, _names(fn)) if env else None
+        if fn_edits:
+            edits.update(fn_edits)
+            # (a fused loop divides one float by another: by zero, inf as NumPy gives)
+            edits[fn.lineno - 2] = [_decorator(cache, numpy_errors=True)]
+    if not edits:
+        return source
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        out.extend(edits.get(i, [line]))
     return "\n".join(out)
 
 
@@ -297,8 +349,9 @@ def _minus_one(text: str) -> str:
 class _Calls(ast.NodeTransformer):
     """Calls spelled the way Numba types them: `np.tensordot(a, b, 1)` is `np.dot(a, b)`
     (the same contraction, last axis of a with the first of b, for the 1-D and 2-D
-    operands Numba's dot takes), `np.matmul(a, b)` is `a @ b`, and a sum with
-    keepdims a reduction whose axis is put back."""
+    operands Numba's dot takes), `np.matmul(a, b)` is `a @ b`, a sum with keepdims a
+    reduction whose axis is put back, np.max/np.min along an axis of a 2-D array the
+    maxima of its rows or columns, and np.reshape a reshape of a contiguous array."""
 
     def __init__(self, owner: _Rewriter):
         self.owner = owner
@@ -311,10 +364,53 @@ class _Calls(ast.NodeTransformer):
             return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "dot", ast.Load()),
                             node.args[:2], [])
         if fn == "np.matmul" and len(node.args) == 2 and not node.keywords:
-            return ast.BinOp(node.args[0], ast.MatMult(), node.args[1])
+            # (an operand of Numba's @ has one or two axes: swapping the last two is .T,
+            # which Numba multiplies without a copy)
+            return ast.BinOp(_transposed(node.args[0]), ast.MatMult(),
+                             _transposed(node.args[1]))
         if fn == "np.sum" and len(node.args) == 1:
             return _keepdims_expanded(node)
+        if fn == "np.reshape" and len(node.args) == 2 and not node.keywords:
+            # (Numba reshapes a contiguous array only; NumPy copies one that is not)
+            contiguous = ast.Call(ast.Attribute(ast.Name("np", ast.Load()),
+                                                "ascontiguousarray", ast.Load()),
+                                  node.args[:1], [])
+            return ast.Call(ast.Attribute(contiguous, "reshape", ast.Load()),
+                            node.args[1:], [])
+        if fn in ("np.max", "np.min", "np.amax", "np.amin") and len(node.args) == 1:
+            return self.reduced_along(node, "max" if "max" in fn else "min")
         return node
+
+    def reduced_along(self, node: ast.Call, what: str) -> ast.expr:
+        """`np.max(a, axis=1)` of a 2-D array as the maxima of its rows (`axis=0`: of its
+        columns), `keepdims=True` putting the axis back: Numba's np.max takes no axis."""
+        keywords = {k.arg: k.value for k in node.keywords}
+        keepdims = keywords.pop("keepdims", ast.Constant(False))
+        axis = keywords.pop("axis", None)
+        if isinstance(axis, ast.Tuple) and len(axis.elts) == 1:
+            axis = axis.elts[0]
+        if keywords or axis is None or _int_literals([axis]) not in ([0], [1], [-1]) or \
+                not (isinstance(keepdims, ast.Constant) and keepdims.value in (True, False)):
+            return node
+        a = ast.unparse(node.args[0])
+        if _int_literals([axis]) == [0]:
+            j = self.owner.fresh("j")
+            text = f"np.array([np.{what}({a}[:, {j}]) for {j} in range({a}.shape[1])])"
+        else:
+            row = self.owner.fresh("row")
+            text = f"np.array([np.{what}({row}) for {row} in {a}])"
+        if keepdims.value:
+            text = f"np.expand_dims({text}, {ast.unparse(axis)})"
+        return ast.parse(text, mode="eval").body
+
+
+def _transposed(node: ast.expr) -> ast.expr:
+    """`np.swapaxes(a, -1, -2)` as `a.T` (for an operand of @, which has two axes)."""
+    if isinstance(node, ast.Call) and ast.unparse(node.func) == "np.swapaxes" and \
+            len(node.args) == 3 and not node.keywords and \
+            _int_literals(node.args[1:]) in ([-1, -2], [-2, -1]):
+        return ast.Attribute(node.args[0], "T", ast.Load())
+    return node
 
 
 def _keepdims_expanded(node: ast.Call) -> ast.expr:

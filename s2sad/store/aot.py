@@ -100,7 +100,9 @@ def write_module(specs: list) -> str:
         used_names.add(name)
         source = _renamed(without_imports(compiled.source), generated_name, name)
         if spec.backend == "numba":  # (a module is a file: Numba caches its machine code)
-            source = source.replace("@numba.njit\n", "@numba.njit(cache=True)\n")
+            from s2sad.codegen.numba_form import cached
+
+            source = cached(source)
             imports.setdefault("numba", ("numba", None))
             if spec.args is not None:  # refused now rather than where the module is used
                 compiled.function(*spec.args)

@@ -154,18 +154,131 @@ def test_second_order_and_jacobians():
     _agree(s2sad.jacrev(residuals, backend="numba")(x), J, "jacrev against jacfwd")
 
 
+# -- fused elementwise loops (codegen/numba_fusion.py) --------------------------------
+
+
+def two_lengths(x, y):
+    return np.sum(np.sin(x) * x) + np.sum(np.cos(y) * y * y)
+
+
+def shifted(x):
+    a = x[1:] - x[:-1]
+    b = a * a
+    return np.sum(b * x[1:]) + np.sum(np.exp(b))
+
+
+def shifted_array(x):
+    a = x[1:] - x[:-1]
+    return np.sin(a) * a + x[1:]
+
+
+def chain(x, y):
+    a = np.sin(x) * y
+    b = np.exp(-x * x) + a
+    c = np.tanh(b) * y + np.log(1.0 + y * y)
+    return np.sum(c * c) + np.sum(a)
+
+
+def plane(X):
+    return np.sum(np.tanh(X) * X)
+
+
+def test_fused_loops_agree_with_numpy_and_fd():
+    """Elementwise statements fused into one loop: the Rosenbrock-like offsets (x[1:],
+    x[:-1]; a gradient written at two offsets, so two passes), two lengths, a JVP whose
+    sums are accumulated in the loop."""
+    rng = oracle.rng_for("fusion", "numba")
+    x = rng.uniform(-1.5, 1.5, 9)
+    g = s2sad.grad(shifted, backend="numba")
+    got = g(x)
+    assert "for i in range(8):" in g.source and "x_bar[1:] += a_bar" in g.source
+    _agree(got, s2sad.grad(shifted)(x), "shifted: against the NumPy backend")
+    oracle.assert_close(got, oracle.numerical_grad(shifted, (x,), (0,))[0])
+    y = rng.uniform(-1.5, 1.5, 4)
+    got = s2sad.grad(two_lengths, wrt=(0, 1), backend="numba")(x, y)
+    _agree(got, s2sad.grad(two_lengths, wrt=(0, 1))(x, y), "two lengths")
+    oracle.assert_close(got, oracle.numerical_grad(two_lengths, (x, y), (0, 1)))
+    y = rng.uniform(-1.5, 1.5, 9)
+    v = (rng.uniform(-1.0, 1.0, 9), rng.uniform(-1.0, 1.0, 9))
+    j = s2sad.jvp(chain, backend="numba")
+    out, out_dot = j(x, y, *v)
+    assert "_sum += " in j.source  # (the sums, accumulated in the loop)
+    _agree((out, out_dot), s2sad.jvp(chain)(x, y, *v), "chain's JVP")
+    oracle.assert_close(out_dot, oracle.numerical_jvp(chain, (x, y), (0, 1), v))
+    # float32 in, float32 out, as from the NumPy backend (the kinds say only "float")
+    x32 = x.astype(np.float32)
+    value, pullback = s2sad.vjp(shifted_array, backend="numba")(x32)
+    want, pullback_np = s2sad.vjp(shifted_array)(x32)
+    assert value.dtype == want.dtype == np.float32
+    u = np.ones(8, np.float32)
+    assert pullback(u)[0].dtype == np.float32
+    np.testing.assert_allclose(value, want, rtol=1e-5)
+    np.testing.assert_allclose(pullback(u)[0], pullback_np(u)[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["power_ops", "resolve_alias", "scalar_times_array"])
+def test_fusion_keeps_what_each_statement_reads(name):
+    """Programs whose statements fusion must not join: a sum of a whole array inside an
+    elementwise statement (`np.sin(x) + np.sum(e)`), a statement reading the array it
+    replaces (`t1 = t1 - t`), a float that becomes an array (`s += a`)."""
+    _check_vjp(programs.BY_NAME[name], oracle.rng_for(name, "numba fusion"))
+
+
+def test_fusion_only_where_lengths_are_proved_equal():
+    """No loop joins arrays of two lengths, a 2-D array, an array written at two offsets,
+    or a value known only after the loop (read as an array the loop computes)."""
+    x, y = np.ones(5), np.ones(6)
+    source = s2sad.grad(two_lengths, wrt=(0, 1), backend="numba").source_for(x, y)
+    loops = [ln.strip() for ln in source.splitlines() if ln.strip().startswith("for ")]
+    assert loops and set(loops) <= {"for i in range(5):", "for i in range(6):"}, source
+    assert not ("x[i]" in source and "y[i]" in source), source  # (x in no loop over y)
+    source = s2sad.grad(plane, backend="numba").source_for(np.ones((3, 4)))
+    assert "for i in" not in source and 'error_model="numpy"' not in source
+    source = s2sad.grad(rosenbrock, backend="numba").source_for(np.ones(6))
+    assert "x_bar[1:] += a_bar" in source  # (x_bar[:-1] written in the loop: not joined)
+    source = s2sad.grad(lambda x: np.sum(x * x), backend="numba").source_for(np.ones(5))
+    assert "for i in" not in source  # (one statement: nothing to fuse)
+
+
+def test_fused_division_by_zero_is_numpys():
+    """A fused loop divides as NumPy does (inf, nan), not as Python (ZeroDivisionError)."""
+    x, y = np.array([1.0, 2.0, 0.0]), np.array([0.0, 1.0, 0.0])
+    f = lambda x, y: np.sum(x / y + x * y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = s2sad.grad(f, wrt=(0, 1))(x, y)
+        got = s2sad.grad(f, wrt=(0, 1), backend="numba")(x, y)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
 # -- refusals -------------------------------------------------------------------------
 
 
 def row_max(X):
     m = np.max(X, axis=1, keepdims=True)
+    return np.sum(np.exp(X - m)) + np.sum(np.min(X, axis=0) * np.max(X, axis=-1)[0])
+
+
+def test_reductions_along_an_axis():
+    """np.max / np.min along an axis of a 2-D array, with keepdims (Numba's take no axis):
+    the maxima of its rows or columns."""
+    X = oracle.rng_for("row_max", "numba").standard_normal((3, 4))
+    g = s2sad.grad(row_max, backend="numba")
+    got = g(X)
+    assert "for row in X" in g.source
+    _agree(got, s2sad.grad(row_max)(X), "row_max against the NumPy backend")
+    oracle.assert_close(got, oracle.numerical_grad(row_max, (X,), (0,))[0])
+
+
+def deep_max(X):
+    m = np.max(X, axis=2, keepdims=True)
     return np.sum(np.exp(X - m))
 
 
 def test_refusal_names_the_users_line():
-    X = oracle.rng_for("row_max", "numba").standard_normal((3, 4))
+    X = oracle.rng_for("deep_max", "numba").standard_normal((3, 4, 2))
     with pytest.raises(BackendError) as info:
-        s2sad.grad(row_max, backend="numba")(X)
+        s2sad.grad(deep_max, backend="numba")(X)
     e = info.value
     assert isinstance(e, s2sad.S2SADError)
     assert e.filename == __file__ and e.source_line.strip().startswith("m = np.max(")
@@ -174,7 +287,8 @@ def test_refusal_names_the_users_line():
     assert "Traceback" not in text and "\x1b[" not in text  # Numba's own report stays out
     assert e.__cause__ is None and e.__suppress_context__
     # the NumPy backend differentiates it
-    oracle.assert_close(s2sad.grad(row_max)(X), oracle.numerical_grad(row_max, (X,), (0,))[0])
+    oracle.assert_close(s2sad.grad(deep_max)(X),
+                        oracle.numerical_grad(deep_max, (X,), (0,))[0])
 
 
 def test_unknown_backend():

@@ -1,0 +1,105 @@
+"""codegen/numba_fusion.py: which runs of elementwise statements become one loop, on
+sources written here (the text only: nothing is compiled, Numba is not needed).
+
+The loops' numbers are checked against the NumPy backend and finite differences in
+tests/backends/test_numba.py; here, each way a run must end.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from s2sad.codegen.numba_form import numba_source
+from s2sad.ir.kind_values import Kind
+
+
+def fused(body: str, params: str = "x", shapes: tuple = ((5,),)) -> str:
+    source = f"import numpy as np\n\ndef f({params}):\n" + textwrap.indent(
+        textwrap.dedent(body), "    ")
+    kinds = [Kind("array", "f", s) if s else Kind("scalar", "f") for s in shapes]
+    return numba_source(source, "f", cache=False, kinds=kinds)
+
+
+def loops(source: str) -> list[str]:
+    return [ln.strip() for ln in source.splitlines() if ln.strip().startswith("for ")]
+
+
+def test_a_run_becomes_one_loop_with_registers_and_a_sum():
+    out = fused("""
+        a = np.sin(x) * x
+        b = a + 1.0
+        return np.sum(b * b)
+    """)
+    assert loops(out) == ["for i in range(5):"]
+    assert "a_i = np.sin(x[i]) * x[i]" in out and "b_i = a_i + 1.0" in out
+    assert "total += b_i * b_i" in out and "return total" in out
+    assert '@numba.njit(error_model="numpy")' in out
+
+
+def test_a_value_read_after_the_run_is_an_array():
+    out = fused("""
+        a = np.exp(x)
+        b = a * x
+        if b[0] > 0.0:
+            b = b * 2.0
+        return a + b
+    """)
+    assert "a = np.empty(5, x.dtype)" in out and "a[i] = np.exp(x[i])" in out
+    assert "b[i] = a[i] * x[i]" in out
+
+
+def test_an_array_written_at_two_offsets_takes_two_passes():
+    out = fused("""
+        a = x[1:] * 2.0
+        g = np.zeros((5,))
+        g[:-1] = a
+        g[1:] += a
+        return g
+    """)
+    assert "g[i] = a[i]" in out and "g[1:] += a" in out
+
+
+def test_arrays_of_two_lengths_are_not_joined():
+    out = fused("""
+        a = np.sin(x) * 2.0
+        b = np.cos(y) * 2.0
+        c = a * a
+        return np.sum(c) + np.sum(b)
+    """, "x, y", ((5,), (6,)))
+    assert "y[i]" not in out or "x[i]" not in out
+
+
+def test_a_whole_array_sum_inside_a_statement_ends_the_run():
+    out = fused("""
+        a = np.exp(x)
+        b = np.sin(x) + np.sum(a)
+        return b
+    """)
+    assert loops(out) == []
+
+
+def test_a_statement_reading_the_array_it_replaces_is_not_joined():
+    out = fused("""
+        u = np.exp(x)
+        u = u + t
+        t = t - u
+        return t
+    """, "x, t", ((5,), (5,)))
+    assert "u[i] = u[i] + t[i]" in out and "t = t - u" in out  # (t: an argument)
+    out = fused("""
+        t = x * 2.0
+        u = np.exp(x)
+        t = t - u
+        return t
+    """)
+    assert "t[i] = t[i] - u_i" in out  # (t: computed in the loop, written in place)
+
+
+def test_two_dimensional_and_unknown_arrays_are_left_as_they_are():
+    out = fused("""
+        a = np.sin(x) * x
+        return np.sum(a * a)
+    """, shapes=((3, 4),))
+    assert loops(out) == [] and "error_model" not in out
+    source = "import numpy as np\n\ndef f(x):\n    a = np.sin(x) * x\n    return np.sum(a * a)\n"
+    assert "for " not in numba_source(source, "f", cache=False)  # (no kinds: generic)
