@@ -23,7 +23,8 @@ HEADER = 'compiled by Numba (backend="numba"): each tape is read by index, last 
 _TYPED_IMPORTS = re.compile(r"^import (math|cmath|numpy as np)$")
 # the runtime helpers with a Numba implementation (codegen/numba_runtime.py)
 KERNELS = frozenset({"unbroadcast", "sum_to_shape", "broadcast_like", "take_slot",
-                     "index_update", "index_add", "zeros_like", "fresh_copy"})
+                     "index_update", "index_add", "index_add_at", "zeros_like",
+                     "fresh_copy"})
 _HELPERS = re.compile(r"^from s2sad\.runtime import (\w+(, \w+)*)$")
 
 
@@ -62,6 +63,10 @@ def numba_source(source: str, name: str, cache: bool, user_file: str | None = No
     while out[imports_end].startswith("import "):
         imports_end += 1
     out.insert(imports_end, "import numba")
+    if any("index_add_at(" in ln for ln in out if not ln.lstrip().startswith("#")) and \
+            not any(re.match(r"from s2sad\.runtime import .*\bindex_add_at\b", ln)
+                    for ln in out):  # (np.add.at rewritten by _Calls)
+        out.insert(imports_end + 1, "from s2sad.runtime import index_add_at")
     return _fused("\n".join(out), jitted, kinds or [], cache)
 
 
@@ -379,6 +384,13 @@ class _Calls(ast.NodeTransformer):
                             node.args[1:], [])
         if fn in ("np.max", "np.min", "np.amax", "np.amin") and len(node.args) == 1:
             return self.reduced_along(node, "max" if "max" in fn else "min")
+        if fn == "np.prod" and len(node.args) == 1:
+            return self.reduced_along(node, "prod")
+        if fn == "np.mean" and len(node.args) == 1:
+            return _mean_as_sum(node)
+        if fn == "np.add.at" and len(node.args) == 3 and not node.keywords:
+            # (Numba has no ufunc.at: the runtime helper, compiled by numba_runtime)
+            return ast.Call(ast.Name("index_add_at", ast.Load()), node.args, [])
         return node
 
     def reduced_along(self, node: ast.Call, what: str) -> ast.expr:
@@ -411,6 +423,25 @@ def _transposed(node: ast.expr) -> ast.expr:
             _int_literals(node.args[1:]) in ([-1, -2], [-2, -1]):
         return ast.Attribute(node.args[0], "T", ast.Load())
     return node
+
+
+def _mean_as_sum(node: ast.Call) -> ast.expr:
+    """`np.mean(x, axis=k)` (keepdims or not) of a named array as its sum along k over
+    `x.shape[k]`: Numba's np.mean takes no axis."""
+    keywords = {k.arg: k.value for k in node.keywords}
+    axis = keywords.get("axis")
+    if isinstance(axis, ast.Tuple) and len(axis.elts) == 1:
+        axis = axis.elts[0]
+    keepdims = keywords.get("keepdims", ast.Constant(False))
+    if axis is None or not isinstance(node.args[0], ast.Name) or \
+            not set(keywords) <= {"axis", "keepdims"} or not _int_literals([axis]) or \
+            not (isinstance(keepdims, ast.Constant) and keepdims.value in (True, False)):
+        return node
+    total = ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "sum", ast.Load()), node.args,
+                     [ast.keyword("axis", axis)] +
+                     ([ast.keyword("keepdims", keepdims)] if keepdims.value else []))
+    count = ast.Subscript(ast.Attribute(node.args[0], "shape", ast.Load()), axis, ast.Load())
+    return ast.BinOp(_keepdims_expanded(total), ast.Div(), count)
 
 
 def _keepdims_expanded(node: ast.Call) -> ast.expr:

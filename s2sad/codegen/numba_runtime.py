@@ -113,6 +113,37 @@ def _index_add(acc, index, g):
     return impl
 
 
+@_kernel(prims.index_add_at)
+def _index_add_at(acc, index, g):
+    """`np.add.at(acc, index, g)` in place, for an index of integer arrays (one per
+    leading axis of acc, a tuple of them as np.nonzero makes) or an integer."""
+    if not _is_array(acc):
+        return None
+    if _is_array(index) and isinstance(index.dtype, types.Integer) and index.ndim == 1:
+        def one(acc, index, g):
+            gb = np.broadcast_to(g, acc[index].shape)
+            for j in range(len(index)):
+                acc[index[j]] += gb[j]
+            return acc
+        return one
+    if isinstance(index, types.UniTuple) and index.count == 2 and acc.ndim >= 2 and \
+            _is_array(index.dtype) and isinstance(index.dtype.dtype, types.Integer) and \
+            index.dtype.ndim == 1:
+        def two(acc, index, g):
+            rows, cols = index
+            gb = np.broadcast_to(g, (len(rows),) + acc.shape[2:])
+            for j in range(len(rows)):
+                acc[rows[j], cols[j]] += gb[j]
+            return acc
+        return two
+    if isinstance(index, types.Integer):
+        def scalar(acc, index, g):
+            acc[index] += g
+            return acc
+        return scalar
+    return None
+
+
 @_kernel(prims.zeros_like)
 def _zeros_like(x):
     if _is_array(x):

@@ -115,6 +115,23 @@ def test_take_slot_index_update_index_add(index):
     _same(_index_add(g, index, 1.5), prims.index_add(g, index, 1.5))
 
 
+@numba.njit
+def _index_add_at(acc, index, g):
+    return prims.index_add_at(acc, index, g)
+
+
+@pytest.mark.parametrize("shape, index, gshape", [
+    ((5,), np.array([0, 2, 2, 4, 0]), (5,)), ((5,), np.array([1, 1]), ()),
+    ((5, 3), np.array([4, 0, 4]), (3, 3)), ((4, 3), (np.array([0, 3, 0]), np.array([1, 2, 1])),
+                                             (3,)), ((5,), 2, ())], ids=repr)
+def test_index_add_at_accumulates_repeats(shape, index, gshape):
+    acc, g = _a(*shape), _a(*gshape)
+    want = acc.copy()
+    np.add.at(want, index, g)
+    got = _index_add_at(acc.copy(), index, g)
+    _same(got, want)
+
+
 def test_index_add_to_an_integer_array_is_float():
     acc = np.arange(5)
     _same(_index_add(acc, 2, 0.5), prims.index_add(acc, 2, 0.5))
@@ -146,3 +163,24 @@ def test_generated_derivative_calls_the_helpers():
     df = s2sad.grad(broadcast_and_update, wrt=(0, 1), backend="numba")
     got = df(w, b, x)
     oracle.assert_close(got, oracle.numerical_grad(broadcast_and_update, (w, b, x), (0, 1)))
+
+
+def means_products_gathers(X, idx):
+    """np.mean and np.prod along an axis (rewritten for Numba) and a gather with repeated
+    indices (its cotangent is np.add.at, the index_add_at helper under Numba)."""
+    centred = X - np.mean(X, axis=1, keepdims=True)
+    rows = np.prod(X, axis=1) + np.mean(X, axis=0)[:3]
+    picked = X[idx]
+    return np.sum(centred * centred) + np.sum(np.sin(rows)) + np.sum(picked * picked)
+
+
+def test_axis_means_products_and_repeated_gathers_compile():
+    X, idx = _a(3, 4), np.array([0, 2, 0, 0])
+    plain = s2sad.grad(means_products_gathers)
+    want = plain(X, idx)
+    assert "np.add.at" in plain.source and "np.mean" in plain.source
+    df = s2sad.grad(means_products_gathers, backend="numba")
+    got = df(X, idx)
+    assert "np.add.at" not in df.source and "index_add_at(" in df.source
+    oracle.assert_close(got, oracle.numerical_grad(means_products_gathers, (X, idx), (0,))[0])
+    oracle.assert_close(got, want, 1e-9, 1e-12)
