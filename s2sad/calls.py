@@ -163,13 +163,30 @@ def shape_of(value):
 
 
 def checked_vjp(result, name):
-    """(out, pullback) with a pullback that refuses a seed unlike `out` (shape, kind)."""
+    """(out, pullback) with a pullback that refuses a seed unlike `out` (shape, kind).
+
+    Paid on every call of a `vjp`: the common outputs (a Python float, a real array) take a
+    path of type tests (`np.shape` and `np.iscomplexobj` cost a microsecond each), and the
+    docstring is made once per name."""
     out, pullback = result
-    expected = shape_of(out)
+    t = type(out)
+    if t is float:
+        expected, complex_out = (), False
+    elif t is _ndarray:
+        expected, complex_out = out.shape, out.dtype.kind == "c"
+    else:
+        expected, complex_out = shape_of(out), has_complex(out)
 
     def checked(out_bar):
         try:
-            if type(out_bar) is not tuple and type(expected) is not tuple and \
+            tb = type(out_bar)
+            if tb is float or tb is int:
+                if expected == ():
+                    return pullback(out_bar)
+            elif tb is _ndarray:
+                if out_bar.shape == expected and out_bar.dtype.kind in "fiu":
+                    return pullback(out_bar)
+            elif tb is not tuple and type(expected) is not tuple and \
                     np.shape(out_bar) == expected:
                 kind = getattr(out_bar, "dtype", None)
                 if kind is None or kind.kind in "fiu":
@@ -179,7 +196,7 @@ def checked_vjp(result, name):
         except RecursionError as e:  # a recursive function's reverse sweep
             raise RecursionLimitError.of(f"the pullback of {name}", e) from None
 
-    if has_complex(out):  # a real seed of a complex output: the complex one it stands for
+    if complex_out:  # a real seed of a complex output: the complex one it stands for
         real_checked = checked
 
         def checked(out_bar):
@@ -187,9 +204,20 @@ def checked_vjp(result, name):
 
     checked.__name__ = checked.__qualname__ = "pullback"
     checked.__wrapped__ = pullback
-    checked.__doc__ = (f"The reverse sweep of {name}: pullback(out_bar) -> cotangents. It "
-                       "keeps the forward sweep's saved values (and the arguments) alive.")
+    checked.__doc__ = _pullback_doc(name)
     return out, checked
+
+
+_PULLBACK_DOCS: dict[str, str] = {}
+
+
+def _pullback_doc(name: str) -> str:
+    doc = _PULLBACK_DOCS.get(name)
+    if doc is None:
+        doc = _PULLBACK_DOCS[name] = (
+            f"The reverse sweep of {name}: pullback(out_bar) -> cotangents. It keeps the "
+            "forward sweep's saved values (and the arguments) alive.")
+    return doc
 
 
 def has_complex(out) -> bool:
