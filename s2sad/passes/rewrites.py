@@ -158,7 +158,7 @@ class Rewrites:
                     return other
         for part in (self.rewrite_broadcasts, self.rewrite_shapes, self.rewrite_signs,
                      self.rewrite_reductions, self.rewrite_scalar_factors,
-                     self.rewrite_like_terms):
+                     self.rewrite_like_terms, self.rewrite_self_difference):
             r = part(s, kt, out)
             if r is not None:
                 return r
@@ -241,8 +241,9 @@ class Rewrites:
                 isinstance(args[0], Var) and kt.static_shape is not None:
             d = self.defining(args[0], out)
             if d is not None and d.fn is np.broadcast_to and not d.kwargs and \
-                    isinstance(d.args[0], Const) and self.kind(d.args[0]).tag == "scalar":
-                # a constant broadcast, reshaped: the constant broadcast to the new shape
+                    self.kind(d.args[0]).tag == "scalar":
+                # a scalar broadcast, reshaped: the scalar broadcast to the new shape (a
+                # pullback's seed, then broadcast implicitly by the product that reads it)
                 return self.new_call(np.broadcast_to, (d.args[0], Const(tuple(kt.static_shape))),
                                      t.name, out, s.loc)
         if fn is np.reshape and len(args) == 2 and not s.kwargs and \
@@ -464,6 +465,22 @@ class Rewrites:
             out.append(Call(t, operator.mul, pair, (), s.loc))
             return t
         return None
+
+    def rewrite_self_difference(self, s: Call, kt, out):
+        """v - v -> 0 for a float cotangent v, in the derivative of straight-line code only:
+        what a max-shift's cotangent cancels to (logsumexp, softmax over an axis: the
+        sum of softmax's cotangent), a zero in real arithmetic, so that the mask and
+        count of the max's ties are never computed. (As for c - c in `rewrite`: a zero
+        reaching a branch's or loop's merge with no known shape could not be made real.)"""
+        fn, args, t = s.fn, s.args, s.target
+        if fn not in SUBS or len(args) != 2 or s.kwargs or args[0] != args[1] or \
+                not isinstance(args[0], Var) or t in self.primal or \
+                kt.tag not in ("scalar", "array") or kt.dtype not in ("f", "c") or \
+                self.kind(args[0]) != kt or not self.straight_line():
+            return None
+        if kt.tag == "array" and kt.static_shape is None:
+            return None
+        return zero(kt)
 
     def scalar_factor(self, a) -> bool:
         """Is `a` a number or a float scalar variable (a factor whose product is cheap)?"""
