@@ -156,7 +156,7 @@ def test_split_form_seed_joins_the_constants():
 
 def test_split_form_in_float32_keeps_its_precision():
     x = RNG.uniform(-1.0, 1.0, 9).astype(np.float32)
-    out, pullback = s2sad.vjp(rosenbrock)(x)
+    _, pullback = s2sad.vjp(rosenbrock)(x)
     (x_bar,) = pullback(np.float32(2.0))
     assert x_bar.dtype == np.float32
     want = 2.0 * numerical_grad(rosenbrock, (x.astype(np.float64),), (0,))[0]
@@ -165,7 +165,7 @@ def test_split_form_in_float32_keeps_its_precision():
 
 def test_an_array_seed_is_not_a_scalar_factor():
     x = RNG.standard_normal(5)
-    out, pullback = s2sad.vjp(scaled_square_vector)(x)
+    _, pullback = s2sad.vjp(scaled_square_vector)(x)
     seed = RNG.standard_normal(5)
     (x_bar,) = pullback(seed)
     assert_close(x_bar, numerical_vjp(scaled_square_vector, (x,), (0,), seed)[0])
@@ -180,7 +180,7 @@ def test_like_terms_of_a_scalar_times_an_array():
     for wrt in (0, 1):
         g = s2sad.grad(f, wrt=wrt)
         assert_close(g(x, 0.7), numerical_grad(f, (x, 0.7), (wrt,))[0])
-    out, pullback = s2sad.vjp(f)(x, 0.7)
+    _, pullback = s2sad.vjp(f)(x, 0.7)
     x_bar, s_bar = pullback(1.5)
     want = numerical_grad(f, (x, 0.7), (0, 1))
     assert_close(x_bar, 1.5 * want[0])
@@ -210,6 +210,6 @@ def test_max_shift_inside_a_loop_stays_right():
         return total
 
     z = RNG.standard_normal((3, 4))
-    out, pullback = s2sad.vjp(f, wrt=0)(z, 3)
+    _, pullback = s2sad.vjp(f, wrt=0)(z, 3)
     (z_bar,) = pullback(0.5)
     assert_close(z_bar, 0.5 * numerical_grad(f, (z, 3), (0,))[0])
