@@ -158,7 +158,8 @@ class Rewrites:
                     return other
         for part in (self.rewrite_broadcasts, self.rewrite_shapes, self.rewrite_signs,
                      self.rewrite_reductions, self.rewrite_scalar_factors,
-                     self.rewrite_like_terms, self.rewrite_self_difference):
+                     self.rewrite_like_terms, self.rewrite_self_difference,
+                     self.rewrite_write_then_add):
             r = part(s, kt, out)
             if r is not None:
                 return r
@@ -481,6 +482,28 @@ class Rewrites:
         if kt.tag == "array" and kt.static_shape is None:
             return None
         return zero(kt)
+
+    def rewrite_write_then_add(self, s: Call, kt, out):
+        """acc[i] = a; acc[i] += b -> acc[i] = a + b at positions that cannot repeat, in the
+        derivative only (the same sum, one pass fewer: x_bar[:-1] = g; x_bar[:-1] += h)."""
+        fn, args, t = s.fn, s.args, s.target
+        if fn is not prims.index_add or len(args) != 3 or s.kwargs or t in self.primal or \
+                not isinstance(args[0], Var) or not self.uses_once(args[0]):
+            return None
+        d = self.defining(args[0], out)
+        if d is None or d.fn is not prims.index_update or d.kwargs or d.args[1] != args[1] or \
+                not index_is_basic(self.kind(args[1])):
+            return None
+        a, b = d.args[2], args[2]
+        ka, kb = self.kind(a), self.kind(b)
+        if ka.tag != "array" or ka != kb or ka.static_shape is None or \
+                (isinstance(b, Var) and not self.uses_once(b)):
+            # (b added twice, as x * x sends it: the two scatters are merged into one of
+            # 2 b first, see rewrite_shapes)
+            return None
+        total = self.new_call(operator.add, (a, b), "_v", out, s.loc)
+        out.append(Call(t, prims.index_update, (d.args[0], args[1], total), (), s.loc))
+        return t
 
     def scalar_factor(self, a) -> bool:
         """Is `a` a number or a float scalar variable (a factor whose product is cheap)?"""

@@ -152,6 +152,21 @@ def test_split_form_seed_joins_the_constants():
     # 100 a a sends (100 out_bar) a to a twice, gathered into (200 out_bar) a
     assert "200.0 * out_bar * a" in src
     assert "-2.0 * out_bar * b" in src
+    # x_bar[:-1] = g; x_bar[:-1] += h is one write of g + h
+    assert src.count("x_bar[:-1]") == 1
+
+
+def repeated_rows(x, idx):
+    y = x[idx]  # repeated positions: a scatter-add, never a write
+    return np.sum(y * y) + np.sum(np.sin(x[1:]))
+
+
+def test_writes_and_adds_at_repeated_positions_stay_adds():
+    x = RNG.standard_normal(5)
+    idx = np.array([0, 0, 2, 4])
+    _, pullback = s2sad.vjp(repeated_rows, wrt=0)(x, idx)
+    (x_bar,) = pullback(0.75)
+    assert_close(x_bar, 0.75 * numerical_grad(repeated_rows, (x, idx), (0,))[0])
 
 
 def test_split_form_in_float32_keeps_its_precision():
