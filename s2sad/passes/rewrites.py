@@ -545,6 +545,27 @@ class Rewrites:
                     ks = self.new_call(operator.mul, (k, c), "_s", out, s.loc)
                     out.append(Call(t, operator.mul, (ks, w), (), s.loc))
                     return t
+            r = self.scale_smaller_factor(k, d, kt, t, out, s.loc)
+            if r is not None:
+                return r
+        return None
+
+    def scale_smaller_factor(self, k, d: Call, kt, t, out, loc):
+        """k (u w) -> (k u) w where u is broadcast against w (fewer entries): the constant
+        scales the small factor, not the product (a row's cotangent times 2 in x * x)."""
+        if not isinstance(k, Const):
+            return None
+        n_out = kt.static_shape
+        for u, w in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
+            ku = self.kind(u)
+            if ku.tag != "array" or ku.dtype not in ("f", "c") or ku.static_shape is None or \
+                    n_out is None or self.kind(w) != kt or \
+                    2 * int(np.prod(ku.static_shape)) > int(np.prod(n_out)):
+                continue
+            scaled = self.new_call(operator.mul, (k, u), "_g", out, loc)
+            pair = (scaled, w) if u is d.args[0] else (w, scaled)
+            out.append(Call(t, operator.mul, pair, (), loc))
+            return t
         return None
 
     def scaled_terms(self, v, out) -> list:

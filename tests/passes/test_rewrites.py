@@ -228,3 +228,22 @@ def test_max_shift_inside_a_loop_stays_right():
     _, pullback = s2sad.vjp(f, wrt=0)(z, 3)
     (z_bar,) = pullback(0.5)
     assert_close(z_bar, 0.5 * numerical_grad(f, (z, 3), (0,))[0])
+
+
+def row_weighted_squares(x, w):
+    # each row's sum of squares weighted: x * x sends (w_i) x twice, 2 (w_i) x in all
+    return np.sum(np.sum(x * x, axis=1) * w)
+
+
+def test_a_constant_scales_the_smaller_factor():
+    x, w = RNG.standard_normal((6, 5)), RNG.standard_normal(6)
+    for wrt in (0, 1):
+        g = s2sad.grad(row_weighted_squares, wrt=wrt)
+        assert_close(g(x, w), numerical_grad(row_weighted_squares, (x, w), (wrt,))[0])
+    _, pullback = s2sad.vjp(row_weighted_squares)(x, w)
+    x_bar, w_bar = pullback(0.3)
+    want = numerical_grad(row_weighted_squares, (x, w), (0, 1))
+    assert_close(x_bar, 0.3 * want[0])
+    assert_close(w_bar, 0.3 * want[1])
+    src = s2sad.grad(row_weighted_squares).source
+    assert "2.0 * g * x" in src  # (2 g) x: the 2 scales the column g, not the product
