@@ -7,9 +7,10 @@ direction, GMM, ODE, LSTM, determinant, least squares, bundle adjustment),
 times, interleaved in one process, the primal, the hand-written gradient and
 `s2sad.grad(f, wrt=...)`, and prints gen/hand (target <= 1.3 on each).  The
 k-means Newton direction is `grad(f) / hvp(f)(..., ones)` (the Hessian is
-diagonal, so the HVP with a vector of ones is its diagonal), and, in a second
-row, both from one sweep: `g, hv = jvp(grad(f))(..., ones)`, against the
-hand-written direction.
+diagonal, so the HVP with a vector of ones is its diagonal): two calls, each of
+which runs the primal's distance computation, which the hand-written direction
+runs once; and, in a second row, both from one sweep as the hand-writer does:
+`g, hv = grad_and_hvp(f)(..., ones)` (that is, `jvp(grad(f))`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def generated(s2sad, p):
     if not p.newton:
         return s2sad.grad(p.primal, wrt=p.wrt)
     if p.newton == "jvp":  # the gradient and the HVP from one sweep: the JVP of the gradient
-        both = s2sad.jvp(s2sad.grad(p.primal, wrt=p.wrt), wrt=p.wrt)
+        both = s2sad.grad_and_hvp(p.primal, wrt=p.wrt)
 
         def newton_jvp(*args):
             g, hv = both(*args, np.ones_like(args[p.wrt]))

@@ -35,8 +35,10 @@ class Problem:
     hand: object        # hand-written gradient (or Newton direction)
     make_args: object   # make_args(rng, small=False) -> tuple of primal args
     wrt: object = 0
-    newton: object = False  # hand returns grad / diag(H): True: grad / hvp(.., ones),
-                            # "jvp": g / hv with (g, hv) = jvp(grad(f))(..., ones)
+    newton: object = False  # hand returns grad / diag(H): True: grad / hvp(.., ones) (two
+                            # calls, each running the primal),
+                            # "jvp": g / hv with (g, hv) = grad_and_hvp(f)(..., ones),
+                            # i.e. jvp(grad(f)): one sweep
 
 
 # ==========================================================================
@@ -519,9 +521,9 @@ def ba_args(rng, small=False):
 PROBLEMS = [
     Problem("kmeans", "k-means objective (k=100, n=1000, d=8)", kmeans_cost, kmeans_grad,
             kmeans_args, wrt=1),
-    Problem("kmeans-newton", "k-means Newton direction by HVP", kmeans_cost, kmeans_newton,
-            kmeans_args, wrt=1, newton=True),
-    Problem("kmeans-newton-jvp", "k-means Newton direction, jvp(grad)", kmeans_cost,
+    Problem("kmeans-newton", "k-means Newton direction, grad then hvp", kmeans_cost,
+            kmeans_newton, kmeans_args, wrt=1, newton=True),
+    Problem("kmeans-newton-jvp", "k-means Newton direction, grad_and_hvp", kmeans_cost,
             kmeans_newton, kmeans_args, wrt=1, newton="jvp"),
     Problem("gmm", "GMM, in-place updates (d=10, k=25, n=1000)", gmm_objective, gmm_grad,
             gmm_args, wrt=(0, 1, 2)),

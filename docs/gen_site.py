@@ -273,7 +273,9 @@ def render_tutorial() -> str:
               "s2sad.hessian(softmax_entropy)(z)[0]\n"
               "s2sad.hvp(softmax_entropy)(z, np.array([1.0, 0.0, 0.0]))"),
         "both give the Hessian's first row,",
-        f"`{value(hessian_row(z))}`.\n",
+        f"`{value(hessian_row(z))}`. Where the gradient is wanted too (a Newton step),",
+        "`g, hv = s2sad.grad_and_hvp(f)(*args, v)` gives both from one sweep: calling",
+        "`grad` and then `hvp` runs the function twice.\n",
         "## 9. When the compiler says no\n",
         "The compiler accepts a defined subset of Python (see",
         "[what is accepted](howto/accepted.md)). Anything else is refused when the derivative",

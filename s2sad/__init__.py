@@ -10,6 +10,7 @@ from s2sad.api import (
     Derivative,
     checkpoint,
     grad,
+    grad_and_hvp,
     hessian,
     hvp,
     jacfwd,
@@ -37,7 +38,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "jvp", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "hvp",
-    "check_grads", "Derivative", "checkpoint",
+    "grad_and_hvp", "check_grads", "Derivative", "checkpoint",
     "defjvp", "defvjp", "def_linear", "def_nondiff",
     "S2SADError", "UnsupportedSyntaxError", "MissingRuleError", "NonDifferentiableError",
     "WrtError", "SourceUnavailableError", "NameResolutionError", "RuleError",

@@ -16,8 +16,8 @@ from s2sad.derivative import Backend, Derivative, P, Pullback, R, WrtSpec
 from s2sad.errors import WrtError
 from s2sad.frontend.lower import derivative_hook
 
-__all__ = ["Backend", "Derivative", "Pullback", "WrtSpec", "checkpoint", "grad", "hessian", "hvp",
-           "jacfwd", "jacrev", "jvp", "value_and_grad", "vjp"]
+__all__ = ["Backend", "Derivative", "Pullback", "WrtSpec", "checkpoint", "grad",
+           "grad_and_hvp", "hessian", "hvp", "jacfwd", "jacrev", "jvp", "value_and_grad", "vjp"]
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -386,5 +386,43 @@ def hvp(f: Callable[..., Any] | None = None, wrt: WrtSpec = 0, *, backend: Backe
     return Derivative(Derivative(f, "grad", wrt), "hvp", wrt, backend=backend)
 
 
+@overload
+def grad_and_hvp(f: Callable[..., Any], wrt: WrtSpec = 0, *,
+                 backend: Backend = "numpy") -> Derivative[..., tuple[Any, Any]]: ...
+@overload
+def grad_and_hvp(f: None = None, wrt: WrtSpec = 0, *, backend: Backend = "numpy") -> Callable[
+        [Callable[..., Any]], Derivative[..., tuple[Any, Any]]]: ...
+
+
+def grad_and_hvp(f: Callable[..., Any] | None = None, wrt: WrtSpec = 0, *,
+                 backend: Backend = "numpy") -> (
+        Derivative[..., tuple[Any, Any]] |
+        Callable[[Callable[..., Any]], Derivative[..., tuple[Any, Any]]]):
+    """The gradient and a Hessian-vector product from one sweep (the JVP of the gradient).
+
+    `grad_and_hvp(f)(*args, v)` takes `f`'s arguments, then one vector per `wrt` argument,
+    and returns `(grad(f, wrt)(*args), hvp(f, wrt)(*args, v))`, computing `f`'s forward
+    sweep once: a Newton step needs both, and two calls (`grad`, then `hvp`) each run the
+    function again. It is `jvp(grad(f, wrt), wrt)`, the way JAX writes it.
+
+    Returns:
+        A `Derivative`; its calls return `(gradient, H @ v)`.
+
+    Examples:
+        >>> import numpy as np
+        >>> import s2sad
+        >>> def quadratic(x):
+        ...     return x[0] * x[0] * x[1]
+        >>> x, v = np.array([1.0, 2.0]), np.array([1.0, 0.0])
+        >>> g, hv = s2sad.grad_and_hvp(quadratic)(x, v)
+        >>> g, hv  # [2 x0 x1, x0 ** 2], the first column of [[2 x1, 2 x0], [2 x0, 0]]
+        (array([4., 1.]), array([4., 2.]))
+    """
+    if f is None:
+        return lambda g: grad_and_hvp(g, wrt, backend=backend)
+    return Derivative(Derivative(f, "grad", wrt), "jvp", wrt, backend=backend)
+
+
 # a call of a transform inside a differentiated function is made while lowering it
-derivative_hook.transforms.update((jvp, vjp, grad, value_and_grad, jacfwd, jacrev, hessian, hvp))
+derivative_hook.transforms.update((jvp, vjp, grad, value_and_grad, jacfwd, jacrev, hessian, hvp,
+                                   grad_and_hvp))

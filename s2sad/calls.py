@@ -163,33 +163,50 @@ def shape_of(value):
 
 
 def checked_vjp(result, name):
-    """(out, pullback) with a pullback that refuses a seed unlike `out` (shape, kind)."""
-    out, pullback = result
-    expected = shape_of(out)
+    """(out, pullback) with a pullback that refuses a seed unlike `out` (shape, kind).
 
-    def checked(out_bar):
+    Paid on every call of a `vjp`: the common outputs (a Python float, a real array) and
+    seeds take a path of type tests (`np.shape` and `np.iscomplexobj` cost a microsecond
+    each), and the wrapper's docstring is its code's own, not made per call."""
+    out, sweep = result
+    t = type(out)
+    if t is float:
+        expected, complex_out = (), False
+    elif t is _ndarray:
+        expected, complex_out = out.shape, out.dtype.kind == "c"
+    else:
+        expected, complex_out = shape_of(out), has_complex(out)
+
+    def pullback(out_bar):
+        """The reverse sweep of a vjp: pullback(out_bar) -> cotangents, one per `wrt`
+        argument. It keeps the forward sweep's saved values (and the arguments) alive."""
         try:
-            if type(out_bar) is not tuple and type(expected) is not tuple and \
+            tb = type(out_bar)
+            if tb is float or tb is int:
+                if expected == ():
+                    return sweep(out_bar)
+            elif tb is _ndarray:
+                if out_bar.shape == expected and out_bar.dtype.kind in "fiu":
+                    return sweep(out_bar)
+            elif tb is not tuple and type(expected) is not tuple and \
                     np.shape(out_bar) == expected:
                 kind = getattr(out_bar, "dtype", None)
                 if kind is None or kind.kind in "fiu":
-                    return pullback(out_bar)
+                    return sweep(out_bar)
             check_seed(out_bar, out, name)
-            return pullback(out_bar)
+            return sweep(out_bar)
         except RecursionError as e:  # a recursive function's reverse sweep
             raise RecursionLimitError.of(f"the pullback of {name}", e) from None
 
-    if has_complex(out):  # a real seed of a complex output: the complex one it stands for
-        real_checked = checked
+    if complex_out:  # a real seed of a complex output: the complex one it stands for
+        real_pullback = pullback
 
-        def checked(out_bar):
-            return real_checked(complex_seed(out_bar, out))
+        def pullback(out_bar):
+            return real_pullback(complex_seed(out_bar, out))
 
-    checked.__name__ = checked.__qualname__ = "pullback"
-    checked.__wrapped__ = pullback
-    checked.__doc__ = (f"The reverse sweep of {name}: pullback(out_bar) -> cotangents. It "
-                       "keeps the forward sweep's saved values (and the arguments) alive.")
-    return out, checked
+        pullback.__doc__ = real_pullback.__doc__
+    pullback.__wrapped__ = sweep
+    return out, pullback
 
 
 def has_complex(out) -> bool:

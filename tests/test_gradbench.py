@@ -58,3 +58,5 @@ def test_kmeans_newton_direction():
                  what="grad / hvp")
     g, g_dot = s2sad.jvp(s2sad.grad(cost, wrt=1), wrt=1)(points, centroids, ones)
     assert_close(g / g_dot, want, rtol=1e-5, what="jvp(grad)")
+    g, hv = s2sad.grad_and_hvp(cost, wrt=1)(points, centroids, ones)
+    assert_close(g / hv, want, rtol=1e-5, what="grad_and_hvp")

@@ -130,6 +130,36 @@ def test_hvp_matches_hessian_times_vector(f, make, wrt):
           atol=1e-5 + 1e-7 * np.max(np.abs(H)) * n)
 
 
+@pytest.mark.parametrize("f,make,wrt", SCALAR, ids=SCALAR_IDS)
+def test_grad_and_hvp_match_differences(f, make, wrt):
+    args = make()
+    v = RNG.standard_normal(np.shape(args[wrt])) if np.shape(args[wrt]) else 0.37
+    g, hv = s2sad.grad_and_hvp(f, wrt=wrt)(*args, v)
+    close(g, num_grad(f, args, wrt), rtol=1e-5, atol=1e-6)
+    H = num_hessian(f, args, wrt)
+    n = np.size(args[wrt])
+    expected = np.reshape(np.reshape(H, (n, n)) @ np.ravel(v), np.shape(args[wrt]))
+    close(hv, expected if np.shape(expected) else float(expected), rtol=1e-4,
+          atol=1e-5 + 1e-7 * np.max(np.abs(H)) * n)
+
+
+def test_grad_and_hvp_as_a_decorator_and_of_two_arguments():
+    def f(x, s):
+        return s * np.sum(np.sin(x) * x) + s * s
+
+    both = s2sad.grad_and_hvp(wrt=(0, 1))(f)
+
+    x, s, v, w = RNG.standard_normal(3), 0.6, RNG.standard_normal(3), 0.4
+    (gx, gs), (hx, hs) = both(x, s, v, w)
+    close(gx, num_grad(f, (x, s), 0), rtol=1e-5, atol=1e-7)
+    close(gs, num_grad(f, (x, s), 1), rtol=1e-5, atol=1e-7)
+    # the Hessian-vector product, analytically: d2f/dx2 = s (2 cos x - x sin x) (diagonal),
+    # d2f/dx ds = x cos x + sin x, d2f/ds2 = 2
+    mixed = x * np.cos(x) + np.sin(x)
+    close(hx, s * (2 * np.cos(x) - x * np.sin(x)) * v + mixed * w, rtol=1e-12, atol=1e-12)
+    close(hs, float(np.sum(mixed * v) + 2 * w), rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("f", [P.scalar_poly, P.scalar_loop, P.scalar_while],
                          ids=lambda f: f.__name__)
 def test_grad_of_grad_and_jvp_of_grad(f):

@@ -157,7 +157,9 @@ class Rewrites:
                 if isinstance(z, Var) and self.is_zeros(z, out) and self.kind(other) == kt:
                     return other
         for part in (self.rewrite_broadcasts, self.rewrite_shapes, self.rewrite_signs,
-                     self.rewrite_reductions):
+                     self.rewrite_reductions, self.rewrite_scalar_factors,
+                     self.rewrite_like_terms, self.rewrite_self_difference,
+                     self.rewrite_write_then_add):
             r = part(s, kt, out)
             if r is not None:
                 return r
@@ -240,8 +242,9 @@ class Rewrites:
                 isinstance(args[0], Var) and kt.static_shape is not None:
             d = self.defining(args[0], out)
             if d is not None and d.fn is np.broadcast_to and not d.kwargs and \
-                    isinstance(d.args[0], Const) and self.kind(d.args[0]).tag == "scalar":
-                # a constant broadcast, reshaped: the constant broadcast to the new shape
+                    self.kind(d.args[0]).tag == "scalar":
+                # a scalar broadcast, reshaped: the scalar broadcast to the new shape (a
+                # pullback's seed, then broadcast implicitly by the product that reads it)
                 return self.new_call(np.broadcast_to, (d.args[0], Const(tuple(kt.static_shape))),
                                      t.name, out, s.loc)
         if fn is np.reshape and len(args) == 2 and not s.kwargs and \
@@ -463,6 +466,157 @@ class Rewrites:
             out.append(Call(t, operator.mul, pair, (), s.loc))
             return t
         return None
+
+    def rewrite_self_difference(self, s: Call, kt, out):
+        """v - v -> 0 for a float cotangent v, in the derivative of straight-line code only:
+        what a max-shift's cotangent cancels to (logsumexp, softmax over an axis: the
+        sum of softmax's cotangent), a zero in real arithmetic, so that the mask and
+        count of the max's ties are never computed. (As for c - c in `rewrite`: a zero
+        reaching a branch's or loop's merge with no known shape could not be made real.)"""
+        fn, args, t = s.fn, s.args, s.target
+        if fn not in SUBS or len(args) != 2 or s.kwargs or args[0] != args[1] or \
+                not isinstance(args[0], Var) or t in self.primal or \
+                kt.tag not in ("scalar", "array") or kt.dtype not in ("f", "c") or \
+                self.kind(args[0]) != kt or not self.straight_line():
+            return None
+        if kt.tag == "array" and kt.static_shape is None:
+            return None
+        return zero(kt)
+
+    def rewrite_write_then_add(self, s: Call, kt, out):
+        """acc[i] = a; acc[i] += b -> acc[i] = a + b at positions that cannot repeat, in the
+        derivative only (the same sum, one pass fewer: x_bar[:-1] = g; x_bar[:-1] += h)."""
+        fn, args, t = s.fn, s.args, s.target
+        if fn is not prims.index_add or len(args) != 3 or s.kwargs or t in self.primal or \
+                not isinstance(args[0], Var) or not self.uses_once(args[0]):
+            return None
+        d = self.defining(args[0], out)
+        if d is None or d.fn is not prims.index_update or d.kwargs or d.args[1] != args[1] or \
+                not index_is_basic(self.kind(args[1])):
+            return None
+        a, b = d.args[2], args[2]
+        ka, kb = self.kind(a), self.kind(b)
+        if ka.tag != "array" or ka != kb or ka.static_shape is None or \
+                (isinstance(b, Var) and not self.uses_once(b)):
+            # (b added twice, as x * x sends it: the two scatters are merged into one of
+            # 2 b first, see rewrite_shapes)
+            return None
+        total = self.new_call(operator.add, (a, b), "_v", out, s.loc)
+        out.append(Call(t, prims.index_update, (d.args[0], args[1], total), (), s.loc))
+        return t
+
+    def scalar_factor(self, a) -> bool:
+        """Is `a` a number or a float scalar variable (a factor whose product is cheap)?"""
+        if isinstance(a, Const):
+            return type(a.value) in (int, float) and not isinstance(a.value, bool)
+        k = self.kind(a)
+        return k.tag == "scalar" and k.dtype in ("f", "c")
+
+    def rewrite_scalar_factors(self, s: Call, kt, out):
+        """k (s w) -> (k s) w and -(s w) -> (-s) w for scalars k, s and an array w, in the
+        derivative only: one pass over the array instead of two (a pullback's seed times a
+        rule's constant)."""
+        fn, args, t = s.fn, s.args, s.target
+        if fn in NEGS and len(args) == 1 and not s.kwargs and kt.tag == "array" and \
+                t not in self.primal and isinstance(args[0], Var) and \
+                self.kind(args[0]) == kt and self.uses_once(args[0]):
+            # -(s w) -> (-s) w: the sign joins the scalar
+            d = self.defining(args[0], out)
+            if d is not None and d.fn in MULS and not d.kwargs and len(d.args) == 2:
+                for c, w in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
+                    if isinstance(c, Var) and self.scalar_factor(c) and self.kind(w) == kt:
+                        ks = self.new_call(operator.neg, (c,), "_s", out, s.loc)
+                        out.append(Call(t, operator.mul, (ks, w), (), s.loc))
+                        return t
+        if fn not in MULS or len(args) != 2 or s.kwargs or kt.tag != "array" or \
+                t in self.primal:
+            return None
+        for k, v in ((args[0], args[1]), (args[1], args[0])):
+            if not self.scalar_factor(k) or not isinstance(v, Var) or self.kind(v) != kt or \
+                    not self.uses_once(v):
+                continue
+            d = self.defining(v, out)
+            if d is None or d.fn not in MULS or d.kwargs or len(d.args) != 2:
+                continue
+            for c, w in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
+                if self.scalar_factor(c) and self.kind(w) == kt and \
+                        not (isinstance(k, Const) and isinstance(c, Const)):
+                    # (two numbers: fold_scale's)
+                    ks = self.new_call(operator.mul, (k, c), "_s", out, s.loc)
+                    out.append(Call(t, operator.mul, (ks, w), (), s.loc))
+                    return t
+            r = self.scale_smaller_factor(k, d, kt, t, out, s.loc)
+            if r is not None:
+                return r
+        return None
+
+    def scale_smaller_factor(self, k, d: Call, kt, t, out, loc):
+        """k (u w) -> (k u) w where u is broadcast against w (fewer entries): the constant
+        scales the small factor, not the product (a row's cotangent times 2 in x * x)."""
+        if not isinstance(k, Const):
+            return None
+        n_out = kt.static_shape
+        for u, w in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
+            ku = self.kind(u)
+            if ku.tag != "array" or ku.dtype not in ("f", "c") or ku.static_shape is None or \
+                    n_out is None or self.kind(w) != kt or \
+                    2 * int(np.prod(ku.static_shape)) > int(np.prod(n_out)):
+                continue
+            scaled = self.new_call(operator.mul, (k, u), "_g", out, loc)
+            pair = (scaled, w) if u is d.args[0] else (w, scaled)
+            out.append(Call(t, operator.mul, pair, (), loc))
+            return t
+        return None
+
+    def scaled_terms(self, v, out) -> list:
+        """The ways to write `v` (read once) as `alpha * w`, with alpha a list of scalar
+        factors and w an array of v's kind: `s * w` itself, and, where w is `c * u` for a
+        number c (a primal's value, read elsewhere too), `(c s) * u`."""
+        d = self.defining(v, out) if isinstance(v, Var) else None
+        if d is None or d.fn not in MULS or d.kwargs or len(d.args) != 2 or \
+                not self.uses_once(v):
+            return []
+        kv = self.kind(v)
+        terms = []
+        for c, w in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
+            if not self.scalar_factor(c) or self.kind(w) != kv:
+                continue
+            terms.append(([c], w))
+            e = self.defining(w, out) if isinstance(w, Var) else None
+            if e is not None and e.fn in MULS and not e.kwargs and len(e.args) == 2:
+                for n, u in ((e.args[0], e.args[1]), (e.args[1], e.args[0])):
+                    if isinstance(n, Const) and self.scalar_factor(n) and self.kind(u) == kv:
+                        terms.append(([n, c], u))
+        return terms
+
+    def rewrite_like_terms(self, s: Call, kt, out):
+        """alpha w + beta w -> (alpha + beta) w (and -) for scalars alpha, beta, in the
+        derivative only: one pass over w where there were three. Each term may see through
+        a constant factor of its array (s (c u) + beta u -> (c s + beta) u): the two
+        cotangents that a product `c * u * u` sends to u."""
+        fn, args, t = s.fn, s.args, s.target
+        if (fn not in ADDS and fn not in SUBS) or len(args) != 2 or s.kwargs or \
+                kt.tag != "array" or t in self.primal or args[0] == args[1]:
+            return None
+        left, right = self.scaled_terms(args[0], out), self.scaled_terms(args[1], out)
+        for alpha, w in left:
+            for beta, u in right:
+                if w != u:
+                    continue
+                a = self.scalar_product(alpha, out, s.loc)
+                b = self.scalar_product(beta, out, s.loc)
+                op = operator.add if fn in ADDS else operator.sub
+                coef = self.new_call(op, (a, b), "_s", out, s.loc)
+                out.append(Call(t, operator.mul, (coef, w), (), s.loc))
+                return t
+        return None
+
+    def scalar_product(self, factors, out, loc):
+        """An atom equal to the product of `factors` (numbers first, as k (s w) makes it)."""
+        acc = factors[0]
+        for f in factors[1:]:
+            acc = self.new_call(operator.mul, (acc, f), "_s", out, loc)
+        return acc
 
     def straight_line(self) -> bool:
         """Is the function free of branches and loops?"""

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 import s2sad
-from tests.oracle import assert_close, numerical_grad, numerical_jvp
+from tests.oracle import assert_close, numerical_grad, numerical_jvp, numerical_vjp
 
 
 def logsumexp(x):
@@ -124,3 +124,126 @@ def test_dot_of_two_vectors_in_a_loop():
 def test_constant_factors_leave_the_sum():
     g = s2sad.grad(scaled_sum)
     assert_close(g(X), numerical_grad(scaled_sum, (X,), (0,))[0])
+
+
+# -- scalar factors gathered (rewrite_scalar_factors, rewrite_like_terms) -------------------
+
+def rosenbrock(x):
+    a = x[1:] - x[:-1] * x[:-1]
+    b = 1.0 - x[:-1]
+    return np.sum(100.0 * a * a + b * b)
+
+
+def scaled_square_vector(x):
+    return 3.0 * x * x  # a vector output: the seed is an array, not a scalar factor
+
+
+def test_split_form_seed_joins_the_constants():
+    x = RNG.uniform(-1.0, 1.0, 9)
+    f_vjp = s2sad.vjp(rosenbrock)
+    out, pullback = f_vjp(x)
+    assert_close(out, rosenbrock(x))
+    want = numerical_grad(rosenbrock, (x,), (0,))[0]
+    for seed in (2.5, np.float64(-0.5), np.array(1.5), 3):
+        (x_bar,) = pullback(seed)
+        assert_close(x_bar, float(seed) * want)
+    src = f_vjp.source
+    # the seed times the rule's constants is one scalar, then one pass over the array:
+    # 100 a a sends (100 out_bar) a to a twice, gathered into (200 out_bar) a
+    assert "200.0 * out_bar * a" in src
+    assert "-2.0 * out_bar * b" in src
+    # x_bar[:-1] = g; x_bar[:-1] += h is one write of g + h
+    assert src.count("x_bar[:-1]") == 1
+
+
+def repeated_rows(x, idx):
+    y = x[idx]  # repeated positions: a scatter-add, never a write
+    return np.sum(y * y) + np.sum(np.sin(x[1:]))
+
+
+def test_writes_and_adds_at_repeated_positions_stay_adds():
+    x = RNG.standard_normal(5)
+    idx = np.array([0, 0, 2, 4])
+    _, pullback = s2sad.vjp(repeated_rows, wrt=0)(x, idx)
+    (x_bar,) = pullback(0.75)
+    assert_close(x_bar, 0.75 * numerical_grad(repeated_rows, (x, idx), (0,))[0])
+
+
+def test_split_form_in_float32_keeps_its_precision():
+    x = RNG.uniform(-1.0, 1.0, 9).astype(np.float32)
+    _, pullback = s2sad.vjp(rosenbrock)(x)
+    (x_bar,) = pullback(np.float32(2.0))
+    assert x_bar.dtype == np.float32
+    want = 2.0 * numerical_grad(rosenbrock, (x.astype(np.float64),), (0,))[0]
+    assert_close(x_bar.astype(np.float64), want, rtol=1e-4, atol=1e-4)
+
+
+def test_an_array_seed_is_not_a_scalar_factor():
+    x = RNG.standard_normal(5)
+    _, pullback = s2sad.vjp(scaled_square_vector)(x)
+    seed = RNG.standard_normal(5)
+    (x_bar,) = pullback(seed)
+    assert_close(x_bar, numerical_vjp(scaled_square_vector, (x,), (0,), seed)[0])
+
+
+def test_like_terms_of_a_scalar_times_an_array():
+    def f(x, s):
+        u = np.sin(x)
+        return np.sum(s * u * u + 2.0 * (s * u))
+
+    x = RNG.standard_normal(6)
+    for wrt in (0, 1):
+        g = s2sad.grad(f, wrt=wrt)
+        assert_close(g(x, 0.7), numerical_grad(f, (x, 0.7), (wrt,))[0])
+    _, pullback = s2sad.vjp(f)(x, 0.7)
+    x_bar, s_bar = pullback(1.5)
+    want = numerical_grad(f, (x, 0.7), (0, 1))
+    assert_close(x_bar, 1.5 * want[0])
+    assert_close(s_bar, 1.5 * want[1])
+
+
+def test_split_form_of_softmax_over_an_axis_has_no_max_sweep():
+    # the max-shift's cotangent lse_bar - lse_bar is an array: a zero in real arithmetic,
+    # so the ties' mask and count go; the seed broadcast over rows stays a scalar factor
+    z = RNG.standard_normal((5, 4))
+    y = np.eye(4)[RNG.integers(0, 4, 5)]
+    f_vjp = s2sad.vjp(softmax_cross_entropy, wrt=0)
+    out, pullback = f_vjp(z, y)
+    assert_close(out, softmax_cross_entropy(z, y))
+    (z_bar,) = pullback(-1.5)
+    assert_close(z_bar, -1.5 * numerical_grad(softmax_cross_entropy, (z, y), (0,))[0])
+    assert "mask" not in f_vjp.source and "broadcast_to" not in f_vjp.source
+
+
+def test_max_shift_inside_a_loop_stays_right():
+    def f(z, n):
+        total = 0.0
+        for _ in range(n):
+            m = np.max(z, axis=1, keepdims=True)
+            total += np.sum(np.log(np.sum(np.exp(z - m), axis=1)))
+            z = 0.5 * z
+        return total
+
+    z = RNG.standard_normal((3, 4))
+    _, pullback = s2sad.vjp(f, wrt=0)(z, 3)
+    (z_bar,) = pullback(0.5)
+    assert_close(z_bar, 0.5 * numerical_grad(f, (z, 3), (0,))[0])
+
+
+def row_weighted_squares(x, w):
+    # each row's sum of squares weighted: x * x sends (w_i) x twice, 2 (w_i) x in all
+    return np.sum(np.sum(x * x, axis=1) * w)
+
+
+def test_a_constant_scales_the_smaller_factor():
+    x, w = RNG.standard_normal((6, 5)), RNG.standard_normal(6)
+    for wrt in (0, 1):
+        g = s2sad.grad(row_weighted_squares, wrt=wrt)
+        assert_close(g(x, w), numerical_grad(row_weighted_squares, (x, w), (wrt,))[0])
+    _, pullback = s2sad.vjp(row_weighted_squares)(x, w)
+    x_bar, w_bar = pullback(0.3)
+    want = numerical_grad(row_weighted_squares, (x, w), (0, 1))
+    assert_close(x_bar, 0.3 * want[0])
+    assert_close(w_bar, 0.3 * want[1])
+    src = s2sad.grad(row_weighted_squares).source
+    assert "2.0 * g * x" in src  # (2 g) x: the 2 scales the column g, not the product
