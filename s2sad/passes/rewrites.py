@@ -115,6 +115,13 @@ class Rewrites:
         if fn is np.real and len(args) == 1 and not s.kwargs and type(args[0]) is Var and \
                 t not in self.primal and self.surely_real(args[0], out):
             return args[0]  # the real part of a real cotangent (reverse.py's add_bar)
+        if fn in DIVS and len(args) == 2 and not s.kwargs and _is_num(args[0], 0) and \
+                type(args[0].value) is float and kt.tag == "scalar" and kt.dtype == "f" and \
+                t not in self.primal:
+            # a derivative that a cancellation left at 0.0, over a count or a scale (a max's
+            # ties): zero, as a symbolic zero over anything is (rewrite_zero); a scalar's
+            # zero is made concrete anywhere, so this one may reach a loop's merge
+            return zero(kt)
         if len(args) == 2 and not s.kwargs:
             x, y = args
             if consts:
@@ -752,6 +759,8 @@ class Rewrites:
         lin = self.linear_positions(fn, len(args))
         if lin is not None and any(zeros[i] for i in lin if i < len(args)):
             return zero(kt)
+        if fn in DIVS and len(args) == 2 and zeros[0] and not zeros[1] and not s.kwargs:
+            return zero(kt)  # a zero derivative over anything (linear in the numerator)
         # a zero reaching a non-linear operation is made concrete
         new_args = list(args)
         for i, a in enumerate(args):

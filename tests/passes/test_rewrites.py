@@ -247,3 +247,21 @@ def test_a_constant_scales_the_smaller_factor():
     assert_close(w_bar, 0.3 * want[1])
     src = s2sad.grad(row_weighted_squares).source
     assert "2.0 * g * x" in src  # (2 g) x: the 2 scales the column g, not the product
+
+
+def mixture_with_a_loop(alphas, x):
+    # a log-sum-exp over mixture weights beside a loop (GMM's shape): the max shift's
+    # cotangent cancels to zero even though the function is not straight-line
+    total = 0.0
+    for j in range(alphas.shape[0]):
+        total += alphas[j] * np.sum(x * x)
+    amax = np.max(alphas)
+    return total - x.shape[0] * (amax + np.log(np.sum(np.exp(alphas - amax))))
+
+
+def test_a_cancelled_max_shift_beside_a_loop_computes_no_ties():
+    for alphas in (RNG.standard_normal(4), np.array([0.7, -0.2, 0.7, 0.1])):
+        x = RNG.standard_normal(3)
+        g = s2sad.grad(mixture_with_a_loop, wrt=(0, 1))
+        assert_close(g(alphas, x), numerical_grad(mixture_with_a_loop, (alphas, x), (0, 1)))
+        assert "nonzero" not in g.source and "add.at" not in g.source
