@@ -356,7 +356,8 @@ class _Calls(ast.NodeTransformer):
     (the same contraction, last axis of a with the first of b, for the 1-D and 2-D
     operands Numba's dot takes), `np.matmul(a, b)` is `a @ b`, a sum with keepdims a
     reduction whose axis is put back, np.max/np.min along an axis of a 2-D array the
-    maxima of its rows or columns, and np.reshape a reshape of a contiguous array."""
+    maxima of its rows or columns, np.reshape a reshape of a contiguous array, and the list
+    of arrays np.stack joins a tuple."""
 
     def __init__(self, owner: _Rewriter):
         self.owner = owner
@@ -384,6 +385,11 @@ class _Calls(ast.NodeTransformer):
                             node.args[1:], [])
         if fn in ("np.max", "np.min", "np.amax", "np.amin") and len(node.args) == 1:
             return self.reduced_along(node, "max" if "max" in fn else "min")
+        if fn in ("np.stack", "np.concatenate", "np.vstack", "np.hstack") and node.args and \
+                isinstance(node.args[0], ast.List):
+            # (Numba joins a tuple of arrays, not a list)
+            node.args[0] = ast.Tuple(node.args[0].elts, ast.Load())
+            return node
         if fn == "np.prod" and len(node.args) == 1:
             return self.reduced_along(node, "prod")
         if fn == "np.mean" and len(node.args) == 1:

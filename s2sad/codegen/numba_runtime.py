@@ -126,14 +126,16 @@ def _index_add_at(acc, index, g):
                 acc[index[j]] += gb[j]
             return acc
         return one
-    if isinstance(index, types.UniTuple) and index.count == 2 and acc.ndim >= 2 and \
-            _is_array(index.dtype) and isinstance(index.dtype.dtype, types.Integer) and \
-            index.dtype.ndim == 1:
+    if isinstance(index, types.BaseTuple) and len(index) == 2 and acc.ndim == 2 and \
+            all(_is_array(a) and isinstance(a.dtype, types.Integer) for a in index):
         def two(acc, index, g):
+            # (row and column index arrays broadcast together, as NumPy's indexing does)
             rows, cols = index
-            gb = np.broadcast_to(g, (len(rows),) + acc.shape[2:])
-            for j in range(len(rows)):
-                acc[rows[j], cols[j]] += gb[j]
+            r = (rows + 0 * cols).ravel()
+            c = (cols + 0 * rows).ravel()
+            gs = (np.zeros((rows + 0 * cols).shape, acc.dtype) + g).ravel()
+            for j in range(r.size):
+                acc[r[j], c[j]] += gs[j]
             return acc
         return two
     if isinstance(index, types.Integer):

@@ -123,7 +123,9 @@ def _index_add_at(acc, index, g):
 @pytest.mark.parametrize("shape, index, gshape", [
     ((5,), np.array([0, 2, 2, 4, 0]), (5,)), ((5,), np.array([1, 1]), ()),
     ((5, 3), np.array([4, 0, 4]), (3, 3)), ((4, 3), (np.array([0, 3, 0]), np.array([1, 2, 1])),
-                                             (3,)), ((5,), 2, ())], ids=repr)
+                                             (3,)), ((5,), 2, ()),
+    # (the determinant's a[rows, perms]: index arrays that broadcast together)
+    ((3, 3), (np.arange(3)[None, :], np.array([[0, 1, 2], [2, 1, 0]])), (2, 3))], ids=repr)
 def test_index_add_at_accumulates_repeats(shape, index, gshape):
     acc, g = _a(*shape), _a(*gshape)
     want = acc.copy()
@@ -184,3 +186,19 @@ def test_axis_means_products_and_repeated_gathers_compile():
     assert "np.add.at" not in df.source and "index_add_at(" in df.source
     oracle.assert_close(got, oracle.numerical_grad(means_products_gathers, (X, idx), (0,))[0])
     oracle.assert_close(got, want, 1e-9, 1e-12)
+
+
+def cross_rows(u, v):
+    """np.stack of a list (bundle adjustment's cross product): a tuple under Numba."""
+    cross = np.stack([u[:, 1] * v[:, 2] - u[:, 2] * v[:, 1],
+                      u[:, 2] * v[:, 0] - u[:, 0] * v[:, 2],
+                      u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]], axis=1)
+    return np.sum(np.tanh(cross))
+
+
+def test_stacked_list_compiles():
+    u, v = _a(4, 3), _a(4, 3)
+    df = s2sad.grad(cross_rows, wrt=(0, 1), backend="numba")
+    got = df(u, v)
+    assert "np.stack((" in df.source
+    oracle.assert_close(got, oracle.numerical_grad(cross_rows, (u, v), (0, 1)))
