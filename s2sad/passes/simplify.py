@@ -14,7 +14,7 @@ import numpy as np
 
 from s2sad.ir import prims
 from s2sad.ir.builder import replace_body
-from s2sad.ir.kinds import Kind, atom_kind, infer_kinds, kind_of_value
+from s2sad.ir.kinds import UNKNOWN, Kind, atom_kind, infer_kinds, kind_of_value
 from s2sad.ir.nodes import (
     Block,
     Call,
@@ -47,6 +47,8 @@ class Simplifier(Rewrites):
         self.changed = False
 
     def kind(self, a) -> Kind:
+        if type(a) is Var:  # (the common case, without a call to atom_kind)
+            return self.kinds.get(a, UNKNOWN)
         return atom_kind(a, self.kinds)
 
     # -- rewriting walk ------------------------------------------------------
@@ -345,8 +347,9 @@ def _cse_key(s: Call):
         return None
     try:
         args = s.args
-        if s.fn in COMMUTATIVE and len(args) == 2 and not s.kwargs:
-            args = tuple(sorted(args, key=repr))
+        if s.fn in COMMUTATIVE and len(args) == 2 and not s.kwargs and \
+                repr(args[1]) < repr(args[0]):  # (as sorted by repr, which is stable)
+            args = (args[1], args[0])
         key = (s.fn, args, s.kwargs)
         hash(key)
         return key
