@@ -110,7 +110,7 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kin
     stmts, alias = fn.body.stmts, {}
     rule_kind = None
     if kind_of is not None:
-        rule_kind = _rule_kinds(fn, bindings, kind_of, g_kind, alias)
+        rule_kind = _rule_kinds(fn, bindings, kind_of, g_kind, alias, _rule_defs(rule, fn))
         if not all(type(st) is Call for st in stmts):
             # branches on the operands' kinds (is_complex(y)): keep the one that applies
             decided = _decide_branches(fn.body, rule_kind, alias)
@@ -191,7 +191,16 @@ def _named_steps(results, hints, bindings: dict, em: Emitter, loc) -> tuple:
     return tuple(out)
 
 
-def _rule_kinds(fn, bindings: dict, kind_of, g_kind, alias: dict):
+def _rule_defs(rule, fn) -> dict:
+    """The calls of the rule's body (`fn`, its IR) by target, found once per rule."""
+    cached = rule.__dict__.get("_calls")
+    if cached is None or cached[0] is not fn:
+        cached = rule.__dict__["_calls"] = (fn, {})
+        _calls_by_target(fn.body, cached[1])
+    return cached[1]
+
+
+def _rule_kinds(fn, bindings: dict, kind_of, g_kind, alias: dict, defs: dict):
     """The kind of an atom of a rule's body, evaluated on demand from the bound atoms
     (`alias`: the outputs of branches already decided, and the values they stand for)."""
     from s2sad.ir.kinds import UNKNOWN, atom_kind, eval_kind
@@ -200,8 +209,6 @@ def _rule_kinds(fn, bindings: dict, kind_of, g_kind, alias: dict):
     for p in fn.params:
         known[p] = g_kind if p.name == "g" and g_kind is not None else \
             kind_of(bindings[p.name])
-    defs: dict = {}
-    _calls_by_target(fn.body, defs)
 
     def kind(a):
         while type(a) is Var and a in alias:
