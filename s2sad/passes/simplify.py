@@ -220,13 +220,13 @@ class Simplifier(Rewrites):
             return
         key = self.cse_key(s)
         if key is not None:
-            prev = cse.get(key)
-            if prev is not None:
+            n = len(cse)
+            prev = cse.setdefault(key, s.target)  # (one lookup: the key hashes once)
+            if len(cse) == n:  # computed before
                 self.recount(s, out, len(out))
                 sub[s.target] = prev
                 self.changed = True
                 return
-            cse[key] = s.target
         out.append(s)
 
     def recount(self, s: Call, out, start: int):
@@ -254,8 +254,8 @@ class Simplifier(Rewrites):
     def remember(self, s: Call, cse):
         """Record a statement kept as it is for common subexpression elimination."""
         key = self.cse_key(s)
-        if key is not None and key not in cse:
-            cse[key] = s.target
+        if key is not None:
+            cse.setdefault(key, s.target)
 
     @staticmethod
     def cse_key(s: Call):
