@@ -67,7 +67,10 @@ class Simplifier(Rewrites):
         out = _Out()
         cse = dict(cse)
         for s in b.stmts:
-            self.stmt(s, sub, cse, out)
+            if type(s) is Call:  # (as stmt() does, without its pattern matching)
+                self.call(s, sub, cse, out)
+            else:
+                self.stmt(s, sub, cse, out)
         results = tuple(_sub(r, sub) for r in b.results)
         if concrete:
             return self.concrete_results(Block(tuple(out), results), range(len(results)))
@@ -177,10 +180,17 @@ class Simplifier(Rewrites):
         return pick(ps), pick(inits), Block(body.stmts, pick(body.results)), pick(outs)
 
     def call(self, s: Call, sub, cse, out, depth=0):
-        if sub:
-            args = tuple([_sub(a, sub) for a in s.args])
-            kwargs = tuple([(n, _sub(a, sub)) for n, a in s.kwargs]) if s.kwargs else ()
-            if args != s.args or kwargs != s.kwargs:
+        if sub:  # (a new statement only where an operand was replaced)
+            args, kwargs = s.args, s.kwargs
+            for a in args:
+                if type(a) is Var and a in sub:
+                    args = tuple([_sub(x, sub) for x in args])
+                    break
+            for _, a in kwargs:
+                if type(a) is Var and a in sub:
+                    kwargs = tuple([(n, _sub(x, sub)) for n, x in kwargs])
+                    break
+            if args is not s.args or kwargs is not s.kwargs:
                 s = Call(s.target, s.fn, args, kwargs, s.loc)
         n_out = len(out)
         res = self.rewrite(s, out)
@@ -361,6 +371,9 @@ def _size(b: Block) -> int:
     """Statements and yielded values, recursively: what dead code elimination can remove."""
     n = len(b.results)
     for s in b.stmts:
+        if type(s) is Call:
+            n += 2  # (itself and its target)
+            continue
         n += 1 + len(s.defs)
         for inner in blocks_of(s):
             n += _size(inner)
