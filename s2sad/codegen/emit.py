@@ -439,10 +439,20 @@ def emit_function(fn: Function, ns: Namespace, name: str, header: list, layout: 
 
 
 def _reads(expr: str, name: str) -> bool:
-    """Whether the printed expression `expr` reads the variable `name`."""
-    import re
-
-    return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", expr) is not None
+    """Whether the printed expression `expr` reads the variable `name`: an occurrence not
+    preceded by a word character or a dot, nor followed by a word character. (Searched
+    without a regular expression: one pattern per name filled the regex cache, and every
+    scatter of a long function compiled its pattern again.)"""
+    start, n, end = 0, len(name), len(expr)
+    while True:
+        i = expr.find(name, start)
+        if i < 0:
+            return False
+        before = expr[i - 1] if i else " "
+        after = expr[i + n] if i + n < end else " "
+        if not (before.isalnum() or before in "_.") and not (after.isalnum() or after == "_"):
+            return True
+        start = i + 1
 
 
 def _bare(text: str) -> str:

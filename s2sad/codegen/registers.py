@@ -541,8 +541,11 @@ class Interference:
             return
         others = live & partners
         others.discard(v)
-        if not others:
-            return
+        if others:
+            self.record(v, others)
+
+    def record(self, v, others: set):
+        """The edges of `v` with `others` (a new set, not empty, without v)."""
         adj = self.adj
         if v in adj:
             adj[v] |= others
@@ -559,9 +562,52 @@ class Interference:
 
     def block(self, b: Block, live_out: set) -> set:
         live = set(live_out)
+        index = None  # the live variables by their partners' set (see `call`)
         for s in reversed(b.stmts):
-            live = self.stmt(s, live)
+            if type(s) is Call:
+                if index is None:
+                    index = self.index(live)
+                self.call(s, live, index)
+            else:
+                index = None  # (rebuilt at the next call: the region op made a new set)
+                live = self.stmt(s, live)
         return live
+
+    def index(self, live: set) -> dict:
+        """The variables of `live` by the id of their partners' set: a call's interferences
+        are then read from its own partners' live members (a copy of the few it has), not
+        from an intersection with every live variable (hundreds in a reverse sweep, at
+        every statement of it). Each variable is in the partners' set it is mapped to (a
+        union-find component, a name's group), so the two give the same edges."""
+        partners = self.partners
+        index: dict = {}
+        for v in live:
+            p = partners(v)
+            if p is not None:
+                index.setdefault(id(p), set()).add(v)
+        return index
+
+    def call(self, s: Call, live: set, index: dict):
+        """`stmt` for a call, with `index` (see `index`) kept current along with `live`."""
+        t = s.target
+        live.discard(t)
+        partners = self.partners
+        p = partners(t)
+        if p is not None:
+            bucket = index.get(id(p))
+            if bucket:
+                bucket.discard(t)
+                if bucket and t not in self.inlined:
+                    self.record(t, set(bucket))
+        for a in self.tracked(atoms_of(s)):
+            if a not in live:
+                live.add(a)
+                p = partners(a)
+                if p is not None:
+                    index.setdefault(id(p), set()).add(a)
+        if s.fn in SCATTERS:
+            self.copy(t, s.args[0])
+            self.updates.add((t, s.args[0]))
 
     def stmt(self, s, live: set) -> set:
         """The variables live before `s`, given those live after it (updated in place)."""

@@ -361,10 +361,10 @@ def _reads(code) -> list:
             else:
                 continue
             attrs = []
-            for nxt_op, nxt_arg in loads[i + 1:]:
-                if nxt_op not in _LOADS_ATTR:
-                    break
-                attrs.append(nxt_arg)
+            j = i + 1  # (indexed: a slice of the rest per load was quadratic in the length)
+            while j < len(loads) and loads[j][0] in _LOADS_ATTR:
+                attrs.append(loads[j][1])
+                j += 1
             out.append((how, name, tuple(attrs)))
     _READS[code] = out = list(dict.fromkeys(out))
     return out

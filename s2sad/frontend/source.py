@@ -34,9 +34,12 @@ class ParsedFunction:
     closure: dict  # name -> cell: read when looked up, so a rebound closure value is seen
     bound_self: object = None  # a bound method's object (its first parameter), else None
     is_method: bool = False
+    # the node's line numbers less this are its lines' (1 for the node's line 1): the line
+    # before `first_line` for a node of the module's syntax tree (numbered as its file)
+    line_shift: int = 0
 
     def loc(self, node) -> Loc:
-        lineno = getattr(node, "lineno", 1)
+        lineno = getattr(node, "lineno", 1 + self.line_shift) - self.line_shift
         col = getattr(node, "col_offset", 0) + self.col_shift
         idx = lineno - 1
         text = self.lines[idx] if 0 <= idx < len(self.lines) else ""
@@ -112,7 +115,7 @@ def _parse(func) -> ParsedFunction:
     if func.__name__ == "<lambda>":
         return _parse_lambda(func, name)
     try:
-        lines, first_line = _source_lines(func)
+        lines, first_line, tree_node = _source_lines(func)
     except (OSError, TypeError) as e:
         raise SourceUnavailableError(
             f"cannot read the source of {name}: {e}", loc=_code_loc(func),
@@ -125,6 +128,13 @@ def _parse(func) -> ParsedFunction:
             "file was edited after the module was imported", loc=_code_loc(func),
             hint="reload the module (importlib.reload, or restart the interpreter) so that "
                  "the function and its source agree, then differentiate it again")
+    closure = dict(zip(code.co_freevars, func.__closure__ or ()))
+    stripped = [ln.rstrip("\n") for ln in lines]
+    if tree_node is not None:
+        # the definition as the module's syntax tree holds it (the file parsed once): its
+        # positions are the file's, its strings as written
+        return ParsedFunction(func, gast.ast_to_gast(tree_node), filename, first_line, 0,
+                              stripped, func.__globals__, closure, line_shift=first_line - 1)
     raw = "".join(lines)
     dedented = textwrap.dedent(raw)
     shift = _indent_of(lines[0]) if lines else 0
@@ -141,9 +151,8 @@ def _parse(func) -> ParsedFunction:
         raise SourceUnavailableError(f"the source of {name} is not a function definition")
     if first_line == 0:
         first_line = 1
-    closure = dict(zip(code.co_freevars, func.__closure__ or ()))
-    return ParsedFunction(func, node, filename, first_line, shift,
-                          [ln.rstrip("\n") for ln in lines], func.__globals__, closure)
+    return ParsedFunction(func, node, filename, first_line, shift, stripped, func.__globals__,
+                          closure)
 
 
 def _parse_lambda(func, name: str) -> ParsedFunction:
@@ -336,12 +345,14 @@ def _same_code(a, b) -> bool:
     return True
 
 
-_MODULES: dict = {}  # filename -> (its lines as linecache holds them, {(name, line): (start, end)})
+_MODULES: dict = {}  # filename -> (its lines as linecache holds them, {(name, line): node})
 
 
 def _source_lines(func) -> tuple:
-    """`inspect.getsourcelines(func)`, found through the module's syntax tree (parsed once
-    per file, in C) instead of tokenizing from the function's first line."""
+    """(lines, first line, FunctionDef) as `inspect.getsourcelines(func)` finds the lines,
+    found through the module's syntax tree instead (parsed once per file, in C, and its
+    definitions found by a walk over statements only); the FunctionDef is the tree's (None
+    where the lines come from inspect)."""
     code = func.__code__
     try:
         filename = inspect.getsourcefile(func)
@@ -350,18 +361,39 @@ def _source_lines(func) -> tuple:
             lines = linecache.getlines(filename, func.__globals__)
             cached = _MODULES.get(filename)
             if cached is None or cached[0] is not lines:
-                spans = {}
-                for node in ast.walk(ast.parse("".join(lines))):
-                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                        spans[(node.name, start)] = (start, node.end_lineno)
-                cached = _MODULES[filename] = (lines, spans)
-            span = cached[1].get((code.co_name, code.co_firstlineno))
-            if span is not None:
-                return lines[span[0] - 1:span[1]], span[0]
+                cached = _MODULES[filename] = (lines, _definitions(ast.parse("".join(lines))))
+            node = cached[1].get((code.co_name, code.co_firstlineno))
+            if node is not None:
+                start = _start_line(node)
+                return lines[start - 1:node.end_lineno], start, node
     except (SyntaxError, ValueError, OSError, TypeError):
         pass
-    return inspect.getsourcelines(func)
+    lines, first_line = inspect.getsourcelines(func)
+    return lines, first_line, None
+
+
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")  # the fields holding statements
+
+
+def _definitions(tree) -> dict:
+    """{(name, first line, decorators included): node} of the function definitions of a
+    module's syntax tree, at any depth (a definition is a statement: expressions are not
+    visited)."""
+    out: dict = {}
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out[(node.name, _start_line(node))] = node
+        for field in _BODIES:
+            children = getattr(node, field, None)
+            if type(children) is list:
+                stack.extend(children)
+    return out
+
+
+def _start_line(node) -> int:
+    return min([node.lineno] + [d.lineno for d in node.decorator_list])
 
 
 def _indent_of(line: str) -> int:

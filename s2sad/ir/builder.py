@@ -55,6 +55,9 @@ def block_vars(block: Block) -> set:
 
 def _collect(block: Block, out: set):
     for s in block.stmts:
+        if type(s) is Call:
+            out.add(s.target)
+            continue
         out.update(s.defs)
         match s:
             case ForRange(index=i, params=ps):

@@ -514,7 +514,7 @@ def infer_kinds(fn: Function, arg_kinds: dict, known: dict | None = None) -> dic
 
 
 def atom_kind(a, kinds: dict) -> Kind:
-    if isinstance(a, Var):
+    if type(a) is Var:
         return kinds.get(a, UNKNOWN)
     v = a.value
     if isinstance(v, prims.ZeroValue):
@@ -532,6 +532,14 @@ def infer_block(block: Block, kinds: dict, known: dict | None = None):
 
 
 def infer_stmt(s, kinds: dict, known: dict | None = None):
+    if type(s) is Call:
+        fn = s.fn
+        if fn is not prims.tape_push and fn is not prims.tape_pop and \
+                fn is not prims.tape_reader and fn is not prims.tape_next:
+            # (the common statement first, without pattern matching: the last case below)
+            kinds[s.target] = eval_kind(fn, [atom_kind(a, kinds) for a in s.args],
+                                        [(n, atom_kind(a, kinds)) for n, a in s.kwargs])
+            return
     match s:
         case Call(target=t, fn=fn, args=args) if fn is prims.tape_push:
             # a tape yields what was pushed onto it (pushes precede pops in program order)

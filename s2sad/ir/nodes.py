@@ -209,10 +209,10 @@ def atoms_of(stmt) -> tuple | list:
     raise TypeError(stmt)
 
 
-def blocks_of(stmt) -> list:
+def blocks_of(stmt) -> list | tuple:
+    if type(stmt) is Call:  # (the common case first: no pattern matching)
+        return ()
     match stmt:
-        case Call():
-            return []
         case If(then=t, orelse=e):
             return [t, e]
         case ForRange(body=b):
@@ -254,10 +254,19 @@ def free_vars(block: Block, bound: frozenset = frozenset()) -> set:
 def count_uses(block: Block, counts: dict | None = None) -> dict:
     """How many times each variable is read in `block` (recursively, results included)."""
     counts = {} if counts is None else counts
+    get = counts.get
     for s in block.stmts:
+        if type(s) is Call:
+            for a in s.args:
+                if type(a) is Var:
+                    counts[a] = get(a, 0) + 1
+            for _, a in s.kwargs:
+                if type(a) is Var:
+                    counts[a] = get(a, 0) + 1
+            continue
         for a in atoms_of(s):
             if isinstance(a, Var):
-                counts[a] = counts.get(a, 0) + 1
+                counts[a] = get(a, 0) + 1
         for inner in blocks_of(s):
             count_uses(inner, counts)
     for r in block.results:

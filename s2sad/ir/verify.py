@@ -41,6 +41,16 @@ def _use(a, scope: set, where):
 def _block(b: Block, defined: set, scope: set):
     scope = set(scope)
     for s in b.stmts:
+        if type(s) is Call:  # (the common statement, without pattern matching)
+            for a in s.args:
+                if type(a) is Var and a not in scope:
+                    _use(a, scope, "Call")
+            for _, a in s.kwargs:
+                if type(a) is Var and a not in scope:
+                    _use(a, scope, "Call")
+            _define(s.target, defined)
+            scope.add(s.target)
+            continue
         for a in atoms_of(s):
             _use(a, scope, s.__class__.__name__)
         match s:

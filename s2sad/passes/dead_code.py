@@ -24,7 +24,18 @@ def _uses(block: Block) -> set:
 def _dce_block(b: Block, live: set) -> Block:
     live.update(a for a in b.results if isinstance(a, Var))
     kept = []
+    effectful = prims.EFFECTFUL
     for s in reversed(b.stmts):
+        if type(s) is Call:  # (the common statement, without pattern matching)
+            if s.target in live or s.fn in effectful:
+                kept.append(s)
+                for a in s.args:
+                    if type(a) is Var:
+                        live.add(a)
+                for _, a in s.kwargs:
+                    if type(a) is Var:
+                        live.add(a)
+            continue
         match s:
             case Call(target=t, fn=fn):
                 effect = fn in prims.EFFECTFUL

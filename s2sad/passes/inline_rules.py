@@ -108,14 +108,15 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kin
             raise MissingRuleError(f"the {rule.mode.upper()} rule needs the keyword argument "
                                    f"`{p.name}`", loc)
     stmts, alias = fn.body.stmts, {}
+    defs, straight, base_hints = _rule_facts(rule, fn)
     rule_kind = None
     if kind_of is not None:
-        rule_kind = _rule_kinds(fn, bindings, kind_of, g_kind, alias)
-        if not all(type(st) is Call for st in stmts):
+        rule_kind = _rule_kinds(fn, bindings, kind_of, g_kind, alias, defs)
+        if not straight:
             # branches on the operands' kinds (is_complex(y)): keep the one that applies
             decided = _decide_branches(fn.body, rule_kind, alias)
             if decided is not None:
-                stmts = decided
+                stmts, straight = decided, True  # (the calls of the branches taken)
 
     def resolve(a):
         while type(a) is Var and a in alias:
@@ -129,7 +130,7 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kin
     for r, h in zip(results, result_hints):
         if isinstance(r, Var) and r not in mapping and r not in hints:
             hints[r] = h
-    if all(type(st) is Call for st in stmts):  # straight-line: copy it directly
+    if straight:  # straight-line: copy it directly
         fresh, out = em.namer.fresh, em.stmts
         skip: set = set()
         if rule_kind is not None:
@@ -153,7 +154,13 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kin
                         for n, a in ((n, resolve(a)) for n, a in st.kwargs)]) if st.kwargs \
                 else ()
             t = st.target
-            nv = mapping[t] = fresh(hints[t] if t in hints else strip_suffix(t.name))
+            if t in hints:
+                hint = hints[t]
+            else:
+                hint = base_hints.get(t)
+                if hint is None:
+                    hint = strip_suffix(t.name)
+            nv = mapping[t] = fresh(hint)
             out.append(Call(nv, st.fn, args, kw, loc if loc is not None else st.loc))
         out_results = tuple(mapping.get(r, r) if type(r) is Var else r for r in results)
         return _named_steps(out_results, result_hints, bindings, em, loc)
@@ -191,7 +198,21 @@ def _named_steps(results, hints, bindings: dict, em: Emitter, loc) -> tuple:
     return tuple(out)
 
 
-def _rule_kinds(fn, bindings: dict, kind_of, g_kind, alias: dict):
+def _rule_facts(rule, fn) -> tuple:
+    """What inlining reads of the rule's body (`fn`, its IR), found once per rule: its
+    calls by target (in branches too), whether it is straight-line, and the hint each
+    call's target gives the variable it is copied to."""
+    cached = rule.__dict__.get("_facts")
+    if cached is None or cached[0] is not fn:
+        defs: dict = {}
+        _calls_by_target(fn.body, defs)
+        straight = all(type(st) is Call for st in fn.body.stmts)
+        hints = {t: strip_suffix(t.name) for t in defs}
+        cached = rule.__dict__["_facts"] = (fn, defs, straight, hints)
+    return cached[1:]
+
+
+def _rule_kinds(fn, bindings: dict, kind_of, g_kind, alias: dict, defs: dict):
     """The kind of an atom of a rule's body, evaluated on demand from the bound atoms
     (`alias`: the outputs of branches already decided, and the values they stand for)."""
     from s2sad.ir.kinds import UNKNOWN, atom_kind, eval_kind
@@ -200,8 +221,6 @@ def _rule_kinds(fn, bindings: dict, kind_of, g_kind, alias: dict):
     for p in fn.params:
         known[p] = g_kind if p.name == "g" and g_kind is not None else \
             kind_of(bindings[p.name])
-    defs: dict = {}
-    _calls_by_target(fn.body, defs)
 
     def kind(a):
         while type(a) is Var and a in alias:

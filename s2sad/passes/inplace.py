@@ -248,6 +248,10 @@ class _InPlace:
     def in_place_call(self, s: Call, b: Block, k: int, scope) -> Call:
         """Statement k of b, made an in-place update where that is safe."""
         kinds = self.kinds
+        f, n = s.fn, len(s.args)
+        if not (n == 3 and (f is prims.index_add or f is prims.index_update)) and \
+                not (n == 2 and not s.kwargs and f in _ADD_MUL):
+            return s  # (most statements: none of the cases below, without matching them)
         match s:
             case Call(fn=f, args=(acc, index, g)) if f is prims.index_add:
                 if self.updatable(acc, b, k, scope):
@@ -278,6 +282,9 @@ class _InPlace:
                             s = Call(s.target, prims.mul_inplace, (acc, g), (), s.loc)
                         break
         return s
+
+
+_ADD_MUL = (operator.add, np.add, operator.mul, np.multiply)
 
 
 def _owned(b: Block) -> set:

@@ -14,7 +14,7 @@ import numpy as np
 
 from s2sad.ir import prims
 from s2sad.ir.builder import replace_body
-from s2sad.ir.kinds import Kind, atom_kind, infer_kinds, kind_of_value
+from s2sad.ir.kinds import UNKNOWN, Kind, atom_kind, infer_kinds, kind_of_value
 from s2sad.ir.nodes import (
     Block,
     Call,
@@ -47,6 +47,8 @@ class Simplifier(Rewrites):
         self.changed = False
 
     def kind(self, a) -> Kind:
+        if type(a) is Var:  # (the common case, without a call to atom_kind)
+            return self.kinds.get(a, UNKNOWN)
         return atom_kind(a, self.kinds)
 
     # -- rewriting walk ------------------------------------------------------
@@ -65,7 +67,10 @@ class Simplifier(Rewrites):
         out = _Out()
         cse = dict(cse)
         for s in b.stmts:
-            self.stmt(s, sub, cse, out)
+            if type(s) is Call:  # (as stmt() does, without its pattern matching)
+                self.call(s, sub, cse, out)
+            else:
+                self.stmt(s, sub, cse, out)
         results = tuple(_sub(r, sub) for r in b.results)
         if concrete:
             return self.concrete_results(Block(tuple(out), results), range(len(results)))
@@ -175,10 +180,17 @@ class Simplifier(Rewrites):
         return pick(ps), pick(inits), Block(body.stmts, pick(body.results)), pick(outs)
 
     def call(self, s: Call, sub, cse, out, depth=0):
-        if sub:
-            args = tuple([_sub(a, sub) for a in s.args])
-            kwargs = tuple([(n, _sub(a, sub)) for n, a in s.kwargs]) if s.kwargs else ()
-            if args != s.args or kwargs != s.kwargs:
+        if sub:  # (a new statement only where an operand was replaced)
+            args, kwargs = s.args, s.kwargs
+            for a in args:
+                if type(a) is Var and a in sub:
+                    args = tuple([_sub(x, sub) for x in args])
+                    break
+            for _, a in kwargs:
+                if type(a) is Var and a in sub:
+                    kwargs = tuple([(n, _sub(x, sub)) for n, x in kwargs])
+                    break
+            if args is not s.args or kwargs is not s.kwargs:
                 s = Call(s.target, s.fn, args, kwargs, s.loc)
         n_out = len(out)
         res = self.rewrite(s, out)
@@ -218,13 +230,13 @@ class Simplifier(Rewrites):
             return
         key = self.cse_key(s)
         if key is not None:
-            prev = cse.get(key)
-            if prev is not None:
+            n = len(cse)
+            prev = cse.setdefault(key, s.target)  # (one lookup: the key hashes once)
+            if len(cse) == n:  # computed before
                 self.recount(s, out, len(out))
                 sub[s.target] = prev
                 self.changed = True
                 return
-            cse[key] = s.target
         out.append(s)
 
     def recount(self, s: Call, out, start: int):
@@ -252,8 +264,8 @@ class Simplifier(Rewrites):
     def remember(self, s: Call, cse):
         """Record a statement kept as it is for common subexpression elimination."""
         key = self.cse_key(s)
-        if key is not None and key not in cse:
-            cse[key] = s.target
+        if key is not None:
+            cse.setdefault(key, s.target)
 
     @staticmethod
     def cse_key(s: Call):
@@ -345,8 +357,9 @@ def _cse_key(s: Call):
         return None
     try:
         args = s.args
-        if s.fn in COMMUTATIVE and len(args) == 2 and not s.kwargs:
-            args = tuple(sorted(args, key=repr))
+        if s.fn in COMMUTATIVE and len(args) == 2 and not s.kwargs and \
+                repr(args[1]) < repr(args[0]):  # (as sorted by repr, which is stable)
+            args = (args[1], args[0])
         key = (s.fn, args, s.kwargs)
         hash(key)
         return key
@@ -358,6 +371,9 @@ def _size(b: Block) -> int:
     """Statements and yielded values, recursively: what dead code elimination can remove."""
     n = len(b.results)
     for s in b.stmts:
+        if type(s) is Call:
+            n += 2  # (itself and its target)
+            continue
         n += 1 + len(s.defs)
         for inner in blocks_of(s):
             n += _size(inner)

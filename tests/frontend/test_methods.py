@@ -93,3 +93,23 @@ def test_an_unbound_method_with_self_as_argument():
     """s2sad.grad(Class.fun, wrt=1)(obj, x): the method bound to obj; d/dx = 2 (x - a)."""
     x = np.array([1.0, 3.0])
     assert_close(s2sad.grad(Unbound.fun, wrt=1)(Unbound(), x), 2 * (x - 2.0), what="unbound")
+
+class Documented:
+    def __init__(self, k):
+        self.k = k
+
+    def loss(self, x):
+        """A docstring whose next line is indented less than the method:
+valid Python, which the whole file's syntax tree holds as written."""
+        label = """two
+lines"""
+        return np.sum(np.sin(x) * self.k) + len(label)
+
+
+def test_method_with_a_less_indented_string_line():
+    """The method is read from its module's syntax tree, not parsed again on its own after
+    dedenting (which a string line left of the method's indentation defeated: "unexpected
+    indent"), and a string spanning lines keeps its value (len(label) is 9)."""
+    m = Documented(1.5)
+    x = np.array([0.3, -0.2, 0.9])
+    _check(m.loss, x)  # (the primal compared too: with len(label) as written)
