@@ -13,6 +13,7 @@ elementwise statements over arrays of one length become loops (codegen/numba_fus
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 
 from s2sad.codegen.numba_errors import refusal
@@ -94,6 +95,7 @@ def _fused(source: str, jitted: list[str], kinds: list, cache: bool) -> str:
     """`source` with the elementwise runs of the `jitted` functions fused into loops."""
     if not kinds:
         return source
+    source = _one_name_per_value(source, jitted)
     lines = source.split("\n")
     tree = ast.parse(source)
     edits: dict[int, list[str]] = {}
@@ -115,6 +117,61 @@ def _fused(source: str, jitted: list[str], kinds: list, cache: bool) -> str:
     for i, line in enumerate(lines):
         out.extend(edits.get(i, [line]))
     return "\n".join(out)
+
+
+def _one_name_per_value(source: str, jitted: list[str]) -> str:
+    """`source` with a name that the straight-line body of a jitted function assigns twice
+    given a new name from its second value on (`t = t_bar - 2.0 * (a_bar * t)` -> `t1 =
+    ...`, and the reads after it): the register allocator reuses a name whose value is dead,
+    and a fused loop cannot write into an array it still reads (`t` a view of `x`). Only
+    names every assignment of which is a plain `name = ...` of the body's top level."""
+    lines = source.split("\n")
+    tree = ast.parse(source)
+    for fn in tree.body:
+        if not (isinstance(fn, ast.FunctionDef) and fn.name in jitted):
+            continue
+        params = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+        top: dict[str, list[int]] = {}
+        elsewhere: set[str] = set(params)
+        for k, stmt in enumerate(fn.body):
+            simple = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+                isinstance(stmt.targets[0], ast.Name)
+            if simple:
+                top.setdefault(stmt.targets[0].id, []).append(k)  # type: ignore[attr-defined]
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) and \
+                        not (simple and sub is stmt.targets[0]):  # type: ignore[attr-defined]
+                    elsewhere.add(sub.id)
+        taken = _names(fn)
+        version: dict[int, dict[str, str]] = {}  # statement -> {name: its name there}
+        defined: dict[int, tuple[str, str]] = {}  # statement -> (old target, new target)
+        for name, at in top.items():
+            if len(at) < 2 or name in elsewhere:
+                continue
+            current = name
+            for k in range(at[0] + 1, len(fn.body)):
+                if k in at:
+                    # t1, t2, ... (as _renamed_versions spells versions)
+                    new = next(f"{name}{j}" for j in itertools.count(1)
+                               if f"{name}{j}" not in taken)
+                    taken.add(new)
+                    version.setdefault(k, {})[name] = current
+                    defined[k] = (name, new)
+                    current = new
+                elif current != name:
+                    version.setdefault(k, {})[name] = current
+        for k, renames in version.items():
+            stmt = fn.body[k]
+            pattern = re.compile(r"(?<![.\w])(" + "|".join(map(re.escape, renames)) + r")\b")
+            for i in range(stmt.lineno - 1, stmt.end_lineno or stmt.lineno):
+                if not lines[i].lstrip().startswith("#"):
+                    lines[i] = pattern.sub(lambda m: renames[m.group(1)], lines[i])
+        for k, (old, new) in defined.items():
+            i = fn.body[k].lineno - 1
+            current = version[k][old]
+            lines[i] = re.sub(rf"^(\s*){re.escape(current)} = ", rf"\g<1>{new} = ", lines[i],
+                              count=1)
+    return "\n".join(lines)
 
 
 _VERSIONED = re.compile(r"^(\w+)_(\d+)$")

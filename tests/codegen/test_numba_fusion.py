@@ -85,14 +85,15 @@ def test_a_statement_reading_the_array_it_replaces_is_not_joined():
         t = t - u
         return t
     """, "x, t", ((5,), (5,)))
-    assert "u[i] = u[i] + t[i]" in out and "t = t - u" in out  # (t: an argument)
+    # (u's second value gets a name of its own; t, an argument, is not written in place)
+    assert "u1[i] = u_i + t[i]" in out and "t = t - u1" in out
     out = fused("""
         t = x * 2.0
         u = np.exp(x)
         t = t - u
         return t
     """)
-    assert "t[i] = t[i] - u_i" in out  # (t: computed in the loop, written in place)
+    assert "t1[i] = t_i - u_i" in out  # (t's first value a register, its second an array)
 
 
 def test_two_dimensional_and_unknown_arrays_are_left_as_they_are():
