@@ -86,18 +86,6 @@ def hand_written_numba(numba):
             "g": rnn_loss_grad, "h": index_loop_grad, "J1": njit(W.scalar_fwd_jvp)}
 
 
-def jax_jit_grad(f, wrt):
-    """jax.jit of jax.grad, blocking on its result; None without JAX."""
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
-        return None
-    jax.config.update("jax_enable_x64", True)
-    df = jax.jit(jax.grad(common._rebind(f, jnp), argnums=wrt))
-    return lambda *args: jax.block_until_ready(df(*args))
-
-
 def main():
     opts = common.parse_args(__doc__.splitlines()[0])
     s2sad, err = common.load_s2sad()
@@ -137,7 +125,7 @@ def main():
         if w.key in hand_nb:
             hand_nb[w.key](*args)  # (compiled before timing)
             candidates.append((hand_nb[w.key], args))
-        jax_fn = jax_jit_grad(w.primal, w.wrt) if mode == "grad" and not opts.no_peers \
+        jax_fn = common.jax_jit_grad(w.primal, w.wrt) if mode == "grad" and not opts.no_peers \
             else None
         if jax_fn is not None:
             try:

@@ -20,18 +20,6 @@ import gradbench_workloads
 import harness
 
 
-def jax_jit_grad(f, wrt):
-    """jax.jit of jax.grad of `f` with `np` bound to jax.numpy (None without JAX)."""
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
-        return None
-    jax.config.update("jax_enable_x64", True)
-    df = jax.jit(jax.grad(common._rebind(f, jnp), argnums=wrt))
-    return lambda *args: jax.block_until_ready(df(*args))
-
-
 def main():
     opts = common.parse_args(__doc__.splitlines()[0])
     s2sad, err = common.load_s2sad()
@@ -57,7 +45,7 @@ def main():
         jx = None
         if not opts.no_peers:
             try:
-                jx = jax_jit_grad(p.primal, p.wrt)
+                jx = common.jax_jit_grad(p.primal, p.wrt)
                 if jx is not None:
                     jx(*args)
                     cases.append((jx, args))
