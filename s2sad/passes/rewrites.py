@@ -119,9 +119,13 @@ class Rewrites:
                 type(args[0].value) is float and kt.tag == "scalar" and kt.dtype == "f" and \
                 t not in self.primal:
             # a derivative that a cancellation left at 0.0, over a count or a scale (a max's
-            # ties): zero, as a symbolic zero over anything is (rewrite_zero); a scalar's
-            # zero is made concrete anywhere, so this one may reach a loop's merge
-            return zero(kt)
+            # ties): zero, as a symbolic zero over anything is (rewrite_zero). Symbolic
+            # only in straight-line code, as for c - c: a zero reaching a branch's or
+            # loop's merge is not made concrete there
+            return zero(kt) if self.straight_line() else Const(0.0)
+        if fn is prims.index_add and len(args) == 3 and not s.kwargs and \
+                _is_num(args[2], 0) and type(args[2].value) is float and t not in self.primal:
+            return args[0]  # 0.0 added at some positions of a derivative (as for a zero)
         if len(args) == 2 and not s.kwargs:
             x, y = args
             if consts:
