@@ -94,17 +94,11 @@ def _index_add(acc, index, g):
         return None
     if not isinstance(acc.dtype, (types.Float, types.Complex)):
         return lambda acc, index, g: prims.index_add(acc.astype(np.float64), index, g)
-    if _is_array(index):  # an integer array: repeated positions accumulate (np.add.at)
-        if not (isinstance(index.dtype, types.Integer) and index.ndim == 1):
-            return None
-
-        def at(acc, index, g):
-            out = acc.copy()
-            gb = np.broadcast_to(g, out[index].shape)
-            for j in range(len(index)):
-                out[index[j]] += gb[j]
-            return out
-        return at
+    if _is_array(index) or (isinstance(index, types.BaseTuple) and
+                            any(_is_array(i) for i in index)):
+        # index arrays: repeated positions accumulate, as np.add.at (index_add_at refuses
+        # the forms it has no loop for; `out[index] += g` would add once per position)
+        return lambda acc, index, g: prims.index_add_at(acc.copy(), index, g)
 
     def impl(acc, index, g):
         out = acc.copy()

@@ -134,6 +134,15 @@ def test_index_add_at_accumulates_repeats(shape, index, gshape):
     _same(got, want)
 
 
+def test_index_add_with_index_arrays_accumulates_or_is_refused():
+    acc = _a(4, 3)
+    rows, cols = (np.array([0, 3, 0]), np.array([1, 2, 1])), np.array([0, 2, 0])
+    _same(_index_add(acc, rows, 1.5), prims.index_add(acc, rows, 1.5))
+    # an index array beside a slice has no loop here: refused, never added once per position
+    with pytest.raises(numba.core.errors.TypingError):
+        _index_add(acc, (slice(None), cols), 1.5)
+
+
 def test_index_add_to_an_integer_array_is_float():
     acc = np.arange(5)
     _same(_index_add(acc, 2, 0.5), prims.index_add(acc, 2, 0.5))
