@@ -468,12 +468,17 @@ class _Calls(ast.NodeTransformer):
                 not (isinstance(keepdims, ast.Constant) and keepdims.value in (True, False)):
             return node
         a = ast.unparse(node.args[0])
+        # (`* a[r, 0] ** 0`, a factor 1 for any entry, types as a number for a 2-D array
+        # only: for more axes the list holds arrays, which Numba refuses to make an array
+        # of, where np.max(a[r, :]) would silently reduce the other axes too)
         if _int_literals([axis]) == [0]:
             j = self.owner.fresh("j")
-            text = f"np.array([np.{what}({a}[:, {j}]) for {j} in range({a}.shape[1])])"
+            text = (f"np.array([np.{what}({a}[:, {j}]) * {a}[0, {j}] ** 0 "
+                    f"for {j} in range({a}.shape[1])])")
         else:
-            row = self.owner.fresh("row")
-            text = f"np.array([np.{what}({row}) for {row} in {a}])"
+            r = self.owner.fresh("r")
+            text = (f"np.array([np.{what}({a}[{r}, :]) * {a}[{r}, 0] ** 0 "
+                    f"for {r} in range({a}.shape[0])])")
         if keepdims.value:
             text = f"np.expand_dims({text}, {ast.unparse(axis)})"
         return ast.parse(text, mode="eval").body

@@ -211,3 +211,20 @@ def test_stacked_list_compiles():
     got = df(u, v)
     assert "np.stack((" in df.source
     oracle.assert_close(got, oracle.numerical_grad(cross_rows, (u, v), (0, 1)))
+
+
+def row_reductions(x):
+    return np.sum(np.prod(x, axis=1) ** 2) + np.sum(np.max(x, axis=0)) + \
+        np.sum(np.min(x, axis=1, keepdims=True) * x)
+
+
+def test_reductions_along_an_axis_of_a_matrix_and_refused_for_more_axes():
+    x = np.random.default_rng(3).uniform(0.5, 1.5, (3, 4))
+    df = s2sad.grad(row_reductions, backend="numba")
+    got = df(x)
+    oracle.assert_close(got, oracle.numerical_grad(row_reductions, (x,), (0,))[0])
+    value = s2sad.value_and_grad(row_reductions, backend="numba")(np.array([[np.inf, 1.0]]))[0]
+    assert value == row_reductions(np.array([[np.inf, 1.0]]))  # (the factor 1 is inf ** 0)
+    # three axes: np.max(x[r, :]) would reduce two of them; refused, never silently wrong
+    with pytest.raises(s2sad.S2SADError):
+        df(x.reshape(3, 2, 2))
