@@ -88,7 +88,9 @@ def test_usage_errors_exit_2(project, capsys, argv):
     assert captured.out == ""
 
 
-def test_cache_info_and_clear(project, capsys):
+def test_cache_info_and_clear(project, capsys, tmp_path, monkeypatch):
+    # (a directory of its own: the suite's is shared by pytest-xdist's workers)
+    monkeypatch.setenv("S2SAD_CACHE_DIR", str(tmp_path / "cache"))
     assert main(["show", f"{project}:f", "--mode", "grad"]) == 0
     assert main(["cache", "info"]) == 0
     out = capsys.readouterr().out

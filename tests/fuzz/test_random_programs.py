@@ -21,6 +21,9 @@ S2SAD_FUZZ_JOBS when set; S2SAD_FUZZ_JOBS=1 runs them in the test process).
 A test whose batch has not run yet runs it together with the next
 CHUNK_PER_JOB x workers selected batches; each test reports its own batch.
 
+Under pytest-xdist (`-n auto --dist loadgroup`) the whole file runs in one xdist worker
+(its batches share a process pool, and the totals test counts every batch).
+
 Reproduce one batch: `python -m tests.fuzz.test_random_programs SEED`.
 """
 
@@ -40,6 +43,8 @@ try:
 except ImportError:  # pragma: no cover
     import harness  # type: ignore
     import known_bugs  # type: ignore
+
+pytestmark = pytest.mark.xdist_group("fuzz")  # one xdist worker for the file (docstring)
 
 BATCH = 50
 DEFAULT_BATCHES = 44  # 2,200 programs, >= 2,000 with an admissible evaluation point
