@@ -50,6 +50,9 @@ def _simple_value(v) -> bool:
 
 _NOFOLD = object()
 
+# calls never rewritten: effects, and the tapes a loop's reversal reads
+_NEVER = prims.EFFECTFUL | {prims.new_tape, prims.tape_reader}
+
 def _fresh_name(simp, hint):
     taken = getattr(simp, "_taken", None)
     if taken is None:
@@ -77,41 +80,61 @@ class Rewrites:
     def rewrite(self, s: Call, out):
         """An atom equal to the call's value, or None to keep the call."""
         fn, args, t = s.fn, s.args, s.target
-        kt = self.kind(t)
-        if fn in prims.EFFECTFUL or fn in (prims.new_tape, prims.tape_reader):
+        if fn in _NEVER:
             return None
-        consts = any(type(a) is Const for a in args) or \
-            any(type(a) is Const for _, a in s.kwargs)
+        kt = self.kind(t)
+        consts = False
+        for a in args:
+            if type(a) is Const:
+                consts = True
+                break
+        else:
+            for _, a in s.kwargs:
+                if type(a) is Const:
+                    consts = True
+                    break
         if consts:
             zeros = [is_zero(a) for a in args] + [is_zero(a) for _, a in s.kwargs]
             if any(zeros):
                 return self.rewrite_zero(s, zeros, kt, out)
-        if fn in SUBS and len(args) == 2 and isinstance(args[0], Const) and \
-                args[0] == args[1] and not s.kwargs and type(args[0].value) is float and \
-                kt.tag == "scalar" and t not in self.primal and self.straight_line():
-            # c - c where c is what a cancellation left (see rewrite_cancel): a zero
-            # derivative, not a number. Only without branches and loops: a zero reaching
-            # their merges with no known shape could not be made concrete there
-            return zero(kt)
-        # constant folding
-        if consts and all(type(a) is Const for a in args) and \
-                all(type(a) is Const for _, a in s.kwargs) and \
-                not any(isinstance(a.value, np.ndarray) for a in args):
-            # (a global array's values are read when the code runs, never folded in)
-            if fn not in (prims.make_list,):
-                try:
-                    val = fn(*(a.value for a in args), **{n: a.value for n, a in s.kwargs})
-                except S2SADError:
-                    raise  # a rule's refusal of an option is reported while compiling
-                except Exception:
-                    val = _NOFOLD
-                if val is not _NOFOLD and _simple_value(val):
-                    return Const(val)
-        if kt.known and _simple_value(kt.value) and not self.table.linear.get(fn, False) \
-                and fn is not prims.make_tuple:
+            if fn in SUBS and len(args) == 2 and isinstance(args[0], Const) and \
+                    args[0] == args[1] and not s.kwargs and type(args[0].value) is float and \
+                    kt.tag == "scalar" and t not in self.primal and self.straight_line():
+                # c - c where c is what a cancellation left (see rewrite_cancel): a zero
+                # derivative, not a number. Only without branches and loops: a zero reaching
+                # their merges with no known shape could not be made concrete there
+                return zero(kt)
+            # constant folding
+            if all(type(a) is Const for a in args) and \
+                    all(type(a) is Const for _, a in s.kwargs) and \
+                    not any(isinstance(a.value, np.ndarray) for a in args):
+                # (a global array's values are read when the code runs, never folded in)
+                if fn not in (prims.make_list,):
+                    try:
+                        val = fn(*(a.value for a in args), **{n: a.value for n, a in s.kwargs})
+                    except S2SADError:
+                        raise  # a rule's refusal of an option is reported while compiling
+                    except Exception:
+                        val = _NOFOLD
+                    if val is not _NOFOLD and _simple_value(val):
+                        return Const(val)
+        if kt.known and _simple_value(kt.value) and (
+                fn is prims.make_tuple or not self.table.linear.get(fn, False)):
             return Const(kt.value)
-        if kt.known and fn is prims.make_tuple and _simple_value(kt.value):
-            return Const(kt.value)
+        parts = _PARTS.get(fn)
+        if parts is None:  # (a call no rewrite names: a binary ufunc's broadcasts only)
+            parts = _UFUNC_PARTS if _is_plain_ufunc(fn) else ()
+        for part in parts:
+            r = part(self, s, kt, out)
+            if r is not None:
+                return r
+        return None
+
+    def rewrite_operands(self, s: Call, kt, out):
+        """Identities (x * 1), real parts of real values, zeros that a cancellation left,
+        negations and negative factors taken into a sum or difference, items of tuples
+        built here."""
+        fn, args, t = s.fn, s.args, s.target
         if fn is np.real and len(args) == 1 and not s.kwargs and type(args[0]) is Var and \
                 t not in self.primal and self.surely_real(args[0], out):
             return args[0]  # the real part of a real cotangent (reverse.py's add_bar)
@@ -128,7 +151,7 @@ class Rewrites:
             return args[0]  # 0.0 added at some positions of a derivative (as for a zero)
         if len(args) == 2 and not s.kwargs:
             x, y = args
-            if consts:
+            if type(x) is Const or type(y) is Const:
                 r = self.rewrite_identity(fn, x, y, kt, t, out, s.loc)
                 if r is not None:
                     return r
@@ -167,13 +190,6 @@ class Rewrites:
             for z, other in ((args[0], args[1]), (args[1], args[0])):
                 if isinstance(z, Var) and self.is_zeros(z, out) and self.kind(other) == kt:
                     return other
-        for part in (self.rewrite_broadcasts, self.rewrite_shapes, self.rewrite_signs,
-                     self.rewrite_reductions, self.rewrite_scalar_factors,
-                     self.rewrite_like_terms, self.rewrite_self_difference,
-                     self.rewrite_write_then_add):
-            r = part(s, kt, out)
-            if r is not None:
-                return r
         return None
 
     def rewrite_broadcasts(self, s: Call, kt, out):
@@ -887,3 +903,36 @@ class Rewrites:
     def defining(self, v, out):
         """The statement of the block being built (`out`) that defines `v`, if any."""
         return out.defs.get(v)
+
+
+def _dispatch_table() -> dict:
+    """The rewrites that can apply to a call of each function, in the order they are tried
+    (each rewrite tests its function first: only these can fire). A call of any other
+    function is tried by `rewrite_broadcasts` alone when it is a binary ufunc, and by none
+    of them otherwise; constants, zeros and known values are `rewrite`'s, for every call."""
+    r = Rewrites
+    applies = [
+        (r.rewrite_operands, {np.real, prims.index_add, operator.getitem, operator.pow} |
+         ADDS | SUBS | MULS | DIVS),
+        (r.rewrite_broadcasts, ELEMENTWISE2 | ADDS | {np.sum, np.mean, prims.zeros_like} |
+         {f for f in vars(np).values() if _is_plain_ufunc(f)}),
+        (r.rewrite_shapes, {np.reshape, np.expand_dims, operator.getitem, prims.sum_to_shape,
+                            prims.index_add, prims.take_slot, prims.unbroadcast,
+                            prims.broadcast_like, np.broadcast_to}),
+        (r.rewrite_signs, IDENTITY_UNARY | {prims.identity, float} | NEGS | ADDS | MULS | DIVS),
+        (r.rewrite_reductions, MULS | DIVS | ADDS | {np.sum}),
+        (r.rewrite_scalar_factors, NEGS | MULS),
+        (r.rewrite_like_terms, ADDS | SUBS),
+        (r.rewrite_self_difference, SUBS),
+        (r.rewrite_write_then_add, {prims.index_add}),
+    ]
+    table: dict = {}
+    for part, fns in applies:
+        for f in fns:
+            table.setdefault(f, []).append(part)
+    return {f: tuple(parts) for f, parts in table.items()}
+
+
+_PARTS = _dispatch_table()
+
+_UFUNC_PARTS = (Rewrites.rewrite_broadcasts,)
