@@ -198,34 +198,11 @@ class Rewrites:
         fn, args, t = s.fn, s.args, s.target
         if (fn in ELEMENTWISE2 or _is_plain_ufunc(fn)) and len(args) == 2 and not s.kwargs \
                 and kt.tag == "array" and kt.shape is not None:
-            # an operand broadcast explicitly is broadcast implicitly by the operation itself
-            new_args = list(args)
             defs = [self.defining(a, out) if isinstance(a, Var) else None for a in args]
-            for k, a in enumerate(args):
-                d = defs[k]
-                if d is not None and d.fn is np.broadcast_to and not d.kwargs:
-                    other = self.kind(new_args[1 - k]).static_shape
-                    inner = self.kind(d.args[0]).static_shape
-                    if other is not None and inner is not None:
-                        try:
-                            same = np.broadcast_shapes(inner, other) == kt.shape
-                        except ValueError:
-                            same = False
-                        if same:
-                            new_args[k] = d.args[0]
-            if new_args != list(args):
-                out.append(Call(t, fn, tuple(new_args), (), s.loc))
-                return t
-            # broadcast_to(v, S) op scalar -> broadcast_to(v op scalar, S): scalar work
-            for k, a in enumerate(args):
-                d = defs[k]
-                other = args[1 - k]
-                if d is not None and d.fn is np.broadcast_to and not d.kwargs and \
-                        self.kind(other).tag == "scalar" and self.kind(d.args[0]).is_scalar:
-                    pair = (d.args[0], other) if k == 0 else (other, d.args[0])
-                    inner = self.new_call(fn, pair, t.name, out, s.loc)
-                    out.append(Call(t, np.broadcast_to, (inner, d.args[1]), (), s.loc))
-                    return t
+            if any(d is not None and d.fn is np.broadcast_to for d in defs):
+                r = self.rewrite_broadcast_operand(s, kt, out, defs)
+                if r is not None:
+                    return r
         if fn in (np.sum, np.mean) and args and isinstance(args[0], Var):
             d = self.defining(args[0], out)
             if d is not None and d.fn in NEGS and self.uses_once(args[0]):
@@ -259,6 +236,38 @@ class Rewrites:
                         and self.uses_once(other) and self.is_zeros(d.args[0], out):
                     out.append(Call(t, prims.index_add, (acc,) + d.args[1:], (), s.loc))
                     return t
+        return None
+
+    def rewrite_broadcast_operand(self, s: Call, kt, out, defs):
+        """An operand broadcast explicitly (`defs`: its defining statements) is broadcast
+        implicitly by the elementwise operation itself."""
+        fn, args, t = s.fn, s.args, s.target
+        new_args = list(args)
+        for k, a in enumerate(args):
+            d = defs[k]
+            if d is not None and d.fn is np.broadcast_to and not d.kwargs:
+                other = self.kind(new_args[1 - k]).static_shape
+                inner = self.kind(d.args[0]).static_shape
+                if other is not None and inner is not None:
+                    try:
+                        same = np.broadcast_shapes(inner, other) == kt.shape
+                    except ValueError:
+                        same = False
+                    if same:
+                        new_args[k] = d.args[0]
+        if new_args != list(args):
+            out.append(Call(t, fn, tuple(new_args), (), s.loc))
+            return t
+        # broadcast_to(v, S) op scalar -> broadcast_to(v op scalar, S): scalar work
+        for k, a in enumerate(args):
+            d = defs[k]
+            other = args[1 - k]
+            if d is not None and d.fn is np.broadcast_to and not d.kwargs and \
+                    self.kind(other).tag == "scalar" and self.kind(d.args[0]).is_scalar:
+                pair = (d.args[0], other) if k == 0 else (other, d.args[0])
+                inner = self.new_call(fn, pair, t.name, out, s.loc)
+                out.append(Call(t, np.broadcast_to, (inner, d.args[1]), (), s.loc))
+                return t
         return None
 
     def rewrite_shapes(self, s: Call, kt, out):
