@@ -54,6 +54,7 @@ _NOFOLD = object()
 _NEVER = prims.EFFECTFUL | {prims.new_tape, prims.tape_reader}
 
 def _fresh_name(simp, hint):
+    simp._reads = None  # (a rewrite that named a statement, even one it took back)
     taken = getattr(simp, "_taken", None)
     if taken is None:
         from s2sad.ir.builder import all_vars
@@ -76,6 +77,9 @@ def _is_num(a, value) -> bool:
 
 class Rewrites:
     """Rewrites of one call, mixed into the Simplifier (which holds kinds and use counts)."""
+
+    # what the rewrite of the current call read (see Simplifier.call), or None
+    _reads: list | None = None
 
     def rewrite(self, s: Call, out):
         """An atom equal to the call's value, or None to keep the call."""
@@ -661,9 +665,9 @@ class Rewrites:
             flag = self._straight = all(type(st) is Call for st in self.fn.body.stmts)
         return flag
 
-    @staticmethod
-    def computed_sum(v, out, kwargs=(), window: int = 64) -> bool:
+    def computed_sum(self, v, out, kwargs=(), window: int = 64) -> bool:
         """Is np.sum(v, **kwargs) among the last `window` statements of the block built?"""
+        self._reads = None  # (the window moves when dead statements go: not replayable)
         for st in reversed(out[-window:]):
             if type(st) is Call and st.fn is np.sum and st.args == (v,) and \
                     st.kwargs == kwargs:
@@ -710,7 +714,7 @@ class Rewrites:
         if sc is not None:
             return k * sc[0], sc[1]
         d = self.defining(v, out)
-        if d is not None and d.fn in NEGS and self._counts.get(v, 0) == uses and \
+        if d is not None and d.fn in NEGS and self.uses(v) == uses and \
                 self.kind(d.args[0]) == self.kind(v):
             return -k, d.args[0]
         return None
@@ -874,8 +878,7 @@ class Rewrites:
         d = self.defining(v, out)
         if d is None or d.fn not in MULS or d.kwargs:
             return None
-        self.uses_once(v)
-        if self._counts.get(v, 0) != uses:
+        if self.uses(v) != uses:
             return None
         x, y = d.args
         kt = self.kind(v)
@@ -886,11 +889,18 @@ class Rewrites:
         return None
 
     def uses_once(self, v) -> bool:
+        return self.uses(v) == 1
+
+    def uses(self, v) -> int:
+        """How many times `v` is read (recorded for replaying, see simplify.py)."""
         counts = getattr(self, "_counts", None)
         if counts is None:
             counts = self._counts = {}
             count_uses(self.fn.body, counts)
-        return counts.get(v, 0) == 1
+        n = counts.get(v, 0)
+        if self._reads is not None:
+            self._reads.append((v, n))
+        return n
 
     def is_zeros(self, a, out) -> bool:
         if isinstance(a, Const) and type(a.value) in (int, float) and a.value == 0:
@@ -911,7 +921,10 @@ class Rewrites:
 
     def defining(self, v, out):
         """The statement of the block being built (`out`) that defines `v`, if any."""
-        return out.defs.get(v)
+        d = out.defs.get(v)
+        if self._reads is not None:
+            self._reads.append((v, d))
+        return d
 
 
 def _dispatch_table() -> dict:
