@@ -122,7 +122,8 @@ def _parse(func) -> ParsedFunction:
             hint="define the function in a .py file (functions made by exec or typed "
                  "at the interactive prompt have no retrievable source)") from None
     filename = inspect.getsourcefile(func) or code.co_filename
-    if not _matches_code(func, code.co_filename):
+    if not (tree_node is not None and _definition_matches(tree_node, code, filename)) and \
+            not _matches_code(func, code.co_filename):
         raise SourceUnavailableError(
             f"the source of {name} in {filename} no longer matches the code that runs: the "
             "file was edited after the module was imported", loc=_code_loc(func),
@@ -300,6 +301,24 @@ def _matches_code(func, filename: str) -> bool:
 _COMPILED: dict = {}  # filename -> (its lines, {(name, first line): [code objects]})
 
 
+def _definition_matches(node, code, filename: str) -> bool:
+    """Does the definition `node` of `filename`'s syntax tree, compiled alone (after the
+    module's imports, which change how a function reads an imported module's attributes),
+    give `code`? As telling as compiling the whole file (`_matches_code`) and a fraction of
+    its cost (a rule module's hundreds of lines, for the one rule used); a function whose
+    code depends on more of what surrounds it (a closure's cells, a method's private names,
+    pytest's rewritten asserts) does not match alone and is checked against its file."""
+    imports = _MODULES[filename][2] if filename in _MODULES else []
+    try:
+        module = compile(ast.Module(body=[*imports, node], type_ignores=[]), code.co_filename,
+                         "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, TypeError):
+        return False
+    return any(isinstance(c, types.CodeType) and c.co_name == code.co_name and
+               c.co_firstlineno == code.co_firstlineno and _same_code(c, code)
+               for c in module.co_consts)
+
+
 def _compiled_forms(text: str, filename: str, scope: dict) -> list:
     """The module code `text` compiles to, as Python compiles it and, for a module that
     pytest imported, as pytest does (it rewrites `assert` statements)."""
@@ -345,7 +364,8 @@ def _same_code(a, b) -> bool:
     return True
 
 
-_MODULES: dict = {}  # filename -> (its lines as linecache holds them, {(name, line): node})
+_MODULES: dict = {}  # filename -> (its lines as linecache holds them, {(name, line): node},
+#                     its top-level imports)
 
 
 def _source_lines(func) -> tuple:
@@ -361,7 +381,9 @@ def _source_lines(func) -> tuple:
             lines = linecache.getlines(filename, func.__globals__)
             cached = _MODULES.get(filename)
             if cached is None or cached[0] is not lines:
-                cached = _MODULES[filename] = (lines, _definitions(ast.parse("".join(lines))))
+                tree = ast.parse("".join(lines))
+                imports = [st for st in tree.body if isinstance(st, (ast.Import, ast.ImportFrom))]
+                cached = _MODULES[filename] = (lines, _definitions(tree), imports)
             node = cached[1].get((code.co_name, code.co_firstlineno))
             if node is not None:
                 start = _start_line(node)

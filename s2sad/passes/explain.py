@@ -103,6 +103,8 @@ class ExplainSimplifier(Simplifier):
     that change nothing), without those that merge steps (signs, scales, shared
     subexpressions)."""
 
+    replay = False  # (its rewrites change statements before the call rewritten)
+
     def rewrite(self, s: Call, out):
         n_out = len(out)
         res = self.rewrite_step(s, out)

@@ -50,7 +50,11 @@ def _simple_value(v) -> bool:
 
 _NOFOLD = object()
 
+# calls never rewritten: effects, and the tapes a loop's reversal reads
+_NEVER = prims.EFFECTFUL | {prims.new_tape, prims.tape_reader}
+
 def _fresh_name(simp, hint):
+    simp._reads = None  # (a rewrite that named a statement, even one it took back)
     taken = getattr(simp, "_taken", None)
     if taken is None:
         from s2sad.ir.builder import all_vars
@@ -74,44 +78,67 @@ def _is_num(a, value) -> bool:
 class Rewrites:
     """Rewrites of one call, mixed into the Simplifier (which holds kinds and use counts)."""
 
+    # what the rewrite of the current call read (see Simplifier.call), or None
+    _reads: list | None = None
+
     def rewrite(self, s: Call, out):
         """An atom equal to the call's value, or None to keep the call."""
         fn, args, t = s.fn, s.args, s.target
-        kt = self.kind(t)
-        if fn in prims.EFFECTFUL or fn in (prims.new_tape, prims.tape_reader):
+        if fn in _NEVER:
             return None
-        consts = any(type(a) is Const for a in args) or \
-            any(type(a) is Const for _, a in s.kwargs)
+        kt = self.kind(t)
+        consts = False
+        for a in args:
+            if type(a) is Const:
+                consts = True
+                break
+        else:
+            for _, a in s.kwargs:
+                if type(a) is Const:
+                    consts = True
+                    break
         if consts:
             zeros = [is_zero(a) for a in args] + [is_zero(a) for _, a in s.kwargs]
             if any(zeros):
                 return self.rewrite_zero(s, zeros, kt, out)
-        if fn in SUBS and len(args) == 2 and isinstance(args[0], Const) and \
-                args[0] == args[1] and not s.kwargs and type(args[0].value) is float and \
-                kt.tag == "scalar" and t not in self.primal and self.straight_line():
-            # c - c where c is what a cancellation left (see rewrite_cancel): a zero
-            # derivative, not a number. Only without branches and loops: a zero reaching
-            # their merges with no known shape could not be made concrete there
-            return zero(kt)
-        # constant folding
-        if consts and all(type(a) is Const for a in args) and \
-                all(type(a) is Const for _, a in s.kwargs) and \
-                not any(isinstance(a.value, np.ndarray) for a in args):
-            # (a global array's values are read when the code runs, never folded in)
-            if fn not in (prims.make_list,):
-                try:
-                    val = fn(*(a.value for a in args), **{n: a.value for n, a in s.kwargs})
-                except S2SADError:
-                    raise  # a rule's refusal of an option is reported while compiling
-                except Exception:
-                    val = _NOFOLD
-                if val is not _NOFOLD and _simple_value(val):
-                    return Const(val)
-        if kt.known and _simple_value(kt.value) and not self.table.linear.get(fn, False) \
-                and fn is not prims.make_tuple:
+            if fn in SUBS and len(args) == 2 and isinstance(args[0], Const) and \
+                    args[0] == args[1] and not s.kwargs and type(args[0].value) is float and \
+                    kt.tag == "scalar" and t not in self.primal and self.straight_line():
+                # c - c where c is what a cancellation left (see rewrite_cancel): a zero
+                # derivative, not a number. Only without branches and loops: a zero reaching
+                # their merges with no known shape could not be made concrete there
+                return zero(kt)
+            # constant folding
+            if all(type(a) is Const for a in args) and \
+                    all(type(a) is Const for _, a in s.kwargs) and \
+                    not any(isinstance(a.value, np.ndarray) for a in args):
+                # (a global array's values are read when the code runs, never folded in)
+                if fn not in (prims.make_list,):
+                    try:
+                        val = fn(*(a.value for a in args), **{n: a.value for n, a in s.kwargs})
+                    except S2SADError:
+                        raise  # a rule's refusal of an option is reported while compiling
+                    except Exception:
+                        val = _NOFOLD
+                    if val is not _NOFOLD and _simple_value(val):
+                        return Const(val)
+        if kt.known and _simple_value(kt.value) and (
+                fn is prims.make_tuple or not self.table.linear.get(fn, False)):
             return Const(kt.value)
-        if kt.known and fn is prims.make_tuple and _simple_value(kt.value):
-            return Const(kt.value)
+        parts = _PARTS.get(fn)
+        if parts is None:  # (a call no rewrite names: a binary ufunc's broadcasts only)
+            parts = _UFUNC_PARTS if _is_plain_ufunc(fn) else ()
+        for part in parts:
+            r = part(self, s, kt, out)
+            if r is not None:
+                return r
+        return None
+
+    def rewrite_operands(self, s: Call, kt, out):
+        """Identities (x * 1), real parts of real values, zeros that a cancellation left,
+        negations and negative factors taken into a sum or difference, items of tuples
+        built here."""
+        fn, args, t = s.fn, s.args, s.target
         if fn is np.real and len(args) == 1 and not s.kwargs and type(args[0]) is Var and \
                 t not in self.primal and self.surely_real(args[0], out):
             return args[0]  # the real part of a real cotangent (reverse.py's add_bar)
@@ -128,7 +155,7 @@ class Rewrites:
             return args[0]  # 0.0 added at some positions of a derivative (as for a zero)
         if len(args) == 2 and not s.kwargs:
             x, y = args
-            if consts:
+            if type(x) is Const or type(y) is Const:
                 r = self.rewrite_identity(fn, x, y, kt, t, out, s.loc)
                 if r is not None:
                     return r
@@ -167,13 +194,6 @@ class Rewrites:
             for z, other in ((args[0], args[1]), (args[1], args[0])):
                 if isinstance(z, Var) and self.is_zeros(z, out) and self.kind(other) == kt:
                     return other
-        for part in (self.rewrite_broadcasts, self.rewrite_shapes, self.rewrite_signs,
-                     self.rewrite_reductions, self.rewrite_scalar_factors,
-                     self.rewrite_like_terms, self.rewrite_self_difference,
-                     self.rewrite_write_then_add):
-            r = part(s, kt, out)
-            if r is not None:
-                return r
         return None
 
     def rewrite_broadcasts(self, s: Call, kt, out):
@@ -182,34 +202,11 @@ class Rewrites:
         fn, args, t = s.fn, s.args, s.target
         if (fn in ELEMENTWISE2 or _is_plain_ufunc(fn)) and len(args) == 2 and not s.kwargs \
                 and kt.tag == "array" and kt.shape is not None:
-            # an operand broadcast explicitly is broadcast implicitly by the operation itself
-            new_args = list(args)
             defs = [self.defining(a, out) if isinstance(a, Var) else None for a in args]
-            for k, a in enumerate(args):
-                d = defs[k]
-                if d is not None and d.fn is np.broadcast_to and not d.kwargs:
-                    other = self.kind(new_args[1 - k]).static_shape
-                    inner = self.kind(d.args[0]).static_shape
-                    if other is not None and inner is not None:
-                        try:
-                            same = np.broadcast_shapes(inner, other) == kt.shape
-                        except ValueError:
-                            same = False
-                        if same:
-                            new_args[k] = d.args[0]
-            if new_args != list(args):
-                out.append(Call(t, fn, tuple(new_args), (), s.loc))
-                return t
-            # broadcast_to(v, S) op scalar -> broadcast_to(v op scalar, S): scalar work
-            for k, a in enumerate(args):
-                d = defs[k]
-                other = args[1 - k]
-                if d is not None and d.fn is np.broadcast_to and not d.kwargs and \
-                        self.kind(other).tag == "scalar" and self.kind(d.args[0]).is_scalar:
-                    pair = (d.args[0], other) if k == 0 else (other, d.args[0])
-                    inner = self.new_call(fn, pair, t.name, out, s.loc)
-                    out.append(Call(t, np.broadcast_to, (inner, d.args[1]), (), s.loc))
-                    return t
+            if any(d is not None and d.fn is np.broadcast_to for d in defs):
+                r = self.rewrite_broadcast_operand(s, kt, out, defs)
+                if r is not None:
+                    return r
         if fn in (np.sum, np.mean) and args and isinstance(args[0], Var):
             d = self.defining(args[0], out)
             if d is not None and d.fn in NEGS and self.uses_once(args[0]):
@@ -243,6 +240,38 @@ class Rewrites:
                         and self.uses_once(other) and self.is_zeros(d.args[0], out):
                     out.append(Call(t, prims.index_add, (acc,) + d.args[1:], (), s.loc))
                     return t
+        return None
+
+    def rewrite_broadcast_operand(self, s: Call, kt, out, defs):
+        """An operand broadcast explicitly (`defs`: its defining statements) is broadcast
+        implicitly by the elementwise operation itself."""
+        fn, args, t = s.fn, s.args, s.target
+        new_args = list(args)
+        for k, a in enumerate(args):
+            d = defs[k]
+            if d is not None and d.fn is np.broadcast_to and not d.kwargs:
+                other = self.kind(new_args[1 - k]).static_shape
+                inner = self.kind(d.args[0]).static_shape
+                if other is not None and inner is not None:
+                    try:
+                        same = np.broadcast_shapes(inner, other) == kt.shape
+                    except ValueError:
+                        same = False
+                    if same:
+                        new_args[k] = d.args[0]
+        if new_args != list(args):
+            out.append(Call(t, fn, tuple(new_args), (), s.loc))
+            return t
+        # broadcast_to(v, S) op scalar -> broadcast_to(v op scalar, S): scalar work
+        for k, a in enumerate(args):
+            d = defs[k]
+            other = args[1 - k]
+            if d is not None and d.fn is np.broadcast_to and not d.kwargs and \
+                    self.kind(other).tag == "scalar" and self.kind(d.args[0]).is_scalar:
+                pair = (d.args[0], other) if k == 0 else (other, d.args[0])
+                inner = self.new_call(fn, pair, t.name, out, s.loc)
+                out.append(Call(t, np.broadcast_to, (inner, d.args[1]), (), s.loc))
+                return t
         return None
 
     def rewrite_shapes(self, s: Call, kt, out):
@@ -636,9 +665,9 @@ class Rewrites:
             flag = self._straight = all(type(st) is Call for st in self.fn.body.stmts)
         return flag
 
-    @staticmethod
-    def computed_sum(v, out, kwargs=(), window: int = 64) -> bool:
+    def computed_sum(self, v, out, kwargs=(), window: int = 64) -> bool:
         """Is np.sum(v, **kwargs) among the last `window` statements of the block built?"""
+        self._reads = None  # (the window moves when dead statements go: not replayable)
         for st in reversed(out[-window:]):
             if type(st) is Call and st.fn is np.sum and st.args == (v,) and \
                     st.kwargs == kwargs:
@@ -685,7 +714,7 @@ class Rewrites:
         if sc is not None:
             return k * sc[0], sc[1]
         d = self.defining(v, out)
-        if d is not None and d.fn in NEGS and self._counts.get(v, 0) == uses and \
+        if d is not None and d.fn in NEGS and self.uses(v) == uses and \
                 self.kind(d.args[0]) == self.kind(v):
             return -k, d.args[0]
         return None
@@ -849,8 +878,7 @@ class Rewrites:
         d = self.defining(v, out)
         if d is None or d.fn not in MULS or d.kwargs:
             return None
-        self.uses_once(v)
-        if self._counts.get(v, 0) != uses:
+        if self.uses(v) != uses:
             return None
         x, y = d.args
         kt = self.kind(v)
@@ -861,11 +889,18 @@ class Rewrites:
         return None
 
     def uses_once(self, v) -> bool:
+        return self.uses(v) == 1
+
+    def uses(self, v) -> int:
+        """How many times `v` is read (recorded for replaying, see simplify.py)."""
         counts = getattr(self, "_counts", None)
         if counts is None:
             counts = self._counts = {}
             count_uses(self.fn.body, counts)
-        return counts.get(v, 0) == 1
+        n = counts.get(v, 0)
+        if self._reads is not None:
+            self._reads.append((v, n))
+        return n
 
     def is_zeros(self, a, out) -> bool:
         if isinstance(a, Const) and type(a.value) in (int, float) and a.value == 0:
@@ -886,4 +921,40 @@ class Rewrites:
 
     def defining(self, v, out):
         """The statement of the block being built (`out`) that defines `v`, if any."""
-        return out.defs.get(v)
+        d = out.defs.get(v)
+        if self._reads is not None:
+            self._reads.append((v, d))
+        return d
+
+
+def _dispatch_table() -> dict:
+    """The rewrites that can apply to a call of each function, in the order they are tried
+    (each rewrite tests its function first: only these can fire). A call of any other
+    function is tried by `rewrite_broadcasts` alone when it is a binary ufunc, and by none
+    of them otherwise; constants, zeros and known values are `rewrite`'s, for every call."""
+    r = Rewrites
+    applies = [
+        (r.rewrite_operands, {np.real, prims.index_add, operator.getitem, operator.pow} |
+         ADDS | SUBS | MULS | DIVS),
+        (r.rewrite_broadcasts, ELEMENTWISE2 | ADDS | {np.sum, np.mean, prims.zeros_like} |
+         {f for f in vars(np).values() if _is_plain_ufunc(f)}),
+        (r.rewrite_shapes, {np.reshape, np.expand_dims, operator.getitem, prims.sum_to_shape,
+                            prims.index_add, prims.take_slot, prims.unbroadcast,
+                            prims.broadcast_like, np.broadcast_to}),
+        (r.rewrite_signs, IDENTITY_UNARY | {prims.identity, float} | NEGS | ADDS | MULS | DIVS),
+        (r.rewrite_reductions, MULS | DIVS | ADDS | {np.sum}),
+        (r.rewrite_scalar_factors, NEGS | MULS),
+        (r.rewrite_like_terms, ADDS | SUBS),
+        (r.rewrite_self_difference, SUBS),
+        (r.rewrite_write_then_add, {prims.index_add}),
+    ]
+    table: dict = {}
+    for part, fns in applies:
+        for f in fns:
+            table.setdefault(f, []).append(part)
+    return {f: tuple(parts) for f, parts in table.items()}
+
+
+_PARTS = _dispatch_table()
+
+_UFUNC_PARTS = (Rewrites.rewrite_broadcasts,)

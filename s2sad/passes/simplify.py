@@ -34,9 +34,16 @@ from s2sad.passes.tapes import prune_tapes
 
 
 class Simplifier(Rewrites):
+    # the rewrites of a call kept as it is are recorded, for the next round to replay
+    replay = True
+
     def __init__(self, fn: Function, param_kinds: dict, table, kinds: dict | None = None,
-                 primal: frozenset = frozenset()):
+                 primal: frozenset = frozenset(), replays: dict | None = None):
         self.fn = fn
+        # {id(call): (call, what its rewrite read)} for the calls the previous round kept
+        # as they are (see `call`); this round's, for the next one
+        self.replays = replays
+        self.recorded: dict = {}
         # the primal's own statements (a derivative keeps them): rewrites that would change
         # how the user's code reads (its signs, its constant factors) leave them alone
         self.primal = primal
@@ -193,7 +200,21 @@ class Simplifier(Rewrites):
             if args is not s.args or kwargs is not s.kwargs:
                 s = Call(s.target, s.fn, args, kwargs, s.loc)
         n_out = len(out)
-        res = self.rewrite(s, out)
+        # a call the previous round kept whose rewrite reads the same definitions and use
+        # counts now is kept again without running it: the second round, which only
+        # confirms the fixed point, costs as much as the first (rewrites read nothing else
+        # that a round changes; those that do, or name a statement, are not recorded)
+        entry = self.replays.get(id(s)) if self.replays is not None else None
+        if entry is not None and (entry[0] is not s or not self.replayable(entry[1], out)):
+            entry = None
+        if entry is not None:
+            res = None
+        else:
+            self._reads = [] if self.replay else None
+            res = self.rewrite(s, out)
+            if res is None and self._reads is not None:
+                entry = (s, self._reads)
+            self._reads = None
         if res is not None and res == s.target:
             # the rewrite emitted a replacement statement defining the same variable
             changed = len(out) != n_out + 1 or out[-1] != s
@@ -237,7 +258,20 @@ class Simplifier(Rewrites):
                 sub[s.target] = prev
                 self.changed = True
                 return
+        if entry is not None:
+            self.recorded[id(s)] = entry
         out.append(s)
+
+    def replayable(self, reads: list, out) -> bool:
+        """Does every definition and use count a rewrite read hold the same value now?"""
+        counts, defs = self._counts, out.defs
+        for v, value in reads:
+            if type(value) is int:
+                if counts.get(v, 0) != value:
+                    return False
+            elif defs.get(v) is not value:
+                return False
+        return True
 
     def recount(self, s: Call, out, start: int):
         """Use counts after `s` gave way to the statements out[start:]."""
@@ -380,14 +414,19 @@ def _size(b: Block) -> int:
     return n
 
 
+def _straight_line(fn: Function) -> bool:
+    return all(type(st) is Call for st in fn.body.stmts)
+
+
 def simplify(fn: Function, param_kinds: dict, table, max_rounds: int = 8,
              known_kinds: dict | None = None) -> Function:
     """Simplify `fn` to a fixed point (see module doc). `known_kinds`: see infer_kinds."""
     kinds = infer_kinds(fn, param_kinds, known_kinds) if known_kinds is not None else None
     primal = frozenset(v for v in known_kinds if isinstance(v, Var)) if known_kinds else \
         frozenset()
+    replays = None
     for _ in range(max_rounds):
-        simp = Simplifier(fn, param_kinds, table, kinds, primal)
+        simp = Simplifier(fn, param_kinds, table, kinds, primal, replays)
         new = simp.run()
         dce = eliminate_dead_code(new)
         pruned = prune_tapes(dce)
@@ -397,6 +436,10 @@ def simplify(fn: Function, param_kinds: dict, table, max_rounds: int = 8,
             if kinds is not None:
                 pruned.meta["kinds"] = kinds
             return pruned
+        # the next round replays this one's rewrites where their kinds, and whether the
+        # function is straight-line, are the same
+        replays = simp.recorded if kinds is not None and \
+            _straight_line(pruned) == _straight_line(fn) else None
         fn = pruned
     return fn
 

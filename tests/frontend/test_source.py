@@ -1,0 +1,71 @@
+"""A function's source is the text its running code was compiled from (frontend/source.py):
+checked on the definition alone where that gives the same code, against the whole file
+where the code depends on more of the file (a closure). Expected values are analytic."""
+
+from __future__ import annotations
+
+import importlib.util
+import linecache
+import math
+import sys
+import textwrap
+
+import pytest
+
+import s2sad
+from s2sad.errors import SourceUnavailableError
+from tests.oracle import assert_close
+
+SOURCE = """
+import math
+
+import numpy as np
+
+
+def f(x):
+    return np.sin(x) * x
+
+
+def g(x):
+    return math.exp(x) * x
+
+
+def outer(k):
+    def inner(x):
+        return np.sin(k * x)
+    return inner
+"""
+
+
+@pytest.fixture
+def module(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    name = f"source_check_{abs(hash(str(tmp_path)))}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(SOURCE))
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    yield mod, path
+    sys.modules.pop(name, None)
+    linecache.checkcache(str(path))
+
+
+def test_functions_and_closures_read_from_their_file(module):
+    mod, _ = module
+    x = 0.4
+    assert_close(s2sad.grad(mod.f)(x), math.cos(x) * x + math.sin(x))
+    assert_close(s2sad.grad(mod.g)(x), math.exp(x) * (1 + x))
+    k = 1.5
+    assert_close(s2sad.grad(mod.outer(k))(x), k * math.cos(k * x))
+
+
+def test_a_definition_edited_after_import_is_refused(module):
+    mod, path = module
+    path.write_text(textwrap.dedent(SOURCE).replace("np.sin(x) * x", "np.cos(x) * x"))
+    linecache.checkcache(str(path))
+    with pytest.raises(SourceUnavailableError, match="no longer matches"):
+        s2sad.grad(mod.f)(0.4)
+    x = 0.4  # the file's other definitions are still the code that runs
+    assert_close(s2sad.grad(mod.g)(x), math.exp(x) * (1 + x))
