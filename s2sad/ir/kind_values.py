@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import operator
+import zlib
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -256,8 +257,18 @@ def _join(a: Kind, b: Kind) -> Kind:
 
 # -- example values: concrete stand-ins used to evaluate a primitive's result kind --------
 
-_rng = np.random.default_rng(0)
 _EXAMPLES: dict = {}
+
+
+def _draw(k: Kind, complex_part: bool) -> np.ndarray:
+    """The stand-in entries for an array of kind `k`: drawn from a stream seeded by its
+    dtype and shape alone, so that a kind has the same stand-in in every process whatever
+    was compiled before (a result kind can depend on the values: the spectrum of
+    np.linalg.eig, whether np.linalg.cholesky succeeds; and the generated source must not
+    depend on the session's history: `s2sad build --check` compares bytes)."""
+    seed = zlib.crc32(repr((k.dtype, k.shape)).encode())
+    values = np.random.default_rng(seed).uniform(0.2, 0.8, k.shape)
+    return values + 0.5j if complex_part else values
 
 
 def example(k: Kind, tag_ok=True, other=False):
@@ -281,10 +292,8 @@ def example(k: Kind, tag_ok=True, other=False):
             return np.ones(k.shape, dtype=np.int64)  # counts, sizes: another stand-in
         cached = _EXAMPLES.get(k)
         if cached is None:
-            if k.dtype == "f":
-                cached = _rng.uniform(0.2, 0.8, k.shape)
-            elif k.dtype == "c":
-                cached = _rng.uniform(0.2, 0.8, k.shape) + 0.5j
+            if k.dtype in ("f", "c"):
+                cached = _draw(k, complex_part=k.dtype == "c")
             elif k.dtype == "b":
                 cached = np.ones(k.shape, dtype=bool)
             else:
