@@ -124,6 +124,8 @@ def _parse(func) -> ParsedFunction:
     filename = inspect.getsourcefile(func) or code.co_filename
     if not (tree_node is not None and _definition_matches(tree_node, code, filename)) and \
             not _matches_code(func, code.co_filename):
+        if _pseudo_file(code.co_filename):
+            raise _other_text(name, code.co_filename, func)
         raise SourceUnavailableError(
             f"the source of {name} in {filename} no longer matches the code that runs: the "
             "file was edited after the module was imported", loc=_code_loc(func),
@@ -171,6 +173,8 @@ def _parse_lambda(func, name: str) -> ParsedFunction:
             hint="define the lambda in a .py file, or use `def` (lambdas typed at the "
                  "interactive prompt or made by exec have no retrievable source)")
     if not _matches_code(func, code.co_filename):
+        if _pseudo_file(code.co_filename):
+            raise _other_text(f"the lambda {name}", code.co_filename, func)
         raise SourceUnavailableError(
             f"the source of a lambda in {filename} no longer matches the code that runs: the "
             "file was edited after the module was imported", loc=_code_loc(func),
@@ -275,6 +279,20 @@ def _by_order(func, lines, candidates) -> list:
         return candidates
     matches = [lam for lam, c in zip(ordered, found) if _same_code(c, code)]
     return matches[:1] or candidates  # (lambdas of the same code have one derivative)
+
+
+def _pseudo_file(filename: str) -> bool:
+    """A name like `<string>`, not a file: the text linecache holds under it can be another
+    exec's (Python 3.13 keeps the text of `python -c` there, as pytest-xdist's workers run)."""
+    return filename.startswith("<") and filename.endswith(">")
+
+
+def _other_text(what: str, filename: str, func) -> SourceUnavailableError:
+    return SourceUnavailableError(
+        f"cannot read the source of {what}: the text held for {filename} is other code "
+        "than the code that runs", loc=_code_loc(func),
+        hint="define the function in a .py file (functions made by exec or typed at the "
+             "interactive prompt have no retrievable source)")
 
 
 def _matches_code(func, filename: str) -> bool:

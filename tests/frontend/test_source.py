@@ -69,3 +69,17 @@ def test_a_definition_edited_after_import_is_refused(module):
         s2sad.grad(mod.f)(0.4)
     x = 0.4  # the file's other definitions are still the code that runs
     assert_close(s2sad.grad(mod.g)(x), math.exp(x) * (1 + x))
+
+
+def test_a_pseudo_file_holding_other_text_is_no_source(monkeypatch):
+    # Python 3.13 keeps the text of `python -c` under `<string>` (pytest-xdist's workers
+    # start so): a function exec'd from another string has no source there
+    other = "import sys;exec(eval(sys.stdin.readline()))\n"
+    monkeypatch.setitem(linecache.cache, "<string>", (len(other), None, [other], "<string>"))
+    scope = {}
+    exec("def square(x):\n    return x * x", scope)
+    for fn in (scope["square"], eval("lambda x: x * x")):
+        with pytest.raises(SourceUnavailableError, match="cannot read the source of") as e:
+            s2sad.grad(fn)(1.0)
+        assert "other code than the code that runs" in str(e.value)
+        assert "define the function in a .py file" in str(e.value)
