@@ -6,22 +6,13 @@ import tempfile
 
 import pytest
 
-# Under pytest-xdist the workers share the directory the controlling process made (they
-# inherit its environment): a derivative one worker compiled is a disk-cache hit in the other
-# (entries are written atomically), as it would be an in-memory hit in a one-process run.
-_OWNER = "S2SAD_TEST_CACHE_DIR"
-if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(_OWNER):
-    _CACHE_DIR, _OWNS_CACHE = os.environ[_OWNER], False
-else:
-    _CACHE_DIR, _OWNS_CACHE = tempfile.mkdtemp(prefix="s2sad-test-cache-"), True
-    os.environ[_OWNER] = _CACHE_DIR
+_CACHE_DIR = tempfile.mkdtemp(prefix="s2sad-test-cache-")
 os.environ["S2SAD_CACHE_DIR"] = _CACHE_DIR  # inherited by subprocesses the tests start
 os.environ["S2SAD_VERIFY"] = "1"  # verify the IR between passes too (s2sad.transform)
 
 
 def pytest_sessionfinish(session, exitstatus):
-    if _OWNS_CACHE:
-        shutil.rmtree(_CACHE_DIR, ignore_errors=True)
+    shutil.rmtree(_CACHE_DIR, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):

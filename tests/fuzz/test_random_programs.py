@@ -21,9 +21,6 @@ S2SAD_FUZZ_JOBS when set; S2SAD_FUZZ_JOBS=1 runs them in the test process).
 A test whose batch has not run yet runs it together with the next
 CHUNK_PER_JOB x workers selected batches; each test reports its own batch.
 
-Under pytest-xdist (`-n auto --dist loadgroup`) the whole file runs in one xdist worker
-(its batches share a process pool, and the totals test counts every batch).
-
 Reproduce one batch: `python -m tests.fuzz.test_random_programs SEED`.
 """
 
@@ -43,8 +40,6 @@ try:
 except ImportError:  # pragma: no cover
     import harness  # type: ignore
     import known_bugs  # type: ignore
-
-pytestmark = pytest.mark.xdist_group("fuzz")  # one xdist worker for the file (docstring)
 
 BATCH = 50
 DEFAULT_BATCHES = 44  # 2,200 programs, >= 2,000 with an admissible evaluation point
@@ -214,7 +209,7 @@ def _report(capsys, kind, seeds, minimum):
               f"({n_jobs()} jobs), known-bug hits: {_TOTALS['known']}")
     if all(s in _RESULTS for s in seeds):
         # (from the batches' results, not the counts their tests made: a test of a batch
-        # may run after this one, as under pytest-xdist)
+        # may run after this one when the tests are reordered or spread over processes)
         checked = sum(_RESULTS[s].get("checked", 0) for s in seeds)
         assert checked >= minimum, f"only {checked} {kind} programs checked"
 
