@@ -9,7 +9,6 @@ import math
 import os
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -19,27 +18,6 @@ from tests.oracle import assert_close, numerical_grad
 
 X = np.array([0.1, 0.2, 0.7])
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(s2sad.__file__)))
-
-
-@pytest.fixture
-def make_module(tmp_path, monkeypatch):
-    """Write `source` to a fresh module file and import it (the file stays editable)."""
-    monkeypatch.syspath_prepend(str(tmp_path))
-    made = []
-
-    def make(name, source):
-        path = tmp_path / f"{name}.py"
-        path.write_text(textwrap.dedent(source))
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-        made.append(name)
-        return mod
-
-    yield make
-    for name in made:
-        sys.modules.pop(name, None)
 
 
 def both(d_fn, f, x):

@@ -4,10 +4,8 @@ where the code depends on more of the file (a closure). Expected values are anal
 
 from __future__ import annotations
 
-import importlib.util
 import linecache
 import math
-import sys
 import textwrap
 
 import pytest
@@ -38,17 +36,10 @@ def outer(k):
 
 
 @pytest.fixture
-def module(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(tmp_path))
+def module(make_module, tmp_path):
     name = f"source_check_{abs(hash(str(tmp_path)))}"
     path = tmp_path / f"{name}.py"
-    path.write_text(textwrap.dedent(SOURCE))
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    yield mod, path
-    sys.modules.pop(name, None)
+    yield make_module(name, SOURCE), path
     linecache.checkcache(str(path))
 
 
