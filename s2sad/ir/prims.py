@@ -404,18 +404,41 @@ def index_update_functional(acc, index, v):
 def take_slot(g, index):
     """The entries of `g` that `a[index] = v` wrote, as a copy (for v's cotangent).
 
-    Where an integer-array index repeats a position, NumPy keeps the last write: only
-    that occurrence receives the cotangent.
+    Where an integer-array index (an array or a list of ints, alone or in a tuple) repeats
+    a position, NumPy keeps the last write: only that occurrence receives the cotangent.
     """
     out = np.array(g[index], copy=True) if isinstance(g, np.ndarray) else g
-    if isinstance(index, np.ndarray) and index.dtype.kind in "iu" and index.ndim == 1:
-        flat = index % g.shape[0]
-        _, last = np.unique(flat[::-1], return_index=True)
-        keep = np.zeros(len(flat), dtype=bool)
-        keep[len(flat) - 1 - last] = True
+    if isinstance(out, np.ndarray) and out.ndim and _may_repeat(index):
+        keep = _last_writes(g.shape, index)
         if not keep.all():
             out[~keep] = 0.0
     return out[()] if isinstance(out, np.ndarray) and out.ndim == 0 else out
+
+
+def _may_repeat(index) -> bool:
+    """Whether `index` holds an integer array (or a list, which NumPy reads as one): the
+    only kind of index that can name a position twice."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(p, list) or (isinstance(p, np.ndarray) and p.dtype.kind in "iu")
+               for p in parts)
+
+
+def _last_writes(shape: tuple, index) -> np.ndarray:
+    """A mask over the leading axes of `g[index]`: True where that entry is the last to
+    name its position of an array of `shape` (NumPy's order of assignment, C order)."""
+    if isinstance(index, (list, np.ndarray)):
+        flat = np.asarray(index)
+        if flat.ndim == 1 and flat.dtype.kind in "iu":  # the common case: rows of axis 0
+            return _last_occurrences(flat % shape[0])
+    positions = np.arange(int(np.prod(shape))).reshape(shape)[index]
+    return _last_occurrences(positions.ravel()).reshape(positions.shape)
+
+
+def _last_occurrences(flat: np.ndarray) -> np.ndarray:
+    _, last = np.unique(flat[::-1], return_index=True)
+    keep = np.zeros(len(flat), dtype=bool)
+    keep[len(flat) - 1 - last] = True
+    return keep
 
 
 def derivative_dtype(dtype):
