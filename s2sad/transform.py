@@ -20,6 +20,7 @@ from s2sad.codegen.compile import compile_source
 from s2sad.codegen.emit import emit_function
 from s2sad.codegen.names import Namespace
 from s2sad.errors import NonDifferentiableError, WrtError
+from s2sad.frontend.aliasing import refuse_shared_inplace_updates
 from s2sad.frontend.guards import collect
 from s2sad.frontend.lower import derivative_hook, lower
 from s2sad.frontend.source import parse_function
@@ -37,6 +38,7 @@ from s2sad.passes.inplace import accumulate_in_place
 from s2sad.passes.lazy import refuse_value_reads
 from s2sad.passes.loops import iterate_tapes, rewrite_loop_accumulators
 from s2sad.passes.reverse import reverse_pass
+from s2sad.passes.sequences import expand_sequence_arithmetic
 from s2sad.passes.simplify import simplify
 from s2sad.passes.unroll import unroll_tuple_loops
 from s2sad_rules import TABLE
@@ -394,6 +396,11 @@ def specialised_ir(func, arg_kinds: list, kw_kinds: dict):
     """base_ir, with each loop over a tuple or list argument unrolled now that its length
     is known (passes/unroll.py)."""
     ir = base_ir(func, arg_kinds, kw_kinds)
+    if ir.meta.get("inplace_updates"):
+        kinds_in = {p: k for p, k in zip(ir.params, arg_kinds)}
+        for v, _ in ir.kwonly:
+            kinds_in[v] = kw_kinds.get(v.name, UNKNOWN)
+        refuse_shared_inplace_updates(ir, kinds_in)
     if any(k.tag in ("tuple", "list") for k in arg_kinds):
         kinds_in = {p: k for p, k in zip(ir.params, arg_kinds)}
         ir = unroll_tuple_loops(ir, infer_kinds(ir, kinds_in))
@@ -422,6 +429,9 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
         kinds_in[v] = kw_kinds.get(v.name, UNKNOWN)
     _check_wrt(ir, wrt, kinds_in)
     kinds = infer_kinds(ir, kinds_in)
+    expanded = expand_sequence_arithmetic(ir, kinds)  # t + u of tuples known only now
+    if expanded is not ir:
+        ir, kinds = expanded, infer_kinds(expanded, kinds_in)
     if mode in ("jacfwd", "jacrev"):
         _refuse_complex_jacobian(ir, mode, wrt, kinds, kinds_in)
         out, param_kinds = jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple)

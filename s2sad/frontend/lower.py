@@ -45,6 +45,10 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         self.inline_stack: list = []
         self.scope: Scope | None = None
         self.view_base: dict = {}  # a view's variable -> the array it looks into
+        # a loop's or an if's variable -> the values it may be (its start, the branches'):
+        # the same array in NumPy when nothing copied it (see StatementLowering.shared)
+        self.origins: dict = {}
+        self.inplace_updates: list = []  # `a += b` that NumPy does in place: see aliasing.py
         self.renamable = None  # the value of the assignment being lowered, if fresh
         self.stmt_stack: list = []  # (statement list, index, in a loop body) being lowered
         self.grown: set = set()  # variables holding lists grown by `append` at run time
@@ -137,6 +141,8 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
                       is_tuple, tuple(kwonly), tuple(func.__defaults__ or ()),
                       parsed.loc(node), tuple(parsed.lines), parsed.first_line)
         raise_all(self.errors)
+        if self.inplace_updates:
+            fn.meta["inplace_updates"] = tuple(self.inplace_updates)
         return fn
 
     def structured(self, value: Var, view, name: str, node):

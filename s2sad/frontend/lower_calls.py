@@ -5,10 +5,12 @@ call of the derivative itself) and derivative objects called inside a function.
 from __future__ import annotations
 
 import inspect
+import operator
 import types
 import weakref
 
 import gast
+import numpy as np
 
 from s2sad.errors import (
     MissingRuleError,
@@ -112,6 +114,10 @@ class CallLowering:
             return self.extreme_of(fn, args[0], node, name)
         if fn is len and len(args) == 1 and isinstance(args[0], StaticDict):
             return Const(len(args[0].keys))
+        if (fn is operator.add or fn is operator.mul) and len(args) == 2 and not kwargs:
+            seq = self.sequence_arithmetic(fn, args[0], args[1], node)
+            if seq is not None:
+                return seq
         if self.table.is_primitive(fn):
             a = [self.materialize(v) for v in args]
             k = [(n, self.materialize(v)) for n, v in kwargs]
@@ -356,6 +362,7 @@ class CallLowering:
         """Lower the body of an inlined function (a helper, a lambda, a nested `def`) in its
         own scope; the value it returns."""
         saved_scope = self.scope
+        scope.caller = saved_scope
         self.scope = scope
         self.inline_stack.append(key)
         n_errors = len(self.errors)
@@ -373,6 +380,38 @@ class CallLowering:
             self.inline_stack.pop()
             self.scope = saved_scope
 
+
+    def sequence_arithmetic(self, fn, a, b, node):
+        """`a + b` and `a * n` on tuples and lists: concatenation and repetition, done while
+        compiling (the items are the same values); None when neither is a sequence. A list
+        grown at run time is refused: its `+` would reach the arithmetic rules."""
+        a, b = self.static_seq(a), self.static_seq(b)
+        for v in (a, b):
+            if isinstance(v, Var) and v in self.grown:
+                self.error(UnsupportedSyntaxError, "`+` or `*` of a list built at run time "
+                           "(appended to in a loop) is not supported", node,
+                           "append the items to it one by one (`ys.append(y)`), or build an "
+                           "array with np.stack")
+                raise Abort
+        if fn is operator.add and isinstance(a, StaticSeq) and isinstance(b, StaticSeq):
+            if a.is_list != b.is_list:
+                self.error(UnsupportedSyntaxError, "cannot concatenate a list and a tuple",
+                           node, "convert one with list(...) or tuple(...)")
+                raise Abort
+            return StaticSeq(a.items + b.items, a.is_list)
+        if fn is operator.mul:
+            seq, n = (a, b) if isinstance(a, StaticSeq) else (b, a)
+            if isinstance(seq, StaticSeq) and isinstance(n, Const) and \
+                    isinstance(n.value, (int, np.integer)) and not isinstance(n.value, bool):
+                return StaticSeq(seq.items * int(n.value), seq.is_list)
+        return None
+
+    def static_seq(self, v):
+        """A tuple or list constant as a StaticSeq of constants (else `v` itself)."""
+        obj = v.obj if isinstance(v, Static) else v.value if isinstance(v, Const) else None
+        if type(obj) in (tuple, list):
+            return StaticSeq(tuple(Const(o) for o in obj), type(obj) is list)
+        return v
 
     def static_sequence(self, fn, args, kwargs, node):
         """`range(...)`, `tuple(...)`, `list(...)` as values: a range of constants is a static

@@ -97,6 +97,8 @@ class ControlFlowLowering:
             else_res.append(self.materialize_in(else_stmts, b))
             outs.append(self.fresh(name))
             self.scope.env[name] = outs[-1]
+            self.origins[outs[-1]] = tuple(v for v in (then_res[-1], else_res[-1])
+                                           if isinstance(v, Var))
             if then_res[-1] in self.grown and else_res[-1] in self.grown:
                 self.grown.add(outs[-1])
             if a in self.scope.fresh and b in self.scope.fresh:
@@ -154,13 +156,16 @@ class ControlFlowLowering:
         as the body leaves it a fresh array (checked by check_carried_fresh). One starting
         from a list the function built is a list it may append to."""
         for i, p in zip(inits, params):
+            if isinstance(i, Var):
+                self.origins[p] = (i,)
             if isinstance(i, Var) and i in self.scope.fresh:
                 self.scope.fresh.add(p)
             if isinstance(i, Var) and i in self.grown:
                 self.grown.add(p)
 
     def check_carried_fresh(self, params, results, outs, node, body_stmts=()):
-        for p, o in zip(params, outs):
+        for p, r, o in zip(params, results, outs):
+            self.origins[o] = tuple(v for v in (p, r) if isinstance(v, Var))
             if p in self.grown:
                 self.grown.add(o)
         for p, r, o in zip(params, results, outs):

@@ -27,6 +27,10 @@ from s2sad.ir import prims
 from s2sad.ir.nodes import Call, Const, Var
 
 
+OP_SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
+              gast.MatMult: "@", gast.FloorDiv: "//", gast.Mod: "%"}
+
+
 class StatementLowering:
     """Methods of `Lowerer` (s2sad.frontend.lower): statements."""
 
@@ -99,6 +103,14 @@ class StatementLowering:
                                "return the new value instead of storing it on an object")
                     return None
                 left = self.name_load(target.id, target)
+                if isinstance(op, gast.Add) and self.is_built_list(left):
+                    self.lower_extend(target.id, value, s, in_loop)  # in place: appends
+                    return None
+                other = self.shared(target.id, left)
+                if other is not None:
+                    # NumPy updates an array in place: refused once kinds say it is one
+                    self.inplace_updates.append((left, self.loc(s), target.id, other,
+                                                 OP_SYMBOLS.get(type(op), "<op>")))
                 right = self.expr(value)
                 fn = BINOPS.get(type(op))
                 self.assign(target, self.call_value(fn, [left, right], [], s, target.id))
@@ -189,6 +201,22 @@ class StatementLowering:
                            "(print() and assert are kept; other side effects are not "
                            "supported)")
 
+    def is_built_list(self, value) -> bool:
+        return (isinstance(value, StaticSeq) and value.is_list) or \
+            (isinstance(value, Var) and value in self.grown)
+
+    def lower_extend(self, name, items, s, in_loop):
+        """`ys += [a, b]` on a list the function built: extends it in place, as
+        `ys.append(a); ys.append(b)` does."""
+        seq = self.static_seq(self.expr(items))
+        if not isinstance(seq, StaticSeq):
+            self.error(UnsupportedSyntaxError, f"`{name} +=` with a sequence computed at run "
+                       "time is not supported", s, f"append its items: `{name}.append(y)`")
+            raise Abort
+        self.check_list_aliases(name, s)
+        for value in seq.items:
+            self.append_value(name, value, s, in_loop)
+
     def lower_append(self, name, item, call, in_loop):
         """`ys.append(y)` on a list the function built: a new version of `ys` (in a loop, a
         list grown at run time: see prims.Grown)."""
@@ -198,8 +226,10 @@ class StatementLowering:
                        "and append to it")
             raise Abort
         self.check_list_aliases(name, call)
-        cur = self.name_load(name, call.func.value)
-        value = self.expr(item)
+        self.append_value(name, self.expr(item), call, in_loop)
+
+    def append_value(self, name, value, call, in_loop):
+        cur = self.name_load(name, call)
         if isinstance(cur, StaticSeq) and cur.is_list and not in_loop and \
                 not any(loop for _, _, loop in self.stmt_stack):
             self.scope.env[name] = StaticSeq(cur.items + (value,), True)
@@ -379,15 +409,50 @@ class StatementLowering:
                        node, f"write into a copy: `{name} = {name}.copy()` (or np.array(...)) "
                        "before assigning into it; s2sad never modifies the caller's arrays")
             raise Abort
+        same = self.may_be(cur)
         for other, v in self.scope.env.items():
             if other == name:
                 continue
-            if (holds(v, cur, self.view_base)) and self.read_later(other):
+            if any(holds(v, c, self.view_base) for c in same) and self.read_later(other):
                 self.error(NonDifferentiableError, f"cannot write into `{name}`: `{other}` "
                            "refers to the same array (or a view of it), and would see the write "
                            "in Python but not in the derivative", node,
                            f"make `{other}` a copy (`{other} = {name}.copy()`), or stop using it")
                 raise Abort
+
+    def may_be(self, cur) -> set:
+        """The variables whose array `cur` may be, or look into, in NumPy: itself, the array
+        a view looks into, and what a loop's or an if's variable started from or merged."""
+        seen, todo = set(), [cur]
+        while todo:
+            v = todo.pop()
+            if not isinstance(v, Var) or v in seen:
+                continue
+            seen.add(v)
+            todo.extend(self.origins.get(v, ()))
+            if v in self.view_base:
+                todo.append(self.view_base[v])
+        return seen
+
+    def shared(self, name: str, cur):
+        """The name that would see `name op= v` change its array, were `cur` an array (NumPy
+        updates it in place), or None: another name, read later, that refers to the same
+        array, to an array `cur` looks into, or to a view of it; in this function or, for an
+        inlined helper, in the code that called it (its argument is the caller's array).
+        An argument of the function itself is the caller's business: the derivative code
+        never modifies the caller's arrays, and its values are NumPy's."""
+        if not isinstance(cur, Var):
+            return None
+        same = self.may_be(cur)
+        scope = self.scope
+        while scope is not None:
+            for other, v in scope.env.items():
+                if (other != name or scope is not self.scope) and \
+                        any(holds(v, c, self.view_base) for c in same) and \
+                        self.read_later(other):
+                    return other
+            scope = scope.caller
+        return None
 
     def rename(self, var: Var, name: str) -> Var:
         """Give the most recent statement's result the user's name when it defines `var`."""

@@ -102,6 +102,7 @@ class Scope:
         self.parsed = parsed
         self.env: dict = {}
         self.fresh: set = set()  # variables holding arrays this function created itself
+        self.caller: Scope | None = None  # an inlined function's: the code that called it
         self.parent = parent
         self.local_names = local_names  # names a nested function assigns (its own)
         self.local_node = None  # a nested function's node (else the parsed function's)
@@ -170,11 +171,16 @@ FRESH_FNS = {
 }
 
 
-VIEW_FNS = {
+VIEW_FNS = {  # what may return a view of its first argument (or a sequence of views)
     operator.getitem, np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis,
-    np.expand_dims, np.squeeze, np.broadcast_to, np.asarray, np.atleast_1d, np.atleast_2d,
-    prims.Attr("T"), prims.Attr("real"), prims.Attr("imag"),
-}
+    np.rollaxis, np.expand_dims, np.squeeze, np.broadcast_to, np.broadcast_arrays,
+    np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.require,
+    np.atleast_1d, np.atleast_2d, np.atleast_3d, np.flip, np.fliplr, np.flipud, np.rot90,
+    np.diagonal, np.real, np.imag, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit,
+    np.lib.stride_tricks.sliding_window_view, np.lib.stride_tricks.as_strided,
+    prims.Attr("T"), prims.Attr("mT"), prims.Attr("real"), prims.Attr("imag"),
+} | {getattr(np, name) for name in ("unstack", "matrix_transpose", "permute_dims")
+     if hasattr(np, name)}
 
 
 def writes_into(stmts, p) -> bool:
@@ -197,6 +203,8 @@ def holds(value, var, view_base) -> bool:
         return value == var or view_base.get(value) == var
     if isinstance(value, StaticSeq):
         return any(holds(v, var, view_base) for v in value.items)
+    if isinstance(value, StaticDict):
+        return any(holds(v, var, view_base) for v in value.values)
     return False
 
 

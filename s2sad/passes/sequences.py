@@ -1,0 +1,114 @@
+"""`t + u` and `t * n` on tuples and lists known only once the function is specialised.
+
+Lowering concatenates and repeats the tuples and lists it builds itself while compiling.
+A tuple or list that arrives at run time (an argument, a helper's result) reaches the
+IR as `operator.add(t, u)`, whose rules are the arithmetic ones: differentiated as a sum,
+it would be silently wrong. Once the kinds are known, each such call becomes the items
+read one by one and put in a new tuple or list, whose derivatives follow item by item.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import replace
+
+from s2sad.errors import UnsupportedSyntaxError
+from s2sad.ir import prims
+from s2sad.ir.builder import Namer, replace_body
+from s2sad.ir.kinds import atom_kind
+from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, While
+
+SEQUENCES = ("tuple", "list")
+
+
+def expand_sequence_arithmetic(fn: Function, kinds: dict) -> Function:
+    """`fn` with each `+` of two tuples (or lists) and each `*` of one by an int written
+    item by item; `fn` itself when there is none."""
+    if not _any(fn.body, kinds):
+        return fn
+    return replace_body(fn, _block(fn.body, kinds, Namer.for_function(fn)))
+
+
+def _is_sequence_arithmetic(s, kinds: dict) -> bool:
+    """A `+` or `*` with a tuple or list operand that is not NumPy arithmetic (with an
+    array or a float, NumPy reads the tuple as an array: left alone)."""
+    if type(s) is not Call or not (s.fn is operator.add or s.fn is operator.mul) or \
+            len(s.args) != 2 or s.kwargs:
+        return False
+    ka, kb = (atom_kind(a, kinds) for a in s.args)
+    if ka.tag not in SEQUENCES and kb.tag not in SEQUENCES:
+        return False
+    other = kb if ka.tag in SEQUENCES else ka
+    if other.tag in SEQUENCES or other.tag == "unknown":
+        return True
+    return other.tag == "scalar" and other.dtype in "iub" and s.fn is operator.mul
+
+
+def _any(b: Block, kinds: dict) -> bool:
+    for s in b.stmts:
+        if _is_sequence_arithmetic(s, kinds):
+            return True
+        if type(s) is If and (_any(s.then, kinds) or _any(s.orelse, kinds)):
+            return True
+        if type(s) is ForRange and _any(s.body, kinds):
+            return True
+        if type(s) is While and (_any(s.cond, kinds) or _any(s.body, kinds)):
+            return True
+    return False
+
+
+def _block(b: Block, kinds: dict, namer: Namer) -> Block:
+    out: list = []
+    for s in b.stmts:
+        if _is_sequence_arithmetic(s, kinds):
+            _expand(s, kinds, namer, out)
+            continue
+        if type(s) is If:
+            s = replace(s, then=_block(s.then, kinds, namer), orelse=_block(s.orelse, kinds, namer))
+        elif type(s) is ForRange:
+            s = replace(s, body=_block(s.body, kinds, namer))
+        elif type(s) is While:
+            s = replace(s, cond=_block(s.cond, kinds, namer), body=_block(s.body, kinds, namer))
+        out.append(s)
+    return Block(tuple(out), b.results)
+
+
+def _expand(s: Call, kinds: dict, namer: Namer, out: list) -> None:
+    a, b = s.args
+    ka, kb = atom_kind(a, kinds), atom_kind(b, kinds)
+    if ka.tag == "unknown" or kb.tag == "unknown":
+        raise UnsupportedSyntaxError(
+            "this `+` or `*` has a tuple or list operand and one whose kind is not known: "
+            "concatenation and arithmetic differ", s.loc,
+            "call the derivative with its arguments (code made for them knows), or convert "
+            "with np.asarray / tuple(...) first")
+    if s.fn is operator.add:
+        if ka.tag != kb.tag:
+            raise UnsupportedSyntaxError(
+                f"cannot concatenate a {ka.tag} and a {kb.tag}", s.loc,
+                "convert one with list(...) or tuple(...)")
+        is_list = ka.tag == "list"
+        items = _items(a, len(ka.items), namer, s, out) + _items(b, len(kb.items), namer, s, out)
+    else:
+        seq, n, ks = (a, b, ka) if ka.tag in SEQUENCES else (b, a, kb)
+        count = atom_kind(n, kinds)
+        if not (count.known and isinstance(count.value, int)) or isinstance(count.value, bool):
+            raise UnsupportedSyntaxError(
+                f"a {ks.tag} repeated a number of times known only at run time", s.loc,
+                "repeat it by a constant int")
+        is_list = ks.tag == "list"
+        items = _items(seq, len(ks.items), namer, s, out) * max(count.value, 0)
+    out.append(Call(s.target, prims.make_list if is_list else prims.make_tuple, tuple(items),
+                    (), s.loc))
+
+
+def _items(seq, n: int, namer: Namer, s: Call, out: list) -> list:
+    """The atoms of `seq`'s n items (constants of a constant tuple)."""
+    if type(seq) is Const:
+        return [Const(v) for v in seq.value]
+    items = []
+    for i in range(n):
+        item = namer.fresh(f"{seq.name}_{i}")
+        out.append(Call(item, operator.getitem, (seq, Const(i)), (), s.loc))
+        items.append(item)
+    return items
