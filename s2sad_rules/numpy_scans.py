@@ -161,7 +161,9 @@ def average_vjp(g, ans, a, axis=None, weights=None, returned=False):
 
 
 def weights_like(w, a, axis):
-    """np.average's 1-D weights along `axis`, reshaped to broadcast against `a`."""
+    """np.average's 1-D weights along `axis`, reshaped to broadcast against `a` (a list of
+    weights as an array)."""
+    w = np.asarray(w)
     if np.ndim(w) == np.ndim(a):
         return w
     return np.reshape(w, weights_shape(np.ndim(a), axis, np.size(w)))

@@ -195,6 +195,29 @@ def test_average_returned_is_refused(transform):
             pullback(out)
 
 
+# -- np.average with weights given as a list: a TypeError in the generated gradient (1-D) and
+# an internal "symbolic zero reached code generation" in the JVP (2-D, axis=1) ------------------
+
+
+def average_list_weights_1d(a):
+    return np.average(a, weights=[1.0, 2.0, 3.0, 4.0])
+
+
+def average_list_weights_2d(a):
+    return np.sum(np.average(a, axis=1, weights=[1.0, 2.0, 3.0, 4.0]) ** 2)
+
+
+@pytest.mark.parametrize("f", [average_list_weights_1d, average_list_weights_2d],
+                         ids=lambda f: f.__name__)
+def test_average_with_a_list_of_weights(f):
+    a = np.arange(12.0).reshape(3, 4)[0] if f is average_list_weights_1d else \
+        np.arange(12.0).reshape(3, 4) / 7.0
+    v = np.cos(np.arange(a.size)).reshape(a.shape)
+    _, tangent = s2sad.jvp(f)(a, v)
+    assert tangent == pytest.approx(float(numerical_jvp(f, [a], (0,), [v])), rel=1e-6)
+    assert_close(tuple(s2sad.vjp(f)(a)[1](1.0)), numerical_vjp(f, [a], (0,), 1.0), what="vjp")
+
+
 # -- np.concatenate(axis=None) flattens its inputs (the VJP indexed a shape by None) ----------
 
 
