@@ -88,14 +88,47 @@ def min_vjp(g, ans, a, axis=None, keepdims=False):
 
 @defjvp(np.prod)
 def prod_jvp(a, axis=None, keepdims=False, a_dot=0.0, ans=0.0):
-    # valid where no factor is zero
-    return np.sum(a_dot * expand_reduced(ans, a, axis, keepdims) / a, axis=axis,
-                  keepdims=keepdims)
+    return np.sum(a_dot * prod_others(a, axis, keepdims, ans), axis=axis, keepdims=keepdims)
 
 
 @defvjp(np.prod)
 def prod_vjp(g, ans, a, axis=None, keepdims=False):
-    return expand_reduced(g * ans, a, axis, keepdims) / a
+    return expand_reduced(g, a, axis, keepdims) * prod_others(a, axis, keepdims, ans)
+
+
+def prod_others(a, axis=None, keepdims=False, total=None):
+    """For each factor of `np.prod(a, axis)` (whose value is `total`), the product of the
+    others in its product: `total / a` where no factor is zero, else products of the
+    factors before and after it (where one factor is zero, only it has a nonzero slope)."""
+    a = np.asarray(a)
+    if np.all(a):
+        return expand_reduced(total, a, axis, keepdims) / a
+    axes = tuple(range(a.ndim)) if axis is None else \
+        tuple(int(i) % a.ndim for i in np.atleast_1d(axis))
+    rest = [i for i in range(a.ndim) if i not in axes]
+    moved = np.transpose(a, rest + list(axes))
+    groups = moved.reshape(moved.shape[:len(rest)] + (-1,))
+    ones = np.ones(groups.shape[:-1] + (1,), dtype=groups.dtype)
+    before = np.cumprod(np.concatenate([ones, groups[..., :-1]], axis=-1), axis=-1)
+    after = np.cumprod(np.concatenate([ones, groups[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    others = (before * after).reshape(moved.shape)
+    return np.transpose(others, np.argsort(rest + list(axes)))
+
+
+@defjvp(prod_others)
+def prod_others_jvp(a, axis=None, keepdims=False, total=None, a_dot=0.0, total_dot=0.0,
+                    ans=0.0):
+    # (a second derivative of np.prod: valid where no factor is zero; `total` is the
+    # product of `a`, read only to save its computation)
+    rel = np.asarray(a_dot) / np.asarray(a)  # (math.prod's factors come as a list)
+    return ans * (np.sum(rel, axis=axis, keepdims=True) - rel)
+
+
+@defvjp(prod_others, wrt=("a", "total"))
+def prod_others_vjp(g, ans, a, axis=None, keepdims=False, total=None):
+    weighted = g * ans
+    return (np.sum(weighted, axis=axis, keepdims=True) - weighted) / np.asarray(a), \
+        zeros_like(total)
 
 
 @defjvp(np.dot)

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from s2sad.ir.prims import as_list, list_append
+from s2sad_rules.numpy_reductions import prod_others
 from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
 
 
@@ -32,12 +33,12 @@ def sum_vjp(g, iterable):
 
 @defjvp(math.prod)
 def prod_jvp(iterable, iterable_dot, ans):
-    return ans * np.sum(np.asarray(iterable_dot) / np.asarray(iterable))
+    return np.sum(np.asarray(iterable_dot) * prod_others(iterable, None, False, ans))
 
 
 @defvjp(math.prod)
 def prod_vjp(g, ans, iterable):
-    return g * ans / np.asarray(iterable)
+    return g * prod_others(iterable, None, False, ans)
 
 
 @defjvp(math.dist)

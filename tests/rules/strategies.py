@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from s2sad.ir.prims import astype as _astype
 from s2sad.ir.prims import Attr, broadcast_like, index_add, index_update, unbroadcast
 from s2sad_rules.numpy_construction import reshape_items
+from s2sad_rules.numpy_reductions import prod_others
 from s2sad_rules.real_only import COMPLEX_REFUSED
 
 
@@ -1189,6 +1190,14 @@ def _partition(draw):
     return Example(f"np.partition(a0, {kth}, axis={axis!r})", (x,), (0,))
 
 
+def _prod_others(draw):
+    shape = draw(shapes(0, 3))
+    x = draw(values(shape, NONZERO, scalar=False))
+    axis, keepdims = axis_for(draw, len(shape), allow_tuple=True), draw(st.booleans())
+    total = f"np.prod(a0, axis={axis!r}, keepdims={keepdims})"
+    return Example(f"prod_others(a0, {axis!r}, {keepdims}, {total})", (x,), (0,))
+
+
 def _real_if_close(draw):
     shape = draw(shapes(0, 3))
     return Example("np.real_if_close(a0) * 2.0", (draw(values(shape, REAL, scalar=False)),),
@@ -1275,7 +1284,7 @@ SPECS.update({
     np.hsplit: custom(_split_along("hsplit", 1, 1)),
     np.dsplit: custom(_split_along("dsplit", 2, 3)),
     np.rollaxis: custom(_rollaxis), np.partition: custom(_partition),
-    np.real_if_close: custom(_real_if_close), np.gradient: custom(_gradient),
+    np.real_if_close: custom(_real_if_close), prod_others: custom(_prod_others), np.gradient: custom(_gradient),
     np.linalg.eig: custom(_eig),
     np.fft.fft: custom(_fft("fft", True)), np.fft.ifft: custom(_fft("ifft", True, complex_in=True)),
     np.fft.rfft: custom(_fft("rfft", True)),
@@ -1312,6 +1321,7 @@ from s2sad.ir.prims import astype as _astype
 from s2sad.ir.prims import broadcast_like, index_add, unbroadcast
 from s2sad_rules.numpy_construction import reshape_items
 from s2sad_rules.numpy_linalg import EIG_RETURNS_COMPLEX
+from s2sad_rules.numpy_reductions import prod_others
 """
 
 

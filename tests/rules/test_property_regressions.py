@@ -2,6 +2,7 @@
 independent oracle: a textbook value, an indicator function, or finite differences."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -216,6 +217,42 @@ def test_average_with_a_list_of_weights(f):
     _, tangent = s2sad.jvp(f)(a, v)
     assert tangent == pytest.approx(float(numerical_jvp(f, [a], (0,), [v])), rel=1e-6)
     assert_close(tuple(s2sad.vjp(f)(a)[1](1.0)), numerical_vjp(f, [a], (0,), 1.0), what="vjp")
+
+
+# -- np.prod and math.prod where a factor is zero: the rules divided the product by each factor
+# (0 / 0: NaN) instead of multiplying the others ------------------------------------------------
+
+
+def prod_all(a): return np.prod(a)
+def prod_rows(a): return np.sum(np.prod(a, axis=1) * np.array([1.0, -2.0, 0.5]))
+def prod_columns_kept(a): return np.sum(np.prod(a, axis=0, keepdims=True) ** 2)
+def prod_two_axes(a): return np.sum(np.prod(a.reshape(3, 2, 2), axis=(0, 2)))
+def prod_of_a_list(a): return math.prod([a[0, 0], a[0, 1], a[1, 1]])
+
+
+@pytest.mark.parametrize("f", [prod_all, prod_rows, prod_columns_kept, prod_two_axes,
+                               prod_of_a_list], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("zeros", [(), ((0, 0),), ((0, 0), (1, 1)), ((0, 1), (2, 3))],
+                         ids=["none", "one", "two", "two-apart"])
+def test_prod_where_factors_are_zero(f, zeros):
+    a = np.array([[1.5, -0.5, 2.0, 0.8], [1.2, 0.9, -1.1, 2.5], [0.7, 1.3, 0.6, -0.9]])
+    for z in zeros:
+        a[z] = 0.0
+    v = np.cos(np.arange(12.0)).reshape(3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no 0 / 0 on the way
+        _, tangent = s2sad.jvp(f)(a, v)
+        (a_bar,) = s2sad.vjp(f)(a)[1](1.0)
+    assert tangent == pytest.approx(float(numerical_jvp(f, [a], (0,), [v])), rel=1e-6,
+                                    abs=1e-9)
+    assert_close((a_bar,), numerical_vjp(f, [a], (0,), 1.0), what="vjp")
+
+
+def test_second_derivative_of_prod_away_from_zeros():
+    x = np.array([1.5, 2.0, 3.0])
+    expected = np.array([[0.0, 3.0, 2.0], [3.0, 0.0, 1.5], [2.0, 1.5, 0.0]])  # d2 (xyz)
+    np.testing.assert_allclose(s2sad.hessian(prod_all)(x), expected, rtol=1e-12)
+    np.testing.assert_allclose(s2sad.jacrev(s2sad.grad(prod_all))(x), expected, rtol=1e-12)
 
 
 # -- np.concatenate(axis=None) flattens its inputs (the VJP indexed a shape by None) ----------
