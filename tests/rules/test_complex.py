@@ -32,9 +32,10 @@ R = np.random.default_rng(2026)  # module-level values (M); each test gets its o
 @pytest.fixture(autouse=True)
 def _own_stream(request):
     """Each test draws from a stream seeded by its own name, so its inputs do not depend on
-    which tests ran before it (or in which order)."""
+    which tests ran before it (or in which order). S2SAD_TEST_SALT draws other inputs
+    (a way to shake the file: `S2SAD_TEST_SALT=7 pytest tests/rules/test_complex.py`)."""
     global R
-    R = rng_for(request.node.name, os.environ.get("SALT", ""))
+    R = rng_for(request.node.name, os.environ.get("S2SAD_TEST_SALT", ""))
 
 
 # -- oracles (finite differences; never s2sad's own output) -----------------------------------
