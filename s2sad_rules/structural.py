@@ -61,7 +61,9 @@ def take_slot_jvp(g, index, g_dot):
 
 @defvjp(take_slot, wrt=("t",))
 def take_slot_vjp(g, t, index):
-    return index_add(zeros_like(t), index, g)
+    # the transpose of reading each position's last write: writing each position once,
+    # from its last occurrence (an assignment keeps the last of a repeated position)
+    return index_update(zeros_like(t), index, g)
 
 
 @defjvp(sum_to_shape)

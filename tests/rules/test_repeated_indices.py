@@ -126,3 +126,21 @@ def test_take_slot_keeps_the_last_write_of_each_position(index):
     g = rng_for(repr(index)).standard_normal((3, 4))
     expected = _last_write_slots(g, index)
     np.testing.assert_array_equal(take_slot(g, index), expected)
+
+
+def last_write_squares(x):
+    y = np.zeros(4)
+    y[[0, 1, 1]] = x[:3] ** 2  # y = [x0^2, x2^2, 0, 0]
+    return np.sum(y * x)  # x0^3 + x2^2 x1
+
+
+@pytest.mark.parametrize("how", ["hessian", "jacrev(grad)", "jacfwd(grad)"])
+def test_second_derivatives_through_a_repeated_index(how):
+    # reverse over reverse transposes take_slot: the masked occurrence must not leak back
+    x = np.array([0.3, -1.2, 0.9, 0.7])
+    expected = np.array([[6 * x[0], 0, 0, 0], [0, 0, 2 * x[2], 0],
+                         [0, 2 * x[2], 2 * x[1], 0], [0, 0, 0, 0]])
+    hessian = {"hessian": s2sad.hessian(last_write_squares),
+               "jacrev(grad)": s2sad.jacrev(s2sad.grad(last_write_squares)),
+               "jacfwd(grad)": s2sad.jacfwd(s2sad.grad(last_write_squares))}[how]
+    np.testing.assert_allclose(hessian(x), expected, rtol=1e-12, atol=1e-15)
