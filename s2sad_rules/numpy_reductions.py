@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from s2sad.ir.prims import index_add, unbroadcast, zeros_like
+from s2sad.ir.prims import index_add, prod_others, unbroadcast, zeros_like
 from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
 
 
@@ -94,25 +94,6 @@ def prod_jvp(a, axis=None, keepdims=False, a_dot=0.0, ans=0.0):
 @defvjp(np.prod)
 def prod_vjp(g, ans, a, axis=None, keepdims=False):
     return expand_reduced(g, a, axis, keepdims) * prod_others(a, axis, keepdims, ans)
-
-
-def prod_others(a, axis=None, keepdims=False, total=None):
-    """For each factor of `np.prod(a, axis)` (whose value is `total`), the product of the
-    others in its product: `total / a` where no factor is zero, else products of the
-    factors before and after it (where one factor is zero, only it has a nonzero slope)."""
-    a = np.asarray(a)
-    if np.all(a):
-        return expand_reduced(total, a, axis, keepdims) / a
-    axes = tuple(range(a.ndim)) if axis is None else \
-        tuple(int(i) % a.ndim for i in np.atleast_1d(axis))
-    rest = [i for i in range(a.ndim) if i not in axes]
-    moved = np.transpose(a, rest + list(axes))
-    groups = moved.reshape(moved.shape[:len(rest)] + (-1,))
-    ones = np.ones(groups.shape[:-1] + (1,), dtype=groups.dtype)
-    before = np.cumprod(np.concatenate([ones, groups[..., :-1]], axis=-1), axis=-1)
-    after = np.cumprod(np.concatenate([ones, groups[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
-    others = (before * after).reshape(moved.shape)
-    return np.transpose(others, np.argsort(rest + list(axes)))
 
 
 @defjvp(prod_others)

@@ -10,8 +10,7 @@ import math
 
 import numpy as np
 
-from s2sad.ir.prims import as_list, list_append
-from s2sad_rules.numpy_reductions import prod_others
+from s2sad.ir.prims import as_list, list_append, prod_others
 from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
 
 

@@ -25,7 +25,7 @@ _TYPED_IMPORTS = re.compile(r"^import (math|cmath|numpy as np)$")
 # the runtime helpers with a Numba implementation (codegen/numba_runtime.py)
 KERNELS = frozenset({"unbroadcast", "sum_to_shape", "broadcast_like", "take_slot",
                      "index_update", "index_add", "index_add_at", "zeros_like",
-                     "fresh_copy"})
+                     "fresh_copy", "prod_others"})
 _HELPERS = re.compile(r"^from s2sad\.runtime import (\w+(, \w+)*)$")
 
 

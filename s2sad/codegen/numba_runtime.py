@@ -76,6 +76,49 @@ def _take_slot(g, index):
     return lambda g, index: _value_copy(g[index])
 
 
+def _others_of(f):
+    """For each entry of the contiguous 1-D array `f`, the product of the others."""
+
+
+@overload(_others_of)
+def _others_of_impl(f):
+    def impl(f):
+        # products of the entries before each, then of those after it: no division, so
+        # exact where an entry is zero
+        n = f.size
+        out = np.empty(n, f.dtype)
+        acc = 1.0
+        for i in range(n):
+            out[i] = acc
+            acc *= f[i]
+        acc = 1.0
+        for i in range(n - 1, -1, -1):
+            out[i] *= acc
+            acc *= f[i]
+        return out
+    return impl
+
+
+@_kernel(prims.prod_others)
+def _prod_others(a, axis=None, keepdims=False, total=None):
+    """Of a whole array (axis None) or along an axis of a matrix, as np.prod's VJP does."""
+    if not _is_array(a):
+        return None
+    if axis is None or isinstance(axis, (types.NoneType, types.Omitted)):
+        def whole(a, axis=None, keepdims=False, total=None):
+            return _others_of(np.ascontiguousarray(a).ravel()).reshape(a.shape)
+        return whole
+    if a.ndim == 2 and isinstance(axis, types.Integer):
+        def along(a, axis=None, keepdims=False, total=None):
+            rows = a if axis % 2 == 1 else a.T  # each row a product
+            out = np.empty(rows.shape, a.dtype)
+            for r in range(rows.shape[0]):
+                out[r] = _others_of(np.ascontiguousarray(rows[r]))
+            return out if axis % 2 == 1 else np.ascontiguousarray(out.T)
+        return along
+    return None
+
+
 @_kernel(prims.index_update)
 def _index_update(acc, index, v):
     if not _is_array(acc):

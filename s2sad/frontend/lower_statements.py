@@ -19,6 +19,7 @@ from s2sad.frontend.values import (
     Static,
     StaticDict,
     StaticSeq,
+    contains_item,
     holds,
     is_add_at,
     loads,
@@ -213,6 +214,24 @@ class StatementLowering:
             self.error(UnsupportedSyntaxError, f"`{name} +=` with a sequence computed at run "
                        "time is not supported", s, f"append its items: `{name}.append(y)`")
             raise Abort
+        cur = self.name_load(name, s)
+        if isinstance(cur, StaticSeq) and not in_loop and \
+                not any(loop for _, _, loop in self.stmt_stack):
+            # a list known while compiling: every name for it sees the new items, here and
+            # in the code that called this helper
+            new = StaticSeq(cur.items + seq.items, True)
+            scope = self.scope
+            while scope is not None:
+                for other, v in list(scope.env.items()):
+                    if v is cur:
+                        scope.env[other] = new
+                    elif v is not new and contains_item(v, cur):
+                        self.error(UnsupportedSyntaxError, f"`{name} +=` on a list that "
+                                   f"`{other}` holds", s, f"build `{other}` after the list "
+                                   "is complete")
+                        raise Abort
+                scope = scope.caller
+            return
         self.check_list_aliases(name, s)
         for value in seq.items:
             self.append_value(name, value, s, in_loop)

@@ -208,6 +208,15 @@ def holds(value, var, view_base) -> bool:
     return False
 
 
+def contains_item(value, item) -> bool:
+    """Does a tuple, list or dict written in the function hold `item` (the same object)?"""
+    if isinstance(value, StaticSeq):
+        return any(v is item or contains_item(v, item) for v in value.items)
+    if isinstance(value, StaticDict):
+        return any(v is item or contains_item(v, item) for v in value.values)
+    return False
+
+
 def loads(node, name) -> bool:
     for n in gast.walk(node):
         if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load):

@@ -441,6 +441,27 @@ def _last_occurrences(flat: np.ndarray) -> np.ndarray:
     return keep
 
 
+def prod_others(a, axis=None, keepdims=False, total=None):
+    """For each factor of `np.prod(a, axis)` (whose value is `total`), the product of the
+    others in its product: `total / a` where no factor is zero, else products of the
+    factors before and after it (where one factor is zero, only it has a nonzero slope)."""
+    a = np.asarray(a)
+    if np.all(a):
+        if axis is not None and not keepdims:
+            total = np.expand_dims(total, axis)
+        return total / a
+    axes = tuple(range(a.ndim)) if axis is None else \
+        tuple(int(i) % a.ndim for i in np.atleast_1d(axis))
+    rest = [i for i in range(a.ndim) if i not in axes]
+    moved = np.transpose(a, rest + list(axes))
+    groups = moved.reshape(moved.shape[:len(rest)] + (-1,))
+    ones = np.ones(groups.shape[:-1] + (1,), dtype=groups.dtype)
+    before = np.cumprod(np.concatenate([ones, groups[..., :-1]], axis=-1), axis=-1)
+    after = np.cumprod(np.concatenate([ones, groups[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    others = (before * after).reshape(moved.shape)
+    return np.transpose(others, np.argsort(rest + list(axes)))
+
+
 def derivative_dtype(dtype):
     """The dtype of a derivative of values of `dtype`: the same float or complex precision
     (float32 stays float32, as NumPy computes it); float64 for ints and bools."""

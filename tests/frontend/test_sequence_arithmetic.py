@@ -68,13 +68,27 @@ def list_extended_by_a_tuple(x):
     return sum(a) * x[3]
 
 
+def aliased_then_extended(x):
+    a = [x[0], x[1]]
+    b = a
+    a += [x[2]]  # in place: b sees x[2] too
+    return sum(b) * x[3]
+
+
+def extended_then_iterated(x):
+    a = [x[0], x[1]]
+    a += [x[2] * x[3]]
+    return sum(v ** 2 for v in a)
+
+
 def array_plus_a_list(x):  # NumPy arithmetic: the list is read as an array
     return np.sum((x + [1.0, 2.0, 3.0, 4.0]) * x) + np.sum([1.0, 2.0, 3.0, 4.0] * x ** 2)
 
 
 PROGRAMS = [concatenate_lists, concatenate_tuples, extend_a_list, extend_in_a_loop,
             repeat_and_concatenate, concatenate_helper_results, tuple_of_arrays_repeated,
-            list_extended_by_a_tuple, array_plus_a_list]
+            list_extended_by_a_tuple, aliased_then_extended, extended_then_iterated,
+            array_plus_a_list]
 
 
 @pytest.mark.parametrize("f", PROGRAMS, ids=lambda f: f.__name__)
@@ -144,14 +158,14 @@ def grown_then_concatenated(x):
     return sum(zs)
 
 
-def aliased_then_extended(x):
+def held_then_extended(x):
     a = [x[0], x[1]]
-    b = a
+    t = (a, 1.0)
     a += [x[2]]
-    return sum(b) * x[3]
+    return sum(t[0]) * x[3]
 
 
-@pytest.mark.parametrize("f", [grown_then_concatenated, aliased_then_extended],
+@pytest.mark.parametrize("f", [grown_then_concatenated, held_then_extended],
                          ids=lambda f: f.__name__)
 def test_lists_that_cannot_be_followed_are_refused_with_their_place(f):
     with pytest.raises(s2sad.UnsupportedSyntaxError) as e:

@@ -21,9 +21,15 @@ import numpy as np
 from hypothesis import strategies as st
 
 from s2sad.ir.prims import astype as _astype
-from s2sad.ir.prims import Attr, broadcast_like, index_add, index_update, unbroadcast
+from s2sad.ir.prims import (
+    Attr,
+    broadcast_like,
+    index_add,
+    index_update,
+    prod_others,
+    unbroadcast,
+)
 from s2sad_rules.numpy_construction import reshape_items
-from s2sad_rules.numpy_reductions import prod_others
 from s2sad_rules.real_only import COMPLEX_REFUSED
 
 
@@ -1318,10 +1324,9 @@ PRELUDE = """\
 import math
 import numpy as np
 from s2sad.ir.prims import astype as _astype
-from s2sad.ir.prims import broadcast_like, index_add, unbroadcast
+from s2sad.ir.prims import broadcast_like, index_add, prod_others, unbroadcast
 from s2sad_rules.numpy_construction import reshape_items
 from s2sad_rules.numpy_linalg import EIG_RETURNS_COMPLEX
-from s2sad_rules.numpy_reductions import prod_others
 """
 
 
