@@ -263,13 +263,15 @@ class Simplifier(Rewrites):
         out.append(s)
 
     def replayable(self, reads: list, out) -> bool:
-        """Does every definition and use count a rewrite read hold the same value now?"""
+        """Does every definition a rewrite read hold the same statement now, and every use
+        count it tested give the same answer (see Rewrites.read_times)?"""
         counts, defs = self._counts, out.defs
-        for v, value in reads:
-            if type(value) is int:
-                if counts.get(v, 0) != value:
+        for read in reads:
+            if len(read) == 3:
+                v, n, answer = read
+                if (counts.get(v, 0) == n) is not answer:
                     return False
-            elif defs.get(v) is not value:
+            elif defs.get(read[0]) is not read[1]:
                 return False
         return True
 
