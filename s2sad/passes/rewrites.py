@@ -6,6 +6,7 @@ driver that applies them to a fixed point).
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -78,8 +79,10 @@ def _is_num(a, value) -> bool:
 class Rewrites:
     """Rewrites of one call, mixed into the Simplifier (which holds kinds and use counts)."""
 
-    # what the rewrite of the current call read (see Simplifier.call), or None
+    # what the rewrite of the current call read (see Simplifier.call), or None: the
+    # definitions (variable, statement) and the use counts tested (variable, count, answer)
     _reads: list | None = None
+    _tests: list = []
 
     def rewrite(self, s: Call, out):
         """An atom equal to the call's value, or None to keep the call."""
@@ -202,11 +205,14 @@ class Rewrites:
         fn, args, t = s.fn, s.args, s.target
         if (fn in ELEMENTWISE2 or _is_plain_ufunc(fn)) and len(args) == 2 and not s.kwargs \
                 and kt.tag == "array" and kt.shape is not None:
-            defs = [self.defining(a, out) if isinstance(a, Var) else None for a in args]
-            if any(d is not None and d.fn is np.broadcast_to for d in defs):
-                r = self.rewrite_broadcast_operand(s, kt, out, defs)
-                if r is not None:
-                    return r
+            for a in args:
+                d = self.defining(a, out) if type(a) is Var else None
+                if d is not None and d.fn is np.broadcast_to:
+                    defs = [self.defining(a, out) if type(a) is Var else None for a in args]
+                    r = self.rewrite_broadcast_operand(s, kt, out, defs)
+                    if r is not None:
+                        return r
+                    break
         if fn in (np.sum, np.mean) and args and isinstance(args[0], Var):
             d = self.defining(args[0], out)
             if d is not None and d.fn in NEGS and self.uses_once(args[0]):
@@ -601,7 +607,7 @@ class Rewrites:
             ku = self.kind(u)
             if ku.tag != "array" or ku.dtype not in ("f", "c") or ku.static_shape is None or \
                     n_out is None or self.kind(w) != kt or \
-                    2 * int(np.prod(ku.static_shape)) > int(np.prod(n_out)) or \
+                    2 * math.prod(ku.static_shape) > math.prod(n_out) or \
                     not self.uses_once(v):
                 continue
             scaled = self.new_call(operator.mul, (k, u), "_g", out, loc)
@@ -902,7 +908,7 @@ class Rewrites:
             count_uses(self.fn.body, counts)
         answer = counts.get(v, 0) == n
         if self._reads is not None:
-            self._reads.append((v, n, answer))
+            self._tests.append((v, n, answer))
         return answer
 
     def is_zeros(self, a, out) -> bool:
