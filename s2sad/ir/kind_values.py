@@ -43,6 +43,17 @@ class Kind:
     view: tuple | None = None
     family: str = ""  # the array library of a non-NumPy array ("dask"), see above
 
+    def __eq__(self, other):
+        # (the generated comparison, after an identity test: the kinds compared are most
+        # often one object, shared through the memo of eval_kind)
+        if self is other:
+            return True
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.tag, self.dtype, self.shape, self.items, self.value, self.rank,
+                self.view, self.family) == (other.tag, other.dtype, other.shape, other.items,
+                                            other.value, other.rank, other.view, other.family)
+
     @property
     def lazy(self) -> bool:
         """A value of a library that builds a graph and computes it later (Dask): reading

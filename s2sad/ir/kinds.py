@@ -73,15 +73,15 @@ CONTEXTUAL: set = set()  # primitives whose kind rule reads more than the kinds:
 
 def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
     """The result kind of calling primitive `fn` on values of the given kinds."""
-    if _opaque_call(fn):
-        return UNKNOWN  # recursion and derivative calls: never run at compile time
     try:
         key = (fn, tuple(arg_kinds), tuple(kwarg_kinds)) if fn not in CONTEXTUAL else None
         hit = _MEMO.get(key) if key is not None else None
     except TypeError:  # an unhashable operand or known value: evaluate every time
         key = hit = None
     if hit is not None:
-        return hit
+        return hit  # (never an opaque call's, which is not memoised: tested below)
+    if _opaque_call(fn):
+        return UNKNOWN  # recursion and derivative calls: never run at compile time
     if fn in DATA_DEPENDENT:
         # sizes depend on the data: evaluate on examples for the structure only
         result = _unsized(_eval_kind(fn, arg_kinds, kwarg_kinds))
