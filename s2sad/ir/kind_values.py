@@ -124,7 +124,22 @@ def float_kind(k: Kind) -> Kind:
     return k
 
 
+# the scalar kinds made so far, by (dtype, type of the value, value): made once each (rules
+# and constants ask for the same few), a shared kind then compares by identity
+_SCALARS: dict = {}
+
+
 def scalar(dtype: str, value=_UNSET) -> Kind:
+    t = type(value)
+    if value is _UNSET or t is bool or t is int or (t is float and value and value == value):
+        # (not a float zero: 0.0 and -0.0 are equal but not one value; not NaN)
+        key = (dtype, t, value)
+        k = _SCALARS.get(key)
+        if k is None:
+            if len(_SCALARS) > 4096:
+                _SCALARS.clear()
+            k = _SCALARS[key] = Kind("scalar", dtype, (), value=value)
+        return k
     return Kind("scalar", dtype, (), value=value)
 
 

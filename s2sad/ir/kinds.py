@@ -536,9 +536,12 @@ def infer_stmt(s, kinds: dict, known: dict | None = None):
         fn = s.fn
         if fn is not prims.tape_push and fn is not prims.tape_pop and \
                 fn is not prims.tape_reader and fn is not prims.tape_next:
-            # (the common statement first, without pattern matching: the last case below)
-            kinds[s.target] = eval_kind(fn, [atom_kind(a, kinds) for a in s.args],
-                                        [(n, atom_kind(a, kinds)) for n, a in s.kwargs])
+            # (the common statement first, without pattern matching: the last case below;
+            # a variable's kind read directly, as atom_kind does)
+            kinds[s.target] = eval_kind(
+                fn, [kinds.get(a, UNKNOWN) if type(a) is Var else atom_kind(a, kinds)
+                     for a in s.args],
+                [(n, atom_kind(a, kinds)) for n, a in s.kwargs] if s.kwargs else [])
             return
     match s:
         case Call(target=t, fn=fn, args=args) if fn is prims.tape_push:

@@ -13,7 +13,7 @@ import numpy as np
 
 from s2sad.errors import S2SADError
 from s2sad.ir import prims
-from s2sad.ir.kinds import Kind, eval_kind
+from s2sad.ir.kinds import _UNSET, Kind, eval_kind
 from s2sad.ir.nodes import Call, Const, Var, count_uses
 from s2sad.passes.inline_rules import is_zero, zero
 from s2sad.passes.inplace import index_is_basic
@@ -125,10 +125,10 @@ class Rewrites:
                         val = _NOFOLD
                     if val is not _NOFOLD and _simple_value(val):
                         return Const(val)
-        if kt.known and _simple_value(kt.value) and (
+        if kt.value is not _UNSET and _simple_value(kt.value) and (
                 fn is prims.make_tuple or not self.table.linear.get(fn, False)):
             return Const(kt.value)
-        parts = _PARTS.get(fn)
+        parts = (_PRIMAL_PARTS if t in self.primal else _PARTS).get(fn)
         if parts is None:  # (a call no rewrite names: a binary ufunc's broadcasts only)
             parts = _UFUNC_PARTS if _is_plain_ufunc(fn) else ()
         for part in parts:
@@ -967,3 +967,12 @@ def _dispatch_table() -> dict:
 _PARTS = _dispatch_table()
 
 _UFUNC_PARTS = (Rewrites.rewrite_broadcasts,)
+
+# the rewrites that leave the primal's own statements alone (each returns None for them
+# before reading anything), and the table without them, for those statements
+_DERIVATIVE_ONLY = {Rewrites.rewrite_reductions, Rewrites.rewrite_scalar_factors,
+                    Rewrites.rewrite_like_terms, Rewrites.rewrite_self_difference,
+                    Rewrites.rewrite_write_then_add}
+
+_PRIMAL_PARTS = {f: tuple(p for p in parts if p not in _DERIVATIVE_ONLY)
+                 for f, parts in _PARTS.items()}
