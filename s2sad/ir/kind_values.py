@@ -138,7 +138,7 @@ def scalar(dtype: str, value=_UNSET) -> Kind:
         if k is None:
             if len(_SCALARS) > 4096:
                 _SCALARS.clear()
-            k = _SCALARS[key] = Kind("scalar", dtype, (), value=value)
+            k = _SCALARS[key] = canonical(Kind("scalar", dtype, (), value=value))
         return k
     return Kind("scalar", dtype, (), value=value)
 
@@ -151,7 +151,26 @@ def array_of_rank(dtype: str, ndim) -> Kind:
 
 
 def array(dtype: str, shape) -> Kind:
-    return Kind("array", dtype, tuple(shape) if shape is not None else None)
+    return canonical(Kind("array", dtype, tuple(shape) if shape is not None else None))
+
+
+# one object for each plain kind seen (see `canonical`)
+_CANONICAL: dict = {}
+
+
+def canonical(k: Kind) -> Kind:
+    """The one object standing for kinds equal to `k`, when `k` is a plain array or scalar
+    kind (no value, NumPy, int dimensions: equal kinds then print alike), else `k`. Kinds
+    are compared often (does a shape change?): one object compares by identity."""
+    if k.tag in ("scalar", "array") and k.value is _UNSET and not k.family and \
+            (k.shape is None or all(type(n) is int for n in k.shape)):
+        c = _CANONICAL.get(k)
+        if c is None:
+            if len(_CANONICAL) > 4096:
+                _CANONICAL.clear()
+            c = _CANONICAL[k] = k
+        return c
+    return k
 
 
 def kind_of_value(v, keep_value: bool = True) -> Kind:

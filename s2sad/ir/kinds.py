@@ -29,6 +29,7 @@ from s2sad.ir.kind_values import (  # noqa: F401  (re-exported: the kinds API)
     array,
     array_family,
     array_of_rank,
+    canonical,
     example,
     float_kind,
     join,
@@ -93,7 +94,7 @@ def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
     if key is not None:
         if len(_MEMO) > 20000:
             _MEMO.clear()
-        _MEMO[key] = result
+        _MEMO[key] = result = canonical(result)
     return result
 
 
