@@ -131,7 +131,7 @@ _SCALARS: dict = {}
 
 def scalar(dtype: str, value=_UNSET) -> Kind:
     t = type(value)
-    if value is _UNSET or t is bool or t is int or (t is float and value and value == value):
+    if value is _UNSET or t is bool or t is int or (t is float and value and not math.isnan(value)):
         # (not a float zero: 0.0 and -0.0 are equal but not one value; not NaN)
         key = (dtype, t, value)
         k = _SCALARS.get(key)

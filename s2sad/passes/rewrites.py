@@ -82,7 +82,7 @@ class Rewrites:
     # what the rewrite of the current call read (see Simplifier.call), or None: the
     # definitions (variable, statement) and the use counts tested (variable, count, answer)
     _reads: list | None = None
-    _tests: list = []
+    _tests: list | None = None
 
     def rewrite(self, s: Call, out):
         """An atom equal to the call's value, or None to keep the call."""
@@ -447,7 +447,8 @@ class Rewrites:
                 for a, v in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
                     e = self.defining(a, out) if isinstance(a, Var) else None
                     if e is not None and e.fn in SUBS and not e.kwargs and \
-                            self.uses_once(args[0]) and self.uses_once(a) and self.kind(e.args[1]).tag == "scalar" and \
+                            self.uses_once(args[0]) and self.uses_once(a) and \
+                            self.kind(e.args[1]).tag == "scalar" and \
                             self.kind(e.args[0]) == self.kind(a) == kp and \
                             self.computed_sum(v, out):
                         # sum((a - k) v) -> sum(a v) - k sum(v) where sum(v) is computed
@@ -907,7 +908,7 @@ class Rewrites:
             counts = self._counts = {}
             count_uses(self.fn.body, counts)
         answer = counts.get(v, 0) == n
-        if self._reads is not None:
+        if self._reads is not None and self._tests is not None:
             self._tests.append((v, n, answer))
         return answer
 

@@ -40,8 +40,8 @@ class Simplifier(Rewrites):
     def __init__(self, fn: Function, param_kinds: dict, table, kinds: dict | None = None,
                  primal: frozenset = frozenset(), replays: dict | None = None):
         self.fn = fn
-        # {id(call): (call, what its rewrite read)} for the calls the previous round kept
-        # as they are (see `call`); this round's, for the next one
+        # {id(call): (call, what its rewrite read, its CSE key)} for the calls the previous
+        # round kept as they are (see `call`); this round's, for the next one
         self.replays = replays
         self.recorded: dict = {}
         # the primal's own statements (a derivative keeps them): rewrites that would change
@@ -207,7 +207,8 @@ class Simplifier(Rewrites):
         entry = self.replays.get(id(s)) if self.replays is not None else None
         if entry is not None and (entry[0] is not s or not self.replayable(entry, out)):
             entry = None
-        if entry is not None:
+        replayed = entry is not None
+        if replayed:
             res = None
         else:
             if self.replay:
@@ -250,7 +251,8 @@ class Simplifier(Rewrites):
             sub[s.target] = res
             self.changed = True
             return
-        key = self.cse_key(s)
+        # (a replayed call's key is the one its entry keeps: the same statement's)
+        key = entry[3] if replayed else self.cse_key(s)
         if key is not None:
             n = len(cse)
             try:
@@ -263,13 +265,14 @@ class Simplifier(Rewrites):
                 self.changed = True
                 return
         if entry is not None:
-            self.recorded[id(s)] = entry
+            self.recorded[id(s)] = entry if replayed else entry + (key,)
         out.append(s)
 
     def replayable(self, entry: tuple, out) -> bool:
         """Does every definition a rewrite read hold the same statement now, and every use
         count it tested give the same answer (see Rewrites.read_times)? `entry`: the call,
-        the (variable, definition) pairs and the (variable, count, answer) tests."""
+        the (variable, definition) pairs, the (variable, count, answer) tests and the
+        call's CSE key."""
         get = out.defs.get
         for v, d in entry[1]:
             if get(v) is not d:
