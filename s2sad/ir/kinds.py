@@ -88,7 +88,7 @@ def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
         result = _unsized(_eval_kind(fn, arg_kinds, kwarg_kinds))
     else:
         result = _eval_kind(fn, arg_kinds, kwarg_kinds)
-    family = _family(arg_kinds) or _family(k for _, k in kwarg_kinds)
+    family = _family(arg_kinds) or (_family(k for _, k in kwarg_kinds) if kwarg_kinds else "")
     if family and not (_hashable(fn) and fn in SHAPE_READERS):
         result = _of_family(result, family)
     if key is not None:
