@@ -43,6 +43,17 @@ class Kind:
     view: tuple | None = None
     family: str = ""  # the array library of a non-NumPy array ("dask"), see above
 
+    def __eq__(self, other):
+        # (the generated comparison, after an identity test: the kinds compared are most
+        # often one object, shared through the memo of eval_kind)
+        if self is other:
+            return True
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.tag, self.dtype, self.shape, self.items, self.value, self.rank,
+                self.view, self.family) == (other.tag, other.dtype, other.shape, other.items,
+                                            other.value, other.rank, other.view, other.family)
+
     @property
     def lazy(self) -> bool:
         """A value of a library that builds a graph and computes it later (Dask): reading
@@ -113,7 +124,22 @@ def float_kind(k: Kind) -> Kind:
     return k
 
 
+# the scalar kinds made so far, by (dtype, type of the value, value): made once each (rules
+# and constants ask for the same few), a shared kind then compares by identity
+_SCALARS: dict = {}
+
+
 def scalar(dtype: str, value=_UNSET) -> Kind:
+    t = type(value)
+    if value is _UNSET or t is bool or t is int or (t is float and value and not math.isnan(value)):
+        # (not a float zero: 0.0 and -0.0 are equal but not one value; not NaN)
+        key = (dtype, t, value)
+        k = _SCALARS.get(key)
+        if k is None:
+            if len(_SCALARS) > 4096:
+                _SCALARS.clear()
+            k = _SCALARS[key] = canonical(Kind("scalar", dtype, (), value=value))
+        return k
     return Kind("scalar", dtype, (), value=value)
 
 
@@ -125,7 +151,26 @@ def array_of_rank(dtype: str, ndim) -> Kind:
 
 
 def array(dtype: str, shape) -> Kind:
-    return Kind("array", dtype, tuple(shape) if shape is not None else None)
+    return canonical(Kind("array", dtype, tuple(shape) if shape is not None else None))
+
+
+# one object for each plain kind seen (see `canonical`)
+_CANONICAL: dict = {}
+
+
+def canonical(k: Kind) -> Kind:
+    """The one object standing for kinds equal to `k`, when `k` is a plain array or scalar
+    kind (no value, NumPy, int dimensions: equal kinds then print alike), else `k`. Kinds
+    are compared often (does a shape change?): one object compares by identity."""
+    if k.tag in ("scalar", "array") and k.value is _UNSET and not k.family and \
+            (k.shape is None or all(type(n) is int for n in k.shape)):
+        c = _CANONICAL.get(k)
+        if c is None:
+            if len(_CANONICAL) > 4096:
+                _CANONICAL.clear()
+            c = _CANONICAL[k] = k
+        return c
+    return k
 
 
 def kind_of_value(v, keep_value: bool = True) -> Kind:

@@ -29,6 +29,7 @@ from s2sad.ir.kind_values import (  # noqa: F401  (re-exported: the kinds API)
     array,
     array_family,
     array_of_rank,
+    canonical,
     example,
     float_kind,
     join,
@@ -73,27 +74,27 @@ CONTEXTUAL: set = set()  # primitives whose kind rule reads more than the kinds:
 
 def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
     """The result kind of calling primitive `fn` on values of the given kinds."""
-    if _opaque_call(fn):
-        return UNKNOWN  # recursion and derivative calls: never run at compile time
     try:
         key = (fn, tuple(arg_kinds), tuple(kwarg_kinds)) if fn not in CONTEXTUAL else None
         hit = _MEMO.get(key) if key is not None else None
     except TypeError:  # an unhashable operand or known value: evaluate every time
         key = hit = None
     if hit is not None:
-        return hit
+        return hit  # (never an opaque call's, which is not memoised: tested below)
+    if _opaque_call(fn):
+        return UNKNOWN  # recursion and derivative calls: never run at compile time
     if fn in DATA_DEPENDENT:
         # sizes depend on the data: evaluate on examples for the structure only
         result = _unsized(_eval_kind(fn, arg_kinds, kwarg_kinds))
     else:
         result = _eval_kind(fn, arg_kinds, kwarg_kinds)
-    family = _family(arg_kinds) or _family(k for _, k in kwarg_kinds)
+    family = _family(arg_kinds) or (_family(k for _, k in kwarg_kinds) if kwarg_kinds else "")
     if family and not (_hashable(fn) and fn in SHAPE_READERS):
         result = _of_family(result, family)
     if key is not None:
         if len(_MEMO) > 20000:
             _MEMO.clear()
-        _MEMO[key] = result
+        _MEMO[key] = result = canonical(result)
     return result
 
 
@@ -536,9 +537,12 @@ def infer_stmt(s, kinds: dict, known: dict | None = None):
         fn = s.fn
         if fn is not prims.tape_push and fn is not prims.tape_pop and \
                 fn is not prims.tape_reader and fn is not prims.tape_next:
-            # (the common statement first, without pattern matching: the last case below)
-            kinds[s.target] = eval_kind(fn, [atom_kind(a, kinds) for a in s.args],
-                                        [(n, atom_kind(a, kinds)) for n, a in s.kwargs])
+            # (the common statement first, without pattern matching: the last case below;
+            # a variable's kind read directly, as atom_kind does)
+            kinds[s.target] = eval_kind(
+                fn, [kinds.get(a, UNKNOWN) if type(a) is Var else atom_kind(a, kinds)
+                     for a in s.args],
+                [(n, atom_kind(a, kinds)) for n, a in s.kwargs] if s.kwargs else [])
             return
     match s:
         case Call(target=t, fn=fn, args=args) if fn is prims.tape_push:

@@ -32,11 +32,12 @@ def fresh_results(fn: Function, param_kinds: dict, closure_sweep: bool) -> Funct
                 break
             forward.update(st.defs)
     made = {st.target: st for st in fn.body.stmts
-            if isinstance(st, Call) and st.fn in (prims.make_tuple, prims.make_list)}
+            if type(st) is Call and (st.fn is prims.make_tuple or st.fn is prims.make_list)}
     seen: set = set()
     stmts = list(fn.body.stmts)
-    namer = Namer.for_function(fn)
-    state = {"kinds": None}
+    # the kinds and the names taken, found when a first copy needs them (most results
+    # are fresh already: no walk over the function then)
+    state: dict = {"kinds": None, "namer": None}
 
     def aliases(r) -> bool:
         if isinstance(r, Var):
@@ -74,7 +75,9 @@ def fresh_results(fn: Function, param_kinds: dict, closure_sweep: bool) -> Funct
             copier = np.copy
         else:
             copier = prims.fresh_copy
-        target = namer.fresh(r.name if isinstance(r, Var) else "_copy")
+        if state["namer"] is None:
+            state["namer"] = Namer.for_function(fn)
+        target = state["namer"].fresh(r.name if isinstance(r, Var) else "_copy")
         into.append(Call(target, copier, (r,), (), None))
         return target
 

@@ -51,7 +51,7 @@ def copy_before_updating_loops(fn: Function, kinds: dict) -> Function:
     the caller, say) works on one copy made before the loop, instead of a copy per write."""
     from s2sad.ir.builder import Namer
 
-    namer = Namer.for_function(fn)
+    namers: list = []  # (the names taken, found at the first copy: most functions need none)
     copies = []
 
     def updates(p, body: Block) -> bool:
@@ -68,7 +68,9 @@ def copy_before_updating_loops(fn: Function, kinds: dict) -> Function:
                     if isinstance(init, Var) and k.tag == "array" and updates(p, st.body):
                         d = _def_of(fn, init)
                         if not (isinstance(d, Call) and d.fn in FRESH_FNS):
-                            copy = namer.fresh("_" + init.name.lstrip("_") + "_copy")
+                            if not namers:
+                                namers.append(Namer.for_function(fn))
+                            copy = namers[0].fresh("_" + init.name.lstrip("_") + "_copy")
                             out.append(Call(copy, np.copy, (init,), (), st.loc))
                             inits[i] = copy
                             copies.append(copy)
@@ -305,6 +307,15 @@ def _free(b: Block) -> set:
 
 def _scan(b: Block, defs: dict, uses: dict, loop_of: dict):
     for s in b.stmts:
+        if type(s) is Call:  # (the common statement, without pattern matching)
+            for a in s.args:
+                if type(a) is Var:
+                    uses[a] = uses.get(a, 0) + 1
+            for _, a in s.kwargs:
+                if type(a) is Var:
+                    uses[a] = uses.get(a, 0) + 1
+            defs[s.target] = s
+            continue
         for a in atoms_of(s):
             if isinstance(a, Var):
                 uses[a] = uses.get(a, 0) + 1

@@ -6,13 +6,14 @@ driver that applies them to a fixed point).
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
 
 from s2sad.errors import S2SADError
 from s2sad.ir import prims
-from s2sad.ir.kinds import Kind, eval_kind
+from s2sad.ir.kinds import _UNSET, Kind, eval_kind
 from s2sad.ir.nodes import Call, Const, Var, count_uses
 from s2sad.passes.inline_rules import is_zero, zero
 from s2sad.passes.inplace import index_is_basic
@@ -78,8 +79,10 @@ def _is_num(a, value) -> bool:
 class Rewrites:
     """Rewrites of one call, mixed into the Simplifier (which holds kinds and use counts)."""
 
-    # what the rewrite of the current call read (see Simplifier.call), or None
+    # what the rewrite of the current call read (see Simplifier.call), or None: the
+    # definitions (variable, statement) and the use counts tested (variable, count, answer)
     _reads: list | None = None
+    _tests: list | None = None
 
     def rewrite(self, s: Call, out):
         """An atom equal to the call's value, or None to keep the call."""
@@ -122,10 +125,10 @@ class Rewrites:
                         val = _NOFOLD
                     if val is not _NOFOLD and _simple_value(val):
                         return Const(val)
-        if kt.known and _simple_value(kt.value) and (
+        if kt.value is not _UNSET and _simple_value(kt.value) and (
                 fn is prims.make_tuple or not self.table.linear.get(fn, False)):
             return Const(kt.value)
-        parts = _PARTS.get(fn)
+        parts = (_PRIMAL_PARTS if t in self.primal else _PARTS).get(fn)
         if parts is None:  # (a call no rewrite names: a binary ufunc's broadcasts only)
             parts = _UFUNC_PARTS if _is_plain_ufunc(fn) else ()
         for part in parts:
@@ -202,11 +205,14 @@ class Rewrites:
         fn, args, t = s.fn, s.args, s.target
         if (fn in ELEMENTWISE2 or _is_plain_ufunc(fn)) and len(args) == 2 and not s.kwargs \
                 and kt.tag == "array" and kt.shape is not None:
-            defs = [self.defining(a, out) if isinstance(a, Var) else None for a in args]
-            if any(d is not None and d.fn is np.broadcast_to for d in defs):
-                r = self.rewrite_broadcast_operand(s, kt, out, defs)
-                if r is not None:
-                    return r
+            for a in args:
+                d = self.defining(a, out) if type(a) is Var else None
+                if d is not None and d.fn is np.broadcast_to:
+                    defs = [self.defining(a, out) if type(a) is Var else None for a in args]
+                    r = self.rewrite_broadcast_operand(s, kt, out, defs)
+                    if r is not None:
+                        return r
+                    break
         if fn in (np.sum, np.mean) and args and isinstance(args[0], Var):
             d = self.defining(args[0], out)
             if d is not None and d.fn in NEGS and self.uses_once(args[0]):
@@ -437,12 +443,12 @@ class Rewrites:
                 out.append(Call(t, np.sum, args, (), s.loc))
                 return t
             d = self.defining(args[0], out)
-            if d is not None and d.fn in MULS and not d.kwargs and len(d.args) == 2 and \
-                    self.uses_once(args[0]):
+            if d is not None and d.fn in MULS and not d.kwargs and len(d.args) == 2:
                 for a, v in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
                     e = self.defining(a, out) if isinstance(a, Var) else None
                     if e is not None and e.fn in SUBS and not e.kwargs and \
-                            self.uses_once(a) and self.kind(e.args[1]).tag == "scalar" and \
+                            self.uses_once(args[0]) and self.uses_once(a) and \
+                            self.kind(e.args[1]).tag == "scalar" and \
                             self.kind(e.args[0]) == self.kind(a) == kp and \
                             self.computed_sum(v, out):
                         # sum((a - k) v) -> sum(a v) - k sum(v) where sum(v) is computed
@@ -528,11 +534,11 @@ class Rewrites:
         derivative only (the same sum, one pass fewer: x_bar[:-1] = g; x_bar[:-1] += h)."""
         fn, args, t = s.fn, s.args, s.target
         if fn is not prims.index_add or len(args) != 3 or s.kwargs or t in self.primal or \
-                not isinstance(args[0], Var) or not self.uses_once(args[0]):
+                not isinstance(args[0], Var):
             return None
         d = self.defining(args[0], out)
         if d is None or d.fn is not prims.index_update or d.kwargs or d.args[1] != args[1] or \
-                not index_is_basic(self.kind(args[1])):
+                not index_is_basic(self.kind(args[1])) or not self.uses_once(args[0]):
             return None
         a, b = d.args[2], args[2]
         ka, kb = self.kind(a), self.kind(b)
@@ -559,12 +565,13 @@ class Rewrites:
         fn, args, t = s.fn, s.args, s.target
         if fn in NEGS and len(args) == 1 and not s.kwargs and kt.tag == "array" and \
                 t not in self.primal and isinstance(args[0], Var) and \
-                self.kind(args[0]) == kt and self.uses_once(args[0]):
+                self.kind(args[0]) == kt:
             # -(s w) -> (-s) w: the sign joins the scalar
             d = self.defining(args[0], out)
             if d is not None and d.fn in MULS and not d.kwargs and len(d.args) == 2:
                 for c, w in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
-                    if isinstance(c, Var) and self.scalar_factor(c) and self.kind(w) == kt:
+                    if isinstance(c, Var) and self.scalar_factor(c) and self.kind(w) == kt \
+                            and self.uses_once(args[0]):
                         ks = self.new_call(operator.neg, (c,), "_s", out, s.loc)
                         out.append(Call(t, operator.mul, (ks, w), (), s.loc))
                         return t
@@ -572,27 +579,28 @@ class Rewrites:
                 t in self.primal:
             return None
         for k, v in ((args[0], args[1]), (args[1], args[0])):
-            if not self.scalar_factor(k) or not isinstance(v, Var) or self.kind(v) != kt or \
-                    not self.uses_once(v):
+            if not self.scalar_factor(k) or not isinstance(v, Var) or self.kind(v) != kt:
                 continue
             d = self.defining(v, out)
             if d is None or d.fn not in MULS or d.kwargs or len(d.args) != 2:
                 continue
             for c, w in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
                 if self.scalar_factor(c) and self.kind(w) == kt and \
-                        not (isinstance(k, Const) and isinstance(c, Const)):
+                        not (isinstance(k, Const) and isinstance(c, Const)) and \
+                        self.uses_once(v):
                     # (two numbers: fold_scale's)
                     ks = self.new_call(operator.mul, (k, c), "_s", out, s.loc)
                     out.append(Call(t, operator.mul, (ks, w), (), s.loc))
                     return t
-            r = self.scale_smaller_factor(k, d, kt, t, out, s.loc)
+            r = self.scale_smaller_factor(k, v, d, kt, t, out, s.loc)
             if r is not None:
                 return r
         return None
 
-    def scale_smaller_factor(self, k, d: Call, kt, t, out, loc):
-        """k (u w) -> (k u) w where u is broadcast against w (fewer entries): the constant
-        scales the small factor, not the product (a row's cotangent times 2 in x * x)."""
+    def scale_smaller_factor(self, k, v, d: Call, kt, t, out, loc):
+        """k (u w) -> (k u) w where u is broadcast against w (fewer entries) and v = u w
+        is read once: the constant scales the small factor, not the product (a row's
+        cotangent times 2 in x * x). `d`: the statement defining v."""
         if not isinstance(k, Const):
             return None
         n_out = kt.static_shape
@@ -600,7 +608,8 @@ class Rewrites:
             ku = self.kind(u)
             if ku.tag != "array" or ku.dtype not in ("f", "c") or ku.static_shape is None or \
                     n_out is None or self.kind(w) != kt or \
-                    2 * int(np.prod(ku.static_shape)) > int(np.prod(n_out)):
+                    2 * math.prod(ku.static_shape) > math.prod(n_out) or \
+                    not self.uses_once(v):
                 continue
             scaled = self.new_call(operator.mul, (k, u), "_g", out, loc)
             pair = (scaled, w) if u is d.args[0] else (w, scaled)
@@ -613,8 +622,7 @@ class Rewrites:
         factors and w an array of v's kind: `s * w` itself, and, where w is `c * u` for a
         number c (a primal's value, read elsewhere too), `(c s) * u`."""
         d = self.defining(v, out) if isinstance(v, Var) else None
-        if d is None or d.fn not in MULS or d.kwargs or len(d.args) != 2 or \
-                not self.uses_once(v):
+        if d is None or d.fn not in MULS or d.kwargs or len(d.args) != 2:
             return []
         kv = self.kind(v)
         terms = []
@@ -627,7 +635,8 @@ class Rewrites:
                 for n, u in ((e.args[0], e.args[1]), (e.args[1], e.args[0])):
                     if isinstance(n, Const) and self.scalar_factor(n) and self.kind(u) == kv:
                         terms.append(([n, c], u))
-        return terms
+        # (the use count last: a rewrite that reads it replays only while it holds)
+        return terms if terms and self.uses_once(v) else []
 
     def rewrite_like_terms(self, s: Call, kt, out):
         """alpha w + beta w -> (alpha + beta) w (and -) for scalars alpha, beta, in the
@@ -687,13 +696,13 @@ class Rewrites:
                     return d.args[0]
         if kt.tag != "scalar":
             return None
-        if fn in DIVS and isinstance(args[0], Var) and self.uses_once(args[0]):
+        if fn in DIVS and isinstance(args[0], Var):
             # (a - k * b) / b -> a / b - k
             d = self.defining(args[0], out)
             if d is not None and d.fn in SUBS and not d.kwargs and isinstance(d.args[1], Var):
                 p = self.defining(d.args[1], out)
                 if p is not None and p.fn in MULS and not p.kwargs and args[1] in p.args and \
-                        self.uses_once(d.args[1]):
+                        self.uses_once(args[0]) and self.uses_once(d.args[1]):
                     k = p.args[0] if p.args[1] == args[1] else p.args[1]
                     if self.kind(k).tag == "scalar" and self.kind(d.args[0]).tag == "scalar":
                         q = self.new_call(fn, (d.args[0], args[1]), "_q", out, None)
@@ -714,7 +723,7 @@ class Rewrites:
         if sc is not None:
             return k * sc[0], sc[1]
         d = self.defining(v, out)
-        if d is not None and d.fn in NEGS and self.uses(v) == uses and \
+        if d is not None and d.fn in NEGS and self.read_times(v, uses) and \
                 self.kind(d.args[0]) == self.kind(v):
             return -k, d.args[0]
         return None
@@ -878,29 +887,30 @@ class Rewrites:
         d = self.defining(v, out)
         if d is None or d.fn not in MULS or d.kwargs:
             return None
-        if self.uses(v) != uses:
-            return None
         x, y = d.args
         kt = self.kind(v)
         for c, w in ((x, y), (y, x)):
             if isinstance(c, Const) and type(c.value) in (int, float) and \
                     not isinstance(c.value, bool) and self.kind(w) == kt:
-                return float(c.value), w
+                # (the use count last: a rewrite that reads it replays only while it holds)
+                return (float(c.value), w) if self.read_times(v, uses) else None
         return None
 
     def uses_once(self, v) -> bool:
-        return self.uses(v) == 1
+        return self.read_times(v, 1)
 
-    def uses(self, v) -> int:
-        """How many times `v` is read (recorded for replaying, see simplify.py)."""
+    def read_times(self, v, n: int) -> bool:
+        """Is `v` read exactly `n` times? The rewrites ask only this of a use count, so the
+        answer is what is recorded for replaying (see simplify.py): a count that changed
+        between rounds (2 reads to 3) replays a rewrite that did not depend on it."""
         counts = getattr(self, "_counts", None)
         if counts is None:
             counts = self._counts = {}
             count_uses(self.fn.body, counts)
-        n = counts.get(v, 0)
-        if self._reads is not None:
-            self._reads.append((v, n))
-        return n
+        answer = counts.get(v, 0) == n
+        if self._reads is not None and self._tests is not None:
+            self._tests.append((v, n, answer))
+        return answer
 
     def is_zeros(self, a, out) -> bool:
         if isinstance(a, Const) and type(a.value) in (int, float) and a.value == 0:
@@ -958,3 +968,12 @@ def _dispatch_table() -> dict:
 _PARTS = _dispatch_table()
 
 _UFUNC_PARTS = (Rewrites.rewrite_broadcasts,)
+
+# the rewrites that leave the primal's own statements alone (each returns None for them
+# before reading anything), and the table without them, for those statements
+_DERIVATIVE_ONLY = {Rewrites.rewrite_reductions, Rewrites.rewrite_scalar_factors,
+                    Rewrites.rewrite_like_terms, Rewrites.rewrite_self_difference,
+                    Rewrites.rewrite_write_then_add}
+
+_PRIMAL_PARTS = {f: tuple(p for p in parts if p not in _DERIVATIVE_ONLY)
+                 for f, parts in _PARTS.items()}

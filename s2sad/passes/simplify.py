@@ -40,8 +40,8 @@ class Simplifier(Rewrites):
     def __init__(self, fn: Function, param_kinds: dict, table, kinds: dict | None = None,
                  primal: frozenset = frozenset(), replays: dict | None = None):
         self.fn = fn
-        # {id(call): (call, what its rewrite read)} for the calls the previous round kept
-        # as they are (see `call`); this round's, for the next one
+        # {id(call): (call, what its rewrite read, its CSE key)} for the calls the previous
+        # round kept as they are (see `call`); this round's, for the next one
         self.replays = replays
         self.recorded: dict = {}
         # the primal's own statements (a derivative keeps them): rewrites that would change
@@ -205,15 +205,17 @@ class Simplifier(Rewrites):
         # confirms the fixed point, costs as much as the first (rewrites read nothing else
         # that a round changes; those that do, or name a statement, are not recorded)
         entry = self.replays.get(id(s)) if self.replays is not None else None
-        if entry is not None and (entry[0] is not s or not self.replayable(entry[1], out)):
+        if entry is not None and (entry[0] is not s or not self.replayable(entry, out)):
             entry = None
-        if entry is not None:
+        replayed = entry is not None
+        if replayed:
             res = None
         else:
-            self._reads = [] if self.replay else None
+            if self.replay:
+                self._reads, self._tests = [], []
             res = self.rewrite(s, out)
             if res is None and self._reads is not None:
-                entry = (s, self._reads)
+                entry = (s, self._reads, self._tests)
             self._reads = None
         if res is not None and res == s.target:
             # the rewrite emitted a replacement statement defining the same variable
@@ -249,27 +251,35 @@ class Simplifier(Rewrites):
             sub[s.target] = res
             self.changed = True
             return
-        key = self.cse_key(s)
+        # (a replayed call's key is the one its entry keeps: the same statement's)
+        key = entry[3] if replayed else self.cse_key(s)
         if key is not None:
             n = len(cse)
-            prev = cse.setdefault(key, s.target)  # (one lookup: the key hashes once)
-            if len(cse) == n:  # computed before
+            try:
+                prev = cse.setdefault(key, s.target)  # (one lookup: the key hashes once)
+            except TypeError:  # an operand that cannot be hashed: never shared
+                prev = None
+            if len(cse) == n and prev is not None:  # computed before
                 self.recount(s, out, len(out))
                 sub[s.target] = prev
                 self.changed = True
                 return
         if entry is not None:
-            self.recorded[id(s)] = entry
+            self.recorded[id(s)] = entry if replayed else entry + (key,)
         out.append(s)
 
-    def replayable(self, reads: list, out) -> bool:
-        """Does every definition and use count a rewrite read hold the same value now?"""
-        counts, defs = self._counts, out.defs
-        for v, value in reads:
-            if type(value) is int:
-                if counts.get(v, 0) != value:
-                    return False
-            elif defs.get(v) is not value:
+    def replayable(self, entry: tuple, out) -> bool:
+        """Does every definition a rewrite read hold the same statement now, and every use
+        count it tested give the same answer (see Rewrites.read_times)? `entry`: the call,
+        the (variable, definition) pairs, the (variable, count, answer) tests and the
+        call's CSE key."""
+        get = out.defs.get
+        for v, d in entry[1]:
+            if get(v) is not d:
+                return False
+        counts = self._counts
+        for v, n, answer in entry[2]:
+            if (counts.get(v, 0) == n) is not answer:
                 return False
         return True
 
@@ -299,13 +309,15 @@ class Simplifier(Rewrites):
         """Record a statement kept as it is for common subexpression elimination."""
         key = self.cse_key(s)
         if key is not None:
-            cse.setdefault(key, s.target)
+            try:
+                cse.setdefault(key, s.target)
+            except TypeError:  # (see `call`)
+                pass
 
     @staticmethod
     def cse_key(s: Call):
-        """What identifies the statement's value, or None when it may not be shared."""
-        if s.fn in prims.EFFECTFUL or s.fn in (prims.new_tape, prims.tape_reader):
-            return None
+        """What identifies the statement's value (a key that may not hash: an unhashable
+        constant operand), or None when it may not be shared."""
         return _cse_key(s)
 
     # -- local rewrites ----------------------------------------------------
@@ -385,20 +397,24 @@ COMMUTATIVE = {operator.add, operator.mul, np.add, np.multiply}
 
 NO_CSE = {np.zeros, np.empty, np.ones, prims.zeros_like}  # fresh buffers stay distinct
 
+# how common subexpression elimination treats a function, in one lookup: never shared
+# (effects, tapes, fresh buffers: False) or commutative (True); any other is absent
+_CSE_CLASS = {f: False for f in prims.EFFECTFUL | {prims.new_tape, prims.tape_reader} |
+              NO_CSE}
+_CSE_CLASS.update({f: True for f in COMMUTATIVE})
+
 
 def _cse_key(s: Call):
-    if s.fn in NO_CSE:
+    fn, args = s.fn, s.args
+    shared = _CSE_CLASS.get(fn)
+    if shared is False:
         return None
-    try:
-        args = s.args
-        if s.fn in COMMUTATIVE and len(args) == 2 and not s.kwargs and \
-                repr(args[1]) < repr(args[0]):  # (as sorted by repr, which is stable)
-            args = (args[1], args[0])
-        key = (s.fn, args, s.kwargs)
-        hash(key)
-        return key
-    except TypeError:
-        return None
+    if shared and len(args) == 2 and not s.kwargs:
+        # operands sorted by repr, which is stable (a variable's repr is its name)
+        x, y = args
+        if (y.name if type(y) is Var else repr(y)) < (x.name if type(x) is Var else repr(x)):
+            args = (y, x)
+    return (fn, args, s.kwargs)
 
 
 def _size(b: Block) -> int:
