@@ -431,6 +431,19 @@ def _index_update_kind(args, kwargs):
 for _f in (prims.index_update, prims.index_update_inplace, prims.add_inplace,
            prims.mul_inplace, prims.index_update_functional):
     KIND_RULES[_f] = _index_update_kind
+def _norm_kind(args, kwargs):
+    """np.linalg.norm's result has one shape for every valid `ord`. A float `ord` (np.inf)
+    keeps no value in its kind, and an example float is no valid matrix order: the kind is
+    that of ord=None."""
+    ord_kind = args[1] if len(args) > 1 else kwargs.get("ord")
+    if ord_kind is None or ord_kind.known or ord_kind.tag != "scalar":
+        return None
+    none = kind_of_value(None, keep_value=True)
+    rest = [(n, k) for n, k in kwargs.items() if n != "ord"]
+    return eval_kind(np.linalg.norm, [args[0], none] + list(args[2:]), rest)
+
+
+KIND_RULES[np.linalg.norm] = _norm_kind
 KIND_RULES[np.shape] = _np_shape_kind
 KIND_RULES[np.ndim] = _np_ndim_kind
 # the user's print, assert and f-strings (never evaluated on example values: no output)

@@ -255,6 +255,25 @@ def test_second_derivative_of_prod_away_from_zeros():
     np.testing.assert_allclose(s2sad.jacrev(s2sad.grad(prod_all))(x), expected, rtol=1e-12)
 
 
+# -- np.linalg.norm with a float `ord` (np.inf): a float keeps no value in its kind, and the
+# example float was no valid matrix order, so the result's kind was an array of unknown shape
+# and grad refused a scalar output ------------------------------------------------------------
+
+
+def norm_inf(a): return np.linalg.norm(a, ord=np.inf)
+def norm_minus_inf_rows(a): return np.sum(np.linalg.norm(a, ord=-np.inf, axis=1))
+def norm_inf_positional(a): return np.linalg.norm(a, -np.inf) + np.linalg.norm(a[0], np.inf)
+def norm_float_order(a): return np.sum(np.linalg.norm(a, 3.0, axis=0))
+
+
+@pytest.mark.parametrize("f", [norm_inf, norm_minus_inf_rows, norm_inf_positional,
+                               norm_float_order], ids=lambda f: f.__name__)
+def test_norm_with_a_float_order(f):
+    a = np.array([[1.5, -0.5, 2.0, 0.8], [1.2, 0.9, -1.1, 2.5], [0.7, 1.3, 0.6, -0.9]])
+    assert_close(tuple(s2sad.vjp(f)(a)[1](1.0)), numerical_vjp(f, [a], (0,), 1.0), what="vjp")
+    assert_close(s2sad.grad(f)(a), numerical_vjp(f, [a], (0,), 1.0)[0], what="grad")
+
+
 # -- np.concatenate(axis=None) flattens its inputs (the VJP indexed a shape by None) ----------
 
 
