@@ -403,4 +403,9 @@ class ExpressionLowering:
                 return self.global_value(bv.obj[iv.value], f"{bv.name}[{iv.value!r}]")
             except Exception:
                 pass
+        if isinstance(bv, Static) and (bv.obj is np.r_ or bv.obj is np.c_):
+            self.error(UnsupportedSyntaxError, f"`{bv.name}[...]` of values computed in the "
+                       "function is not supported", node,
+                       "join them with np.concatenate([...]), np.stack or np.column_stack")
+            raise Abort
         return self.call_value(operator.getitem, [bv, iv], [], node)

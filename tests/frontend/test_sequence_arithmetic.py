@@ -171,3 +171,14 @@ def test_lists_that_cannot_be_followed_are_refused_with_their_place(f):
     with pytest.raises(s2sad.UnsupportedSyntaxError) as e:
         s2sad.grad(f)(np.arange(1.0, 5.0))
     assert e.value.filename.endswith("test_sequence_arithmetic.py") and e.value.lineno
+
+
+def joined_with_r_(x):
+    return np.sum(np.r_[x[:2], x[3]] ** 2)
+
+
+def test_np_r_of_computed_values_is_refused_with_what_to_use():
+    # (it was refused as "getitem is not differentiable with respect to its index")
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="np.concatenate") as e:
+        s2sad.grad(joined_with_r_)(np.arange(1.0, 5.0))
+    assert e.value.filename.endswith("test_sequence_arithmetic.py")
