@@ -27,7 +27,6 @@ from s2sad.frontend.values import (
 from s2sad.ir import prims
 from s2sad.ir.nodes import Call, Const, Var
 
-
 OP_SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
               gast.MatMult: "@", gast.FloorDiv: "//", gast.Mod: "%"}
 

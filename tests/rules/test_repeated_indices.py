@@ -86,7 +86,7 @@ def test_gradient_against_differences_and_the_dot_product_test(f):
     (expected,) = numerical_grad(f, (x,), (0,))
     assert_close(s2sad.grad(f)(x), expected, what=f.__name__)
     v = rng.standard_normal((3, 4))
-    value, tangent = s2sad.jvp(f)(x, v)
+    _, tangent = s2sad.jvp(f)(x, v)
     assert tangent == pytest.approx(numerical_jvp(f, (x,), (0,), (v,)), rel=1e-6, abs=1e-8)
     _, pullback = s2sad.vjp(f)(x)
     u = 0.7
