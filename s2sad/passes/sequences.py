@@ -1,10 +1,14 @@
-"""`t + u` and `t * n` on tuples and lists known only once the function is specialised.
+"""Tuples and lists known only once the function is specialised.
 
 Lowering concatenates and repeats the tuples and lists it builds itself while compiling.
 A tuple or list that arrives at run time (an argument, a helper's result) reaches the
 IR as `operator.add(t, u)`, whose rules are the arithmetic ones: differentiated as a sum,
 it would be silently wrong. Once the kinds are known, each such call becomes the items
 read one by one and put in a new tuple or list, whose derivatives follow item by item.
+
+A tuple or list of numbers given to a NumPy function is read by NumPy as an array; the
+rules compute with their operands (`2.0 * x` for np.square), which a list is not: such an
+operand is converted with np.asarray first, whose derivative goes back item by item.
 """
 
 from __future__ import annotations
@@ -12,21 +16,50 @@ from __future__ import annotations
 import operator
 from dataclasses import replace
 
+import numpy as np
+
 from s2sad.errors import UnsupportedSyntaxError
 from s2sad.ir import prims
 from s2sad.ir.builder import Namer, replace_body
 from s2sad.ir.kinds import atom_kind
-from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, While
+from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While
 
 SEQUENCES = ("tuple", "list")
 
 
 def expand_sequence_arithmetic(fn: Function, kinds: dict) -> Function:
     """`fn` with each `+` of two tuples (or lists) and each `*` of one by an int written
-    item by item; `fn` itself when there is none."""
+    item by item, and each tuple or list of numbers given to a NumPy function converted
+    to an array; `fn` itself when there is none."""
     if not _any(fn.body, kinds):
         return fn
     return replace_body(fn, _block(fn.body, kinds, Namer.for_function(fn)))
+
+
+# NumPy functions that read a sequence as it is (conversions, shape readers)
+_AS_GIVEN = frozenset({np.asarray, np.array, np.asanyarray, np.ascontiguousarray, np.shape,
+                       np.ndim, np.size})
+
+
+def _numbers(k) -> bool:
+    return k.tag in SEQUENCES and bool(k.items) and all(i.tag == "scalar" for i in k.items)
+
+
+def _is_numpy_function(fn) -> bool:
+    if isinstance(fn, np.ufunc):
+        return True
+    try:
+        return fn not in _AS_GIVEN and \
+            str(getattr(fn, "__module__", "") or "").startswith("numpy")
+    except TypeError:  # unhashable
+        return False
+
+
+def _sequence_operands(s, kinds: dict) -> bool:
+    """A call of a NumPy function with a tuple or list of numbers computed at run time."""
+    return type(s) is Call and _is_numpy_function(s.fn) and \
+        any(type(a) is Var and _numbers(atom_kind(a, kinds))
+            for a in list(s.args) + [a for _, a in s.kwargs])
 
 
 def _is_sequence_arithmetic(s, kinds: dict) -> bool:
@@ -46,7 +79,7 @@ def _is_sequence_arithmetic(s, kinds: dict) -> bool:
 
 def _any(b: Block, kinds: dict) -> bool:
     for s in b.stmts:
-        if _is_sequence_arithmetic(s, kinds):
+        if _is_sequence_arithmetic(s, kinds) or _sequence_operands(s, kinds):
             return True
         if type(s) is If and (_any(s.then, kinds) or _any(s.orelse, kinds)):
             return True
@@ -63,6 +96,8 @@ def _block(b: Block, kinds: dict, namer: Namer) -> Block:
         if _is_sequence_arithmetic(s, kinds):
             _expand(s, kinds, namer, out)
             continue
+        if _sequence_operands(s, kinds):
+            s = _as_arrays(s, kinds, namer, out)
         if type(s) is If:
             s = replace(s, then=_block(s.then, kinds, namer), orelse=_block(s.orelse, kinds, namer))
         elif type(s) is ForRange:
@@ -100,6 +135,22 @@ def _expand(s: Call, kinds: dict, namer: Namer, out: list) -> None:
         items = _items(seq, len(ks.items), namer, s, out) * max(count.value, 0)
     out.append(Call(s.target, prims.make_list if is_list else prims.make_tuple, tuple(items),
                     (), s.loc))
+
+
+def _as_arrays(s: Call, kinds: dict, namer: Namer, out: list) -> Call:
+    """`s` with each tuple or list of numbers it reads converted by np.asarray first."""
+    done: dict = {}
+
+    def array(a):
+        if type(a) is not Var or not _numbers(atom_kind(a, kinds)):
+            return a
+        if a not in done:
+            done[a] = namer.fresh(f"{a.name}_array")
+            out.append(Call(done[a], np.asarray, (a,), (), s.loc))
+        return done[a]
+
+    return replace(s, args=tuple(array(a) for a in s.args),
+                   kwargs=tuple((n, array(a)) for n, a in s.kwargs))
 
 
 def _items(seq, n: int, namer: Namer, s: Call, out: list) -> list:

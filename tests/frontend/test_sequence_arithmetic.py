@@ -182,3 +182,23 @@ def test_np_r_of_computed_values_is_refused_with_what_to_use():
     with pytest.raises(s2sad.UnsupportedSyntaxError, match="np.concatenate") as e:
         s2sad.grad(joined_with_r_)(np.arange(1.0, 5.0))
     assert e.value.filename.endswith("test_sequence_arithmetic.py")
+
+
+def dot_of_a_list(x):
+    return np.dot(x, x) * x[0]
+
+
+def square_of_a_list(x):
+    return np.sum(np.square(x) * np.array([1.0, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize("f", [dot_of_a_list, square_of_a_list], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("container", [list, tuple])
+def test_a_list_of_numbers_given_to_numpy_is_read_as_an_array(f, container):
+    # (the rules computed `2.0 * x` with the list itself: a TypeError in the generated code)
+    x = [0.5, -1.5, 2.0]
+    expected = numerical_grad(lambda a: f(container(a)), (np.array(x),), (0,))[0]
+    got = s2sad.grad(f)(container(x))
+    np.testing.assert_allclose(np.asarray(got, dtype=float), expected, rtol=1e-6, atol=1e-8)
+    _, tangent = s2sad.jvp(f)(container(x), container([1.0, 0.0, -1.0]))
+    assert tangent == pytest.approx(float(expected @ [1.0, 0.0, -1.0]), rel=1e-6)
