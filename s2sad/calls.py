@@ -193,6 +193,8 @@ def checked_vjp(result, name):
                 kind = getattr(out_bar, "dtype", None)
                 if kind is None or kind.kind in "fiu":
                     return sweep(out_bar)
+            if tb is list and type(out) is tuple:  # (the cotangents of a list's items)
+                out_bar = tuple(out_bar)
             check_seed(out_bar, out, name)
             return sweep(out_bar)
         except RecursionError as e:  # a recursive function's reverse sweep
@@ -219,7 +221,7 @@ def complex_seed(seed, out):
     """`seed` as a complex cotangent where its output is complex (so that the cotangents of
     complex arguments come back complex); anything else unchanged (check_seed judges it)."""
     if type(out) is tuple:
-        if type(seed) is not tuple or len(seed) != len(out):
+        if type(seed) not in (tuple, list) or len(seed) != len(out):
             return seed
         return tuple(complex_seed(s, o) for s, o in zip(seed, out))
     if np.iscomplexobj(out) and not np.iscomplexobj(seed) and \

@@ -110,6 +110,20 @@ def test_pullback_checks_its_seed():
     assert pullback(1.0) == (1.0, 1.0)
 
 
+def two_as_a_list(x):
+    return [x * 2.0, x ** 2]
+
+
+def test_pullback_of_a_list_takes_a_list_of_cotangents():
+    # (a list of cotangents was refused: "needs a tuple of 2 cotangents")
+    out, pullback = s2sad.vjp(two_as_a_list)(3.0)
+    assert list(out) == [6.0, 9.0]
+    assert pullback([1.0, 0.5]) == pytest.approx((2.0 + 0.5 * 6.0,))
+    assert pullback((1.0, 0.5)) == pytest.approx((5.0,))
+    with pytest.raises(ValueError, match="tuple of 2 cotangents"):
+        pullback([1.0])
+
+
 # -- dispatch keys --------------------------------------------------------------------
 
 

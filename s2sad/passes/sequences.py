@@ -42,7 +42,10 @@ _AS_GIVEN = frozenset({np.asarray, np.array, np.asanyarray, np.ascontiguousarray
 
 
 def _numbers(k) -> bool:
-    return k.tag in SEQUENCES and bool(k.items) and all(i.tag == "scalar" for i in k.items)
+    """A tuple or list of float or complex numbers (one of ints is left alone: an axis, a
+    shape or an index)."""
+    return k.tag in SEQUENCES and bool(k.items) and \
+        all(i.tag == "scalar" and i.dtype in ("f", "c") for i in k.items)
 
 
 def _is_numpy_function(fn) -> bool:
