@@ -147,6 +147,7 @@ class Names:
 
     def __init__(self):
         self.parent: dict = {}
+        self.by_var: dict = {}  # variable -> its printed name, once printed (a shortcut)
 
     def find(self, v):
         parent = self.parent
@@ -165,6 +166,9 @@ class Names:
     printed: dict = None
 
     def name(self, v: Var) -> str:
+        printed = self.by_var.get(v)
+        if printed is not None:
+            return printed
         root = self.find(v)
         if self.printed is not None and root in self.printed:
             return self.printed[root]
@@ -369,6 +373,7 @@ def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
         if boundary is not None:
             sweep_names[r in fwd].add(cand)
     names.printed = printed
+    names.by_var = name_of
 
 
 def _first_free(spelled: list, *taken) -> str:
@@ -390,10 +395,10 @@ def _first_free(spelled: list, *taken) -> str:
 
 def _base_name(root, members, pos) -> str:
     """The user's name for a class: the hint of its first named member, or a made-up one."""
-    named = sorted((m for m in members if not m.name.startswith("_")),
-                   key=lambda m: pos.defpos.get(m, -1))
-    if named:
-        return strip_suffix(named[0].name)
+    first = min((m for m in members if not m.name.startswith("_")),
+                key=lambda m: pos.defpos.get(m, -1), default=None)
+    if first is not None:
+        return strip_suffix(first.name)
     if getattr(pos, "explain", False):  # step by step: a contribution to x_bar is x_bar_1
         parts = sorted((m for m in members
                         if root_name(m.name.lstrip("_")).endswith(("_bar", "_dot"))
@@ -599,8 +604,9 @@ class Interference:
                 bucket.discard(t)
                 if bucket and t not in self.inlined:
                     self.record(t, set(bucket))
-        for a in self.tracked(atoms_of(s)):
-            if a not in live:
+        track = self.track
+        for a in atoms_of(s):
+            if type(a) is Var and a not in live and (track is None or a in track):
                 live.add(a)
                 p = partners(a)
                 if p is not None:
