@@ -105,7 +105,25 @@ class Positions:
         self.defblock[v] = id(blk)
 
     def block(self, b: Block):
+        uses, blk = self.uses, id(b)
         for s in b.stmts:
+            if type(s) is Call:  # (the common case, inline: every statement of a function)
+                self.n = start = self.n + 1
+                for a in s.args:
+                    if type(a) is Var:
+                        uses.setdefault(a, []).append((start, blk))
+                for _, a in s.kwargs:
+                    if type(a) is Var:
+                        uses.setdefault(a, []).append((start, blk))
+                self.n += 1
+                t = s.target
+                self.defining[t] = s
+                if s.fn is prims.sweep_boundary:
+                    self.boundary = start
+                self.defpos[t] = start
+                self.defblock[t] = blk
+                self.stmt_pos[id(s)] = (start, self.n)
+                continue
             start = self.tick()
             for a in atoms_of(s):
                 self.use(a, start, b)
@@ -567,15 +585,35 @@ class Interference:
 
     def block(self, b: Block, live_out: set) -> set:
         live = set(live_out)
-        index = None  # the live variables by their partners' set (see `call`)
+        index = None  # the live variables by their partners' set (see `index`)
+        partners, track, inlined = self.partners, self.track, self.inlined
         for s in reversed(b.stmts):
-            if type(s) is Call:
-                if index is None:
-                    index = self.index(live)
-                self.call(s, live, index)
-            else:
+            if type(s) is not Call:
                 index = None  # (rebuilt at the next call: the region op made a new set)
                 live = self.stmt(s, live)
+                continue
+            # a call, with `index` kept current along with `live` (inline: every statement
+            # of the function comes here, once per walk)
+            if index is None:
+                index = self.index(live)
+            t = s.target
+            live.discard(t)
+            p = partners(t)
+            if p is not None:
+                bucket = index.get(id(p))
+                if bucket:
+                    bucket.discard(t)
+                    if bucket and t not in inlined:
+                        self.record(t, set(bucket))
+            for a in s.args + tuple([a for _, a in s.kwargs]) if s.kwargs else s.args:
+                if type(a) is Var and a not in live and (track is None or a in track):
+                    live.add(a)
+                    p = partners(a)
+                    if p is not None:
+                        index.setdefault(id(p), set()).add(a)
+            if s.fn in SCATTERS:
+                self.copy(t, s.args[0])
+                self.updates.add((t, s.args[0]))
         return live
 
     def index(self, live: set) -> dict:
@@ -591,29 +629,6 @@ class Interference:
             if p is not None:
                 index.setdefault(id(p), set()).add(v)
         return index
-
-    def call(self, s: Call, live: set, index: dict):
-        """`stmt` for a call, with `index` (see `index`) kept current along with `live`."""
-        t = s.target
-        live.discard(t)
-        partners = self.partners
-        p = partners(t)
-        if p is not None:
-            bucket = index.get(id(p))
-            if bucket:
-                bucket.discard(t)
-                if bucket and t not in self.inlined:
-                    self.record(t, set(bucket))
-        track = self.track
-        for a in atoms_of(s):
-            if type(a) is Var and a not in live and (track is None or a in track):
-                live.add(a)
-                p = partners(a)
-                if p is not None:
-                    index.setdefault(id(p), set()).add(a)
-        if s.fn in SCATTERS:
-            self.copy(t, s.args[0])
-            self.updates.add((t, s.args[0]))
 
     def stmt(self, s, live: set) -> set:
         """The variables live before `s`, given those live after it (updated in place)."""

@@ -110,7 +110,7 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kin
     facts = _rule_facts(rule, fn)
     base_hints = facts.hints
     plan = facts.plan
-    if kind_of is not None:
+    if kind_of is not None and facts.by_kinds:
         plan = _specialised_plan(facts, fn, bindings, kind_of, g_kind)
     hints = {}
     results = [plan.resolve(r) for r in fn.body.results]
@@ -220,6 +220,10 @@ class _Facts:
         self.hints = {t: strip_suffix(t.name) for t in self.defs}
         self.plan = _Plan(fn.body.stmts, {}, self.straight)
         self.plans: dict = {}  # the parameters' kinds -> _Plan
+        # whether the operands' kinds change the plan: a branch to decide, or an
+        # unbroadcast that may be left out (without them, `plan` serves every call)
+        self.by_kinds = not self.straight or any(
+            st.fn is prims.unbroadcast and len(st.args) == 2 for st in fn.body.stmts)
 
 
 def _rule_facts(rule, fn) -> _Facts:
