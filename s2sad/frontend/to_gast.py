@@ -65,7 +65,7 @@ class _Converter(Ast3ToGAst):
         if facts is None:
             return None  # (a node that is not part of gast's tree, as gast does)
         target, fields, attributes = facts
-        new_node = target()
+        new_node = target.__new__(target)  # (gast's __init__ would only set the fields)
         values = new_node.__dict__
         for field in fields:
             value = getattr(node, field, _MISSING)
