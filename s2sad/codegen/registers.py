@@ -207,8 +207,7 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     their own; what stays quadratic is the interference among temporaries of one name
     live at once (the `t_1` ... `t_k` a long reverse sweep keeps).
     """
-    copying = _copy_participants(fn)
-    pairs = _copy_pairs(fn)
+    pairs, copying = _copies(fn)
     graph = Interference()  # (no copies: nothing to coalesce, no walk)
     if pairs:
         graph = _interference(fn, Interference(inlined, copying,
@@ -277,29 +276,42 @@ def _copy_components(pairs: list, copying: set) -> dict:
     return {v: components[links.find(v)] for v in copying}
 
 
-def _copy_pairs(fn: Function) -> list:
-    """The (dest, source) pairs the liveness walk records as copies (`Interference.copy`),
-    found by one pass over the statements (their order does not matter here)."""
-    out: list = []
+def _copies(fn: Function) -> tuple:
+    """(pairs, participants) in one walk over the statements: the (dest, source) pairs the
+    liveness walk records as copies (`Interference.copy`; their order does not matter
+    here), and the variables that take part in copies: loop and branch inputs and outputs,
+    and the result and accumulator of an in-place update (`x_bar += g`)."""
+    pairs: list = []
+    participants: set = set()
 
     def walk(b: Block):
         for st in b.stmts:
+            if type(st) is Call:
+                if st.fn in SCATTERS and isinstance(st.args[0], Var):
+                    pairs.append((st.target, st.args[0]))
+                    participants.update((st.target, st.args[0]))
+                continue
             match st:
-                case Call(target=t, args=args) if st.fn in SCATTERS:
-                    out.append((t, args[0]))
                 case If(then=then, orelse=orelse, outputs=outs):
                     for o, a, b2 in zip(outs, then.results, orelse.results):
-                        out.extend((o, x) for x in (a, b2))
+                        pairs.extend((o, x) for x in (a, b2) if isinstance(x, Var))
+                    participants.update(outs)
+                    participants.update(r for r in then.results + orelse.results
+                                        if isinstance(r, Var))
                 case ForRange(params=ps, inits=inits, body=body, outputs=outs) | \
                         While(params=ps, inits=inits, body=body, outputs=outs):
-                    out.extend(zip(outs, ps))
-                    out.extend(zip(ps, inits))
-                    out.extend(zip(ps, body.results))
+                    pairs.extend((o, p) for o, p in zip(outs, ps) if isinstance(p, Var))
+                    pairs.extend((p, a) for p, a in zip(ps, inits) if isinstance(a, Var))
+                    pairs.extend((p, r) for p, r in zip(ps, body.results)
+                                 if isinstance(r, Var))
+                    participants.update(ps)
+                    participants.update(outs)
+                    participants.update(a for a in inits + body.results if isinstance(a, Var))
             for inner in blocks_of(st):
                 walk(inner)
 
     walk(fn.body)
-    return [(a, b) for a, b in out if isinstance(b, Var)]
+    return pairs, participants
 
 
 def _interference(fn: Function, graph: Interference) -> Interference:
@@ -492,44 +504,6 @@ def _prefer(a: Var, b: Var, fn: Function) -> bool:
 
 
 _EMPTY: frozenset = frozenset()
-
-
-def _copy_candidates(fn: Function) -> set:
-    """Variables that take part in copies (loop and branch inputs and outputs)."""
-    out: set = set()
-
-    def walk(b: Block):
-        for st in b.stmts:
-            match st:
-                case If(then=then, orelse=orelse, outputs=outs):
-                    out.update(outs)
-                    out.update(r for r in then.results + orelse.results if isinstance(r, Var))
-                case ForRange(params=ps, inits=inits, body=body, outputs=outs) | \
-                        While(params=ps, inits=inits, body=body, outputs=outs):
-                    out.update(ps)
-                    out.update(outs)
-                    out.update(a for a in inits + body.results if isinstance(a, Var))
-            for inner in blocks_of(st):
-                walk(inner)
-
-    walk(fn.body)
-    return out
-
-
-def _copy_participants(fn: Function) -> set:
-    """The variables that take part in copies: loop and branch inputs and outputs, and
-    the result and accumulator of an in-place update (`x_bar += g`)."""
-    out = _copy_candidates(fn)
-
-    def walk(b: Block):
-        for st in b.stmts:
-            if isinstance(st, Call) and st.fn in SCATTERS and isinstance(st.args[0], Var):
-                out.update((st.target, st.args[0]))
-            for inner in blocks_of(st):
-                walk(inner)
-
-    walk(fn.body)
-    return out
 
 
 class Interference:
