@@ -425,8 +425,12 @@ def _first_free(spelled: list, *taken) -> str:
 
 def _base_name(root, members, pos) -> str:
     """The user's name for a class: the hint of its first named member, or a made-up one."""
-    first = min((m for m in members if not m.name.startswith("_")),
-                key=lambda m: pos.defpos.get(m, -1), default=None)
+    if len(members) == 1:  # (most classes: one variable)
+        first = next(iter(members))
+        first = None if first.name.startswith("_") else first
+    else:
+        first = min((m for m in members if not m.name.startswith("_")),
+                    key=lambda m: pos.defpos.get(m, -1), default=None)
     if first is not None:
         return strip_suffix(first.name)
     if getattr(pos, "explain", False):  # step by step: a contribution to x_bar is x_bar_1
