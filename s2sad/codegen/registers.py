@@ -374,9 +374,15 @@ def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
         fwd = {r for r, ms in classes.items()
                if min(pos.defpos.get(m, -1) for m in ms) < boundary and not (ms & seeds)}
     sweep_names: tuple = (set(), set())  # names printed in the (pullback, forward sweep)
-    order = sorted(classes, key=lambda r: (r not in fn.params,
-                                           min(pos.defpos.get(m, -1) for m in classes[r]),
-                                           r.name))
+    defpos = pos.defpos
+
+    def first_definition(r) -> int:
+        ms = classes[r]
+        if len(ms) == 1:  # (most classes)
+            return defpos.get(next(iter(ms)), -1)
+        return min(defpos.get(m, -1) for m in ms)
+
+    order = sorted(classes, key=lambda r: (r not in fn.params, first_definition(r), r.name))
     printed: dict = {}
     explain = bool(fn.meta.get("explain"))
     spellings: dict = {}  # base -> [base, base_1, base_2, ...] (as far as spelled yet)
@@ -392,8 +398,11 @@ def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
         if explain and not base.endswith(("_bar", "_dot")):
             blocked = blocked | set(printed.values())  # step by step: one value, one name
         other_sweep = sweep_names[r not in fwd] if boundary is not None else _EMPTY
-        cand = _first_free(spellings.setdefault(base, [base]), reserved, blocked,
-                           other_sweep)
+        if base in blocked or base in reserved or base in other_sweep:
+            cand = _first_free(spellings.setdefault(base, [base]), reserved, blocked,
+                               other_sweep)
+        else:
+            cand = base  # (the first spelling, free: most classes)
         printed[r] = cand
         for v in everyone.get(r, ()):
             name_of[v] = cand
