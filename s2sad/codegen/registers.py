@@ -454,18 +454,19 @@ def _base_name(root, members, pos) -> str:
     name = _temp_name(defn)
     for suffix in ("_bar", "_dot"):  # the cotangent of a temporary is `t_bar`, not `t`...
         if name == "t" and any(root_name(m.name).endswith(suffix) for m in members) and \
-                name not in _user_roots(pos):
+                not _user_has_t(pos):
             return name + suffix  # ... unless `t_bar` would read as a user's t's
     return name
 
 
-def _user_roots(pos) -> set:
-    """The base names of the user's variables (`t` for t, t_1)."""
-    roots = getattr(pos, "user_roots", None)
-    if roots is None:
-        roots = pos.user_roots = {root_name(v.name) for v in pos.defpos
-                                  if isinstance(v, Var) and not v.name.startswith("_")}
-    return roots
+def _user_has_t(pos) -> bool:
+    """Whether a variable of the user's has the base name `t` (t, t_1): found once per
+    function, among the names that start with a t."""
+    has = getattr(pos, "user_has_t", None)
+    if has is None:
+        has = pos.user_has_t = any(root_name(v.name) == "t" for v in pos.defpos
+                                   if isinstance(v, Var) and v.name.startswith("t"))
+    return has
 
 
 def _temp_name(defn) -> str:
