@@ -42,6 +42,7 @@ def find_inlined(fn: Function, pos: Positions) -> set:
             for inner in blocks_of(s):
                 walk(inner)
         n = len(b.stmts)
+        index_at = None
         for idx in range(n - 1, -1, -1):
             s = b.stmts[idx]
             if not isinstance(s, Call):
@@ -55,10 +56,12 @@ def find_inlined(fn: Function, pos: Positions) -> set:
                 continue  # (a reader the next loop iterates reads as `for x in reversed(t)`)
             if not t.name.startswith("_") and not is_partial_sum(s, b.stmts, idx):
                 continue
-            (_, ublk), = pos.uses[t]
+            (upos, ublk), = pos.uses[t]
             if ublk != id(b):
                 continue
-            use_idx = next((j for j in range(idx + 1, n) if t in atoms_of(b.stmts[j])), None)
+            if index_at is None:  # statement index by position (see Positions)
+                index_at = {pos.stmt_pos[id(x)][0]: j for j, x in enumerate(b.stmts)}
+            use_idx = index_at.get(upos)  # (the statement reading t, or None: the results)
             if use_idx is None:
                 if t not in b.results:
                     continue
