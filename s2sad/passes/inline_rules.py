@@ -13,7 +13,7 @@ import numpy as np
 from s2sad.errors import MissingRuleError, NonDifferentiableError
 from s2sad.ir import prims
 from s2sad.ir.builder import Emitter, strip_suffix, substitute_block
-from s2sad.ir.kinds import Kind
+from s2sad.ir.kinds import CONTEXTUAL, Kind
 from s2sad.ir.nodes import Call, Const, If, Var
 
 
@@ -220,6 +220,13 @@ class _Facts:
         self.hints = {t: strip_suffix(t.name) for t in self.defs}
         self.plan = _Plan(fn.body.stmts, {}, self.straight)
         self.plans: dict = {}  # the parameters' kinds -> _Plan
+        fns = set()
+        for st in self.defs.values():
+            try:
+                fns.add(st.fn)
+            except TypeError:  # (not hashable: not a primitive kinds.CONTEXTUAL holds)
+                pass
+        self.fns = fns  # the primitives the body calls
         # whether the operands' kinds change the plan: a branch to decide, or an
         # unbroadcast that may be left out (without them, `plan` serves every call)
         self.by_kinds = not self.straight or any(
@@ -235,12 +242,14 @@ def _rule_facts(rule, fn) -> _Facts:
 
 def _specialised_plan(facts: _Facts, fn, bindings: dict, kind_of, g_kind) -> _Plan:
     """The plan for the kinds of the bound operands: computed once per rule and kinds
-    (inlining is then a renaming copy). Kinds that hold tuples, or values whose equal
-    but differently typed forms (1, 1.0, True) could decide a branch differently, are
-    told apart; kinds that hold tuples are not keys (their plan is computed each time; see _plan_key)."""
+    (inlining is then a renaming copy). Known values of equal but differently typed
+    forms (1, 1.0, True), which could decide a branch differently, are told apart; kinds
+    that hold tuples are not keys (their plan is computed each time; see _plan_key)."""
     kinds = tuple(g_kind if p.name == "g" and g_kind is not None else kind_of(bindings[p.name])
                   for p in fn.params)
-    key = _plan_key(kinds)
+    # a body calling a primitive whose kind reads more than the kinds (is_complex under
+    # undecided_complex: kinds.CONTEXTUAL) is planned at each use, as eval_kind does
+    key = _plan_key(kinds) if CONTEXTUAL.isdisjoint(facts.fns) else None
     plan = facts.plans.get(key) if key is not None else None
     if plan is None:
         alias: dict = {}
