@@ -13,7 +13,7 @@ import numpy as np
 from s2sad.errors import MissingRuleError, NonDifferentiableError
 from s2sad.ir import prims
 from s2sad.ir.builder import Emitter, strip_suffix, substitute_block
-from s2sad.ir.kinds import CONTEXTUAL, Kind
+from s2sad.ir.kinds import CONTEXTUAL, UNKNOWN, Kind, atom_kind, eval_kind
 from s2sad.ir.nodes import Call, Const, If, Var
 
 
@@ -190,6 +190,7 @@ class _Plan:
         self.stmts = stmts
         self.steps: list = []
         self.skipped: list = []
+        self.contextual: tuple = ()  # see _specialised_plan
         if not straight:
             return
         for st in stmts:
@@ -220,13 +221,6 @@ class _Facts:
         self.hints = {t: strip_suffix(t.name) for t in self.defs}
         self.plan = _Plan(fn.body.stmts, {}, self.straight)
         self.plans: dict = {}  # the parameters' kinds -> _Plan
-        fns = set()
-        for st in self.defs.values():
-            try:
-                fns.add(st.fn)
-            except TypeError:  # (not hashable: not a primitive kinds.CONTEXTUAL holds)
-                pass
-        self.fns = fns  # the primitives the body calls
         # whether the operands' kinds change the plan: a branch to decide, or an
         # unbroadcast that may be left out (without them, `plan` serves every call)
         self.by_kinds = not self.straight or any(
@@ -247,13 +241,15 @@ def _specialised_plan(facts: _Facts, fn, bindings: dict, kind_of, g_kind) -> _Pl
     that hold tuples are not keys (their plan is computed each time; see _plan_key)."""
     kinds = tuple(g_kind if p.name == "g" and g_kind is not None else kind_of(bindings[p.name])
                   for p in fn.params)
-    # a body calling a primitive whose kind reads more than the kinds (is_complex under
-    # undecided_complex: kinds.CONTEXTUAL) is planned at each use, as eval_kind does
-    key = _plan_key(kinds) if CONTEXTUAL.isdisjoint(facts.fns) else None
+    key = _plan_key(kinds)
     plan = facts.plans.get(key) if key is not None else None
+    if plan is not None and not all(eval_kind(fn_, args, kw) == k
+                                    for fn_, args, kw, k in plan.contextual):
+        plan = None  # a kind that reads more than the kinds answered otherwise this time
     if plan is None:
         alias: dict = {}
-        rule_kind = _rule_kinds(fn, kinds, alias, facts.defs)
+        contextual: list = []
+        rule_kind = _rule_kinds(fn, kinds, alias, facts.defs, contextual)
         stmts, straight = fn.body.stmts, facts.straight
         if not straight:
             # branches on the operands' kinds (is_complex(y)): keep the one that applies
@@ -268,6 +264,9 @@ def _specialised_plan(facts: _Facts, fn, bindings: dict, kind_of, g_kind) -> _Pl
                     if kx.static_shape is not None and kg.static_shape == kx.static_shape:
                         skip.add(id(st))
         plan = _Plan(stmts, alias, straight, frozenset(skip))
+        # the kinds of primitives whose kind reads more than the kinds (is_complex under
+        # undecided_complex: kinds.CONTEXTUAL), asked again before the plan is reused
+        plan.contextual = tuple(contextual)
         if key is not None:
             facts.plans[key] = plan
     return plan
@@ -290,12 +289,11 @@ def _plan_key(kinds: tuple):
     return key
 
 
-def _rule_kinds(fn, kinds: tuple, alias: dict, defs: dict):
+def _rule_kinds(fn, kinds: tuple, alias: dict, defs: dict, contextual: list):
     """The kind of an atom of a rule's body, evaluated on demand from the kinds of its
     parameters (`alias`: the outputs of branches already decided, and the values they
-    stand for)."""
-    from s2sad.ir.kinds import UNKNOWN, atom_kind, eval_kind
-
+    stand for). Each evaluation of a primitive in kinds.CONTEXTUAL is recorded in
+    `contextual` as (primitive, argument kinds, keyword kinds, kind)."""
     known: dict = dict(zip(fn.params, kinds))
 
     def kind(a):
@@ -308,11 +306,20 @@ def _rule_kinds(fn, kinds: tuple, alias: dict, defs: dict):
             st = defs.get(a)
             if st is None:
                 return UNKNOWN
-            k = known[a] = eval_kind(st.fn, [kind(x) for x in st.args],
-                                     [(n, kind(x)) for n, x in st.kwargs])
+            args, kw = [kind(x) for x in st.args], [(n, kind(x)) for n, x in st.kwargs]
+            k = known[a] = eval_kind(st.fn, args, kw)
+            if _contextual(st.fn):
+                contextual.append((st.fn, args, kw, k))
         return k
 
     return kind
+
+
+def _contextual(fn) -> bool:
+    try:
+        return fn in CONTEXTUAL
+    except TypeError:  # (not hashable: not a primitive CONTEXTUAL holds)
+        return False
 
 
 def _calls_by_target(block, defs: dict):
