@@ -13,7 +13,7 @@ import functools
 import gast
 import numpy as np
 
-from s2sad.codegen.expressions import ExpressionEmitter
+from s2sad.codegen.expressions import LOAD, ExpressionEmitter
 from s2sad.codegen.imports import prelude
 from s2sad.codegen.names import Namespace
 from s2sad.codegen.registers import Names, Positions, coalesce, find_inlined
@@ -161,7 +161,7 @@ class Emitter(ExpressionEmitter):
             self.assign(indent, [t], self.atom(r))
             return
         lhs = [t for t, _ in pairs]
-        rhs = gast.Tuple(elts=[self.atom(r) for _, r in pairs], ctx=gast.Load())
+        rhs = gast.Tuple(elts=[self.atom(r) for _, r in pairs], ctx=LOAD)
         self.out(indent, f"{', '.join(lhs)} = {self.src(rhs)[1:-1] if self.src(rhs).startswith('(') else self.src(rhs)}")
 
     def scatter(self, indent, t, args):
@@ -190,7 +190,7 @@ class Emitter(ExpressionEmitter):
                              args=[self.atom(acc), index_node, value], keywords=[])
             self.out(indent, self.src(node))
         else:
-            target = gast.Subscript(value=self.atom(acc), slice=index_node, ctx=gast.Load())
+            target = gast.Subscript(value=self.atom(acc), slice=index_node, ctx=LOAD)
             op = "=" if self.scatter_kind is prims.index_update_inplace else "+="
             self.out(indent, f"{self.src(target)} {op} {_bare(self.src(value))}")
         if self.names.name(t) != name:
@@ -411,7 +411,7 @@ def emit_function(fn: Function, ns: Namespace, name: str, header: list, layout: 
     primal = _pack(em, results[:n], fn.returns_tuple) if n else None
     if layout == "vjp":
         bars = _bind_cotangents(em, fn, results[n:], 2)
-        packed = gast.Tuple(elts=bars, ctx=gast.Load())
+        packed = gast.Tuple(elts=bars, ctx=LOAD)
         text = em.src(packed)
         em.out(2, f"return {text}")
         em.out(1, f"return {em.src_item(primal)}, pullback")
@@ -471,14 +471,14 @@ def _bare(text: str) -> str:
 def _tree(em, atoms, tree):
     """Nested tuples of results: `tree` holds indices into `atoms`."""
     if isinstance(tree, tuple):
-        return gast.Tuple(elts=[_tree(em, atoms, t) for t in tree], ctx=gast.Load())
+        return gast.Tuple(elts=[_tree(em, atoms, t) for t in tree], ctx=LOAD)
     return em.atom(atoms[tree])
 
 
 def _pack(em, atoms, as_tuple, nodes=None):
     nodes = nodes if nodes is not None else [em.atom(a) for a in atoms[:None if as_tuple else 1]]
     if as_tuple:
-        return gast.Tuple(elts=nodes, ctx=gast.Load())
+        return gast.Tuple(elts=nodes, ctx=LOAD)
     return nodes[0]
 
 
@@ -504,7 +504,7 @@ def _bind_cotangents(em, fn, atoms, indent) -> list:
             name = f"{want}_{k}"
         taken.add(name)
         em.out(indent, f"{name} = {_bare(em.src(em.atom(a)))}")
-        nodes.append(gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None))
+        nodes.append(gast.Name(id=name, ctx=LOAD, annotation=None, type_comment=None))
     return nodes
 
 

@@ -19,6 +19,17 @@ from s2sad.ir import prims
 from s2sad.ir.nodes import Const, Var
 
 
+# One shared node for each operator and for the load context: the printers read only their
+# type (codegen/unparse.py; astor's fallback converts the tree to `ast` first), and building
+# a fresh one for every name, attribute and operator of the generated code was a good part
+# of the time spent building the expressions.
+LOAD = gast.Load()
+_BINOPS = {fn: node() for fn, node in BINOP_AST.items()}
+_CMPOPS = {fn: node() for fn, node in CMP_AST.items()}
+_UNARYOPS = {fn: node() for fn, node in UNARY_AST.items()}
+_USUB, _IN = gast.USub(), gast.In()
+
+
 class ExpressionEmitter:
     """Methods of Emitter (codegen/emit.py): expressions."""
 
@@ -27,7 +38,7 @@ class ExpressionEmitter:
         if isinstance(a, Var):
             if a in self.pending:
                 return self.pending.pop(a)
-            return gast.Name(id=self.names.name(a), ctx=gast.Load(), annotation=None,
+            return gast.Name(id=self.names.name(a), ctx=LOAD, annotation=None,
                              type_comment=None)
         return self.const(a)
 
@@ -44,12 +55,12 @@ class ExpressionEmitter:
                 return self.attr_path("math.inf" if v > 0 else "-math.inf") if v == v and \
                     abs(v) == math.inf else self.attr_path("math.nan")
             if v < 0:
-                return gast.UnaryOp(op=gast.USub(), operand=gast.Constant(value=-v, kind=None))
+                return gast.UnaryOp(op=_USUB, operand=gast.Constant(value=-v, kind=None))
             return gast.Constant(value=v, kind=None)
         if isinstance(v, complex):
             return gast.Constant(value=v, kind=None)
         if isinstance(v, tuple):
-            return gast.Tuple(elts=[self.const(Const(x)) for x in v], ctx=gast.Load())
+            return gast.Tuple(elts=[self.const(Const(x)) for x in v], ctx=LOAD)
         if isinstance(v, slice):
             return self.call_expr(slice, [Const(v.start), Const(v.stop), Const(v.step)], [])
         if isinstance(v, type) and v in (float, int, complex, bool):
@@ -66,11 +77,11 @@ class ExpressionEmitter:
 
     def attr_path(self, dotted: str):
         if dotted.startswith("-"):
-            return gast.UnaryOp(op=gast.USub(), operand=self.attr_path(dotted[1:]))
+            return gast.UnaryOp(op=_USUB, operand=self.attr_path(dotted[1:]))
         parts = dotted.split(".")
-        node = gast.Name(id=parts[0], ctx=gast.Load(), annotation=None, type_comment=None)
+        node = gast.Name(id=parts[0], ctx=LOAD, annotation=None, type_comment=None)
         for p in parts[1:]:
-            node = gast.Attribute(value=node, attr=p, ctx=gast.Load())
+            node = gast.Attribute(value=node, attr=p, ctx=LOAD)
         return node
 
     def index_expr(self, a):
@@ -80,7 +91,7 @@ class ExpressionEmitter:
             if isinstance(v, slice):
                 return self.slice_node(*(Const(x) for x in (v.start, v.stop, v.step)))
             if isinstance(v, tuple):
-                return gast.Tuple(elts=[self.index_expr(Const(x)) for x in v], ctx=gast.Load())
+                return gast.Tuple(elts=[self.index_expr(Const(x)) for x in v], ctx=LOAD)
             return self.const(a)
         if a in self.pending_calls and a in self.pending:
             # a slice or tuple folded into the index: its expression was rendered when it was
@@ -117,42 +128,42 @@ class ExpressionEmitter:
 
     def call_expr(self, fn, args, kwargs):
         if fn in BINOP_AST and len(args) == 2 and not kwargs:
-            return gast.BinOp(left=self.atom(args[0]), op=BINOP_AST[fn](),
+            return gast.BinOp(left=self.atom(args[0]), op=_BINOPS[fn],
                               right=self.atom(args[1]))
         if fn in CMP_AST and len(args) == 2:
-            return gast.Compare(left=self.atom(args[0]), ops=[CMP_AST[fn]()],
+            return gast.Compare(left=self.atom(args[0]), ops=[_CMPOPS[fn]],
                                 comparators=[self.atom(args[1])])
         if fn in UNARY_AST and len(args) == 1:
-            return gast.UnaryOp(op=UNARY_AST[fn](), operand=self.atom(args[0]))
+            return gast.UnaryOp(op=_UNARYOPS[fn], operand=self.atom(args[0]))
         if fn is operator.contains:
-            return gast.Compare(left=self.atom(args[1]), ops=[gast.In()],
+            return gast.Compare(left=self.atom(args[1]), ops=[_IN],
                                 comparators=[self.atom(args[0])])
         if fn is operator.getitem:
             base = self.atom(args[0])
-            return gast.Subscript(value=base, slice=self.index_expr(args[1]), ctx=gast.Load())
+            return gast.Subscript(value=base, slice=self.index_expr(args[1]), ctx=LOAD)
         if fn is prims.identity and len(args) == 1 and not kwargs:
             return self.atom(args[0])
         if fn is prims.make_tuple:
-            return gast.Tuple(elts=[self.atom(a) for a in args], ctx=gast.Load())
+            return gast.Tuple(elts=[self.atom(a) for a in args], ctx=LOAD)
         if fn is prims.int_range:
             rng = gast.Call(func=self.attr_path("range"), args=[self.atom(a) for a in args],
                             keywords=[])
             return gast.Call(func=self.attr_path("tuple"), args=[rng], keywords=[])
         if fn is prims.make_list:
-            return gast.List(elts=[self.atom(a) for a in args], ctx=gast.Load())
+            return gast.List(elts=[self.atom(a) for a in args], ctx=LOAD)
         if isinstance(fn, prims.Attr):
-            return gast.Attribute(value=self.atom(args[0]), attr=fn.name, ctx=gast.Load())
+            return gast.Attribute(value=self.atom(args[0]), attr=fn.name, ctx=LOAD)
         if isinstance(fn, prims.Opaque) and isinstance(fn.func, prims.MethodCall):
             method = gast.Attribute(value=self.atom(args[0]), attr=fn.func.name,
-                                    ctx=gast.Load())
+                                    ctx=LOAD)
             return gast.Call(func=method, args=[self.atom(a) for a in args[1:]],
                              keywords=[gast.keyword(arg=n, value=self.atom(a))
                                        for n, a in kwargs])
         if fn is prims.new_tape:
-            return gast.List(elts=[], ctx=gast.Load())
+            return gast.List(elts=[], ctx=LOAD)
         if fn is prims.tape_pop:
             return gast.Call(func=gast.Attribute(value=self.atom(args[0]), attr="pop",
-                                                 ctx=gast.Load()), args=[], keywords=[])
+                                                 ctx=LOAD), args=[], keywords=[])
         if fn is prims.apply_pullback:
             return gast.Call(func=self.atom(args[0]), args=[self.atom(args[1])], keywords=[])
         if fn is prims.tape_reader:
@@ -163,7 +174,7 @@ class ExpressionEmitter:
                              keywords=[])
         if fn is prims.tape_push:
             return gast.Call(func=gast.Attribute(value=self.atom(args[0]), attr="append",
-                                                 ctx=gast.Load()), args=[self.atom(args[1])],
+                                                 ctx=LOAD), args=[self.atom(args[1])],
                              keywords=[])
         if fn is prims.print_values:
             return gast.Call(func=self.attr_path("print"), args=[self.atom(a) for a in args],
@@ -171,7 +182,7 @@ class ExpressionEmitter:
                                        for n, a in kwargs])
         if fn is prims.format_text:  # an f-string, as "...".format(...)
             return gast.Call(func=gast.Attribute(value=self.atom(args[0]), attr="format",
-                                                 ctx=gast.Load()),
+                                                 ctx=LOAD),
                              args=[self.atom(a) for a in args[1:]], keywords=[])
         func = self.attr_path(self.ns.spell_callable(fn))
         return gast.Call(func=func, args=[self.atom(a) for a in args],

@@ -42,6 +42,7 @@ def find_inlined(fn: Function, pos: Positions) -> set:
             for inner in blocks_of(s):
                 walk(inner)
         n = len(b.stmts)
+        index_at = None
         for idx in range(n - 1, -1, -1):
             s = b.stmts[idx]
             if not isinstance(s, Call):
@@ -55,10 +56,12 @@ def find_inlined(fn: Function, pos: Positions) -> set:
                 continue  # (a reader the next loop iterates reads as `for x in reversed(t)`)
             if not t.name.startswith("_") and not is_partial_sum(s, b.stmts, idx):
                 continue
-            (_, ublk), = pos.uses[t]
+            (upos, ublk), = pos.uses[t]
             if ublk != id(b):
                 continue
-            use_idx = next((j for j in range(idx + 1, n) if t in atoms_of(b.stmts[j])), None)
+            if index_at is None:  # statement index by position (see Positions)
+                index_at = {pos.stmt_pos[id(x)][0]: j for j, x in enumerate(b.stmts)}
+            use_idx = index_at.get(upos)  # (the statement reading t, or None: the results)
             if use_idx is None:
                 if t not in b.results:
                     continue
@@ -105,7 +108,25 @@ class Positions:
         self.defblock[v] = id(blk)
 
     def block(self, b: Block):
+        uses, blk = self.uses, id(b)
         for s in b.stmts:
+            if type(s) is Call:  # (the common case, inline: every statement of a function)
+                self.n = start = self.n + 1
+                for a in s.args:
+                    if type(a) is Var:
+                        uses.setdefault(a, []).append((start, blk))
+                for _, a in s.kwargs:
+                    if type(a) is Var:
+                        uses.setdefault(a, []).append((start, blk))
+                self.n += 1
+                t = s.target
+                self.defining[t] = s
+                if s.fn is prims.sweep_boundary:
+                    self.boundary = start
+                self.defpos[t] = start
+                self.defblock[t] = blk
+                self.stmt_pos[id(s)] = (start, self.n)
+                continue
             start = self.tick()
             for a in atoms_of(s):
                 self.use(a, start, b)
@@ -147,6 +168,7 @@ class Names:
 
     def __init__(self):
         self.parent: dict = {}
+        self.by_var: dict = {}  # variable -> its printed name, once printed (a shortcut)
 
     def find(self, v):
         parent = self.parent
@@ -165,6 +187,9 @@ class Names:
     printed: dict = None
 
     def name(self, v: Var) -> str:
+        printed = self.by_var.get(v)
+        if printed is not None:
+            return printed
         root = self.find(v)
         if self.printed is not None and root in self.printed:
             return self.printed[root]
@@ -185,8 +210,7 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     their own; what stays quadratic is the interference among temporaries of one name
     live at once (the `t_1` ... `t_k` a long reverse sweep keeps).
     """
-    copying = _copy_participants(fn)
-    pairs = _copy_pairs(fn)
+    pairs, copying = _copies(fn)
     graph = Interference()  # (no copies: nothing to coalesce, no walk)
     if pairs:
         graph = _interference(fn, Interference(inlined, copying,
@@ -255,29 +279,42 @@ def _copy_components(pairs: list, copying: set) -> dict:
     return {v: components[links.find(v)] for v in copying}
 
 
-def _copy_pairs(fn: Function) -> list:
-    """The (dest, source) pairs the liveness walk records as copies (`Interference.copy`),
-    found by one pass over the statements (their order does not matter here)."""
-    out: list = []
+def _copies(fn: Function) -> tuple:
+    """(pairs, participants) in one walk over the statements: the (dest, source) pairs the
+    liveness walk records as copies (`Interference.copy`; their order does not matter
+    here), and the variables that take part in copies: loop and branch inputs and outputs,
+    and the result and accumulator of an in-place update (`x_bar += g`)."""
+    pairs: list = []
+    participants: set = set()
 
     def walk(b: Block):
         for st in b.stmts:
+            if type(st) is Call:
+                if st.fn in SCATTERS and isinstance(st.args[0], Var):
+                    pairs.append((st.target, st.args[0]))
+                    participants.update((st.target, st.args[0]))
+                continue
             match st:
-                case Call(target=t, args=args) if st.fn in SCATTERS:
-                    out.append((t, args[0]))
                 case If(then=then, orelse=orelse, outputs=outs):
                     for o, a, b2 in zip(outs, then.results, orelse.results):
-                        out.extend((o, x) for x in (a, b2))
+                        pairs.extend((o, x) for x in (a, b2) if isinstance(x, Var))
+                    participants.update(outs)
+                    participants.update(r for r in then.results + orelse.results
+                                        if isinstance(r, Var))
                 case ForRange(params=ps, inits=inits, body=body, outputs=outs) | \
                         While(params=ps, inits=inits, body=body, outputs=outs):
-                    out.extend(zip(outs, ps))
-                    out.extend(zip(ps, inits))
-                    out.extend(zip(ps, body.results))
+                    pairs.extend((o, p) for o, p in zip(outs, ps) if isinstance(p, Var))
+                    pairs.extend((p, a) for p, a in zip(ps, inits) if isinstance(a, Var))
+                    pairs.extend((p, r) for p, r in zip(ps, body.results)
+                                 if isinstance(r, Var))
+                    participants.update(ps)
+                    participants.update(outs)
+                    participants.update(a for a in inits + body.results if isinstance(a, Var))
             for inner in blocks_of(st):
                 walk(inner)
 
     walk(fn.body)
-    return [(a, b) for a, b in out if isinstance(b, Var)]
+    return pairs, participants
 
 
 def _interference(fn: Function, graph: Interference) -> Interference:
@@ -340,9 +377,15 @@ def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
         fwd = {r for r, ms in classes.items()
                if min(pos.defpos.get(m, -1) for m in ms) < boundary and not (ms & seeds)}
     sweep_names: tuple = (set(), set())  # names printed in the (pullback, forward sweep)
-    order = sorted(classes, key=lambda r: (r not in fn.params,
-                                           min(pos.defpos.get(m, -1) for m in classes[r]),
-                                           r.name))
+    defpos = pos.defpos
+
+    def first_definition(r) -> int:
+        ms = classes[r]
+        if len(ms) == 1:  # (most classes)
+            return defpos.get(next(iter(ms)), -1)
+        return min(defpos.get(m, -1) for m in ms)
+
+    order = sorted(classes, key=lambda r: (r not in fn.params, first_definition(r), r.name))
     printed: dict = {}
     explain = bool(fn.meta.get("explain"))
     spellings: dict = {}  # base -> [base, base_1, base_2, ...] (as far as spelled yet)
@@ -358,8 +401,11 @@ def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
         if explain and not base.endswith(("_bar", "_dot")):
             blocked = blocked | set(printed.values())  # step by step: one value, one name
         other_sweep = sweep_names[r not in fwd] if boundary is not None else _EMPTY
-        cand = _first_free(spellings.setdefault(base, [base]), reserved, blocked,
-                           other_sweep)
+        if base in blocked or base in reserved or base in other_sweep:
+            cand = _first_free(spellings.setdefault(base, [base]), reserved, blocked,
+                               other_sweep)
+        else:
+            cand = base  # (the first spelling, free: most classes)
         printed[r] = cand
         for v in everyone.get(r, ()):
             name_of[v] = cand
@@ -369,6 +415,7 @@ def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
         if boundary is not None:
             sweep_names[r in fwd].add(cand)
     names.printed = printed
+    names.by_var = name_of
 
 
 def _first_free(spelled: list, *taken) -> str:
@@ -390,10 +437,14 @@ def _first_free(spelled: list, *taken) -> str:
 
 def _base_name(root, members, pos) -> str:
     """The user's name for a class: the hint of its first named member, or a made-up one."""
-    named = sorted((m for m in members if not m.name.startswith("_")),
-                   key=lambda m: pos.defpos.get(m, -1))
-    if named:
-        return strip_suffix(named[0].name)
+    if len(members) == 1:  # (most classes: one variable)
+        first = next(iter(members))
+        first = None if first.name.startswith("_") else first
+    else:
+        first = min((m for m in members if not m.name.startswith("_")),
+                    key=lambda m: pos.defpos.get(m, -1), default=None)
+    if first is not None:
+        return strip_suffix(first.name)
     if getattr(pos, "explain", False):  # step by step: a contribution to x_bar is x_bar_1
         parts = sorted((m for m in members
                         if root_name(m.name.lstrip("_")).endswith(("_bar", "_dot"))
@@ -406,18 +457,19 @@ def _base_name(root, members, pos) -> str:
     name = _temp_name(defn)
     for suffix in ("_bar", "_dot"):  # the cotangent of a temporary is `t_bar`, not `t`...
         if name == "t" and any(root_name(m.name).endswith(suffix) for m in members) and \
-                name not in _user_roots(pos):
+                not _user_has_t(pos):
             return name + suffix  # ... unless `t_bar` would read as a user's t's
     return name
 
 
-def _user_roots(pos) -> set:
-    """The base names of the user's variables (`t` for t, t_1)."""
-    roots = getattr(pos, "user_roots", None)
-    if roots is None:
-        roots = pos.user_roots = {root_name(v.name) for v in pos.defpos
-                                  if isinstance(v, Var) and not v.name.startswith("_")}
-    return roots
+def _user_has_t(pos) -> bool:
+    """Whether a variable of the user's has the base name `t` (t, t_1): found once per
+    function, among the names that start with a t."""
+    has = getattr(pos, "user_has_t", None)
+    if has is None:
+        has = pos.user_has_t = any(root_name(v.name) == "t" for v in pos.defpos
+                                   if isinstance(v, Var) and v.name.startswith("t"))
+    return has
 
 
 def _temp_name(defn) -> str:
@@ -469,44 +521,6 @@ def _prefer(a: Var, b: Var, fn: Function) -> bool:
 
 
 _EMPTY: frozenset = frozenset()
-
-
-def _copy_candidates(fn: Function) -> set:
-    """Variables that take part in copies (loop and branch inputs and outputs)."""
-    out: set = set()
-
-    def walk(b: Block):
-        for st in b.stmts:
-            match st:
-                case If(then=then, orelse=orelse, outputs=outs):
-                    out.update(outs)
-                    out.update(r for r in then.results + orelse.results if isinstance(r, Var))
-                case ForRange(params=ps, inits=inits, body=body, outputs=outs) | \
-                        While(params=ps, inits=inits, body=body, outputs=outs):
-                    out.update(ps)
-                    out.update(outs)
-                    out.update(a for a in inits + body.results if isinstance(a, Var))
-            for inner in blocks_of(st):
-                walk(inner)
-
-    walk(fn.body)
-    return out
-
-
-def _copy_participants(fn: Function) -> set:
-    """The variables that take part in copies: loop and branch inputs and outputs, and
-    the result and accumulator of an in-place update (`x_bar += g`)."""
-    out = _copy_candidates(fn)
-
-    def walk(b: Block):
-        for st in b.stmts:
-            if isinstance(st, Call) and st.fn in SCATTERS and isinstance(st.args[0], Var):
-                out.update((st.target, st.args[0]))
-            for inner in blocks_of(st):
-                walk(inner)
-
-    walk(fn.body)
-    return out
 
 
 class Interference:
@@ -562,15 +576,35 @@ class Interference:
 
     def block(self, b: Block, live_out: set) -> set:
         live = set(live_out)
-        index = None  # the live variables by their partners' set (see `call`)
+        index = None  # the live variables by their partners' set (see `index`)
+        partners, track, inlined = self.partners, self.track, self.inlined
         for s in reversed(b.stmts):
-            if type(s) is Call:
-                if index is None:
-                    index = self.index(live)
-                self.call(s, live, index)
-            else:
+            if type(s) is not Call:
                 index = None  # (rebuilt at the next call: the region op made a new set)
                 live = self.stmt(s, live)
+                continue
+            # a call, with `index` kept current along with `live` (inline: every statement
+            # of the function comes here, once per walk)
+            if index is None:
+                index = self.index(live)
+            t = s.target
+            live.discard(t)
+            p = partners(t)
+            if p is not None:
+                bucket = index.get(id(p))
+                if bucket:
+                    bucket.discard(t)
+                    if bucket and t not in inlined:
+                        self.record(t, set(bucket))
+            for a in s.args + tuple([a for _, a in s.kwargs]) if s.kwargs else s.args:
+                if type(a) is Var and a not in live and (track is None or a in track):
+                    live.add(a)
+                    p = partners(a)
+                    if p is not None:
+                        index.setdefault(id(p), set()).add(a)
+            if s.fn in SCATTERS:
+                self.copy(t, s.args[0])
+                self.updates.add((t, s.args[0]))
         return live
 
     def index(self, live: set) -> dict:
@@ -586,28 +620,6 @@ class Interference:
             if p is not None:
                 index.setdefault(id(p), set()).add(v)
         return index
-
-    def call(self, s: Call, live: set, index: dict):
-        """`stmt` for a call, with `index` (see `index`) kept current along with `live`."""
-        t = s.target
-        live.discard(t)
-        partners = self.partners
-        p = partners(t)
-        if p is not None:
-            bucket = index.get(id(p))
-            if bucket:
-                bucket.discard(t)
-                if bucket and t not in self.inlined:
-                    self.record(t, set(bucket))
-        for a in self.tracked(atoms_of(s)):
-            if a not in live:
-                live.add(a)
-                p = partners(a)
-                if p is not None:
-                    index.setdefault(id(p), set()).add(a)
-        if s.fn in SCATTERS:
-            self.copy(t, s.args[0])
-            self.updates.add((t, s.args[0]))
 
     def stmt(self, s, live: set) -> set:
         """The variables live before `s`, given those live after it (updated in place)."""

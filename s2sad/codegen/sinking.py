@@ -29,8 +29,9 @@ def sink_temporaries(fn: Function) -> Function:
             if isinstance(s, Call) and s.target.name.startswith("_") and \
                     s.fn not in NO_INLINE and counts.get(s.target) == 1:
                 j = next((k for k in range(i + 1, len(stmts))
-                          if s.target in atoms_of(stmts[k]) or
-                          s.target in _free_in(stmts[k], free_vars)), None)
+                          if s.target in atoms_of(stmts[k]) or (
+                              type(stmts[k]) is not Call  # (a call holds no block)
+                              and s.target in _free_in(stmts[k], free_vars))), None)
                 if j is not None and j > i + 1 and s.target in atoms_of(stmts[j]) and \
                         not any(isinstance(x, Call) and x.fn in NO_INLINE
                                 for x in stmts[i + 1:j]):

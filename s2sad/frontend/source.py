@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import gast
 
 from s2sad.errors import Loc, SourceUnavailableError, UnsupportedSyntaxError
+from s2sad.frontend.to_gast import to_gast
 from s2sad.ir.per_function import FunctionKeyed
 
 
@@ -136,13 +137,13 @@ def _parse(func) -> ParsedFunction:
     if tree_node is not None:
         # the definition as the module's syntax tree holds it (the file parsed once): its
         # positions are the file's, its strings as written
-        return ParsedFunction(func, gast.ast_to_gast(tree_node), filename, first_line, 0,
+        return ParsedFunction(func, to_gast(tree_node), filename, first_line, 0,
                               stripped, func.__globals__, closure, line_shift=first_line - 1)
     raw = "".join(lines)
     dedented = textwrap.dedent(raw)
     shift = _indent_of(lines[0]) if lines else 0
     try:
-        module = gast.parse(dedented)
+        module = to_gast(ast.parse(dedented))
     except SyntaxError as e:
         raise SourceUnavailableError(f"cannot parse the source of {name}: {e.msg}") from None
     node = None
@@ -236,7 +237,7 @@ def _find_lambda(func, lines):
             f"{code.co_firstlineno} of {code.co_filename}", loc=_code_loc(func),
             hint="put the lambda on a line of its own, or define it with `def`")
     lam, assigned = candidates[0]
-    return gast.ast_to_gast(copy.deepcopy(lam)), assigned
+    return to_gast(copy.deepcopy(lam)), assigned
 
 
 def _by_position(code, candidates) -> list:

@@ -6,6 +6,8 @@ gets a unique, readable name derived from a hint (`x_dot`, `x_bar_1`).
 
 from __future__ import annotations
 
+import functools
+
 from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While, blocks_of
 
 
@@ -142,14 +144,17 @@ def substitute_block(block: Block, mapping: dict, namer: Namer, hints: dict | No
     return block_copy(block)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def strip_suffix(name: str) -> str:
-    """`x_3` -> `x`: a hint from an SSA name (one numeric suffix removed)."""
+    """`x_3` -> `x`: a hint from an SSA name (one numeric suffix removed). Cached: the
+    passes and the register allocator ask it again and again for the same names."""
     base, _, tail = name.rpartition("_")
     if base and tail.isdigit():
         return base
     return name
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def root_name(name: str) -> str:
     """`x_1_2` -> `x`: every numeric suffix removed."""
     while True:
@@ -181,6 +186,9 @@ def replace_atoms(block: Block, mapping: dict) -> Block:
 
     def st(s):
         if type(s) is Call:
+            if not any([type(a) is Var and a in mapping for a in s.args]) and not (
+                    s.kwargs and any([type(a) is Var and a in mapping for _, a in s.kwargs])):
+                return s  # (most statements: found without comparing constants)
             args = tuple([sub(a) for a in s.args])
             kw = tuple([(n, sub(a)) for n, a in s.kwargs]) if s.kwargs else ()
             if args == s.args and kw == s.kwargs:

@@ -13,7 +13,7 @@ import numpy as np
 from s2sad.errors import MissingRuleError, NonDifferentiableError
 from s2sad.ir import prims
 from s2sad.ir.builder import Emitter, strip_suffix, substitute_block
-from s2sad.ir.kinds import Kind
+from s2sad.ir.kinds import CONTEXTUAL, UNKNOWN, Kind, atom_kind, eval_kind
 from s2sad.ir.nodes import Call, Const, If, Var
 
 
@@ -107,52 +107,31 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kin
         else:
             raise MissingRuleError(f"the {rule.mode.upper()} rule needs the keyword argument "
                                    f"`{p.name}`", loc)
-    stmts, alias = fn.body.stmts, {}
-    defs, straight, base_hints = _rule_facts(rule, fn)
-    rule_kind = None
-    if kind_of is not None:
-        rule_kind = _rule_kinds(fn, bindings, kind_of, g_kind, alias, defs)
-        if not straight:
-            # branches on the operands' kinds (is_complex(y)): keep the one that applies
-            decided = _decide_branches(fn.body, rule_kind, alias)
-            if decided is not None:
-                stmts, straight = decided, True  # (the calls of the branches taken)
-
-    def resolve(a):
-        while type(a) is Var and a in alias:
-            a = alias[a]
-        return a
-
+    facts = _rule_facts(rule, fn)
+    base_hints = facts.hints
+    plan = facts.plan
+    if kind_of is not None and facts.by_kinds:
+        plan = _specialised_plan(facts, fn, bindings, kind_of, g_kind)
     hints = {}
-    results = [resolve(r) for r in fn.body.results]
+    results = [plan.resolve(r) for r in fn.body.results]
     if isinstance(result_hints, str):
         result_hints = [result_hints] * len(results)
     for r, h in zip(results, result_hints):
         if isinstance(r, Var) and r not in mapping and r not in hints:
             hints[r] = h
-    if straight:  # straight-line: copy it directly
+    if plan.straight:  # straight-line: copy it directly
         fresh, out = em.namer.fresh, em.stmts
-        skip: set = set()
-        if rule_kind is not None:
-            for st in reversed(stmts):
-                if st.fn is prims.unbroadcast and len(st.args) == 2:
-                    kg, kx = rule_kind(st.args[0]), rule_kind(st.args[1])
-                    if kx.static_shape is not None and kg.static_shape == kx.static_shape:
-                        skip.add(id(st))
-                        g = resolve(st.args[0])
-                        if st.target in hints and type(g) is Var and g not in mapping and \
-                                g not in hints:
-                            hints[g] = hints[st.target]  # the operand takes the result's name
-        for st in stmts:
-            if id(st) in skip:
-                g = resolve(st.args[0])
+        for st, g in reversed(plan.skipped):
+            if st.target in hints and type(g) is Var and g not in mapping and g not in hints:
+                hints[g] = hints[st.target]  # the operand takes the result's name
+        for st, args, kw, skipped in plan.steps:
+            if skipped:  # (args: the operand the unbroadcast is left out for)
+                g = args[0]
                 mapping[st.target] = mapping.get(g, g) if type(g) is Var else g
                 continue
-            args = tuple([mapping.get(a, a) if type(a) is Var else a
-                          for a in map(resolve, st.args)])
-            kw = tuple([(n, mapping.get(a, a) if type(a) is Var else a)
-                        for n, a in ((n, resolve(a)) for n, a in st.kwargs)]) if st.kwargs \
-                else ()
+            args = tuple([mapping.get(a, a) if type(a) is Var else a for a in args])
+            if kw:
+                kw = tuple([(n, mapping.get(a, a) if type(a) is Var else a) for n, a in kw])
             t = st.target
             if t in hints:
                 hint = hints[t]
@@ -198,29 +177,124 @@ def _named_steps(results, hints, bindings: dict, em: Emitter, loc) -> tuple:
     return tuple(out)
 
 
-def _rule_facts(rule, fn) -> tuple:
-    """What inlining reads of the rule's body (`fn`, its IR), found once per rule: its
-    calls by target (in branches too), whether it is straight-line, and the hint each
-    call's target gives the variable it is copied to."""
+class _Plan:
+    """How a rule's body is copied for operands of given kinds: the statements (the
+    branches the kinds decide taken), the branch outputs standing for the values they
+    pass on (`alias`), and, for a straight-line body, `steps`: each call with its operands
+    resolved through `alias`, and whether it is an `unbroadcast` left out (its operand
+    already has the target's shape); `skipped`: those calls and their operands."""
+
+    def __init__(self, stmts, alias: dict, straight: bool, skip: frozenset = frozenset()):
+        self.alias = alias
+        self.straight = straight
+        self.stmts = stmts
+        self.steps: list = []
+        self.skipped: list = []
+        self.contextual: tuple = ()  # see _specialised_plan
+        if not straight:
+            return
+        for st in stmts:
+            args = tuple([self.resolve(a) for a in st.args])
+            kw = tuple([(n, self.resolve(a)) for n, a in st.kwargs]) if st.kwargs else ()
+            self.steps.append((st, args, kw, id(st) in skip))
+            if id(st) in skip:
+                self.skipped.append((st, args[0]))
+
+    def resolve(self, a):
+        alias = self.alias
+        while type(a) is Var and a in alias:
+            a = alias[a]
+        return a
+
+
+class _Facts:
+    """What inlining reads of a rule's body (`fn`, its IR), found once per rule: its calls
+    by target (in branches too), whether it is straight-line, the hint each call's target
+    gives the variable it is copied to, the plan that copies it when the operands' kinds
+    are not known, and the plans specialised on the kinds of the operands seen so far."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.defs: dict = {}
+        _calls_by_target(fn.body, self.defs)
+        self.straight = all(type(st) is Call for st in fn.body.stmts)
+        self.hints = {t: strip_suffix(t.name) for t in self.defs}
+        self.plan = _Plan(fn.body.stmts, {}, self.straight)
+        self.plans: dict = {}  # the parameters' kinds -> _Plan
+        # whether the operands' kinds change the plan: a branch to decide, or an
+        # unbroadcast that may be left out (without them, `plan` serves every call)
+        self.by_kinds = not self.straight or any(
+            st.fn is prims.unbroadcast and len(st.args) == 2 for st in fn.body.stmts)
+
+
+def _rule_facts(rule, fn) -> _Facts:
     cached = rule.__dict__.get("_facts")
-    if cached is None or cached[0] is not fn:
-        defs: dict = {}
-        _calls_by_target(fn.body, defs)
-        straight = all(type(st) is Call for st in fn.body.stmts)
-        hints = {t: strip_suffix(t.name) for t in defs}
-        cached = rule.__dict__["_facts"] = (fn, defs, straight, hints)
-    return cached[1:]
+    if cached is None or cached.fn is not fn:
+        cached = rule.__dict__["_facts"] = _Facts(fn)
+    return cached
 
 
-def _rule_kinds(fn, bindings: dict, kind_of, g_kind, alias: dict, defs: dict):
-    """The kind of an atom of a rule's body, evaluated on demand from the bound atoms
-    (`alias`: the outputs of branches already decided, and the values they stand for)."""
-    from s2sad.ir.kinds import UNKNOWN, atom_kind, eval_kind
+def _specialised_plan(facts: _Facts, fn, bindings: dict, kind_of, g_kind) -> _Plan:
+    """The plan for the kinds of the bound operands: computed once per rule and kinds
+    (inlining is then a renaming copy). Known values of equal but differently typed
+    forms (1, 1.0, True), which could decide a branch differently, are told apart; kinds
+    that hold tuples are not keys (their plan is computed each time; see _plan_key)."""
+    kinds = tuple(g_kind if p.name == "g" and g_kind is not None else kind_of(bindings[p.name])
+                  for p in fn.params)
+    key = _plan_key(kinds)
+    plan = facts.plans.get(key) if key is not None else None
+    if plan is not None and not all(eval_kind(fn_, args, kw) == k
+                                    for fn_, args, kw, k in plan.contextual):
+        plan = None  # a kind that reads more than the kinds answered otherwise this time
+    if plan is None:
+        alias: dict = {}
+        contextual: list = []
+        rule_kind = _rule_kinds(fn, kinds, alias, facts.defs, contextual)
+        stmts, straight = fn.body.stmts, facts.straight
+        if not straight:
+            # branches on the operands' kinds (is_complex(y)): keep the one that applies
+            decided = _decide_branches(fn.body, rule_kind, alias)
+            if decided is not None:
+                stmts, straight = decided, True  # (the calls of the branches taken)
+        skip: set = set()
+        if straight:
+            for st in stmts:
+                if st.fn is prims.unbroadcast and len(st.args) == 2:
+                    kg, kx = rule_kind(st.args[0]), rule_kind(st.args[1])
+                    if kx.static_shape is not None and kg.static_shape == kx.static_shape:
+                        skip.add(id(st))
+        plan = _Plan(stmts, alias, straight, frozenset(skip))
+        # the kinds of primitives whose kind reads more than the kinds (is_complex under
+        # undecided_complex: kinds.CONTEXTUAL), asked again before the plan is reused
+        plan.contextual = tuple(contextual)
+        if key is not None:
+            facts.plans[key] = plan
+    return plan
 
-    known: dict = {}
-    for p in fn.params:
-        known[p] = g_kind if p.name == "g" and g_kind is not None else \
-            kind_of(bindings[p.name])
+
+def _plan_key(kinds: tuple):
+    """`kinds` with the type and spelling of each known value (equal values of another
+    type or sign, 1 and 1.0 or 0.0 and -0.0, are other keys), as a dictionary key; None
+    when a kind is a tuple or list, or cannot be hashed."""
+    parts = []
+    for k in kinds:
+        if k.items or k.tag in ("tuple", "list"):
+            return None
+        parts.append((k, type(k.value), repr(k.value)) if k.known else k)
+    key = tuple(parts)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _rule_kinds(fn, kinds: tuple, alias: dict, defs: dict, contextual: list):
+    """The kind of an atom of a rule's body, evaluated on demand from the kinds of its
+    parameters (`alias`: the outputs of branches already decided, and the values they
+    stand for). Each evaluation of a primitive in kinds.CONTEXTUAL is recorded in
+    `contextual` as (primitive, argument kinds, keyword kinds, kind)."""
+    known: dict = dict(zip(fn.params, kinds))
 
     def kind(a):
         while type(a) is Var and a in alias:
@@ -232,11 +306,20 @@ def _rule_kinds(fn, bindings: dict, kind_of, g_kind, alias: dict, defs: dict):
             st = defs.get(a)
             if st is None:
                 return UNKNOWN
-            k = known[a] = eval_kind(st.fn, [kind(x) for x in st.args],
-                                     [(n, kind(x)) for n, x in st.kwargs])
+            args, kw = [kind(x) for x in st.args], [(n, kind(x)) for n, x in st.kwargs]
+            k = known[a] = eval_kind(st.fn, args, kw)
+            if _contextual(st.fn):
+                contextual.append((st.fn, args, kw, k))
         return k
 
     return kind
+
+
+def _contextual(fn) -> bool:
+    try:
+        return fn in CONTEXTUAL
+    except TypeError:  # (not hashable: not a primitive CONTEXTUAL holds)
+        return False
 
 
 def _calls_by_target(block, defs: dict):

@@ -324,6 +324,8 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
         exactly 0 there, even where the branch's own derivative is inf or NaN (sqrt(x) at
         x <= 0, log(x) at 0). Elementwise VJPs downstream of a where repeat its selection on
         what they pass back; returns the contribution and the selections it carries."""
+        if not masks and s.fn is not np.where:
+            return c, None  # (the common case: no selection to repeat, none made here)
         k = self.kind(bindings[p])
         shape = k.static_shape
         if k.tag != "array" or shape is None or shape != self.kind(s.target).static_shape:
