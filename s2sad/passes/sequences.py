@@ -21,7 +21,7 @@ import numpy as np
 from s2sad.errors import UnsupportedSyntaxError
 from s2sad.ir import prims
 from s2sad.ir.builder import Namer, replace_body
-from s2sad.ir.kinds import atom_kind
+from s2sad.ir.kinds import UNKNOWN, atom_kind
 from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While
 
 SEQUENCES = ("tuple", "list")
@@ -59,8 +59,21 @@ def _is_numpy_function(fn) -> bool:
 
 
 def _sequence_operands(s, kinds: dict) -> bool:
-    """A call of a NumPy function with a tuple or list of numbers computed at run time."""
-    return type(s) is Call and _is_numpy_function(s.fn) and \
+    """A call of a NumPy function with a tuple or list of numbers computed at run time
+    (the operands' kinds are read first: every call of every compile is asked)."""
+    if type(s) is not Call:
+        return False
+    for a in s.args:
+        if type(a) is Var and kinds.get(a, UNKNOWN).tag in SEQUENCES:
+            return _numbers_given_to_numpy(s, kinds)
+    for _, a in s.kwargs:
+        if type(a) is Var and kinds.get(a, UNKNOWN).tag in SEQUENCES:
+            return _numbers_given_to_numpy(s, kinds)
+    return False
+
+
+def _numbers_given_to_numpy(s: Call, kinds: dict) -> bool:
+    return _is_numpy_function(s.fn) and \
         any(type(a) is Var and _numbers(atom_kind(a, kinds))
             for a in list(s.args) + [a for _, a in s.kwargs])
 
