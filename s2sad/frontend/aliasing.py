@@ -11,6 +11,7 @@ specialised. Code made for arguments of unknown kinds (`Derivative.source` befor
 an ahead-of-time module built without example arguments) rebinds, as for numbers and as
 JAX's immutable arrays do; a call with arrays is specialised, and refused, here.
 """
+
 from __future__ import annotations
 
 from s2sad.errors import NonDifferentiableError, raise_all
@@ -18,7 +19,7 @@ from s2sad.ir.kinds import infer_kinds
 
 
 def refuse_shared_inplace_updates(ir, kinds_in: dict) -> None:
-    """Raise for each recorded `a op= b` whose `a` is (or may be) a NumPy array."""
+    """Raise for each recorded `a op= b` whose `a` the kinds show to be a NumPy array."""
     updates = ir.meta.get("inplace_updates")
     if not updates:
         return
