@@ -22,7 +22,7 @@ from s2sad.errors import UnsupportedSyntaxError
 from s2sad.ir import prims
 from s2sad.ir.builder import Namer, replace_body
 from s2sad.ir.kinds import UNKNOWN, atom_kind
-from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While
+from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While, blocks_of
 
 SEQUENCES = ("tuple", "list")
 
@@ -94,16 +94,8 @@ def _is_sequence_arithmetic(s, kinds: dict) -> bool:
 
 
 def _any(b: Block, kinds: dict) -> bool:
-    for s in b.stmts:
-        if _is_sequence_arithmetic(s, kinds) or _sequence_operands(s, kinds):
-            return True
-        if type(s) is If and (_any(s.then, kinds) or _any(s.orelse, kinds)):
-            return True
-        if type(s) is ForRange and _any(s.body, kinds):
-            return True
-        if type(s) is While and (_any(s.cond, kinds) or _any(s.body, kinds)):
-            return True
-    return False
+    return any(_is_sequence_arithmetic(s, kinds) or _sequence_operands(s, kinds) or
+               any(_any(inner, kinds) for inner in blocks_of(s)) for s in b.stmts)
 
 
 def _block(b: Block, kinds: dict, namer: Namer) -> Block:
