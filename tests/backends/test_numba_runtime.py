@@ -116,6 +116,23 @@ def test_take_slot_index_update_index_add(index):
 
 
 @numba.njit
+def _prod_others(a, axis, keepdims, total):
+    return prims.prod_others(a, axis, keepdims, total)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+@pytest.mark.parametrize("zeros", [(), ((0, 1),), ((0, 1), (2, 1)), ((1, 0), (1, 3))],
+                         ids=["none", "one", "two-in-a-column", "two-in-a-row"])
+def test_prod_others(axis, zeros):
+    # np.prod's cotangent helper, exact where factors are zero (no division in the kernel)
+    a = _a(3, 4)
+    for z in zeros:
+        a[z] = 0.0
+    total = np.prod(a, axis=axis)
+    _same(_prod_others(a, axis, False, total), prims.prod_others(a, axis, False, total))
+
+
+@numba.njit
 def _index_add_at(acc, index, g):
     return prims.index_add_at(acc, index, g)
 
