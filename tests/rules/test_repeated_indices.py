@@ -95,17 +95,15 @@ def test_gradient_against_differences_and_the_dot_product_test(f):
 
 
 def _last_write_slots(g, index):
-    """The oracle for take_slot: assign position by position, in NumPy's order, noting
-    which entry of g[index] wrote each position last."""
-    positions = np.arange(g.size).reshape(g.shape)[index]
-    writer = {}
-    for j, p in enumerate(positions.ravel()):
-        writer[int(p)] = j
-    out = np.array(g[index], dtype=float).ravel()
-    keep = np.zeros(positions.size, dtype=bool)
-    keep[list(writer.values())] = True
-    out[~keep] = 0.0
-    return out.reshape(positions.shape)
+    """The oracle for take_slot, from NumPy itself: assign each entry's own number at
+    `index` and read back which entry's number each position kept; an entry keeps its
+    slot of g where its number survived, and gets 0 where a later entry overwrote it."""
+    n = np.size(g[index])
+    numbers = np.arange(n).reshape(np.shape(g[index]))
+    written = np.full(np.shape(g), -1)
+    written[index] = numbers
+    kept = written[index] == numbers
+    return np.where(kept, g[index], 0.0)
 
 
 INDICES = [
