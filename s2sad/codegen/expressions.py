@@ -18,7 +18,6 @@ from s2sad.codegen.syntax import BINOP_AST, CMP_AST, UNARY_AST
 from s2sad.ir import prims
 from s2sad.ir.nodes import Const, Var
 
-
 # One shared node for each operator and for the load context: the printers read only their
 # type (codegen/unparse.py; astor's fallback converts the tree to `ast` first), and building
 # a fresh one for every name, attribute and operator of the generated code was a good part
