@@ -13,6 +13,7 @@ import numpy as np
 from s2sad.errors import ArgumentTypeError, Loc, RecursionLimitError
 
 _ndarray = np.ndarray
+_float64 = np.float64
 
 
 def refuse_argument(func, name: str, value, path: str = ""):
@@ -165,12 +166,12 @@ def shape_of(value):
 def checked_vjp(result, name):
     """(out, pullback) with a pullback that refuses a seed unlike `out` (shape, kind).
 
-    Paid on every call of a `vjp`: the common outputs (a Python float, a real array) and
-    seeds take a path of type tests (`np.shape` and `np.iscomplexobj` cost a microsecond
-    each), and the wrapper's docstring is its code's own, not made per call."""
+    Paid on every call of a `vjp`: the common outputs (a Python or NumPy float64, a real
+    array) and seeds take a path of type tests (`np.shape` and `np.iscomplexobj` cost a
+    microsecond each), and the wrapper's docstring is its code's own, not made per call."""
     out, sweep = result
     t = type(out)
-    if t is float:
+    if t is float or t is _float64:  # (np.sum and friends return a NumPy float64)
         expected, complex_out = (), False
     elif t is _ndarray:
         expected, complex_out = out.shape, out.dtype.kind == "c"
@@ -182,7 +183,7 @@ def checked_vjp(result, name):
         argument. It keeps the forward sweep's saved values (and the arguments) alive."""
         try:
             tb = type(out_bar)
-            if tb is float or tb is int:
+            if tb is float or tb is int or tb is _float64:
                 if expected == ():
                     return sweep(out_bar)
             elif tb is _ndarray:
