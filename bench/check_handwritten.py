@@ -122,11 +122,29 @@ def check_grad(w, rng):
     return errs
 
 
+def split_as_grad(w):
+    """The workload with its hand-written split form as the gradient: pullback(1.0). Its
+    value is checked against the primal, and its pullback for linearity in the seed."""
+    def hand(*args):
+        value, pullback = w.hand_vjp(*args)
+        ref = w.primal(*args)
+        assert abs(value - ref) <= 1e-12 * max(1.0, abs(ref)), f"{w.key}: split-form value"
+        one, scaled = W.as_tuple(pullback(1.0), w.wrt), W.as_tuple(pullback(-2.5), w.wrt)
+        for a, b in zip(one, scaled):
+            a = -2.5 * np.asarray(a)
+            assert np.max(np.abs(a - b), initial=0.0) <= 1e-12 * np.max(np.abs(a), initial=1.0), \
+                f"{w.key}: pullback not linear in its seed"
+        return pullback(1.0)
+
+    return dataclasses.replace(w, name=w.name + " (split form)", hand=hand)
+
+
 def main():
     rng = np.random.default_rng(0)
     failed = 0
     cases = [(w, check_jvp) for w in W.JVP_WORKLOADS]
     cases += [(w, check_grad) for w in W.GRAD_WORKLOADS + [W.OVERHEAD_WORKLOAD]]
+    cases += [(split_as_grad(w), check_grad) for w in W.GRAD_WORKLOADS if w.hand_vjp]
     # the size-generic vectorised gradients again on small arrays, where every
     # coordinate is checked (at 1e6 elements only a few are)
     small = {"d": lambda r: (r.standard_normal(50),),

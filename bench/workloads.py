@@ -32,6 +32,9 @@ class Workload:
     make_args: object   # make_args(rng) -> tuple of primal args (JVP: primals + tangents)
     wrt: object = None  # gradient: int or tuple of ints (as passed to s2sad.grad)
     vectorised: bool = False
+    # hand-written split form: hand_vjp(*args) -> (value, pullback); pullback(out_bar)
+    # returns what `hand` returns, scaled by out_bar (bench_split.py compares s2sad.vjp to it)
+    hand_vjp: object = None
 
 
 # ==========================================================================
@@ -309,6 +312,25 @@ def mlp_loss_grad(W1, b1, W2, b2, x, y):
     return W1_bar, b1_bar, W2_bar, b2_bar
 
 
+def mlp_loss_vjp(W1, b1, W2, b2, x, y):
+    """The split form by hand: the forward pass keeps what the pullback reads."""
+    n = x.shape[0]
+    h = np.tanh(x @ W1 + b1)
+    z = h @ W2 + b2
+    zs = z - np.max(z, axis=1, keepdims=True)
+    ez = np.exp(zs)
+    s = np.sum(ez, axis=1, keepdims=True)
+    logp = zs - np.log(s)
+    value = -np.mean(np.sum(y * logp, axis=1))
+
+    def pullback(out_bar):
+        z_bar = (ez / s * np.sum(y, axis=1, keepdims=True) - y) * (out_bar / n)
+        a_bar = (z_bar @ W2.T) * (1.0 - h * h)
+        return x.T @ a_bar, np.sum(a_bar, axis=0), h.T @ z_bar, np.sum(z_bar, axis=0)
+
+    return value, pullback
+
+
 def mlp_loss_args(rng):
     W1 = rng.standard_normal((100, 200)) * 0.1
     b1 = rng.standard_normal(200) * 0.1
@@ -338,6 +360,22 @@ def rosenbrock_grad(x):
     g[:-1] = -400.0 * a * xm - 2.0 * b
     g[1:] += 200.0 * a
     return g
+
+
+def rosenbrock_vjp(x):
+    """The split form by hand: the forward pass keeps a, b and x[:-1] for the pullback."""
+    xm = x[:-1]
+    a = x[1:] - xm * xm
+    b = 1.0 - xm
+    value = np.sum(100.0 * a * a + b * b)
+
+    def pullback(out_bar):
+        g = np.zeros_like(x)
+        g[:-1] = (-400.0 * out_bar) * a * xm - (2.0 * out_bar) * b
+        g[1:] += (200.0 * out_bar) * a
+        return g
+
+    return value, pullback
 
 
 def rosenbrock_args(rng):
@@ -393,6 +431,23 @@ def index_loop_grad(x):
     return x_bar
 
 
+def index_loop_vjp(x):
+    """The split form by hand: the value's loop, then the gradient's loop in the pullback
+    (which recomputes sin and cos of x[i], as the hand-written gradient does)."""
+    s = 0.0
+    for i in range(100):
+        s = s + math.sin(x[i]) * x[i]
+
+    def pullback(s_bar):
+        x_bar = np.zeros(100)
+        for i in reversed(range(100)):
+            xi = x[i]
+            x_bar[i] = s_bar * (math.cos(xi) * xi + math.sin(xi))
+        return x_bar
+
+    return s, pullback
+
+
 def index_loop_args(rng):
     return (rng.uniform(-2.0, 2.0, 100),)
 
@@ -445,13 +500,13 @@ GRAD_WORKLOADS = [
     Workload("d", "logsumexp 1e6", logsumexp, logsumexp_grad, logsumexp_args,
              wrt=0, vectorised=True),
     Workload("e", "MLP 100-200-10, b=64", mlp_loss, mlp_loss_grad, mlp_loss_args,
-             wrt=(0, 1, 2, 3), vectorised=True),
+             wrt=(0, 1, 2, 3), vectorised=True, hand_vjp=mlp_loss_vjp),
     Workload("f", "Rosenbrock 1e6", rosenbrock, rosenbrock_grad, rosenbrock_args,
-             wrt=0, vectorised=True),
+             wrt=0, vectorised=True, hand_vjp=rosenbrock_vjp),
     Workload("g", "tanh RNN 50x(64x64)", rnn_loss, rnn_loss_grad, rnn_loss_args,
              wrt=0, vectorised=True),
     Workload("h", "x[i] loop, 100", index_loop, index_loop_grad, index_loop_args,
-             wrt=0),
+             wrt=0, hand_vjp=index_loop_vjp),
 ]
 
 OVERHEAD_WORKLOAD = Workload("i", "x * x, per-call overhead", square, square_grad,
