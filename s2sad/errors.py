@@ -164,6 +164,18 @@ class WrtError(S2SADError):
     kind = "bad wrt"
 
 
+class UnknownShapeError(S2SADError):
+    """Code for arguments of any kind needs a shape that only the arguments tell.
+
+    Raised by `.source` (or `s2sad show` without `--args`) before the first call, where a
+    derivative that is zero on one side of a branch has to be materialised without its
+    shape. Calling the derivative, or `.source_for(*args)`, compiles code specialised for
+    the arguments, where the shape is known.
+    """
+
+    kind = "shape unknown"
+
+
 class LazyArrayError(S2SADError):
     """A function given lazy arrays (Dask) reads a value that only exists once the graph
     is computed: a Python `if` or `while` on an array's value, `float(x)`, `x.item()`,

@@ -275,7 +275,7 @@ def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
     blocks out of the batched results: shape out.shape + arg.shape each.
     """
     from s2sad.ir.builder import Emitter, Namer
-    from s2sad.passes.batch import batch_pass
+    from s2sad.passes.batch import BatchPass
 
     in_shapes = _sizes(ir, wrt, kinds, mode)
     results = list(ir.body.results)
@@ -317,7 +317,8 @@ def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
     unbatched = infer_kinds(d, seed_kinds)
     for p, b in zip(seeds, basis):
         unbatched[b] = seed_kinds[p]
-    batched = batch_pass(flat, set(basis), n, unbatched)
+    batching = BatchPass(flat, set(basis), n, unbatched)
+    batched = batching.run()
     # read the blocks out of the batched results
     em = Emitter(namer)
     nres = len(results)
@@ -330,7 +331,11 @@ def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
         for b, shape in enumerate(cols):
             size = int(np.prod(shape)) if shape else 1
             i, j = (a, b) if mode == "jacfwd" else (b, a)
-            blocks[(i, j)] = _block(em, t, offset, size, rows[a], shape, mode)
+            # a derivative computed without the seeds is their linear map at zero: zeros
+            # (e.g. the gradient of a linear function, as the tangent of a Hessian)
+            seeded = isinstance(t, Var) and t in batching.batched
+            blocks[(i, j)] = _block(em, t if seeded else None, offset, size, rows[a], shape,
+                                    mode)
             offset += size
     final = list(em.stmts)
     atoms = []
@@ -348,7 +353,8 @@ def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
 
 
 def _block(em, t, offset, size, row_shape, col_shape, mode):
-    """One Jacobian block out of a batched derivative `t` (shape row_shape + (n,))."""
+    """One Jacobian block out of a batched derivative `t` (shape row_shape + (n,)); zeros
+    where `t` is None or a constant (a symbolic zero)."""
     if not isinstance(t, Var):
         return em.call(np.zeros, (Const(tuple(row_shape) + tuple(col_shape)),), hint="zeros") \
             if (row_shape or col_shape) else Const(0.0)
@@ -529,7 +535,10 @@ def _scalar_output_shape(ir, mode, kinds) -> tuple:
     k = kinds.get(results[0], UNKNOWN) if not hasattr(results[0], "value") else \
         kind_of_value(results[0].value)
     one_entry = k.tag == "array" and k.shape is not None and int(np.prod(k.shape)) == 1
-    if not (k.tag == "scalar" or one_entry) and k.tag != "unknown":
+    # an array of unknown shape may have one entry (generic code: the specialised compile
+    # knows; refusing here refused `.source` before the first call)
+    maybe_one = k.tag == "array" and k.static_shape is None
+    if not (k.tag == "scalar" or one_entry or maybe_one) and k.tag != "unknown":
         raise NonDifferentiableError(
             f"{mode} needs a scalar output, but {ir.name} returns {k!r}", ir.loc,
             "use s2sad.vjp for a vector-Jacobian product, or s2sad.jacrev for the "

@@ -2,12 +2,15 @@
 is_safe_exponent.
 
 Each is non-differentiable and has a kind rule, so the compiler knows its answer from the
-argument's kind and keeps only the branch that applies.
+argument's kind and keeps only the branch that applies. `x is None` and `x is not None`
+written as such (in a rule, or in the user's code) are decided the same way.
 """
+
+import operator
 
 import numpy as np
 
-from s2sad.ir.kinds import CONTEXTUAL, KIND_RULES, Kind, scalar
+from s2sad.ir.kinds import CONTEXTUAL, KIND_RULES, Kind, kind_of_value, scalar
 from s2sad_rules.registry import def_nondiff
 
 
@@ -78,6 +81,67 @@ def _is_none_kind(args, kwargs):
     return scalar("b", False) if k.tag in ("scalar", "array") else None
 
 
+def _is_kind(args, kwargs):
+    """`x is None` (or `None is x`): decided as is_none where the other side is None."""
+    if len(args) == 2:
+        a, b = args
+        if b.known and b.value is None:
+            return _is_none_kind([a], kwargs)
+        if a.known and a.value is None:
+            return _is_none_kind([b], kwargs)
+    return None
+
+
+def _is_not_kind(args, kwargs):
+    r = _is_kind(args, kwargs)
+    return scalar("b", not r.value) if r is not None and r.known else None
+
+
+def _where_kind(args, kwargs):
+    """np.where(c, x, y) where a bool or int number of unknown value (which has no stand-in
+    to evaluate on: see kind_values.example) is among the operands: the dtype of x and y,
+    the three shapes broadcast (a 0-d array for three numbers, as NumPy returns). Without
+    it, the safe division of a norm's derivative, np.where(norm == 0, 1, norm), had no kind,
+    and a Hessian through it no shape. Belongs in s2sad/ir/kinds.py, like _modulus_kind."""
+    if len(args) != 3 or kwargs or not any(
+            k.tag == "scalar" and k.dtype in "bi" and not k.known for k in args):
+        return None
+    if any(k.tag not in ("scalar", "array") or k.static_shape is None or
+           k.dtype not in ("b", "i", "f", "c") for k in args):
+        return None
+    try:
+        shape = np.broadcast_shapes(*(k.static_shape for k in args))
+    except ValueError:
+        return None
+    order = "bifc"
+    return Kind("array", max(args[1].dtype, args[2].dtype, key=order.index), shape)
+
+
+def shape_only(fn):
+    """Register the kind rule of helper `fn`, which reads only its arrays' shapes (where to
+    split a cotangent): its answer is known at compile time where the shapes are, so that
+    what is computed from it keeps known shapes (a Hessian through np.concatenate)."""
+    def rule(args, kwargs):
+        def stand_in(k):
+            if k.known:
+                return k.value
+            if k.tag in ("scalar", "array") and k.static_shape is not None:
+                return np.broadcast_to(0.0, k.static_shape)
+            if k.tag in ("tuple", "list"):
+                items = [stand_in(i) for i in k.items]
+                return tuple(items) if k.tag == "tuple" else items
+            raise LookupError
+        try:
+            value = fn(*[stand_in(k) for k in args],
+                       **{n: stand_in(k) for n, k in kwargs.items()})
+        except Exception:  # (a shape not known, or what the call itself refuses)
+            return None
+        return kind_of_value(value, keep_value=True)
+
+    KIND_RULES[fn] = rule
+    return fn
+
+
 def _modulus_kind(args, kwargs):
     """|z| of a complex z is real (the elementwise kind rule keeps the operand's dtype).
     Belongs in s2sad/ir/kinds.py; registered here until it moves there."""
@@ -91,5 +155,8 @@ KIND_RULES[np.absolute] = _modulus_kind
 KIND_RULES[is_complex] = _is_complex_kind
 KIND_RULES[is_sequence] = _is_sequence_kind
 KIND_RULES[is_none] = _is_none_kind
+KIND_RULES[np.where] = _where_kind
+KIND_RULES[operator.is_] = _is_kind
+KIND_RULES[operator.is_not] = _is_not_kind
 KIND_RULES[is_safe_exponent] = _is_safe_exponent_kind
 CONTEXTUAL.add(is_complex)  # its answer for an unknown dtype depends on undecided_complex

@@ -16,7 +16,7 @@ import numpy as np
 
 from s2sad.ir.prims import astype as _astype
 from s2sad.ir.prims import broadcast_like, unbroadcast, zeros_like
-from s2sad_rules.kind_tests import is_sequence
+from s2sad_rules.kind_tests import is_sequence, shape_only
 from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
 from s2sad_rules.structural import index_add
 
@@ -55,6 +55,7 @@ def reshape_items_vjp(g, parts, like):
     return reshape_items(g, shape_stand_ins(parts))
 
 
+@shape_only
 @def_nondiff
 def stack_split(arrays, how):
     """(split points, axis) that cut a v/h/column-stacked cotangent back into its parts."""

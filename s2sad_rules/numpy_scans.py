@@ -226,16 +226,19 @@ def diff_jvp(a, n=1, axis=-1, a_dot=0.0):
 
 @defvjp(np.diff)
 def diff_vjp(g, a, n=1, axis=-1):
-    # the transpose of one difference is minus the difference of the zero-padded cotangent
-    width = diff_pad_width(np.ndim(a), axis)
-    for _ in range(n):
-        g = -np.diff(np.pad(g, width), 1, axis)
-    return g
+    # the transpose of one difference is minus the difference of the zero-padded cotangent;
+    # of n of them, the n-th difference of the cotangent padded with n zeros at both ends
+    # (one expression: no loop whose carried cotangent changes shape, so that the kinds of
+    # what follows stay known, e.g. for a Hessian)
+    g_bar = np.diff(np.pad(g, diff_pad_width(np.ndim(a), axis, n)), n, axis)
+    if n % 2 == 1:
+        return -g_bar
+    return g_bar
 
 
 @def_nondiff
-def diff_pad_width(ndim, axis):
-    return tuple((1, 1) if i == axis % ndim else (0, 0) for i in range(ndim))
+def diff_pad_width(ndim, axis, n=1):
+    return tuple((n, n) if i == axis % ndim else (0, 0) for i in range(ndim))
 
 
 GRADIENT_SPACINGS = 4  # spacing arguments the rules take (h0..h3); as many axes at once

@@ -3,7 +3,7 @@
 import numpy as np
 
 from s2sad.ir.prims import unbroadcast
-from s2sad_rules.kind_tests import is_complex
+from s2sad_rules.kind_tests import is_complex, shape_only
 from s2sad_rules.numpy_construction import reshape_items, shape_stand_ins
 from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
 
@@ -164,6 +164,7 @@ def concatenate_vjp(g, arrays, axis=0):
     return np.split(g, split_points(arrays, axis), axis)
 
 
+@shape_only
 @def_nondiff
 def split_points(arrays, axis):
     """Where np.split must cut a concatenation's cotangent to recover its parts."""

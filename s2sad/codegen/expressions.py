@@ -15,6 +15,7 @@ import gast
 import numpy as np
 
 from s2sad.codegen.syntax import BINOP_AST, CMP_AST, UNARY_AST
+from s2sad.errors import UnknownShapeError
 from s2sad.ir import prims
 from s2sad.ir.nodes import Const, Var
 
@@ -44,7 +45,14 @@ class ExpressionEmitter:
     def const(self, c: Const):
         v = c.value
         if isinstance(v, prims.ZeroValue):
-            raise AssertionError("symbolic zero reached code generation")
+            # the simplifier materialises every zero whose shape it knows; one it does not
+            # is on one side of a branch that only the arguments' kinds decide (generic code)
+            fn = self.fn
+            raise UnknownShapeError(
+                f"the code of {fn.name} for arguments of any kind needs the shape of a zero "
+                "derivative that only the arguments tell", fn.loc,
+                "call the derivative, or use .source_for(*args) (s2sad show --args) to see "
+                "the code specialised for some arguments")
         if isinstance(v, bool) or v is None or v is Ellipsis or isinstance(v, str):
             return gast.Constant(value=v, kind=None)
         if isinstance(v, np.generic) and v.dtype.kind in "biuf":

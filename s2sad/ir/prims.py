@@ -247,10 +247,24 @@ def sweep_boundary():
 def batch_loop(fn, flags, *args, **kwargs):
     """Apply `fn` once per direction of the batched arguments (`flags` marks them): a
     vectorised Jacobian's fallback for a primitive without a batched form."""
-    n = next(a.shape[-1] for a, f in zip(args, flags) if f)
-    outs = [fn(*[a[..., i] if f else a for a, f in zip(args, flags)], **kwargs)
+    n = next(_batch_size(a) for a, f in zip(args, flags) if f)
+    outs = [fn(*[_direction(a, i) if f else a for a, f in zip(args, flags)], **kwargs)
             for i in range(n)]
     return np.stack(outs, axis=-1)
+
+
+def _batch_size(a) -> int:
+    if type(a) in (list, tuple):  # a batched sequence: its items are (see make_list)
+        return next(_batch_size(x) for x in a if type(x) in (list, tuple) or np.ndim(x))
+    return int(np.shape(a)[-1])
+
+
+def _direction(a, i):
+    """Direction `i` of a batched value: of each item of a batched list or tuple (a Python
+    number among them, which is the same in every direction, as it is)."""
+    if type(a) in (list, tuple):
+        return type(a)(_direction(x, i) for x in a)
+    return a[..., i] if np.ndim(a) else a
 
 
 def unbroadcast(g, x):

@@ -371,8 +371,9 @@ class BatchPass:
         kd = dict(kw)
         axis = args[1] if len(args) > 1 else kd.pop("axis", Const(0))
         items = self.kind(args[0]).items
-        if not isinstance(axis, Const) or not items or items[0].static_shape is None:
-            return False
+        if not isinstance(axis, Const) or axis.value is None or not items or \
+                items[0].static_shape is None:
+            return False  # (axis=None flattens the batch axis too: one direction at a time)
         r = len(items[0].static_shape) + extra
         kd["axis"] = Const(axis.value % r)
         self.emit(em, s, s.fn, [args[0]], tuple(kd.items()))
