@@ -177,7 +177,12 @@ def base_ir(func, arg_kinds: list, kw_kinds: dict):
     n = func._n_params
     inner = derivative_ir(func.func, func.mode, inner_wrt, list(arg_kinds[:n]), kw_kinds,
                           in_place=False, wrt_tuple=func._wrt_tuple)
-    return as_primal(inner, func)
+    primal = as_primal(inner, func)
+    if func.mode == "grad":
+        # a gradient has its arguments' shapes, also where the kinds lose them (a value
+        # merged by an `if` with a branch that does not compute it): jacobian_ir reads them
+        primal.meta["result_kinds"] = tuple(float_kind(arg_kinds[i]) for i in inner_wrt)
+    return primal
 
 
 def _derivative_as_function(d, views: tuple = ()):
@@ -280,8 +285,11 @@ def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
     in_shapes = _sizes(ir, wrt, kinds, mode)
     results = list(ir.body.results)
     out_shapes = []
-    for r in results:
+    known_results = ir.meta.get("result_kinds", ())  # (see base_ir)
+    for j, r in enumerate(results):
         k = kinds.get(r) if not hasattr(r, "value") else kind_of_value(r.value)
+        if (k is None or k.static_shape is None) and len(known_results) == len(results):
+            k = known_results[j]
         if k is None or k.static_shape is None:
             raise WrtError(f"{mode} needs the shape of the output of {ir.name}", ir.loc,
                            "make the output a float or an array of known shape")

@@ -2,6 +2,7 @@
 
 import math
 
+from s2sad_rules.kind_tests import is_none
 from s2sad_rules.registry import defjvp, defvjp
 
 
@@ -217,13 +218,22 @@ def mpow_vjp(g, ans, x, y):
 
 
 @defjvp(math.hypot)
-def hypot_jvp(x, y, x_dot, y_dot, ans):
-    return (x * x_dot + y * y_dot) / ans
+def hypot_jvp(x, y=None, z=None, w=None, x_dot=0.0, y_dot=0.0, z_dot=0.0, w_dot=0.0,
+              ans=None):
+    # math.hypot(*coordinates): the length of a vector of one to four coordinates here
+    if is_none(y):
+        return x * x_dot / ans
+    if is_none(z):
+        return (x * x_dot + y * y_dot) / ans
+    if is_none(w):
+        return (x * x_dot + y * y_dot + z * z_dot) / ans
+    return (x * x_dot + y * y_dot + z * z_dot + w * w_dot) / ans
 
 
-@defvjp(math.hypot)
-def hypot_vjp(g, ans, x, y):
-    return g * x / ans, g * y / ans
+@defvjp(math.hypot, wrt=("x", "y", "z", "w"))
+def hypot_vjp(g, ans, x, y=None, z=None, w=None):
+    return (g * x / ans, None if is_none(y) else g * y / ans,
+            None if is_none(z) else g * z / ans, None if is_none(w) else g * w / ans)
 
 
 @defjvp(math.fabs)

@@ -8,7 +8,7 @@ below 0 gives no NaN).
 
 import numpy as np
 
-from s2sad.ir.prims import unbroadcast
+from s2sad.ir.prims import unbroadcast, zeros_like
 from s2sad_rules.registry import defjvp, defvjp
 
 
@@ -221,6 +221,18 @@ def hypot_jvp(x, y, x_dot, y_dot, ans):
 @defvjp(np.hypot)
 def hypot_vjp(g, ans, x, y):
     return unbroadcast(g * x / ans, x), unbroadcast(g * y / ans, y)
+
+
+@defjvp(np.heaviside)
+def heaviside_jvp(x1, x2, x1_dot, x2_dot):
+    # a step in x1 (its derivative is 0, also at the step, as np.sign's); x2 is the value
+    # taken where x1 == 0
+    return (x1 == 0) * x2_dot
+
+
+@defvjp(np.heaviside)
+def heaviside_vjp(g, x1, x2):
+    return zeros_like(x1), unbroadcast(g * (x1 == 0), x2)
 
 
 @defjvp(np.logaddexp)

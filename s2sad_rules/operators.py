@@ -16,7 +16,7 @@ import operator
 import numpy as np
 
 from s2sad.ir.prims import unbroadcast, zeros_like
-from s2sad_rules.kind_tests import is_complex, is_safe_exponent
+from s2sad_rules.kind_tests import is_complex, is_none, is_safe_exponent
 from s2sad_rules.registry import def_linear, defjvp, defvjp
 
 
@@ -187,29 +187,62 @@ def abs_vjp(g, x):
     return g * np.sign(x)
 
 
+# max(a, b, ...) and min(...) of two to four numbers: the operands equal to the result
+# share the derivative evenly (as np.max does among tied entries)
+
+
 @defjvp(max)
-def max_jvp(a, b, a_dot, b_dot):
-    # ties split the derivative evenly between the operands
-    wa = (a > b) + 0.5 * (a == b)
-    return wa * a_dot + (1.0 - wa) * b_dot
+def max_jvp(a, b, c=None, d=None, a_dot=0.0, b_dot=0.0, c_dot=0.0, d_dot=0.0):
+    if is_none(c):
+        wa = (a > b) + 0.5 * (a == b)
+        return wa * a_dot + (1.0 - wa) * b_dot
+    m = max(a, b, c) if is_none(d) else max(a, b, c, d)
+    return tie_share(m, a, b, c, d, a_dot, b_dot, c_dot, d_dot)
 
 
-@defvjp(max)
-def max_vjp(g, a, b):
-    wa = (a > b) + 0.5 * (a == b)
-    return wa * g, (1.0 - wa) * g
+@defvjp(max, wrt=("a", "b", "c", "d"))
+def max_vjp(g, a, b, c=None, d=None):
+    if is_none(c):
+        wa = (a > b) + 0.5 * (a == b)
+        return wa * g, (1.0 - wa) * g, None, None
+    m = max(a, b, c) if is_none(d) else max(a, b, c, d)
+    return tie_shares(g, m, a, b, c, d)
 
 
 @defjvp(min)
-def min_jvp(a, b, a_dot, b_dot):
-    wa = (a < b) + 0.5 * (a == b)
-    return wa * a_dot + (1.0 - wa) * b_dot
+def min_jvp(a, b, c=None, d=None, a_dot=0.0, b_dot=0.0, c_dot=0.0, d_dot=0.0):
+    if is_none(c):
+        wa = (a < b) + 0.5 * (a == b)
+        return wa * a_dot + (1.0 - wa) * b_dot
+    m = min(a, b, c) if is_none(d) else min(a, b, c, d)
+    return tie_share(m, a, b, c, d, a_dot, b_dot, c_dot, d_dot)
 
 
-@defvjp(min)
-def min_vjp(g, a, b):
-    wa = (a < b) + 0.5 * (a == b)
-    return wa * g, (1.0 - wa) * g
+@defvjp(min, wrt=("a", "b", "c", "d"))
+def min_vjp(g, a, b, c=None, d=None):
+    if is_none(c):
+        wa = (a < b) + 0.5 * (a == b)
+        return wa * g, (1.0 - wa) * g, None, None
+    m = min(a, b, c) if is_none(d) else min(a, b, c, d)
+    return tie_shares(g, m, a, b, c, d)
+
+
+def tie_share(m, a, b, c, d, a_dot, b_dot, c_dot, d_dot):
+    """The tangent of the extremum `m` of three or four operands (d may be None)."""
+    if is_none(d):
+        n = (a == m) + (b == m) + (c == m)
+        return ((a == m) * a_dot + (b == m) * b_dot + (c == m) * c_dot) / n
+    n = (a == m) + (b == m) + (c == m) + (d == m)
+    return ((a == m) * a_dot + (b == m) * b_dot + (c == m) * c_dot + (d == m) * d_dot) / n
+
+
+def tie_shares(g, m, a, b, c, d):
+    """The cotangents of three or four operands of the extremum `m` (d may be None)."""
+    if is_none(d):
+        share = g / ((a == m) + (b == m) + (c == m))
+        return (a == m) * share, (b == m) * share, (c == m) * share, None
+    share = g / ((a == m) + (b == m) + (c == m) + (d == m))
+    return (a == m) * share, (b == m) * share, (c == m) * share, (d == m) * share
 
 
 @defjvp(float)
@@ -222,7 +255,32 @@ def float_vjp(g, x):
     return g
 
 
-def_linear(operator.neg, np.negative, operator.pos, np.positive, float)
+# NumPy's float scalar types called as casts: np.float64(x) as float(x); np.float32(x) and
+# np.float16(x) round the value, and their tangent alike (the cotangent stays as it comes)
+
+
+@defjvp(np.float64)
+def float64_jvp(x, x_dot):
+    return np.float64(x_dot)
+
+
+@defjvp(np.float32)
+def float32_jvp(x, x_dot):
+    return np.float32(x_dot)
+
+
+@defjvp(np.float16)
+def float16_jvp(x, x_dot):
+    return np.float16(x_dot)
+
+
+@defvjp(np.float64, np.float32, np.float16)
+def float_type_vjp(g, x):
+    return g
+
+
+def_linear(operator.neg, np.negative, operator.pos, np.positive, float, np.float64,
+           np.float32, np.float16)
 def_linear(operator.mul, np.multiply, wrt=(0, 1))
 def_linear(operator.truediv, np.divide, np.true_divide, wrt=(0,))
 def_linear(operator.matmul, np.matmul, wrt=(0, 1))

@@ -21,6 +21,7 @@ REAL_ONLY = (
     np.amin, np.ptp, np.sort, np.partition, np.mod, np.remainder, np.fmod, operator.mod,
     # real-valued by definition (NumPy raises, or drops the imaginary part)
     np.hypot, np.arctan2, np.copysign, np.fabs, np.logaddexp, np.logaddexp2, np.cbrt, float,
+    np.float64, np.float32, np.float16, np.heaviside,
     np.nan_to_num, np.deg2rad, np.rad2deg, np.degrees, np.radians,
     np.gradient,
 ) + tuple(

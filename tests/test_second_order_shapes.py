@@ -9,7 +9,8 @@ Found by probing with habits of other AD libraries' test suites (session 9):
 * np.einsum with a constant operand: its JVP rule branches on `b is None`, which the
   compiler did not decide from the kinds, and a zero on one side of that branch reached
   code generation (an internal AssertionError), for jvp, and hvp through the gradient;
-* Hessians refused ("needs the shape of the output") through np.diff with n > 1 (its VJP
+* Hessians refused ("needs the shape of the output") of a function with `if`/`elif`
+  returns (the gradient merges values a branch does not compute), and through np.diff with n > 1 (its VJP
   looped with a cotangent that changed shape), np.linalg.norm (np.where on numbers) and
   np.concatenate / np.vstack (split points computed from the arrays, not their shapes).
 """
@@ -103,7 +104,7 @@ def _point(name, shape=(2, 4)):
 
 def _hessian_fd(f, x):
     """The Jacobian of the gradient by central differences of central differences."""
-    grad_fd = lambda y: numerical_jacobian(f, (y,), (0,), eps=1e-5)[0].reshape(y.shape)  # noqa: E731
+    grad_fd = lambda y: numerical_jacobian(f, (y,), (0,), eps=1e-5)[0].reshape(y.shape)
     return numerical_jacobian(grad_fd, (x,), (0,), eps=1e-4)[0].reshape(x.shape + x.shape)
 
 
@@ -157,6 +158,38 @@ def test_generic_source_of_an_undecided_zero_is_refused_clearly():
     assert "def einsum_constant_generic_grad(x):" in s2sad.grad(einsum_constant_generic).source
     x = _point("generic", (2, 3))
     assert "is None" not in s2sad.jvp(einsum_constant_generic).source_for(x, x)
+
+
+def branches(x, y):
+    if x > y:
+        return x * y
+    elif x > 0.5 * y:
+        return x + y ** 2
+    return np.exp(x - y) * x
+
+
+def array_branches(x):
+    s = np.sum(x)
+    if s > 0.0:
+        return np.sum(np.sin(x) * s)
+    elif s > -1.0:
+        return np.sum(x ** 3)
+    return np.sum(np.exp(x))
+
+
+@pytest.mark.parametrize("x, y", [(1.5, 0.4), (0.8, 1.2), (0.2, 1.0)])
+def test_hessian_of_a_function_with_branches(x, y):
+    """Each point takes another branch (finite differences stay inside it)."""
+    h = s2sad.hessian(branches, wrt=(0, 1))(x, y)
+    g = s2sad.grad(branches, wrt=(0, 1))
+    for i in range(2):
+        col = numerical_jacobian(lambda a, b: np.array(g(a, b)), (x, y), (i,), eps=1e-5)[0]
+        for j in range(2):
+            assert_close(float(h[j][i]), float(col[j, 0]), rtol=1e-5, atol=1e-6)
+    for shift in (0.6, -0.1, -1.5):
+        z = _point(f"branches{shift}", (3,)) * 0.3 + shift
+        assert_close(s2sad.hessian(array_branches)(z), _hessian_fd(array_branches, z),
+                     rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 4])

@@ -219,6 +219,43 @@ add(builtin_min, lambda rng: [-0.3, 0.2], name="builtin_min_right")
 add(builtin_float, lambda rng: [0.7])
 
 
+def builtin_max3(x, y, z): return max(x, y, z)
+def builtin_max4(x, y, z, w): return max(x * y, y, z, w)
+def builtin_min3(x, y, z): return min(x, y, z)
+def builtin_min4(x, y, z, w): return min(x, y * z, z, w)
+
+
+# each operand the extremum in turn (ties: tests/rules/test_conventions.py)
+for _k in range(3):
+    add(builtin_max3, lambda rng, k=_k: list(np.roll([0.9, -0.2, 0.4], k)),
+        name=f"builtin_max3_{_k}", second_order=True)
+    add(builtin_min3, lambda rng, k=_k: list(np.roll([0.9, -0.2, 0.4], k)),
+        name=f"builtin_min3_{_k}", second_order=True)
+for _k in range(4):
+    add(builtin_max4, lambda rng, k=_k: list(np.roll([0.9, -0.2, 0.4, 0.1], k)),
+        name=f"builtin_max4_{_k}", second_order=True)
+    add(builtin_min4, lambda rng, k=_k: list(np.roll([0.9, -0.2, 0.4, 0.1], k)),
+        name=f"builtin_min4_{_k}", second_order=True)
+
+
+def np_float64_cast(x): return np.float64(x) * x
+def np_float64_cast_array(x): return np.float64(x * x)
+
+
+add(np_float64_cast, lambda rng: [0.7], second_order=True)
+add(np_float64_cast_array, lambda rng: [real(rng, (2, 3))], second_order=True)
+
+
+def np_heaviside(x1, x2): return np.heaviside(x1, x2) * x1
+def np_heaviside_at_step(x1, x2): return np.heaviside(x1, x2)
+
+
+add(np_heaviside, lambda rng: [real(rng, (2, 3)), real(rng, (3,))], family="binary")
+# where x1 == 0 the value is x2's: its derivative there is 1 (x1 held exactly at the step)
+add(np_heaviside_at_step, lambda rng: [np.array([[0.0, 0.5, -0.5], [0.3, 0.0, 0.0]]),
+                                       real(rng, (2, 3))], wrt=(1,))
+
+
 def np_where(c, x, y): return np.where(c, x, y)
 
 
@@ -252,6 +289,9 @@ def m_cbrt(x): return math.cbrt(x)
 def m_pow(x, y): return math.pow(x + 2.0, y)
 def m_atan2(y, x): return math.atan2(y, x)
 def m_hypot(x, y): return math.hypot(x, y)
+def m_hypot1(x): return math.hypot(x)
+def m_hypot3(x, y, z): return math.hypot(x, y, z)
+def m_hypot4(x, y, z, w): return math.hypot(x, y, z * w, w)
 def m_fabs(x): return math.fabs(x)
 def m_erf(x): return math.erf(x)
 def m_erfc(x): return math.erfc(x)
@@ -284,6 +324,9 @@ for _fn in [m_log_base, m_pow, m_atan2, m_hypot, m_fmod, m_remainder, m_copysign
     add(_fn, lambda rng: [real(rng, (), -0.9, 0.9), real(rng, (), -0.9, 0.9)],
         second_order=True, family="math")
 add(m_dist, lambda rng: [real(rng, ()), real(rng, ())])
+add(m_hypot1, lambda rng: [real(rng, (), -0.9, 0.9)], second_order=True, family="math")
+add(m_hypot3, lambda rng: [real(rng, ()) for _ in range(3)], second_order=True, family="math")
+add(m_hypot4, lambda rng: [real(rng, ()) for _ in range(4)], second_order=True, family="math")
 add(builtin_sum_arrays, lambda rng: [real(rng, (3,)), real(rng, (3,))])
 
 # -- reductions and scans -----------------------------------------------------------------

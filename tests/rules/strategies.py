@@ -239,6 +239,18 @@ def _where(draw):
     return Example("np.where(a0, a1, a2)", (c, x, y), (1, 2))
 
 
+def _nary(call: str, dom=REAL, lo=2, hi=4):
+    """`call` of two to four numbers (max, min, math.hypot take any number)."""
+
+    def spec(draw):
+        n = draw(st.integers(lo, hi))
+        xs = tuple(draw(values((), dom, scalar=True)) for _ in range(n))
+        names = ", ".join(f"a{i}" for i in range(n))
+        return Example(call.format(names), xs, tuple(range(n)))
+
+    return spec
+
+
 def _float(draw):
     return Example("float(a0) * a0", (draw(values((), REAL, scalar=True)),), (0,))
 
@@ -1002,8 +1014,8 @@ SPECS = {
     operator.neg: unary("-{0}"), operator.pos: unary("+{0}"),
     operator.matmul: custom(_matmul("a0 @ a1")), operator.getitem: custom(_getitem),
     abs: unary("abs({0})"), float: custom(_float), pow: binary("pow({0}, {1})", POS, REAL),
-    max: binary("max({0}, {1})", scalar_only=True),
-    min: binary("min({0}, {1})", scalar_only=True),
+    max: custom(_nary("max({0})")), min: custom(_nary("min({0})")),
+    np.float64: unary("np.float64({0}) * {0}"),
     sum: st.one_of(seq("sum({0})"), custom(_sum_arrays)),
     # math
     math.acos: _math_unary("acos", UNIT), math.acosh: _math_unary("acosh", ABOVE1),
@@ -1024,7 +1036,7 @@ SPECS = {
     math.copysign: binary("math.copysign({0}, {1})", REAL, NONZERO, scalar_only=True),
     math.fmod: binary("math.fmod({0}, {1})", REAL, POS, scalar_only=True),
     math.remainder: binary("math.remainder({0}, {1})", REAL, POS, scalar_only=True),
-    math.hypot: binary("math.hypot({0}, {1})", NONZERO, NONZERO, scalar_only=True),
+    math.hypot: custom(_nary("math.hypot({0})", NONZERO, 1, 4)),
     math.pow: binary("math.pow({0}, {1})", POS, REAL, scalar_only=True),
     math.ldexp: custom(_ldexp), math.dist: custom(_dist),
     math.fsum: seq("math.fsum({0})"), math.prod: seq("math.prod({0})", NONZERO),
@@ -1057,6 +1069,7 @@ SPECS = {
     np.power: binary("np.power({0}, {1})", POS, REAL),
     np.float_power: binary("np.float_power({0}, {1})", POS, REAL),
     np.maximum: binary("np.maximum({0}, {1})"), np.minimum: binary("np.minimum({0}, {1})"),
+    np.heaviside: binary("np.heaviside({0}, {1}) * {0}", NONZERO, REAL),
     np.fmax: binary("np.fmax({0}, {1})"), np.fmin: binary("np.fmin({0}, {1})"),
     np.logaddexp: binary("np.logaddexp({0}, {1})"),
     np.logaddexp2: binary("np.logaddexp2({0}, {1})"),
@@ -1317,6 +1330,9 @@ COVERED_ELSEWHERE = {
     "real_spectrum": "eig's real-spectrum check: tests/rules/test_issue13_regressions.py",
     "list_append": "ys.append(y) in a loop: tests/frontend/test_lists.py",
     "as_list": "a grown list returned: tests/frontend/test_lists.py",
+    # finite differences cannot see through the rounding of a cast to fewer bits
+    "float32": "analytic derivatives: tests/rules/test_conventions.py",
+    "float16": "analytic derivatives: tests/rules/test_conventions.py",
 }
 
 # The module text every example's function is defined in.

@@ -36,6 +36,47 @@ def test_ties_split_evenly():
     assert s2sad.jvp(f_max)(np.array([3.0, 1.0, 3.0]), np.array([1.0, 5.0, 3.0]))[1] == 2.0
 
 
+def f_max3(x, y, z): return max(x, y, z)
+def f_min4(x, y, z, w): return min(x, y, z, w)
+
+
+@pytest.mark.parametrize("args, shares", [
+    ((1.0, 1.0, 0.5), (0.5, 0.5, 0.0)),
+    ((2.0, 2.0, 2.0), (1 / 3, 1 / 3, 1 / 3)),
+    ((0.5, 3.0, 3.0), (0.0, 0.5, 0.5)),
+])
+def test_builtin_max_of_three_shares_ties_evenly(args, shares):
+    """As np.max among tied entries: each operand equal to the result gets an equal share
+    (a subgradient; nesting max(max(a, b), c) would give 1/4, 1/4, 1/2 to a three-way tie)."""
+    g = s2sad.grad(f_max3, wrt=(0, 1, 2))(*args)
+    np.testing.assert_allclose(g, shares, rtol=0, atol=1e-15)
+    out, t = s2sad.jvp(f_max3, wrt=(0, 1, 2))(*args, 1.0, 10.0, 100.0)
+    assert out == max(args) and abs(t - np.dot(shares, (1.0, 10.0, 100.0))) < 1e-12
+
+
+def test_builtin_min_of_four_shares_ties_evenly():
+    g = s2sad.grad(f_min4, wrt=(0, 1, 2, 3))(0.2, -1.0, 0.3, -1.0)
+    assert g == (0.0, 0.5, 0.0, 0.5)
+
+
+def f_float32(x): return np.float32(x) * 3.0 + x
+def f_float16(x): return np.sum(np.float16(x * x))
+
+
+@pytest.mark.parametrize("x", [0.7, np.array([0.25, -1.5, 3.0])])
+def test_casts_to_fewer_bits_pass_the_derivative_through(x):
+    """np.float32(x) and np.float16(x) round the value: their derivative is 1 (the analytic
+    one; finite differences would see the rounding), the tangent rounded like the value."""
+    v = np.ones_like(x) * 0.5
+    _, t = s2sad.jvp(f_float32)(x, v)
+    np.testing.assert_allclose(t, 4.0 * v, rtol=1e-6)
+    _, pb = s2sad.vjp(f_float32)(x)
+    np.testing.assert_allclose(pb(np.ones_like(x) * 2.0)[0], 8.0 * np.ones_like(x), rtol=1e-6)
+    if np.ndim(x):
+        g = s2sad.grad(f_float16)(x)
+        np.testing.assert_allclose(g, 2.0 * x, rtol=1e-3)  # (x * x rounded to float16)
+
+
 def test_sqrt_at_zero_is_infinite():
     with np.errstate(divide="ignore"):
         g = s2sad.vjp(f_sqrt)(np.array([0.0, 4.0]))[1](np.ones(2))[0]
