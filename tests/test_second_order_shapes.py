@@ -12,7 +12,10 @@ Found by probing with habits of other AD libraries' test suites (session 9):
 * Hessians refused ("needs the shape of the output") of a function with `if`/`elif`
   returns (the gradient merges values a branch does not compute), and through np.diff with n > 1 (its VJP
   looped with a cotangent that changed shape), np.linalg.norm (np.where on numbers) and
-  np.concatenate / np.vstack (split points computed from the arrays, not their shapes).
+  np.concatenate / np.vstack (split points computed from the arrays, not their shapes);
+* the Hessian of a list comprehension: an operand read from a list's cotangent, of unknown
+  kind, was not given the batch axis (a ValueError here; where the sizes agree it would
+  broadcast along the wrong axis).
 """
 
 import numpy as np
@@ -80,13 +83,22 @@ def stacked(x):
     return np.sum(np.vstack([x, x ** 2]) ** 2) + np.sum(np.hstack([x, np.cos(x)]) ** 3)
 
 
+def list_comprehension(x):
+    ys = [np.sin(x[i]) * x[i] for i in range(2)]
+    return np.sum(ys[0] * ys[1])
+
+
+def generator_sum(x):
+    return sum(np.sum(x[i] ** 2 * x[1 - i]) for i in range(2))
+
+
 def scalar_where(x):
     s = np.sum(x * x)
     return np.where(s > 1.0, s, 2.0 * s) * np.sum(x)
 
 
 CURVED = [einsum_constant_sin, einsum_self, diffs, diff_orders, norms, concatenated,
-          flattened_concatenate, stacked, scalar_where]
+          flattened_concatenate, stacked, scalar_where, list_comprehension, generator_sum]
 
 
 def einsum_constant_generic(x):  # (its own function: no call compiles it before the test)
@@ -126,9 +138,22 @@ def test_hessian_against_finite_differences(f):
     x = _point(f.__name__, SHAPES.get(f.__name__, (2, 4)))
     want = _hessian_fd(f, x)
     assert_close(s2sad.hessian(f)(x), want, rtol=1e-5, atol=1e-6)
-    assert_close(s2sad.jacrev(s2sad.grad(f))(x), want, rtol=1e-5, atol=1e-6)
     v = rng_for(f.__name__ + "v").standard_normal(x.shape)
     assert_close(s2sad.hvp(f)(x, v), np.tensordot(want, v, axes=2), rtol=1e-5, atol=1e-6)
+    if f not in REVERSE_OVER_REVERSE_OF_A_LIST:
+        assert_close(s2sad.jacrev(s2sad.grad(f))(x), want, rtol=1e-5, atol=1e-6)
+
+
+REVERSE_OVER_REVERSE_OF_A_LIST = [list_comprehension]
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
+    "known bug: reverse over reverse of a list grown in a loop takes the cotangent of the "
+    "list as it was before its first item (empty) as zeros of shape (0,), not (0, 4)"))
+@pytest.mark.parametrize("f", REVERSE_OVER_REVERSE_OF_A_LIST, ids=lambda f: f.__name__)
+def test_reverse_over_reverse_of_a_grown_list(f):
+    x = _point(f.__name__)
+    assert_close(s2sad.jacrev(s2sad.grad(f))(x), _hessian_fd(f, x), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("f", [einsum_constant_first, einsum_constant_sin, einsum_self,

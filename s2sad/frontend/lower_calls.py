@@ -504,6 +504,8 @@ class CallLowering:
             self.error(UnsupportedSyntaxError, "enumerate(start=...) of an array is not "
                        "supported", node, "add the offset to the index in the loop body")
             raise Abort
+        if fn is enumerate and isinstance(args[0], Zipped) and not args[0].counted:
+            return Zipped(args[0].seqs, True, grouped=True)  # for i, (a, b) in enumerate(zip(..))
         return Zipped(tuple(self.materialize(a) for a in args), fn is enumerate)
 
     def int_tuple(self, v) -> bool:

@@ -284,9 +284,11 @@ class ControlFlowLowering:
         """The loop's item at `index`: seq[index], or for zip/enumerate the tuple of them."""
         if not isinstance(seq, Zipped):
             return self.emit(operator.getitem, [seq, index], hint="_t", node=target)
-        items = [self.emit(operator.getitem, [q, index], hint="_t", node=target)
-                 for q in seq.seqs]
-        return StaticSeq(((index,) if seq.counted else ()) + tuple(items))
+        items = tuple(self.emit(operator.getitem, [q, index], hint="_t", node=target)
+                      for q in seq.seqs)
+        if seq.grouped:
+            return StaticSeq((index, StaticSeq(items)))
+        return StaticSeq(((index,) if seq.counted else ()) + items)
 
     def lower_for_as_while(self, s, start, stop, step, index_name, element):
         """`for` with `break`: a `while` over the index with a break flag."""

@@ -129,7 +129,9 @@ class StatementLowering:
                     self.error(UnsupportedSyntaxError, "`return` inside a loop is not supported",
                                s, "store the value in a variable, `break`, and return after "
                                   "the loop")
-                    return "break"
+                    # (not lowered on as a `break`: the loop was not lowered for one, which
+                    # reported a second problem the user did not write)
+                    raise Abort
                 if value is None:
                     self.error(UnsupportedSyntaxError, "`return` without a value", s,
                                "return the value to differentiate")

@@ -148,6 +148,7 @@ class Zipped:
 
     seqs: tuple  # lowered sequences
     counted: bool  # enumerate: the index comes first
+    grouped: bool = False  # enumerate(zip(...)): the items after the index as one tuple
 
 
 @dataclass(frozen=True, eq=False)

@@ -45,6 +45,13 @@ def batch_expand(u, n):
     return np.broadcast_to(np.expand_dims(u, -1), np.shape(u) + (n,))
 
 
+def unbatched_operand(u):
+    """An unbatched operand of an elementwise operation with batched ones, where its kind
+    was not known at compile time: a trailing axis of length 1 for an array (so that it
+    broadcasts against the batch axis, not along its own last axis), a number as it is."""
+    return np.expand_dims(u, -1) if np.ndim(u) else u
+
+
 def with_batch_axis(shape, n):
     return tuple(shape) + (n,)
 
@@ -209,8 +216,14 @@ class BatchPass:
         if _is_elementwise(fn) and not kw:
             new = []
             for a, f in zip(args, flags):
-                if not f and self.kind(a).tag == "array":
+                tag = self.kind(a).tag if not f else ""
+                if tag == "array":
                     a = em.call(operator.getitem, (a, Const((Ellipsis, None))), hint="_u")
+                elif not f and tag != "scalar" and not isinstance(a, Const):
+                    # an array or a number: which one, only the value tells (a value
+                    # taken from a list's cotangent); guessing a number would broadcast an
+                    # array along its own last axis, silently where the sizes agree
+                    a = em.call(unbatched_operand, (a,), hint="_u")
                 new.append(a)
             self.emit(em, s, fn, new)
             return

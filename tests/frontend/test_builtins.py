@@ -42,6 +42,13 @@ def zip_arrays(x, y):
     return s
 
 
+def enumerate_zip_arrays(x, y):
+    s = 0.0
+    for i, (a, b) in enumerate(zip(x, y)):
+        s = s + (i + 1) * np.sin(a) * b
+    return s
+
+
 def extremes(x):
     return max([x, 2.0 * x, 0.5]) + min((x, 1.0)) + sum([x, x])
 
@@ -113,6 +120,22 @@ def test_enumerate_and_zip_of_arrays():
     vx, vy = rng.standard_normal(4), rng.standard_normal(3)
     _, out_dot = s2sad.jvp(zip_arrays)(x, y, vx, vy)
     assert_close(out_dot, numerical_jvp(zip_arrays, (x, y), (0, 1), (vx, vy)), what="jvp")
+
+
+def test_enumerate_of_a_zip_of_arrays():
+    """for i, (a, b) in enumerate(zip(x, y)): refused before as a zip used elsewhere than
+    as a loop's iterable."""
+    rng = rng_for("enumerate zip")
+    x, y = rng.standard_normal(4), rng.standard_normal(3)
+    gx, gy = s2sad.grad(enumerate_zip_arrays, wrt=(0, 1))(x, y)
+    k = np.arange(1, 4)
+    assert_close(gx, np.append(k * np.cos(x[:3]) * y, 0.0), what="x")
+    assert_close(gy, k * np.sin(x[:3]), what="y")
+    vx, vy = rng.standard_normal(4), rng.standard_normal(3)
+    out, out_dot = s2sad.jvp(enumerate_zip_arrays)(x, y, vx, vy)
+    assert_close(out, enumerate_zip_arrays(x, y), what="value")
+    assert_close(out_dot, numerical_jvp(enumerate_zip_arrays, (x, y), (0, 1), (vx, vy)),
+                 what="jvp")
 
 
 def returns_a_dict(x):
