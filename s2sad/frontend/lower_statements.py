@@ -197,6 +197,14 @@ class StatementLowering:
             case gast.Expr(value=value):
                 if isinstance(value, gast.Constant):
                     return None
+                if isinstance(value, gast.Call):  # (np.put(a, i, v), a.sort(), a.fill(0))
+                    self.error(UnsupportedSyntaxError, "a call whose result is not used: "
+                               "differentiated code keeps no side effect but print() and "
+                               "assert, so a call that modifies an array in place is not "
+                               "supported", s,
+                               "assign into the array (`a[i] = v`, on an array the function "
+                               "created) or assign the call's result to a name")
+                    return None
                 self.error(UnsupportedSyntaxError, "an expression statement has no effect in "
                            "differentiated code", s,
                            "assign the value to a name, or remove the statement "

@@ -169,6 +169,12 @@ FRESH_FNS = {
     np.concatenate, np.stack, np.vstack, np.hstack, np.outer, np.diag, prims.index_update,
     prims.index_add, operator.add, operator.sub, operator.mul, operator.truediv,
     operator.pow, operator.neg, operator.matmul, np.dot, np.matmul, np.cumsum, np.cumprod,
+    # each returns a new array (not np.diff: n=0 returns its argument; not np.einsum: a
+    # diagonal is a view)
+    np.where, np.clip, np.sort, np.tile, np.repeat, np.pad, np.roll, np.append, np.insert,
+    np.delete, np.take, np.round, np.around, np.triu, np.tril, np.kron, np.cross,
+    np.tensordot, np.linalg.inv, np.linalg.solve, np.linalg.pinv, np.sum, np.mean, np.prod,
+    np.max, np.min,
 }
 
 

@@ -64,6 +64,20 @@ def ode_history(y0, k, n):
     return ys
 
 
+def writes_into_results(x):
+    """Writes into what NumPy functions return as new arrays (refused before: only
+    constructors, arithmetic and a few products counted as arrays the function created)."""
+    y = np.where(x > 0.5, x, 0.0)
+    y[1:3] = np.sqrt(np.abs(y[1:3]) + 1.0)
+    z = np.clip(x, 0.55, 0.95)
+    z[0] = z[0] * x[1]
+    s = np.sort(x * x)
+    s[-1] = s[-1] + x[0]
+    t = np.tile(x, 2)
+    t[::2] = t[::2] * 3.0
+    return np.concatenate([y * y * x, z * s, t])
+
+
 def writes_into_argument(x):
     x[0] = 1.0
     return x
@@ -74,6 +88,12 @@ def writes_into_alias(x):
     b = a
     a[0] = x
     return b
+
+
+def writes_into_diff_of_order_0(x):
+    d = np.diff(x, 0)  # (x itself: np.diff(x, 0) returns its argument)
+    d[0] = 1.0
+    return d
 
 
 def writes_into_view(x):

@@ -38,6 +38,7 @@ CASES = [
     (P.write_in_branch, lambda: (RNG.uniform(0.5, 1, 3), -1.0), 0),
     (P.ode_history, lambda: (np.array([0.5, 0.1]), 2.0, 20), 0),
     (P.ode_history, lambda: (np.array([0.5, 0.1]), 2.0, 20), 1),
+    (P.writes_into_results, lambda: (RNG.uniform(0, 1, 5) * 0.98 + 0.01,), 0),
 ]
 IDS = [f"{f.__name__}-wrt{w}" for f, _, w in CASES]
 
@@ -72,13 +73,29 @@ def test_the_callers_arrays_are_not_modified():
 
 @pytest.mark.parametrize("f,arg", [(P.writes_into_argument, np.ones(3)),
                                    (P.writes_into_alias, 0.5),
-                                   (P.writes_into_view, 0.5)],
+                                   (P.writes_into_view, 0.5),
+                                   (P.writes_into_diff_of_order_0, np.ones(3))],
                          ids=lambda v: getattr(v, "__name__", "arg"))
 def test_writes_that_python_would_show_elsewhere_are_refused(f, arg):
     with pytest.raises(s2sad.NonDifferentiableError) as info:
         s2sad.jvp(f)(arg, arg)
     assert info.value.lineno is not None
     assert "copy" in str(info.value)
+
+
+def writes_with_np_put(x):
+    z = np.zeros(4)
+    np.put(z, [1, 2], x[:2])
+    return np.sum(z * x)
+
+
+def test_an_in_place_numpy_call_is_refused_as_such():
+    """np.put(z, ...) was refused as "an expression statement has no effect"."""
+    with pytest.raises(s2sad.UnsupportedSyntaxError) as info:
+        s2sad.grad(writes_with_np_put)(np.ones(4))
+    e = info.value
+    assert "in place" in e.message and "a[i] = v" in e.hint
+    assert e.lineno == writes_with_np_put.__code__.co_firstlineno + 2
 
 
 def test_10000_step_fill_stores_o_of_n_values():
