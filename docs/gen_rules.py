@@ -52,7 +52,8 @@ rules are registered where it exists.
 - Complex values follow JAX's convention (next section).
 - Options a rule cannot handle are refused at compile time with a `MissingRuleError` naming
   the option (`defcheck` in `s2sad_rules/registry.py`).
-- `np.prod`, `np.cumprod`, `math.prod`: differentiated by division; valid where no factor is 0.
+- `np.prod`, `np.cumprod`, `math.prod`: exact where factors are 0 (no division by a zero
+  factor); their second derivatives where a factor is 0 are not computed (NaN or inf).
 - `np.mod`/`np.remainder`/`%`/`np.fmod`/`math.fmod`/`math.remainder`: derivative 1 in the
   dividend, minus the integer quotient in the divisor, away from the jumps.
 - `np.sort`: each cotangent goes back to the entry that was moved there.

@@ -1,8 +1,9 @@
 """Rules for NumPy statistics, NaN-aware reductions and scans: var std ptp average nansum
 nanmean cumsum cumprod trace diff gradient.
 
-Conventions: `ptp` follows `max`/`min` (ties share the derivative evenly); `cumprod`, like
-`prod`, is differentiated by division and is valid where no factor is zero; `nansum` and
+Conventions: `ptp` follows `max`/`min` (ties share the derivative evenly); `cumprod` is
+differentiated by division where no factor is zero, and exactly (without dividing by a
+zero) where some are; `nansum` and
 `nanmean` give NaN entries a zero derivative; `var` and `std` of a complex input are real
 (the mean of |a - mean(a)|^2) with cotangent 2 g conj(a - mean(a)) / (n - ddof) (JAX's
 convention); `std` at a zero spread has derivative 0 (the
@@ -24,7 +25,7 @@ import operator
 
 import numpy as np
 
-from s2sad.ir.prims import make_tuple, unbroadcast, zeros_like
+from s2sad.ir.prims import make_tuple, once_differentiable, unbroadcast, zeros_like
 from s2sad_rules.kind_tests import is_complex, is_none
 from s2sad_rules.numpy_reductions import expand_reduced
 from s2sad_rules.refusals import supported
@@ -193,13 +194,49 @@ def reverse_cumsum(g, axis):
 
 @defjvp(np.cumprod)
 def cumprod_jvp(a, axis=None, dtype=None, out=None, a_dot=0.0, ans=0.0):
-    # valid where no factor is zero (axis=None flattens, as cumprod does)
+    # (axis=None flattens, as cumprod does)
+    zero = a == 0
+    if np.any(zero):  # exact where factors are zero (see cumprod_at_zeros)
+        c, before = cumprod_at_zeros(a, zero, axis, dtype)
+        b = np.where(zero, 1.0, a)
+        return once_differentiable(c * ((before == 0) * np.cumsum(a_dot / b, axis=axis)
+                                        + (before == 1) * np.cumsum(a_dot * zero, axis=axis)))
     return ans * np.cumsum(a_dot / a, axis=axis)
 
 
 @defvjp(np.cumprod)
 def cumprod_vjp(g, ans, a, axis=None, dtype=None, out=None):
+    zero = a == 0
+    if np.any(zero):
+        c, before = cumprod_at_zeros(a, zero, axis, dtype)
+        gc = g * c
+        # up to the first zero every factor's share, up to the second the first zero's
+        s = np.reshape(reverse_cumsum(gc * (before == 0), axis), np.shape(a)) + zero * \
+            np.reshape(reverse_cumsum(gc * (before == 1), axis), np.shape(a))
+        return once_differentiable(s / np.where(zero, 1.0, a))
     return np.reshape(reverse_cumsum(g * ans, axis), np.shape(a)) / a
+
+
+# the exact derivative at zero factors reads the zero pattern as constant masks: its own
+# derivative would be finite and wrong there, so it is NaN (second derivatives of np.cumprod
+# at a zero factor are not computed, as np.prod's)
+@defjvp(once_differentiable)
+def once_differentiable_jvp(x, x_dot):
+    return x_dot * np.nan
+
+
+@defvjp(once_differentiable)
+def once_differentiable_vjp(g, x):
+    return g * np.nan
+
+
+def cumprod_at_zeros(a, zero, axis, dtype):
+    """(c, before): the cumulative product with the zero factors taken as ones, and how many
+    zeros the product up to each entry holds. The product of the factors up to entry i other
+    than factor k is c[i] / a[k] while no factor up to i is zero, c[i] for the zero factor k
+    while it is the only one, and 0 otherwise: no division by a zero."""
+    c = np.cumprod(np.where(zero, 1.0, a), axis=axis, dtype=dtype)
+    return c, np.cumsum(zero, axis=axis)
 
 
 @defjvp(np.trace)

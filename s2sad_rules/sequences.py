@@ -1,9 +1,9 @@
 """Rules for functions of a list of numbers: builtin sum, math.fsum, math.prod, math.dist.
 
 A list's cotangent is anything whose items are the items' cotangents: these rules return
-an array with one row per item (the items must share one shape). `math.prod` is
-differentiated by division and is valid where no factor is zero; `math.dist` at 0 gives
-the subgradient 0.
+an array with one row per item (the items must share one shape). `math.prod` is exact
+where factors are zero (as np.prod: the product of the other factors); `math.dist` at 0
+gives the subgradient 0.
 """
 
 import math

@@ -148,7 +148,8 @@ class ExpressionEmitter:
         if fn is operator.getitem:
             base = self.atom(args[0])
             return gast.Subscript(value=base, slice=self.index_expr(args[1]), ctx=LOAD)
-        if fn is prims.identity and len(args) == 1 and not kwargs:
+        if (fn is prims.identity or fn is prims.once_differentiable) and len(args) == 1 \
+                and not kwargs:
             return self.atom(args[0])
         if fn is prims.make_tuple:
             return gast.Tuple(elts=[self.atom(a) for a in args], ctx=LOAD)

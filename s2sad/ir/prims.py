@@ -106,6 +106,14 @@ def identity(x):
     return x
 
 
+def once_differentiable(x):
+    """`x` itself, printed as `x`; differentiating it again gives NaN. It marks a derivative
+    computed exactly from masks of the zero pattern (np.cumprod's at zero factors), which
+    differentiating again would take as constants: a finite, wrong second derivative
+    there, where NaN says that none is computed."""
+    return x
+
+
 def apply_pullback(pullback, g):
     """`pullback(g)`: the reverse sweep of a recursive call."""
     return pullback(g)

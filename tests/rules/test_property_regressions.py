@@ -255,6 +255,59 @@ def test_second_derivative_of_prod_away_from_zeros():
     np.testing.assert_allclose(s2sad.jacrev(s2sad.grad(prod_all))(x), expected, rtol=1e-12)
 
 
+# -- np.cumprod where a factor is zero: the rules divided by each factor (NaN, inf) --------------
+
+
+def cumprod_flat(a): return np.sum(np.cumprod(a) * np.arange(1.0, 13.0))
+def cumprod_rows(a): return np.sum(np.cumprod(a, axis=1) ** 2 * np.array([1.0, -2.0, 0.5, 3.0]))
+def cumprod_columns(a): return np.sum(np.sin(np.cumprod(a, axis=0)))
+def cumprod_last_axis(a): return np.sum(np.cumprod(a.reshape(3, 2, 2), axis=-1) * a.reshape(3, 2, 2))
+
+
+CUMPROD = [cumprod_flat, cumprod_rows, cumprod_columns, cumprod_last_axis]
+ZERO_PATTERNS = {"none": (), "one": ((0, 1),), "two-in-a-row": ((0, 1), (0, 3)),
+                 "two-in-a-column": ((0, 1), (2, 1)), "first": ((1, 0),),
+                 "three": ((0, 0), (1, 2), (2, 3))}
+
+
+def _with_zeros(pattern):
+    a = np.array([[1.5, -0.5, 2.0, 0.8], [1.2, 0.9, -1.1, 2.5], [0.7, 1.3, 0.6, -0.9]])
+    for z in pattern:
+        a[z] = 0.0
+    return a
+
+
+@pytest.mark.parametrize("f", CUMPROD, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("pattern", list(ZERO_PATTERNS), ids=str)
+def test_cumprod_where_factors_are_zero(f, pattern):
+    """Exact first derivatives (a product is a polynomial: finite differences are the
+    oracle at the zeros too), with no division by a zero on the way."""
+    a = _with_zeros(ZERO_PATTERNS[pattern])
+    v = np.cos(np.arange(12.0)).reshape(3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, tangent = s2sad.jvp(f)(a, v)
+        (a_bar,) = s2sad.vjp(f)(a)[1](1.0)
+    assert tangent == pytest.approx(float(numerical_jvp(f, [a], (0,), [v])), rel=1e-6,
+                                    abs=1e-9)
+    assert_close((a_bar,), numerical_vjp(f, [a], (0,), 1.0), what="vjp")
+    assert float(np.sum(a_bar * v)) == pytest.approx(float(tangent), rel=1e-12, abs=1e-12)
+
+
+def test_second_derivative_of_cumprod_is_nan_at_a_zero_and_exact_elsewhere():
+    """At a zero factor the exact first derivative reads the zero pattern as constant masks;
+    differentiating it again would give finite wrong numbers, so it gives NaN (as np.prod's
+    second derivative at zeros)."""
+    a = _with_zeros(ZERO_PATTERNS["one"])
+    v = np.cos(np.arange(12.0)).reshape(3, 4)
+    with np.errstate(all="ignore"):
+        assert np.all(np.isnan(s2sad.hvp(cumprod_rows)(a, v)))
+    b = _with_zeros(())
+    grad = s2sad.grad(cumprod_rows)
+    expected = (grad(b + 1e-5 * v) - grad(b - 1e-5 * v)) / 2e-5
+    assert_close(s2sad.hvp(cumprod_rows)(b, v), expected, rtol=1e-6, atol=1e-8)
+
+
 # -- np.linalg.norm with a float `ord` (np.inf): a float keeps no value in its kind, and the
 # example float was no valid matrix order, so the result's kind was an array of unknown shape
 # and grad refused a scalar output ------------------------------------------------------------
