@@ -217,6 +217,39 @@ def test_hessian_of_a_function_with_branches(x, y):
                      rtol=1e-5, atol=1e-6)
 
 
+def nested_break(x):
+    s = 0.0
+    for i in range(2):
+        for j in range(4):
+            if x[i, j] < -0.5:
+                break
+            s = s + x[i, j] ** 2 * (i + 1) * x[1 - i, j]
+    return s
+
+
+def skip_negative(x):
+    s = 0.0
+    for j in range(4):
+        if x[0, j] < 0:
+            continue
+        s = s + np.exp(x[0, j]) * x[1, j] ** 2
+    return s
+
+
+@pytest.mark.parametrize("f", [nested_break, skip_negative], ids=lambda f: f.__name__)
+def test_hessian_of_loops_with_break_and_continue(f):
+    """The reverse sweep's residuals of a branch are None on the other branch; merged, their
+    kind was unknown, so an index read back from the tape counted as differentiable and the
+    Hessian was refused ("index_add is not differentiable with respect to its argument
+    `index`"). A value only one branch computes now takes that branch's kind."""
+    for shift in (0.0, -0.6):
+        x = _point(f.__name__ + str(shift), (2, 4)) * 0.8 + shift
+        want = _hessian_fd(f, x)
+        assert_close(s2sad.hessian(f)(x), want, rtol=1e-5, atol=1e-6)
+        v = rng_for(f.__name__ + "v").standard_normal(x.shape)
+        assert_close(s2sad.hvp(f)(x, v), np.tensordot(want, v, axes=2), rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 4])
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_diff_of_every_order_against_finite_differences(n, axis):

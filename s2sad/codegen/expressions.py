@@ -55,6 +55,8 @@ class ExpressionEmitter:
                 "the code specialised for some arguments")
         if isinstance(v, bool) or v is None or v is Ellipsis or isinstance(v, str):
             return gast.Constant(value=v, kind=None)
+        if v is prims.NOT_COMPUTED:  # (what a branch yields for the other's residual)
+            return gast.Constant(value=None, kind=None)
         if isinstance(v, np.generic) and v.dtype.kind in "biuf":
             v = v.item()
         if isinstance(v, (int, float)):

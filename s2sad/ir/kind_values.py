@@ -261,9 +261,12 @@ def _dtype_letter(dt) -> str:
 
 
 def join(a: Kind, b: Kind) -> Kind:
-    """The least kind covering both (used where control flow merges)."""
-    if a == b:
+    """The least kind covering both (used where control flow merges). A value one branch
+    does not compute (prims.NOT_COMPUTED) takes the other's kind."""
+    if a == b or b.value is prims.NOT_COMPUTED:
         return a
+    if a.value is prims.NOT_COMPUTED:
+        return b
     return of_family(_join(a, b), a.family or b.family)
 
 

@@ -521,6 +521,25 @@ def fresh_copy(x):
     return x.copy() if isinstance(x, np.ndarray) else x
 
 
+class _NotComputed:
+    """The value a branch yields for what only the other branch computes (a residual the
+    reverse sweep reads only after that other branch): `None` in the generated code; where
+    the branches merge, the kind of the other branch's value (see kind_values.join), since
+    it is read only where it was computed. A user's own None stays None: `x is None` tests
+    on it are decided from its kind."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "None"
+
+    def __reduce__(self):
+        return "NOT_COMPUTED"
+
+
+NOT_COMPUTED = _NotComputed()
+
+
 class ZeroValue:
     """Marker held in a Const: a symbolic zero tangent/cotangent of a given kind."""
 

@@ -99,9 +99,9 @@ class ControlFlowReversal:
                 mappings[bi][v] = out
                 if bi == 0:
                     then_res.append(v)
-                    else_res.append(Const(None))
+                    else_res.append(Const(prims.NOT_COMPUTED))
                 else:
-                    then_res.append(Const(None))
+                    then_res.append(Const(prims.NOT_COMPUTED))
                     else_res.append(v)
         fwd_then = Block(tuple(plan["branches"][0][1].stmts), tuple(then_res))
         fwd_else = Block(tuple(plan["branches"][1][1].stmts), tuple(else_res))
