@@ -17,7 +17,13 @@ from s2sad.frontend.lower_calls import CallLowering, derivative_hook
 from s2sad.frontend.lower_control import ControlFlowLowering
 from s2sad.frontend.lower_expressions import ExpressionLowering
 from s2sad.frontend.lower_statements import StatementLowering
-from s2sad.frontend.normalize import contains, normalize_exits
+from s2sad.frontend.normalize import (
+    RETURN_VALUE,
+    RETURNED,
+    contains,
+    lift_loop_returns,
+    normalize_exits,
+)
 from s2sad.frontend.source import parse_function
 from s2sad.frontend.values import (
     VIEW_FNS,
@@ -31,6 +37,10 @@ from s2sad.frontend.values import (
 )
 from s2sad.ir import prims
 from s2sad.ir.nodes import Block, Call, Const, Function, Var
+
+# the names lift_loop_returns gives its flag and value (which no user's name can be), as
+# the generated code spells them
+_SPELLED = {RETURNED: "returned", RETURN_VALUE: "return_value"}
 
 
 class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLowering):
@@ -57,7 +67,7 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
     def fresh(self, hint: str) -> Var:
         """A variable never handed out before: `hint`, `hint_1`, ... (a user's own `t_1`
         and the second version of `t` must not share a name)."""
-        hint = hint or "t"
+        hint = _SPELLED.get(hint, hint) if hint else "t"
         n = self.counts.get(hint, 0)
         name = hint if n == 0 else f"{hint}_{n}"
         while name in self.taken:
@@ -184,7 +194,7 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
                 and isinstance(body[0].value.value, str):
             body = body[1:]  # docstring
         ret = contains(body, (gast.Return,), into_loops=True)
-        stmts = normalize_exits(body)
+        stmts = normalize_exits(lift_loop_returns(body))
         n_errors = len(self.errors)
         outcome = self.lower_stmts(stmts, in_loop=False)
         if outcome is None and len(self.errors) > n_errors:

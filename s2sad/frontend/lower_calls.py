@@ -19,7 +19,7 @@ from s2sad.errors import (
     S2SADError,
     UnsupportedSyntaxError,
 )
-from s2sad.frontend.normalize import assigned_names, normalize_exits
+from s2sad.frontend.normalize import assigned_names, lift_loop_returns, normalize_exits
 from s2sad.frontend.source import parse_function
 from s2sad.frontend.values import (
     ARRAY_METHODS,
@@ -369,7 +369,7 @@ class CallLowering:
         try:
             if not isinstance(fnode, gast.Lambda):
                 self._check_signature(fnode, varargs=isinstance(key, types.FunctionType))
-            out = self.lower_stmts(normalize_exits(body), in_loop=False)
+            out = self.lower_stmts(normalize_exits(lift_loop_returns(body)), in_loop=False)
             if out is None:
                 if len(self.errors) == n_errors:
                     self.error(UnsupportedSyntaxError, missing_return[0], fnode,

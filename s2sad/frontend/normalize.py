@@ -3,11 +3,20 @@
 Early `return`, `continue` and `break` inside `if` are made structured by
 moving the statements that follow into the branches that fall through, so
 that every exit ends its block.
+
+A `return` inside a loop (an early exit: `if converged: return x`) becomes a flag, the
+value and a `break` out of each enclosing loop, with the `return` after the outermost one
+(lift_loop_returns); the value starts as prims.NOT_COMPUTED (None in the generated code),
+which takes the kind of the returned value, since it is read only once set.
 """
 
 from __future__ import annotations
 
 import gast
+
+from s2sad.ir import prims
+
+RETURNED, RETURN_VALUE = "__returned__", "__return_value__"
 
 EXITS = (gast.Return, gast.Continue, gast.Break)
 
@@ -101,3 +110,85 @@ def assigned_names(stmts: list) -> list:
                     node.func.attr == "append" and isinstance(node.func.value, gast.Name):
                 seen.setdefault(node.func.value.id, None)  # ys.append(y): a new version
     return list(seen)
+
+
+def lift_loop_returns(stmts: list) -> list:
+    """`stmts` (a function body) with each loop that contains a `return` rewritten as the
+    module doc says. Nested functions and lambdas are left to their own lowering."""
+    out = []
+    for s in stmts:
+        if isinstance(s, (gast.For, gast.While)) and _returns_in(s.body):
+            out.append(_located(_assign(RETURNED, gast.Constant(value=False, kind=None)), s))
+            out.append(_located(_assign(RETURN_VALUE, gast.Constant(value=prims.NOT_COMPUTED,
+                                                                    kind=None)), s))
+            out.append(_loop_with_breaks(s))
+            exit_ = gast.If(test=_name(RETURNED),
+                            body=[_located(gast.Return(value=_name(RETURN_VALUE)), s)],
+                            orelse=[])
+            out.append(_located(exit_, s))
+        elif isinstance(s, gast.If):
+            new = gast.If(test=s.test, body=lift_loop_returns(s.body),
+                          orelse=lift_loop_returns(s.orelse))
+            out.append(_located(new, s))
+        else:
+            out.append(s)
+    return out
+
+
+def _loop_with_breaks(loop):
+    """The loop with each `return v` in it made `value = v; returned = True; break`, and
+    each inner loop holding one followed by `if returned: break`."""
+    new = gast.For(target=loop.target, iter=loop.iter, body=_breaking(loop.body),
+                   orelse=loop.orelse, type_comment=None) if isinstance(loop, gast.For) else \
+        gast.While(test=loop.test, body=_breaking(loop.body), orelse=loop.orelse)
+    return _located(new, loop)
+
+
+def _breaking(stmts: list) -> list:
+    out = []
+    for s in stmts:
+        if isinstance(s, gast.Return) and s.value is not None:
+            out += [_located(_assign(RETURN_VALUE, s.value), s),
+                    _located(_assign(RETURNED, gast.Constant(value=True, kind=None)), s),
+                    _located(gast.Break(), s)]
+            return out  # (what follows in the block is never reached)
+        if isinstance(s, gast.If):
+            out.append(_located(gast.If(test=s.test, body=_breaking(s.body),
+                                        orelse=_breaking(s.orelse)), s))
+        elif isinstance(s, (gast.For, gast.While)) and _returns_in(s.body):
+            out.append(_loop_with_breaks(s))
+            out.append(_located(gast.If(test=_name(RETURNED),
+                                        body=[_located(gast.Break(), s)], orelse=[]), s))
+        else:
+            out.append(s)
+    return out
+
+
+def _returns_in(stmts: list) -> bool:
+    """Is there a `return` in `stmts`, in nested `if`s and loops (not nested functions)?"""
+    for s in stmts:
+        if isinstance(s, gast.Return):
+            return True
+        if isinstance(s, gast.If) and (_returns_in(s.body) or _returns_in(s.orelse)):
+            return True
+        if isinstance(s, (gast.For, gast.While)) and _returns_in(s.body):
+            return True
+    return False
+
+
+def _name(name: str, store: bool = False):
+    return gast.Name(id=name, ctx=gast.Store() if store else gast.Load(), annotation=None,
+                     type_comment=None)
+
+
+def _assign(name: str, value):
+    return gast.Assign(targets=[_name(name, store=True)], value=value, type_comment=None)
+
+
+def _located(node, like):
+    """`node` at the place of `like` (its line is what errors and comments name)."""
+    gast.copy_location(node, like)
+    for child in gast.walk(node):
+        if not hasattr(child, "lineno") or getattr(child, "lineno", None) is None:
+            gast.copy_location(child, like)
+    return node
