@@ -85,7 +85,7 @@ def check_grads(f: Callable[..., Any], args: Iterable[Any],
     In random directions (from `seed`): "fwd" compares the JVP with
     (f(x + eps v) - f(x - eps v)) / (2 eps); "rev" checks the VJP by the dot-product test
     <u, J v> = <J^T u, v> and, with "fwd" too, against the JVP. `wrt` picks the arguments
-    (every positional one by default); `kwargs` are passed through undifferentiated.
+    (by default every one given in `args`); `kwargs` are passed through undifferentiated.
 
     Returns:
         True when every check passes (it raises otherwise).
@@ -109,6 +109,15 @@ def check_grads(f: Callable[..., Any], args: Iterable[Any],
     kwargs = kwargs or {}
     args = tuple(args)
     idx, _ = resolve_wrt(f, wrt)
+    if wrt is None:  # every positional argument given (not the defaults left out)
+        idx = tuple(i for i in idx if i < len(args))
+    missing = [i for i in idx if i >= len(args)]
+    if missing:
+        raise TypeError(f"check_grads: wrt names argument {missing[0]}, but only "
+                        f"{len(args)} argument(s) were given in `args`")
+    # the JVP takes the tangents after every positional parameter: the defaults left out of
+    # `args` are filled in, so that the tangents land on the tangent parameters
+    args = _with_positional_defaults(f, args)
     rng = np.random.default_rng(seed)
     tangents = [_like(args[i], rng) for i in idx]
     fd = numerical_jvp(f, args, idx, tangents, eps, kwargs)
@@ -134,6 +143,20 @@ def check_grads(f: Callable[..., Any], args: Iterable[Any],
                 raise AssertionError(f"JVP and VJP disagree: <u, J v> = {lj!r} but "
                                      f"<J^T u, v> = {rhs!r}")
     return True
+
+
+def _with_positional_defaults(f: Callable[..., Any], args: tuple) -> tuple:
+    import inspect
+
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        return args
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    rest = positional[len(args):]
+    if any(p.default is p.empty for p in rest):
+        return args  # (a call that leaves out a required argument fails as f's call would)
+    return args + tuple(p.default for p in rest)
 
 
 def _assert_close(actual: Any, expected: Any, rtol: float, atol: float, what: str) -> None:

@@ -341,3 +341,39 @@ def test_the_derivative_of_a_recursion_reaches_a_third_of_its_depth():
     g(1.0, 2), g(1.0, 3)  # the dispatcher installed
     depth = sys.getrecursionlimit() // 3 - 20
     assert g(1.0001, depth) == pytest.approx(depth * 1.0001 ** (depth - 1))
+
+
+# -- check_grads with defaults ------------------------------------------------------------
+
+
+def scaled_sine(x, y=2.0, *, scale=1.5):
+    return scale * np.sum(np.sin(x) * y)
+
+
+def misdifferentiated(x):
+    return np.sum(np.sin(x))
+
+
+def test_check_grads_of_a_function_with_default_arguments():
+    """check_grads(f, (x,)) of f(x, y=2.0) raised IndexError (wrt covered y, not given) and
+    then TypeError (the JVP's tangent landed on y)."""
+    from s2sad.check import check_grads
+
+    x = np.array([0.3, -0.4, 0.8])
+    assert check_grads(scaled_sine, (x,))
+    assert check_grads(scaled_sine, (x, 0.7), kwargs={"scale": -1.0})
+    assert check_grads(scaled_sine, (x,), wrt=0)
+    with pytest.raises(TypeError, match="only 1 argument"):
+        check_grads(scaled_sine, (x,), wrt=(0, 1))
+
+
+def test_check_grads_finds_a_wrong_rule():
+    from s2sad.check import check_grads
+    from tests.rule_table import restored_rule_table
+
+    with restored_rule_table():  # np.sin's rules, off by a factor of 2
+        s2sad.defjvp(np.sin)(lambda x, x_dot: 2.0 * np.cos(x) * x_dot)
+        s2sad.defvjp(np.sin)(lambda g, x: 2.0 * g * np.cos(x))
+        with pytest.raises(AssertionError, match="finite differences"):
+            check_grads(misdifferentiated, (np.array([0.3, 0.5]),))
+    assert check_grads(misdifferentiated, (np.array([0.3, 0.5]),))
