@@ -78,11 +78,19 @@ def in_precision(d, sample, hit):
         return hit.function
     fn, mode, wrt = hit.function, d.mode, d._wrt
     common = np.result_type(*[dt if dt is not None else np.float64 for dt in dts])
+    # a float64 argument's derivative stays float64 beside float32 ones (NumPy computes in
+    # float32 where a float32 value meets a Python float, e.g. the seed 1.0)
+    wide = [None if dt is not None else
+            (dtype if dtype is not None and dtype.kind in "fc" else np.dtype(np.float64))
+            for dt, (t, _, dtype) in zip(dts, sample[:d._n_params])]
+
+    def to_argument(g, i):
+        return cast(g, dts[i]) if dts[i] is not None else widened(g, wide[i])
 
     def per_wrt(grads):
         if d._wrt_tuple or (mode == "vjp" and isinstance(grads, tuple)):
-            return tuple(cast(g, dts[i]) for g, i in zip(grads, wrt))
-        return cast(grads, dts[wrt[0]])
+            return tuple(to_argument(g, i) for g, i in zip(grads, wrt))
+        return to_argument(grads, wrt[0])
 
     mapped = derivatives_mapped(mode, fn, per_wrt)
     if mapped is not None:
@@ -144,6 +152,17 @@ def cast(value, dtype, any_float=False):
         return same_kind(dtype, "c").type(value)
     if type(value) is tuple:
         return tuple(cast(v, dtype) for v in value)
+    return value
+
+
+def widened(value, dtype):
+    """`value` in `dtype`'s precision where it is a NumPy float or complex of less (a float64
+    argument's derivative computed in float32); anything else unchanged."""
+    if isinstance(value, (np.ndarray, np.inexact)) and value.dtype.kind in "fc" and \
+            value.dtype.itemsize < same_kind(dtype, value.dtype.kind).itemsize:
+        return value.astype(same_kind(dtype, value.dtype.kind))
+    if type(value) is tuple:
+        return tuple(widened(v, dtype) for v in value)
     return value
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import s2sad
-from tests.oracle import assert_close, numerical_grad, numerical_jvp, vdot
+from tests.oracle import assert_close, numerical_grad, numerical_jvp, rng_for, vdot
 
 
 def with_default(x, k=2.0):
@@ -262,6 +262,25 @@ def test_float32_in_float32_out():
     assert pullback(np.ones(3, np.float32))[0].dtype == np.float32
     assert s2sad.hessian(mean_sin)(x).dtype == np.float32
     assert s2sad.grad(math.sin)(np.float32(0.5)).dtype == np.float32
+
+
+def weighted_by_float32(x, w):
+    return np.sum(np.sin(x) * w) + np.sum(x * w)
+
+
+def test_a_float64_argument_beside_a_float32_one_gets_a_float64_derivative():
+    """Each derivative in its argument's precision (JAX's convention). The float64 one was
+    computed, and returned, in float32: NumPy keeps float32 where a float32 value meets the
+    seed 1.0, and sums in it."""
+    rng = rng_for("mixed precision")
+    x = rng.uniform(-1, 1, 1000)
+    w = rng.uniform(-1, 1, 1000).astype(np.float32)
+    gx, gw = s2sad.grad(weighted_by_float32, wrt=(0, 1))(x, w)
+    assert gx.dtype == np.float64 and gw.dtype == np.float32
+    assert_close(gx, np.cos(x) * w + w, rtol=1e-6)  # (w's float32 values, exactly)
+    _, pullback = s2sad.vjp(weighted_by_float32, wrt=(0, 1))(x, w)
+    assert [g.dtype for g in pullback(1.0)] == [np.float64, np.float32]
+    assert s2sad.grad(weighted_by_float32, wrt=0)(0.5, w).dtype == np.float64
 
 
 # -- values the code is specialised on ------------------------------------------------
