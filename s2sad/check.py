@@ -145,7 +145,7 @@ def check_grads(f: Callable[..., Any], args: Iterable[Any],
     return True
 
 
-def _with_positional_defaults(f: Callable[..., Any], args: tuple) -> tuple:
+def _with_positional_defaults(f: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]:
     import inspect
 
     try:

@@ -10,7 +10,15 @@ import operator
 
 import numpy as np
 
-from s2sad.ir.kinds import CONTEXTUAL, KIND_RULES, Kind, kind_of_value, scalar
+from s2sad.ir.kinds import (
+    CONTEXTUAL,
+    KIND_RULES,
+    UNKNOWN,
+    Kind,
+    array_of_rank,
+    kind_of_value,
+    scalar,
+)
 from s2sad_rules.registry import def_nondiff
 
 
@@ -98,11 +106,19 @@ def _is_not_kind(args, kwargs):
 
 
 def _where_kind(args, kwargs):
-    """np.where(c, x, y) where a bool or int number of unknown value (which has no stand-in
+    """np.where(c) (one argument: np.nonzero's indices, as many as the data has) and
+    np.where(c, x, y) where a bool or int number of unknown value (which has no stand-in
     to evaluate on: see kind_values.example) is among the operands: the dtype of x and y,
     the three shapes broadcast (a 0-d array for three numbers, as NumPy returns). Without
     it, the safe division of a norm's derivative, np.where(norm == 0, 1, norm), had no kind,
     and a Hessian through it no shape. Belongs in s2sad/ir/kinds.py, like _modulus_kind."""
+    if len(args) == 1 and not kwargs and not args[0].known:
+        # (evaluated on a stand-in, the sizes were the stand-in's: len(np.where(x > 0)[0])
+        # was folded to the number of entries)
+        nd = args[0].ndim
+        if nd is None:
+            return UNKNOWN
+        return Kind("tuple", items=tuple(array_of_rank("i", 1) for _ in range(max(nd, 1))))
     if len(args) != 3 or kwargs or not any(
             k.tag == "scalar" and k.dtype in "bi" and not k.known for k in args):
         return None
@@ -134,12 +150,51 @@ def shape_only(fn):
         try:
             value = fn(*[stand_in(k) for k in args],
                        **{n: stand_in(k) for n, k in kwargs.items()})
-        except Exception:  # (a shape not known, or what the call itself refuses)
+        except Exception:  # noqa: BLE001 - a shape not known, or a call NumPy refuses
             return None
         return kind_of_value(value, keep_value=True)
 
     KIND_RULES[fn] = rule
     return fn
+
+
+def _arange_kind(args, kwargs):
+    """np.arange of a number whose value is not known at compile time: a 1-d array of
+    unknown length (evaluated on stand-ins, whose start and stop were equal, every such
+    arange was empty: len(np.arange(x, x + 3.0)) was folded to 0)."""
+    if all(k.known for k in args) and all(k.known for k in kwargs.values()):
+        return None
+    if any(k.tag != "scalar" for k in args):
+        return None
+    dtype = kwargs.get("dtype")
+    if dtype is not None and dtype.known:
+        try:
+            return array_of_rank(np.dtype(dtype.value).kind, 1)
+        except TypeError:
+            return None
+    return array_of_rank("f" if any(k.dtype in ("f", "c") for k in args) else "i", 1)
+
+
+def _sized_by_values(positions, axis_at=None):
+    """The kind rule of a function whose result's size depends on the values of the
+    arguments at `positions` (np.delete's and np.insert's indices, the arrays of a set
+    operation, np.trim_zeros's): where one of them is not known at compile time, its rank
+    only (stand-ins would give the stand-ins' sizes). `axis_at`: the position of an `axis`
+    argument (None: the result is flat)."""
+    def rule(args, kwargs):
+        if all(args[i].known for i in positions if i < len(args)):
+            return None
+        first = args[0] if args else None
+        if first is None or first.tag not in ("array", "scalar"):
+            return UNKNOWN
+        axis = kwargs.get("axis")
+        if axis_at is not None and len(args) > axis_at:
+            axis = args[axis_at]
+        nd = first.ndim if first.tag == "array" else 0
+        kept = axis_at is not None and axis is not None and axis.known and \
+            axis.value is not None
+        return array_of_rank(first.dtype, nd if kept and nd else 1)
+    return rule
 
 
 def _modulus_kind(args, kwargs):
@@ -156,6 +211,11 @@ KIND_RULES[is_complex] = _is_complex_kind
 KIND_RULES[is_sequence] = _is_sequence_kind
 KIND_RULES[is_none] = _is_none_kind
 KIND_RULES[np.where] = _where_kind
+KIND_RULES[np.arange] = _arange_kind
+KIND_RULES[np.delete] = _sized_by_values((1,), axis_at=2)
+KIND_RULES[np.insert] = _sized_by_values((1,), axis_at=3)
+for _fn in (np.trim_zeros, np.intersect1d, np.union1d, np.setdiff1d, np.setxor1d):
+    KIND_RULES[_fn] = _sized_by_values((0, 1))
 KIND_RULES[operator.is_] = _is_kind
 KIND_RULES[operator.is_not] = _is_not_kind
 KIND_RULES[is_safe_exponent] = _is_safe_exponent_kind

@@ -23,8 +23,10 @@ def_nondiff(
     int, bool, len, np.argmax, np.argmin, np.argsort, np.searchsorted, np.nonzero,
     np.shape, np.ndim, np.size, np.count_nonzero,
     # constructors of constants
-    np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
-    np.full_like, np.arange, np.linspace, np.eye, np.identity, np.indices, np.argpartition,
+    # (np.full, np.full_like, np.arange and np.linspace have rules: their values depend on
+    # their fill value, start, step, stop)
+    np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like,
+    np.eye, np.identity, np.indices, np.argpartition,
     # tuple(range(...)) of integers
     prims.int_range,
     # integer functions (of integer arguments: no derivative) and type tests

@@ -8,16 +8,18 @@ vstack, hstack and column_stack of one array (not a list) give an array cotangen
 Conventions: `sort` and `partition` send each cotangent back to the entry that landed there
 (ties keep NumPy's order); `select` and `take`/`take_along_axis`/`repeat` scatter-add their
 cotangent (repeated indices accumulate); `select`'s cotangent for its choices is a list, one
-array per choice, summed to that choice's shape; `pad` has a VJP for mode="constant" only (the
-JVP is exact for every mode, all of which are linear); `take` supports mode="raise" only.
+array per choice, summed to that choice's shape; `pad` covers mode="constant" and the modes
+that copy entries (edge, reflect, symmetric, wrap: the cotangent of each entry sums those of
+its copies); `take` supports mode="raise" only. `full`, `full_like`, `arange` and `linspace`
+are differentiated in their fill value, start, step and stop (their count is a constant).
 """
 
 import numpy as np
 
 from s2sad.ir.prims import astype as _astype
 from s2sad.ir.prims import broadcast_like, unbroadcast, zeros_like
-from s2sad_rules.kind_tests import is_sequence, shape_only
-from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
+from s2sad_rules.kind_tests import is_none, is_sequence, shape_only
+from s2sad_rules.registry import def_linear, def_nondiff, defcheck, defjvp, defvjp
 from s2sad_rules.structural import index_add
 
 
@@ -285,13 +287,34 @@ def rot90_vjp(g, m, k=1, axes=(0, 1)):
     return np.rot90(g, -k, axes)
 
 
+# modes whose padding copies entries of the array (a linear map that picks entries)
+PAD_COPIES = ("edge", "reflect", "symmetric", "wrap")
+
+
+@defcheck(np.pad)
+def pad_check(mode="constant", reflect_type="even"):
+    if not isinstance(mode, str):
+        return "a mode not known at compile time, or a function as the mode"
+    if mode != "constant" and mode not in PAD_COPIES:
+        return (f"mode={mode!r} (the derivative covers 'constant' and the modes that copy "
+                f"entries: {', '.join(map(repr, PAD_COPIES))})")
+    if reflect_type != "even":
+        return f"reflect_type={reflect_type!r}"
+    return None
+
+
 @def_nondiff
-def pad_slices(pad_width, shape, mode):
-    """The index of the original block inside np.pad's result (constant mode only)."""
-    if mode != "constant":
-        raise NotImplementedError("the VJP of np.pad supports mode='constant' only")
+def pad_slices(pad_width, shape):
+    """The index of the original block inside np.pad's result (mode="constant")."""
     widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (len(shape), 2))
     return tuple(slice(int(lo), int(lo) + n) for (lo, _), n in zip(widths, shape))
+
+
+@def_nondiff
+def pad_sources(shape, pad_width, mode):
+    """For each entry of np.pad's result, the flat index of the entry of the array it copies
+    (a mode that copies entries: the same padding applied to the indices)."""
+    return np.pad(np.arange(int(np.prod(shape))).reshape(shape), pad_width, mode)
 
 
 @defjvp(np.pad)
@@ -303,7 +326,91 @@ def pad_jvp(array, pad_width, mode="constant", constant_values=0, array_dot=0.0)
 
 @defvjp(np.pad, wrt=("array",))
 def pad_vjp(g, array, pad_width, mode="constant", constant_values=0):
-    return g[pad_slices(pad_width, np.shape(array), mode)]
+    if mode == "constant":
+        return g[pad_slices(pad_width, np.shape(array))]
+    # each entry's cotangent is the sum of those of the places it was copied to
+    flat = index_add(zeros_like(np.ravel(array)), pad_sources(np.shape(array), pad_width, mode),
+                     g)
+    return np.reshape(flat, np.shape(array))
+
+
+# constructors whose values depend on float arguments (they were taken as constants: a
+# derivative with respect to a fill value, start or stop was silently 0)
+
+
+@defjvp(np.full)
+def full_jvp(shape, fill_value, dtype=None, order="C", fill_value_dot=0.0):
+    return np.full(shape, fill_value_dot)
+
+
+@defvjp(np.full, wrt=("fill_value",))
+def full_vjp(g, shape, fill_value, dtype=None, order="C"):
+    return unbroadcast(g, fill_value)
+
+
+@defjvp(np.full_like)
+def full_like_jvp(a, fill_value, dtype=None, order="K", subok=True, shape=None, a_dot=0.0,
+                  fill_value_dot=0.0):
+    # (only `a`'s shape and dtype are read: its derivative is 0)
+    return np.full(np.shape(a) if shape is None else shape, fill_value_dot)
+
+
+@defvjp(np.full_like, wrt=("a", "fill_value"))
+def full_like_vjp(g, a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    return zeros_like(a), unbroadcast(g, fill_value)
+
+
+@defjvp(np.arange)
+def arange_jvp(start, stop=None, step=None, dtype=None, start_dot=0.0, stop_dot=0.0,
+               step_dot=0.0, ans=None):
+    # start, start + step, ...: only how many there are depends on stop (np.arange(stop)
+    # counts from 0)
+    if is_none(stop):
+        return zeros_like(ans)
+    if is_none(step):
+        return start_dot + zeros_like(ans)
+    return start_dot + np.arange(len(ans)) * step_dot
+
+
+@defvjp(np.arange, wrt=("start", "stop", "step"))
+def arange_vjp(g, ans, start, stop=None, step=None, dtype=None):
+    if is_none(stop):
+        return zeros_like(start), None, None
+    if is_none(step):
+        return np.sum(g), zeros_like(stop), None
+    return np.sum(g), zeros_like(stop), np.sum(g * np.arange(len(ans)))
+
+
+@defcheck(np.linspace)
+def linspace_check(retstep=False, axis=0):
+    if retstep is not False:
+        return "retstep=True"
+    if axis != 0:
+        return "an `axis` other than 0"
+    return None
+
+
+@def_nondiff
+def linspace_weights(num, endpoint, ndim):
+    """The weight of `stop` in each value of np.linspace (that of `start` is 1 minus it),
+    shaped to broadcast against start and stop of `ndim` - 1 dimensions."""
+    t = np.linspace(0.0, 1.0, num, endpoint)
+    return np.reshape(t, (len(t),) + (1,) * (ndim - 1))
+
+
+@defjvp(np.linspace)
+def linspace_jvp(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
+                 start_dot=0.0, stop_dot=0.0, ans=None):
+    t = linspace_weights(num, endpoint, np.ndim(ans))
+    return (1.0 - t) * start_dot + t * stop_dot
+
+
+@defvjp(np.linspace, wrt=("start", "stop"))
+def linspace_vjp(g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None,
+                 axis=0):
+    t = linspace_weights(num, endpoint, np.ndim(ans))
+    return unbroadcast(np.sum(g * (1.0 - t), axis=0), start), \
+        unbroadcast(np.sum(g * t, axis=0), stop)
 
 
 @def_nondiff

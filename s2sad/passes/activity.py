@@ -7,11 +7,23 @@ values get tangents or cotangents: everything else costs nothing.
 
 from __future__ import annotations
 
+from s2sad.errors import NonDifferentiableError
 from s2sad.ir import prims
 from s2sad.ir.kinds import atom_kind
 from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While
 
 TAPE_OPS = {prims.tape_push, prims.tape_reader, prims.tape_next, prims.tape_pop}
+
+
+def _draw_refusal(fn, loc) -> NonDifferentiableError:
+    """A draw whose parameters (loc, scale, bounds) depend on a differentiated value: its
+    derivative would be that of one reparameterisation among several, so none is taken
+    (it was zero, silently); as for a np.random.Generator's methods."""
+    return NonDifferentiableError(
+        f"`np.random.{fn.__name__}` draws with parameters that depend on a differentiated "
+        "value", loc, "draw from the standard distribution and scale the draw yourself, "
+        "e.g. `loc + scale * np.random.standard_normal(size)` or "
+        "`low + (high - low) * np.random.random(size)`")
 
 
 def active_vars(fn: Function, wrt_params, kinds: dict, table) -> set:
@@ -42,6 +54,8 @@ def _block(block: Block, active: set, kinds, table):
                 ops = list(args) + [a for _, a in kw]
                 if isinstance(fn, prims.Opaque) and any(_is_active(a, active) for a in ops):
                     raise fn.refusal(s.loc)  # a derivative reaches what cannot be read
+                if fn in prims.RANDOM_DRAWS and any(_is_active(a, active) for a in ops):
+                    raise _draw_refusal(fn, s.loc)
                 if table.is_nondiff(fn) or fn in prims.EFFECTFUL:
                     continue
                 if any(_is_active(a, active) for a in ops) and _can_carry(t, kinds):

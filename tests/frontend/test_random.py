@@ -109,3 +109,25 @@ def test_a_derivative_reaching_a_generator_method_is_refused():
     with pytest.raises(s2sad.S2SADError, match="not supported on a differentiated value"):
         s2sad.grad(bad, wrt=0)(np.ones(2), np.random.default_rng(0))
 
+
+
+def normal_around(x):
+    np.random.seed(0)
+    return np.sum(np.random.normal(x, 1.0, 3))
+
+
+def uniform_up_to(x):
+    np.random.seed(0)
+    return np.sum(np.random.uniform(0.0, x, 3))
+
+
+@pytest.mark.parametrize("f", [normal_around, uniform_up_to], ids=lambda f: f.__name__)
+def test_a_draw_whose_parameters_are_differentiated_is_refused(f):
+    """np.random.normal(x, ...) and np.random.uniform(0, x, ...) took the draw as a constant:
+    a derivative of 0, silently (finite differences of the seeded draw give 1 and u). As for
+    a Generator's methods, refused, saying how to write the draw instead."""
+    for mode in ("grad", "jvp"):
+        d = getattr(s2sad, mode)(f)
+        with pytest.raises(s2sad.NonDifferentiableError, match="draws with parameters") as e:
+            d(np.ones(3)) if mode == "grad" else d(np.ones(3), np.ones(3))
+        assert "standard_normal" in e.value.hint and e.value.lineno is not None

@@ -246,6 +246,24 @@ add(np_float64_cast, lambda rng: [0.7], second_order=True)
 add(np_float64_cast_array, lambda rng: [real(rng, (2, 3))], second_order=True)
 
 
+def np_full(x, v): return np.full((2, 3), v) * x
+def np_full_like(x, v): return np.full_like(x, v) * x
+def np_arange(a, step): return np.arange(a, a + 2.2 * step, step) ** 2
+def np_linspace(a, b): return np.linspace(a, b, 5) ** 3
+def np_pad_modes(x):
+    return np.sum(np.pad(x, ((1, 2), (2, 1)), mode="reflect") ** 2) + \
+        np.sum(np.pad(x, 1, mode="edge") ** 3) + \
+        np.pad(x, ((0, 1), (1, 0)), mode="wrap") ** 2 * np.pad(x, ((1, 0), (0, 1)),
+                                                               mode="symmetric")
+
+
+add(np_full, lambda rng: [real(rng, (2, 3)), real(rng, (3,))])
+add(np_full_like, lambda rng: [real(rng, (2, 3)), real(rng, ())])
+add(np_arange, lambda rng: [real(rng, ()), pos(rng, (), 0.5, 1.0)], second_order=True)
+add(np_linspace, lambda rng: [real(rng, (2,)), real(rng, ())], second_order=True)
+add(np_pad_modes, lambda rng: [real(rng, (3, 4))], second_order=True)
+
+
 def np_heaviside(x1, x2): return np.heaviside(x1, x2) * x1
 def np_heaviside_at_step(x1, x2): return np.heaviside(x1, x2)
 
@@ -515,7 +533,7 @@ def np_rot90(x): return np.rot90(x)
 def np_rot90_k(x): return np.rot90(x, 3, (1, 0))
 def np_pad(x): return np.pad(x, 1)
 def np_pad_widths(x): return np.pad(x, ((1, 0), (2, 1)), constant_values=0.5)
-def np_pad_reflect_jvp(x): return np.pad(x, 1, mode="reflect")
+def np_pad_reflect(x): return np.pad(x, 1, mode="reflect")
 def np_diag_vector(x): return np.diag(x, 1)
 def np_diag_matrix(x): return np.diag(x, -1)
 def np_diagonal(x): return np.diagonal(x)
@@ -568,7 +586,7 @@ MATS = {
 for _name, _shape in MATS.items():
     add(globals()[_name], lambda rng, s=_shape: [distinct(rng, s)], family="shape",
         core_bugs=None)
-add(np_pad_reflect_jvp, lambda rng: [real(rng, (3, 4))], family="shape-jvp-only")
+add(np_pad_reflect, lambda rng: [real(rng, (3, 4))], family="shape")
 for _fn in [np_atleast_1d, np_atleast_2d, np_atleast_3d]:
     add(_fn, lambda rng: [real(rng)], family="shape", name=_fn.__name__ + "_scalar")
     add(_fn, lambda rng: [real(rng, (3,))], family="shape", name=_fn.__name__ + "_vector")

@@ -668,8 +668,36 @@ def _pad(draw):
     kws = {} if mode == "constant" and draw(st.booleans()) else {"mode": mode}
     if mode == "constant" and draw(st.booleans()):
         kws["constant_values"] = draw(st.sampled_from([0.0, 0.5, -1.0]))
-    return Example(f"np.pad(a0, {width!r}{kw_text(kws)})", (x,), (0,),
-                   vjp_refused="" if mode == "constant" else "mode='constant' only")
+    return Example(f"np.pad(a0, {width!r}{kw_text(kws)})", (x,), (0,))
+
+
+def _full(draw):
+    shape = draw(shapes(0, 3))
+    fill_shape = draw(st.sampled_from([(), shape[-1:] if shape else ()]))
+    fill = draw(values(fill_shape, REAL, scalar=not fill_shape))
+    if draw(st.booleans()):
+        return Example(f"np.full({shape!r}, a0) * 1.5", (fill,), (0,))
+    like = draw(values(shape, REAL, scalar=False))
+    return Example("np.full_like(a0, a1) * a0", (like, fill), (0, 1))
+
+
+def _arange(draw):
+    start = draw(values((), REAL, scalar=True))
+    n = draw(st.integers(1, 6))
+    step = draw(st.sampled_from([0.5, 1.0, -0.75]))
+    # a stop half a step past the last value: its count does not change under the finite
+    # differences' steps
+    stop = start + (n - 0.5) * step
+    return Example("np.arange(a0, a1, a2) ** 2", (start, stop, step), (0, 1, 2))
+
+
+def _linspace(draw):
+    shape = draw(st.sampled_from([(), (2,), (2, 3)]))
+    start = draw(values(shape, REAL, scalar=not shape))
+    stop = draw(values(draw(st.sampled_from([(), shape])), REAL, scalar=None))
+    num = draw(st.integers(1, 5))
+    kws = drop_defaults(draw, {"endpoint": draw(st.booleans())}, {"endpoint": True})
+    return Example(f"np.sin(np.linspace(a0, a1, {num}{kw_text(kws)}))", (start, stop), (0, 1))
 
 
 def _diag(draw):
@@ -1126,6 +1154,8 @@ SPECS = {
     np.flipud: custom(_layout("np.flipud({0})", 1)),
     np.rot90: custom(_layout("np.rot90({0}{kw})", 2, kws=_rot90_kw)),
     np.pad: custom(_pad), np.diag: custom(_diag), np.diagonal: custom(_diagonal),
+    np.full: custom(_full), np.full_like: custom(_full), np.arange: custom(_arange),
+    np.linspace: custom(_linspace),
     np.triu: custom(_layout("np.triu({0}{kw})", 1, kws=_tri_kw)),
     np.tril: custom(_layout("np.tril({0}{kw})", 1, kws=_tri_kw)),
     np.matrix_transpose: custom(_matrix_transpose("np.matrix_transpose")),
