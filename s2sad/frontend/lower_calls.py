@@ -141,6 +141,15 @@ class CallLowering:
             return self.static_sequence(fn, args, kwargs, node)
         if fn is zip or fn is enumerate:
             return self.zip_or_enumerate(fn, args, kwargs, node)
+        if fn is reversed and len(args) == 1 and not kwargs and \
+                not isinstance(args[0], (Zipped, StaticDict)):
+            # a tuple written in the function: its items the other way round; an array (its
+            # rows), a tuple or list of run time: seq[::-1]
+            if isinstance(args[0], StaticSeq):
+                return StaticSeq(tuple(reversed(args[0].items)), args[0].is_list)
+            return self.emit(operator.getitem, [self.materialize(args[0]),
+                                                Const(slice(None, None, -1))],
+                             hint="reversed", node=node)
         if isinstance(fn, type) and issubclass(fn, tuple) and \
                 isinstance(getattr(fn, "_fields", None), tuple):
             return self.new_record(fn, args, kwargs, node)

@@ -194,8 +194,11 @@ class ControlFlowLowering:
         it = s.iter
         # static unrolling over tuple/list literals
         itv = None
-        is_range = (isinstance(it, gast.Call) and isinstance(self.peek_static(it.func), Static)
-                    and self.peek_static(it.func).obj is range)
+        is_range = self.is_call_of(it, range)
+        backwards = self.is_call_of(it, reversed) and len(it.args) == 1 and \
+            not it.keywords and self.is_call_of(it.args[0], range)
+        if backwards:  # for i in reversed(range(...)): a range with the bounds turned round
+            it, is_range = it.args[0], True
         if not is_range:
             itv = self.expr(it)
             if isinstance(itv, StaticDict):  # for key in d
@@ -214,6 +217,8 @@ class ControlFlowLowering:
                        "a single name", s.target)
             raise Abort
         start, stop, step, index_name, element = self.loop_range(s, it, itv, is_range)
+        if backwards:
+            start, stop, step = self.reversed_bounds(start, stop, step, s.iter)
         has_break = contains(s.body, (gast.Break,), into_loops=False) is not None
         if has_break:
             self.lower_for_as_while(s, start, stop, step, index_name, element)
@@ -244,6 +249,41 @@ class ControlFlowLowering:
         self.stmts.append(ForRange(index, start, stop, step, tuple(params), tuple(inits),
                                    Block(tuple(body_stmts), tuple(results)), tuple(outs),
                                    self.loc(s)))
+
+    def is_call_of(self, node, fn) -> bool:
+        """Is `node` a call of the static callable `fn` (range, reversed)?"""
+        if not isinstance(node, gast.Call):
+            return False
+        static = self.peek_static(node.func)
+        return isinstance(static, Static) and static.obj is fn
+
+    def reversed_bounds(self, start, stop, step, node):
+        """(start, stop, step) of reversed(range(start, stop, step)): from its last value
+        back past its first, by -step (empty where the range is). The step must be known."""
+        if not (isinstance(step, Const) and type(step.value) is int and step.value != 0):
+            self.error(UnsupportedSyntaxError, "reversed(range(...)) needs a constant step",
+                       node, "write the loop's range with a constant step")
+            raise Abort
+        c = step.value
+        if all(isinstance(b, Const) and type(b.value) is int for b in (start, stop)):
+            r = range(start.value, stop.value, c)[::-1]
+            return Const(r.start), Const(r.stop), Const(r.step)
+        sign = 1 if c > 0 else -1
+
+        def minus_sign(v):  # v - 1 for a rising range, v + 1 for a falling one
+            return self.emit(operator.sub if sign > 0 else operator.add, [v, Const(1)],
+                             hint="_n", node=node)
+
+        if abs(c) == 1:  # range(stop - 1, start - 1, -1)
+            last = minus_sign(stop)
+        else:  # start + (stop - start - sign) // c * c
+            span = minus_sign(self.emit(operator.sub, [stop, start], hint="_n", node=node))
+            count = self.emit(operator.floordiv, [span, Const(c)], hint="_n", node=node)
+            offset = self.emit(operator.mul, [count, Const(c)], hint="_n", node=node)
+            last = self.emit(operator.add, [start, offset], hint="_n", node=node)
+        past = Const(-sign) if isinstance(start, Const) and start.value == 0 else \
+            minus_sign(start)
+        return last, past, Const(-c)
 
     def loop_range(self, s, it, itv, is_range):
         """(start, stop, step, index name, element) of a `for` loop: over range(...), over a

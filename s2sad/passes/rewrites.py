@@ -893,7 +893,10 @@ class Rewrites:
             if isinstance(c, Const) and type(c.value) in (int, float) and \
                     not isinstance(c.value, bool) and self.kind(w) == kt:
                 # (the use count last: a rewrite that reads it replays only while it holds)
-                return (float(c.value), w) if self.read_times(v, uses) else None
+                if not self.read_times(v, uses):
+                    return None
+                # an integer stays one (n + (-2) * m -> n - 2 * m, an index: not 2.0)
+                return (c.value if kt.dtype in ("i", "u", "b") else float(c.value)), w
         return None
 
     def uses_once(self, v) -> bool:

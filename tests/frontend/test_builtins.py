@@ -138,6 +138,59 @@ def test_enumerate_of_a_zip_of_arrays():
                  what="jvp")
 
 
+def backwards_range(x, n):
+    s = 0.0
+    for i in reversed(range(n)):
+        s = s * 0.5 + x[i] ** 2
+    return s
+
+
+def backwards_stepped(x, a, b):
+    s = 0.0
+    for i in reversed(range(a, b, 2)):
+        s = s * x[i] + 1.0
+    for i in reversed(range(b - 1, a, -3)):
+        s = s * 0.5 + x[i]
+    return s
+
+
+def backwards_rows(x):
+    s = 0.0
+    for row in reversed(x):
+        s = s * 0.5 + np.sum(row ** 2)
+    for v in reversed((x[0, 0], 2.0 * x[1, 1], 3.0)):
+        s = s * v + 1.0
+    return s
+
+
+@pytest.mark.parametrize("a, b", [(0, 7), (1, 6), (2, 3), (5, 5), (6, 2)])
+def test_reversed_loops(a, b):
+    """for i in reversed(range(...)) crashed (TypeError: 'reversed' has no len()), and
+    reversed() over an array's rows or a tuple was refused."""
+    rng = rng_for(f"reversed {a} {b}")
+    x = rng.uniform(0.2, 1.0, 8)
+    for f, args in ((backwards_range, (x, b)), (backwards_stepped, (x, a, b)),
+                    (backwards_rows, (x.reshape(4, 2),))):
+        value, g = s2sad.value_and_grad(f)(*args)
+        assert value == pytest.approx(f(*args), rel=1e-14)
+        assert_close(g, numerical_grad(f, args, (0,))[0], what=f.__name__)
+
+
+def negative_integer_factor(x, n):
+    k = n + (-2) * (n // 3)  # an index: it must stay an int (it became n - 2.0 * ...)
+    return x[k] * x[0]
+
+
+def test_integer_arithmetic_with_a_negative_factor_stays_integer():
+    x = np.array([0.3, 0.5, 0.9, 1.1, 1.3])
+    for n in (2, 4):
+        k = n + (-2) * (n // 3)
+        expected = np.zeros(5)
+        expected[0] += x[k]
+        expected[k] += x[0]
+        np.testing.assert_array_equal(s2sad.grad(negative_integer_factor)(x, n), expected)
+
+
 def returns_a_dict(x):
     return {"a": x}
 
