@@ -19,12 +19,32 @@ from s2sad.ir.kinds import infer_kinds
 
 
 def refuse_shared_inplace_updates(ir, kinds_in: dict) -> None:
-    """Raise for each recorded `a op= b` whose `a` the kinds show to be a NumPy array."""
-    updates = ir.meta.get("inplace_updates")
-    if not updates:
+    """Raise for each recorded `a op= b` whose `a` the kinds show to be a NumPy array, and
+    another name sees; or whose result NumPy cannot store into `a` (another shape: `a` of
+    (3,) += b of (2, 3); a dtype `a` cannot hold: a float into an int array), where Python
+    raises and the derivative code, which rebinds, would compute on."""
+    updates = ir.meta.get("inplace_updates", ())
+    augmented = ir.meta.get("aug_assignments", ())
+    if not updates and not augmented:
         return
     kinds = infer_kinds(ir, kinds_in)
     errors = []
+    for var, result, loc, name, op in augmented:
+        k, r = kinds.get(var), kinds.get(result)
+        if k is None or r is None or k.tag != "array" or k.family or r.tag != "array":
+            continue
+        if k.static_shape is not None and r.static_shape is not None and \
+                k.static_shape != r.static_shape:
+            errors.append(NonDifferentiableError(
+                f"`{name} {op}= ...` would change `{name}`'s shape from {k.static_shape} to "
+                f"{r.static_shape}: NumPy updates the array in place, and raises", loc,
+                f"write `{name} = {name} {op} ...` (a new array of the broadcast shape)"))
+        elif _cannot_hold(k.dtype, r.dtype):
+            errors.append(NonDifferentiableError(
+                f"`{name} {op}= ...` would store {_DTYPE_WORDS.get(r.dtype, r.dtype)} in "
+                f"`{name}`, an array of {_DTYPE_WORDS.get(k.dtype, k.dtype)}: NumPy updates it "
+                "in place, and raises", loc,
+                f"create `{name}` with the values' dtype, or write `{name} = {name} {op} ...`"))
     for var, loc, name, other, op in updates:
         k = kinds.get(var)
         if k is None or k.tag != "array" or k.family:
@@ -34,3 +54,16 @@ def refuse_shared_inplace_updates(ir, kinds_in: dict) -> None:
             "of it), and would see the update in Python but not in the derivative", loc,
             f"write `{name} = {name} {op} ...` (a new array), or make `{other}` a copy"))
     raise_all(errors)
+
+
+_DTYPE_WORDS = {"b": "bools", "i": "integers", "u": "integers", "f": "floats",
+                "c": "complex numbers"}
+
+
+def _cannot_hold(into: str, values: str) -> bool:
+    """Does NumPy refuse to store values of dtype kind `values` into an array of kind `into`
+    in place (its 'same_kind' casting: a float into ints, a complex into floats)?"""
+    rank = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}  # (signed and unsigned: one kind)
+    if into not in rank or values not in rank:
+        return False
+    return rank[values] > rank[into]

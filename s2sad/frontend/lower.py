@@ -59,6 +59,7 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         # the same array in NumPy when nothing copied it (see StatementLowering.shared)
         self.origins: dict = {}
         self.inplace_updates: list = []  # `a += b` that NumPy does in place: see aliasing.py
+        self.aug_assignments: list = []  # every `a op= b` (a, result, ...): see aliasing.py
         self.renamable = None  # the value of the assignment being lowered, if fresh
         self.stmt_stack: list = []  # (statement list, index, in a loop body) being lowered
         self.grown: set = set()  # variables holding lists grown by `append` at run time
@@ -153,6 +154,8 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         raise_all(self.errors)
         if self.inplace_updates:
             fn.meta["inplace_updates"] = tuple(self.inplace_updates)
+        if self.aug_assignments:
+            fn.meta["aug_assignments"] = tuple(self.aug_assignments)
         return fn
 
     def structured(self, value: Var, view, name: str, node):

@@ -113,7 +113,13 @@ class StatementLowering:
                                                  OP_SYMBOLS.get(type(op), "<op>")))
                 right = self.expr(value)
                 fn = BINOPS.get(type(op))
-                self.assign(target, self.call_value(fn, [left, right], [], s, target.id))
+                result = self.call_value(fn, [left, right], [], s, target.id)
+                if isinstance(left, Var) and isinstance(result, Var):
+                    # an array updated in place keeps its shape and dtype: checked once kinds
+                    # are known (aliasing.py)
+                    self.aug_assignments.append((left, result, self.loc(s), target.id,
+                                                 OP_SYMBOLS.get(type(op), "<op>")))
+                self.assign(target, result)
             case gast.Expr():
                 self.lower_expression_statement(s, in_loop)
             case gast.Assert(test=test, msg=msg):

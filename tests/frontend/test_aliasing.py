@@ -10,6 +10,8 @@ Oracle: central differences on the original function.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -157,3 +159,47 @@ def test_on_numbers_augmented_assignment_rebinds():
     assert s2sad.grad(numbers, wrt=(0, 1))(2.0, 3.0) == pytest.approx((7.0, 2.0))
     with pytest.raises(s2sad.NonDifferentiableError, match="refers to the same array"):
         s2sad.grad(numbers, wrt=(0, 1))(np.full(2, 2.0), np.full(2, 3.0))
+
+
+def grows_in_place(x):
+    y = np.zeros(3)
+    y += x
+    return np.sum(y * y)
+
+
+def floats_into_ints(x):
+    y = np.zeros(3, dtype=int)
+    y += x
+    return np.sum(y * x)
+
+
+def accumulates(x):
+    acc = np.zeros(3)
+    for i in range(x.shape[0]):
+        acc += x[i] * x[i]
+    acc *= 2
+    n = 0
+    n += 1.5
+    return np.sum(acc) * n
+
+
+@pytest.mark.parametrize("f, what", [(grows_in_place, "shape from (3,) to (2, 3)"),
+                                     (floats_into_ints, "floats in `y`, an array of integers")],
+                         ids=["shape", "dtype"])
+def test_an_update_numpy_cannot_do_in_place_is_refused(f, what):
+    """`y += x` where NumPy raises (y cannot take the broadcast shape, or the values' dtype):
+    the derivative code, which rebinds y, computed a value and a gradient of a function that
+    does not run."""
+    x = np.full((2, 3) if f is grows_in_place else (3,), 0.5)
+    with pytest.raises(ValueError if f is grows_in_place else TypeError):
+        f(x)
+    with pytest.raises(s2sad.NonDifferentiableError, match=re.escape(what)) as e:
+        s2sad.grad(f)(x)
+    assert e.value.lineno == f.__code__.co_firstlineno + 2
+
+
+def test_updates_numpy_does_in_place_are_accepted():
+    x = np.random.default_rng(5).uniform(-1, 1, (4, 3))
+    value, g = s2sad.value_and_grad(accumulates)(x)
+    assert value == pytest.approx(accumulates(x), rel=1e-14)
+    assert_close(g, numerical_grad(accumulates, (x,), (0,))[0])
