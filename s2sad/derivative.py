@@ -367,6 +367,22 @@ class Derivative(_Generic[P, Out]):
         self._last = None
         type(self).__call__ = _generic_call  # type: ignore[method-assign]
 
+    def _tangent_hint(self, missing: str, current: Any) -> str:
+        """Where a tangent (or HVP vector) is missing while the function has defaults: the
+        tangents come after every positional parameter, so `jvp(f)(x, v)` of f(x, y=2.0)
+        gave v to y."""
+        names = list(self.__signature__.parameters)
+        tangents = names[self._n_params:self._n_params + len(self._wrt)]
+        if missing not in tangents:
+            return ""
+        defaulted = [n for n, p in current.items()
+                     if p.default is not p.empty and p.kind is p.POSITIONAL_OR_KEYWORD]
+        if not defaulted:
+            return ""
+        return (f" (it takes {self.__signature__}: every positional argument, "
+                f"{', '.join(defaulted)} included, then one tangent per differentiated "
+                "argument)")
+
     def _bind(self, args: tuple[Any, ...],
               kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
         """(positional values, keyword-only values) of a call, the function's current
@@ -378,7 +394,11 @@ class Derivative(_Generic[P, Out]):
         try:
             bound = self.__signature__.bind(*args, **kwargs)
         except TypeError as e:
-            raise TypeError(f"{self.__name__}(): {e}") from None
+            hint = ""
+            name = str(e).rpartition("argument: ")[2].strip("'")
+            if "missing a required argument" in str(e):
+                hint = self._tangent_hint(name, _signature(self.func).parameters)
+            raise TypeError(f"{self.__name__}(): {e}{hint}") from None
         values = bound.arguments
         sig_params = self.__signature__.parameters
         plain = [n for n, p in sig_params.items()
@@ -389,7 +409,8 @@ class Derivative(_Generic[P, Out]):
             for n in missing:
                 p = current.get(n)
                 if p is None or p.default is p.empty:
-                    raise TypeError(f"{self.__name__}() missing a required argument: {n!r}")
+                    raise TypeError(f"{self.__name__}() missing a required argument: {n!r}"
+                                    f"{self._tangent_hint(n, current)}")
                 values[n] = p.default
         n_pos = len(plain) - len(self._kwonly)
         pos = [values[n] for n in plain[:n_pos]]

@@ -396,3 +396,14 @@ def test_check_grads_finds_a_wrong_rule():
         with pytest.raises(AssertionError, match="finite differences"):
             check_grads(misdifferentiated, (np.array([0.3, 0.5]),))
     assert check_grads(misdifferentiated, (np.array([0.3, 0.5]),))
+
+
+def test_a_tangent_given_where_a_default_parameter_sits_is_explained():
+    """jvp(f)(x, v) of f(x, y=2.0) gives v to y: the error says where the tangents go."""
+    x, v = np.array([0.3, -0.4, 0.8]), np.ones(3)
+    with pytest.raises(TypeError, match=r"it takes \(x, y, x_dot, y_dot, \*, scale=1.5\): "
+                                        "every positional argument, y included") as e:
+        s2sad.jvp(scaled_sine)(x, v)
+    assert "missing a required argument: 'x_dot'" in str(e.value)
+    _, tangent = s2sad.jvp(scaled_sine)(x, 2.0, v, 0.0)
+    assert tangent == pytest.approx(float(numerical_jvp(scaled_sine, (x,), (0,), (v,))))
