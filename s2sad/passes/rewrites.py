@@ -864,7 +864,11 @@ class Rewrites:
         lead = tuple(range(extra))
         ones = tuple(i for i, n in enumerate(xshape) if n == 1 and gshape[extra + i] != 1)
         cur = g
-        if lead:
+        if lead and not xshape and self.spells_full_sums(g):
+            # a sum over every axis, spelled np.sum(g) as rewrite_reductions would spell
+            # it in the next round (which then finds nothing to do)
+            cur = self.new_call_kw(np.sum, (cur,), (), t.name, out)
+        elif lead:
             axis = lead[0] if len(lead) == 1 else lead
             cur = self.new_call_kw(np.sum, (cur,), (("axis", Const(axis)),), t.name, out)
         if ones:
@@ -874,6 +878,14 @@ class Rewrites:
         if cur is g:
             return None
         return cur
+
+    def spells_full_sums(self, g) -> bool:
+        """Does rewrite_reductions spell a sum of `g` over every axis np.sum(g)? (For a
+        float array, where the full set of rewrites runs: not for the explaining
+        simplifier, whose `rewrite` keeps each step as it was written.)"""
+        kg = self.kind(g)
+        return kg.tag == "array" and kg.dtype in ("f", "c") and \
+            type(self).rewrite is Rewrites.rewrite
 
     def new_call_kw(self, fn, args, kwargs, hint, out):
         target = Var(_fresh_name(self, hint))
