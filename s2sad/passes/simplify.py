@@ -430,6 +430,16 @@ def _size(b: Block) -> int:
     return n
 
 
+def _same_block(a: Block, b: Block) -> bool:
+    """Are the two blocks the same statements (a round keeps a statement's object)?"""
+    if len(a.stmts) != len(b.stmts) or a.results != b.results:
+        return False
+    for x, y in zip(a.stmts, b.stmts):
+        if x is not y and x != y:
+            return False
+    return True
+
+
 def _straight_line(fn: Function) -> bool:
     return all(type(st) is Call for st in fn.body.stmts)
 
@@ -441,9 +451,16 @@ def simplify(fn: Function, param_kinds: dict, table, max_rounds: int = 8,
     primal = frozenset(v for v in known_kinds if isinstance(v, Var)) if known_kinds else \
         frozenset()
     replays = None
+    # is `fn` a round's output that dead code elimination and tape pruning leave as it is?
+    settled = False
     for _ in range(max_rounds):
         simp = Simplifier(fn, param_kinds, table, kinds, primal, replays)
         new = simp.run()
+        if settled and not simp.changed and _same_block(new.body, fn.body):
+            # a confirming round that kept every statement: its walks for dead code and
+            # unread tapes would find none, as the previous round's did
+            new.meta["kinds"] = simp.kinds
+            return new
         dce = eliminate_dead_code(new)
         pruned = prune_tapes(dce)
         # a pruned tape changes what its reads hold: infer the kinds afresh then
@@ -456,6 +473,7 @@ def simplify(fn: Function, param_kinds: dict, table, max_rounds: int = 8,
         # function is straight-line, are the same
         replays = simp.recorded if kinds is not None and \
             _straight_line(pruned) == _straight_line(fn) else None
+        settled = pruned is dce
         fn = pruned
     return fn
 
