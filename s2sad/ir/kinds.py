@@ -69,13 +69,25 @@ def _unsized(k: Kind) -> Kind:
 
 
 _MEMO: dict = {}  # (fn, arg kinds, kwarg kinds) -> result kind
-CONTEXTUAL: set = set()  # primitives whose kind rule reads more than the kinds: not memoised
+# primitives whose kind rule reads more than the kinds where an operand's type is not
+# decided (see _decided): is_complex of a value of unknown dtype. Memoised only where every
+# operand's type is decided (the rule then reads the kinds alone)
+CONTEXTUAL: set = set()
+
+
+def _decided(k: Kind) -> bool:
+    """Is the type of a value of kind `k` settled: a scalar or array of a known dtype, a
+    tuple, a list, an object, or a value known while compiling?"""
+    return (k.tag in ("scalar", "array") and k.dtype in ("b", "i", "f", "c")) or \
+        k.tag in ("tuple", "list", "object") or k.value is not _UNSET
 
 
 def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
     """The result kind of calling primitive `fn` on values of the given kinds."""
     try:
-        key = (fn, tuple(arg_kinds), tuple(kwarg_kinds)) if fn not in CONTEXTUAL else None
+        key = (fn, tuple(arg_kinds), tuple(kwarg_kinds)) if fn not in CONTEXTUAL or (
+            all(_decided(k) for k in arg_kinds) and
+            all(_decided(k) for _, k in kwarg_kinds)) else None
         hit = _MEMO.get(key) if key is not None else None
     except TypeError:  # an unhashable operand or known value: evaluate every time
         key = hit = None
