@@ -83,6 +83,7 @@ class Rewrites:
     # definitions (variable, statement) and the use counts tested (variable, count, answer)
     _reads: list | None = None
     _tests: list | None = None
+    _sums: list | None = None  # the computed sums tested (see computed_sum)
 
     def rewrite(self, s: Call, out):
         """An atom equal to the call's value, or None to keep the call."""
@@ -675,13 +676,13 @@ class Rewrites:
         return flag
 
     def computed_sum(self, v, out, kwargs=(), window: int = 64) -> bool:
-        """Is np.sum(v, **kwargs) among the last `window` statements of the block built?"""
-        self._reads = None  # (the window moves when dead statements go: not replayable)
-        for st in reversed(out[-window:]):
-            if type(st) is Call and st.fn is np.sum and st.args == (v,) and \
-                    st.kwargs == kwargs:
-                return True
-        return False
+        """Is np.sum(v, **kwargs) among the last `window` statements of the block built?
+        (The answer is recorded for replaying, as a use count's is: the window moves when
+        dead statements go.)"""
+        answer = sum_among(out, v, kwargs, window)
+        if self._reads is not None and self._sums is not None:
+            self._sums.append((v, kwargs, window, answer))
+        return answer
 
     def rewrite_cancel(self, fn, args, kt, out):
         """Scalars that cancel (in the derivative only): (a / b) * b -> a, (a - k b) / b ->
@@ -947,6 +948,14 @@ class Rewrites:
         if self._reads is not None:
             self._reads.append((v, d))
         return d
+
+
+def sum_among(stmts, v, kwargs, window: int) -> bool:
+    """Is np.sum(v, **kwargs) among the last `window` of `stmts`?"""
+    for st in reversed(stmts[-window:]):
+        if type(st) is Call and st.fn is np.sum and st.args == (v,) and st.kwargs == kwargs:
+            return True
+    return False
 
 
 def _dispatch_table() -> dict:

@@ -29,7 +29,7 @@ from s2sad.ir.nodes import (
 )
 from s2sad.passes.dead_code import eliminate_dead_code
 from s2sad.passes.inline_rules import is_zero
-from s2sad.passes.rewrites import Rewrites
+from s2sad.passes.rewrites import Rewrites, sum_among
 from s2sad.passes.tapes import prune_tapes
 
 
@@ -67,6 +67,37 @@ class Simplifier(Rewrites):
         count_uses(self.fn.body, self._counts)
         body = self.block(self.fn.body, _Sub(self._counts), {}, concrete=True)
         return replace_body(self.fn, body)
+
+    def confirm(self) -> bool:
+        """Would a round keep every statement of straight-line `fn` as it is? The round
+        without building its statements: a call the previous round kept is checked by its
+        replay entry (see `call`), any other is rewritten, and no two calls may compute
+        the same value (common subexpression elimination would share it). A symbolic zero
+        among the results would be made real."""
+        counts = self._counts = {}
+        count_uses(self.fn.body, counts)
+        replays, out, keys = self.replays or {}, _Out(), set()
+        for s in self.fn.body.stmts:
+            entry = replays.get(id(s))
+            if entry is not None and entry[0] is s and self.replayable(entry, out):
+                key = entry[4]
+            else:
+                n_out = len(out)
+                res = self.rewrite(s, out)
+                if res is not None:
+                    if res != s.target or len(out) != n_out + 1 or out[-1] != s:
+                        return False
+                    out.pop()  # (the same statement again: kept, as `call` keeps it)
+                key = self.cse_key(s)
+            if key is not None:
+                try:
+                    if key in keys:
+                        return False
+                    keys.add(key)
+                except TypeError:  # (see `call`)
+                    pass
+            out.append(s)
+        return not any(is_zero(r) for r in self.fn.body.results)
 
     def block(self, b: Block, sub: dict, cse: dict, concrete: bool = False) -> Block:
         """`concrete`: a symbolic zero among the results (a value that cancelled, see
@@ -212,10 +243,10 @@ class Simplifier(Rewrites):
             res = None
         else:
             if self.replay:
-                self._reads, self._tests = [], []
+                self._reads, self._tests, self._sums = [], [], []
             res = self.rewrite(s, out)
             if res is None and self._reads is not None:
-                entry = (s, self._reads, self._tests)
+                entry = (s, self._reads, self._tests, self._sums)
             self._reads = None
         if res is not None and res == s.target:
             # the rewrite emitted a replacement statement defining the same variable
@@ -252,7 +283,7 @@ class Simplifier(Rewrites):
             self.changed = True
             return
         # (a replayed call's key is the one its entry keeps: the same statement's)
-        key = entry[3] if replayed else self.cse_key(s)
+        key = entry[4] if replayed else self.cse_key(s)
         if key is not None:
             n = len(cse)
             try:
@@ -270,9 +301,10 @@ class Simplifier(Rewrites):
 
     def replayable(self, entry: tuple, out) -> bool:
         """Does every definition a rewrite read hold the same statement now, and every use
-        count it tested give the same answer (see Rewrites.read_times)? `entry`: the call,
-        the (variable, definition) pairs, the (variable, count, answer) tests and the
-        call's CSE key."""
+        count and computed sum it tested give the same answer (see Rewrites.read_times and
+        computed_sum)? `entry`: the call, the (variable, definition) pairs, the (variable,
+        count, answer) tests, the (variable, keywords, window, answer) tests of sums and
+        the call's CSE key."""
         get = out.defs.get
         for v, d in entry[1]:
             if get(v) is not d:
@@ -280,6 +312,9 @@ class Simplifier(Rewrites):
         counts = self._counts
         for v, n, answer in entry[2]:
             if (counts.get(v, 0) == n) is not answer:
+                return False
+        for v, kwargs, window, answer in entry[3]:
+            if sum_among(out, v, kwargs, window) is not answer:
                 return False
         return True
 
@@ -454,6 +489,11 @@ def simplify(fn: Function, param_kinds: dict, table, max_rounds: int = 8,
     # is `fn` a round's output that dead code elimination and tape pruning leave as it is?
     settled = False
     for _ in range(max_rounds):
+        if settled and replays is not None and _straight_line(fn) and \
+                Simplifier(fn, param_kinds, table, kinds, primal, replays).confirm():
+            # the round would keep every statement as it is: `fn` is the fixed point
+            fn.meta["kinds"] = kinds
+            return fn
         simp = Simplifier(fn, param_kinds, table, kinds, primal, replays)
         new = simp.run()
         if settled and not simp.changed and _same_block(new.body, fn.body):
