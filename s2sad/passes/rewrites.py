@@ -132,11 +132,31 @@ class Rewrites:
         parts = (_PRIMAL_PARTS if t in self.primal else _PARTS).get(fn)
         if parts is None:  # (a call no rewrite names: a binary ufunc's broadcasts only)
             parts = _UFUNC_PARTS if _is_plain_ufunc(fn) else ()
+        else:
+            triggers = _TRIGGERS.get(fn)
+            if triggers is not None and not self.triggered(s, triggers, out):
+                return None
         for part in parts:
             r = part(self, s, kt, out)
             if r is not None:
                 return r
         return None
+
+    def triggered(self, s: Call, triggers: frozenset, out) -> bool:
+        """May a rewrite of the sum or product `s` apply: has it a constant operand, an
+        operand read twice, or one defined by a function of `triggers` (see _TRIGGERS)?"""
+        args = s.args
+        if len(args) != 2 or s.kwargs:
+            return True
+        x, y = args
+        if type(x) is not Var or type(y) is not Var or x is y:
+            return True
+        dx, dy = self.defining(x, out), self.defining(y, out)
+        try:
+            return (dx is not None and dx.fn in triggers) or \
+                (dy is not None and dy.fn in triggers)
+        except TypeError:  # (a function that cannot be hashed: tried by every rewrite)
+            return True
 
     def rewrite_operands(self, s: Call, kt, out):
         """Identities (x * 1), real parts of real values, zeros that a cancellation left,
@@ -987,6 +1007,19 @@ def _dispatch_table() -> dict:
 
 
 _PARTS = _dispatch_table()
+
+# what a rewrite of a product or sum of two variables reads first: the function defining
+# one of its operands (each such rewrite also applies where an operand is a constant, or
+# both are one variable). A product: a broadcast made implicit (rewrite_broadcasts), a
+# sign or constant factor moved out (rewrite_signs), a quotient cancelled
+# (rewrite_cancel), scalar factors joined (rewrite_scalar_factors). A sum: besides,
+# zeros (rewrite_operands), a scatter into zeros (rewrite_broadcasts), a difference
+# cancelled (rewrite_cancel), like terms (rewrite_like_terms, products). A product or sum
+# with neither is kept without trying each rewrite
+_PRODUCT_TRIGGERS = frozenset({np.broadcast_to} | NEGS | DIVS | MULS)
+_SUM_TRIGGERS = frozenset({np.broadcast_to, np.zeros, prims.zeros_like, prims.index_add,
+                           prims.index_update} | NEGS | MULS | SUBS)
+_TRIGGERS = {**{f: _PRODUCT_TRIGGERS for f in MULS}, **{f: _SUM_TRIGGERS for f in ADDS}}
 
 _UFUNC_PARTS = (Rewrites.rewrite_broadcasts,)
 
