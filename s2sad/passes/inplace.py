@@ -224,7 +224,16 @@ class _InPlace:
         parameters and what the body defines); an array from outside the loop is shared
         by all iterations and must not be updated in place."""
         out = []
+        effectful = prims.EFFECTFUL
         for k, s in enumerate(b.stmts):
+            if type(s) is Call:  # (the common statement, without pattern matching)
+                if s.fn is prims.sweep_boundary:
+                    self.after_boundary = True
+                s = self.in_place_call(s, b, k, scope)
+                if s.fn in effectful:
+                    self.converted.add(s.target)
+                out.append(s)
+                continue
             if isinstance(s, Call) and s.fn is prims.sweep_boundary:
                 self.after_boundary = True
             match s:
@@ -250,43 +259,41 @@ class _InPlace:
     def in_place_call(self, s: Call, b: Block, k: int, scope) -> Call:
         """Statement k of b, made an in-place update where that is safe."""
         kinds = self.kinds
-        f, n = s.fn, len(s.args)
-        if not (n == 3 and (f is prims.index_add or f is prims.index_update)) and \
-                not (n == 2 and not s.kwargs and f in _ADD_MUL):
-            return s  # (most statements: none of the cases below, without matching them)
-        match s:
-            case Call(fn=f, args=(acc, index, g)) if f is prims.index_add:
-                if self.updatable(acc, b, k, scope):
-                    basic = index_is_basic(atom_kind(index, kinds))
-                    prim = prims.index_add_inplace if basic else prims.index_add_at
-                    s = Call(s.target, prim, s.args, (), s.loc)
-            case Call(fn=f, args=(acc, index, g)) if f is prims.index_update:
-                if self.updatable(acc, b, k, scope):
-                    s = Call(s.target, prims.index_update_inplace, s.args, (), s.loc)
-            case Call(fn=f, args=(acc, g)) if f in (operator.add, np.add) and not s.kwargs:
-                # acc + g -> acc += g: no new array when acc is ours and has the sum's shape
-                ka, kt = atom_kind(acc, kinds), atom_kind(s.target, kinds)
+        f, args = s.fn, s.args
+        # (tests of the function, not pattern matching: most statements are none of these)
+        if len(args) == 3 and (f is prims.index_add or f is prims.index_update):
+            acc, index = args[0], args[1]
+            if self.updatable(acc, b, k, scope):
+                if f is prims.index_update:
+                    return Call(s.target, prims.index_update_inplace, args, (), s.loc)
+                basic = index_is_basic(atom_kind(index, kinds))
+                prim = prims.index_add_inplace if basic else prims.index_add_at
+                return Call(s.target, prim, args, (), s.loc)
+            return s
+        if len(args) != 2 or s.kwargs:
+            return s
+        if f is operator.add or f is np.add:
+            # acc + g -> acc += g: no new array when acc is ours and has the sum's shape
+            acc, g = args
+            ka, kt = atom_kind(acc, kinds), atom_kind(s.target, kinds)
+            if ka.tag == "array" and ka.shape is not None and ka == kt and \
+                    acc != g and self.updatable(acc, b, k, scope):
+                return Call(s.target, prims.add_inplace, args, (), s.loc)
+        elif f is operator.mul or f is np.multiply:
+            # c * acc -> acc *= c: no new array when acc is ours and dies here
+            x, y = args
+            kt = atom_kind(s.target, kinds)
+            for acc, g in ((y, x), (x, y)):
+                ka = atom_kind(acc, kinds)
                 if ka.tag == "array" and ka.shape is not None and ka == kt and \
-                        acc != g and self.updatable(acc, b, k, scope):
-                    s = Call(s.target, prims.add_inplace, s.args, (), s.loc)
-            case Call(fn=f, args=(x, y)) if f in (operator.mul, np.multiply) and \
-                    not s.kwargs:
-                # c * acc -> acc *= c: no new array when acc is ours and dies here
-                kt = atom_kind(s.target, kinds)
-                for acc, g in ((y, x), (x, y)):
-                    ka = atom_kind(acc, kinds)
-                    if ka.tag == "array" and ka.shape is not None and ka == kt and \
-                            acc != g and ka.dtype == "f" and \
-                            atom_kind(g, kinds).dtype in ("f", "i", "b") and \
-                            self.updatable(acc, b, k, scope):
-                        if self.named(acc):  # a temporary inside an expression is
-                            # already reused by NumPy: keep the expression whole
-                            s = Call(s.target, prims.mul_inplace, (acc, g), (), s.loc)
-                        break
+                        acc != g and ka.dtype == "f" and \
+                        atom_kind(g, kinds).dtype in ("f", "i", "b") and \
+                        self.updatable(acc, b, k, scope):
+                    if self.named(acc):  # a temporary inside an expression is
+                        # already reused by NumPy: keep the expression whole
+                        return Call(s.target, prims.mul_inplace, (acc, g), (), s.loc)
+                    break
         return s
-
-
-_ADD_MUL = (operator.add, np.add, operator.mul, np.multiply)
 
 
 def _owned(b: Block) -> set:
