@@ -134,29 +134,33 @@ class Rewrites:
             parts = _UFUNC_PARTS if _is_plain_ufunc(fn) else ()
         else:
             triggers = _TRIGGERS.get(fn)
-            if triggers is not None and not self.triggered(s, triggers, out):
-                return None
+            if triggers is not None:
+                parts = self.triggered(s, parts, triggers, out)
         for part in parts:
             r = part(self, s, kt, out)
             if r is not None:
                 return r
         return None
 
-    def triggered(self, s: Call, triggers: frozenset, out) -> bool:
-        """May a rewrite of the sum or product `s` apply: has it a constant operand, an
-        operand read twice, or one defined by a function of `triggers` (see _TRIGGERS)?"""
+    def triggered(self, s: Call, parts: tuple, triggers: dict, out) -> tuple:
+        """The rewrites of `parts` that may apply to the product or sum `s`: those whose
+        triggers (see _TRIGGERS) include a constant operand or a function defining an
+        operand (all of them where an operand is read twice, or for other operands)."""
         args = s.args
-        if len(args) != 2 or s.kwargs:
-            return True
-        x, y = args
-        if type(x) is not Var or type(y) is not Var or x is y:
-            return True
-        dx, dy = self.defining(x, out), self.defining(y, out)
+        if len(args) != 2 or s.kwargs or args[0] is args[1]:
+            return parts
+        found = []
+        for a in args:
+            if type(a) is Var:
+                d = self.defining(a, out)
+                if d is not None:
+                    found.append(d.fn)
+            else:
+                found.append(_CONST)
         try:
-            return (dx is not None and dx.fn in triggers) or \
-                (dy is not None and dy.fn in triggers)
+            return tuple([p for p in parts if not triggers[p].isdisjoint(found)])
         except TypeError:  # (a function that cannot be hashed: tried by every rewrite)
-            return True
+            return parts
 
     def rewrite_operands(self, s: Call, kt, out):
         """Identities (x * 1), real parts of real values, zeros that a cancellation left,
@@ -1008,17 +1012,29 @@ def _dispatch_table() -> dict:
 
 _PARTS = _dispatch_table()
 
-# what a rewrite of a product or sum of two variables reads first: the function defining
-# one of its operands (each such rewrite also applies where an operand is a constant, or
-# both are one variable). A product: a broadcast made implicit (rewrite_broadcasts), a
-# sign or constant factor moved out (rewrite_signs), a quotient cancelled
-# (rewrite_cancel), scalar factors joined (rewrite_scalar_factors). A sum: besides,
-# zeros (rewrite_operands), a scatter into zeros (rewrite_broadcasts), a difference
-# cancelled (rewrite_cancel), like terms (rewrite_like_terms, products). A product or sum
-# with neither is kept without trying each rewrite
-_PRODUCT_TRIGGERS = frozenset({np.broadcast_to} | NEGS | DIVS | MULS)
-_SUM_TRIGGERS = frozenset({np.broadcast_to, np.zeros, prims.zeros_like, prims.index_add,
-                           prims.index_update} | NEGS | MULS | SUBS)
+# what each rewrite of a product or sum of two variables reads first: a constant operand
+# (_CONST), or the function defining an operand; a rewrite applies only where one of its
+# triggers is found (see Rewrites.triggered). A product: an identity, or a constant
+# factor moved out (a constant); a broadcast made implicit; a sign moved out; a quotient
+# cancelled; scalar factors joined (a product). A sum: an identity, a negation or
+# constant factor taken in, zeros; a scatter into zeros, or a broadcast made implicit;
+# a difference cancelled; like terms (products). An operand read twice: every rewrite
+_CONST = object()
+_PRODUCT_TRIGGERS = {
+    Rewrites.rewrite_operands: frozenset({_CONST}),
+    Rewrites.rewrite_broadcasts: frozenset({np.broadcast_to}),
+    Rewrites.rewrite_signs: frozenset({_CONST} | NEGS),
+    Rewrites.rewrite_reductions: frozenset(DIVS),
+    Rewrites.rewrite_scalar_factors: frozenset(MULS),
+}
+_SUM_TRIGGERS = {
+    Rewrites.rewrite_operands: frozenset({_CONST, np.zeros, prims.zeros_like} | NEGS | MULS),
+    Rewrites.rewrite_broadcasts: frozenset({np.broadcast_to, prims.index_add,
+                                            prims.index_update}),
+    Rewrites.rewrite_signs: frozenset(),
+    Rewrites.rewrite_reductions: frozenset(SUBS),
+    Rewrites.rewrite_like_terms: frozenset(MULS),
+}
 _TRIGGERS = {**{f: _PRODUCT_TRIGGERS for f in MULS}, **{f: _SUM_TRIGGERS for f in ADDS}}
 
 _UFUNC_PARTS = (Rewrites.rewrite_broadcasts,)

@@ -476,7 +476,10 @@ def _same_block(a: Block, b: Block) -> bool:
 
 
 def _straight_line(fn: Function) -> bool:
-    return all(type(st) is Call for st in fn.body.stmts)
+    for st in fn.body.stmts:  # (a loop, not all() over a generator: asked every round)
+        if type(st) is not Call:
+            return False
+    return True
 
 
 def simplify(fn: Function, param_kinds: dict, table, max_rounds: int = 8,
