@@ -248,7 +248,7 @@ class Simplifier(Rewrites):
             if res is None and self._reads is not None:
                 entry = (s, self._reads, self._tests, self._sums)
             self._reads = None
-        if res is not None and res == s.target:
+        if res is s.target:  # (a variable is one object per name; a constant is not it)
             # the rewrite emitted a replacement statement defining the same variable
             changed = len(out) != n_out + 1 or out[-1] != s
             self.changed = self.changed or changed
