@@ -13,7 +13,7 @@ import numpy as np
 
 from s2sad.errors import S2SADError
 from s2sad.ir import prims
-from s2sad.ir.kinds import _UNSET, Kind, eval_kind
+from s2sad.ir.kinds import _UNSET, UNKNOWN, Kind, eval_kind
 from s2sad.ir.nodes import Call, Const, Var, count_uses
 from s2sad.passes.inline_rules import is_zero, zero
 from s2sad.passes.inplace import index_is_basic
@@ -90,7 +90,7 @@ class Rewrites:
         fn, args, t = s.fn, s.args, s.target
         if fn in _NEVER:
             return None
-        kt = self.kind(t)
+        kt = self.kinds.get(t, UNKNOWN)  # (self.kind(t), without the call: t is a variable)
         consts = False
         for a in args:
             if type(a) is Const:
@@ -149,18 +149,24 @@ class Rewrites:
         args = s.args
         if len(args) != 2 or s.kwargs or args[0] is args[1]:
             return parts
-        found = []
+        found = [parts]
         for a in args:
             if type(a) is Var:
                 d = self.defining(a, out)
-                if d is not None:
-                    found.append(d.fn)
+                found.append(d.fn if d is not None else None)
             else:
                 found.append(_CONST)
+        key = tuple(found)
         try:
-            return tuple([p for p in parts if not triggers[p].isdisjoint(found)])
+            selected = _SELECTED.get(key)
+            if selected is None:
+                if len(_SELECTED) > 4096:  # (functions of other programs kept no longer)
+                    _SELECTED.clear()
+                selected = _SELECTED[key] = tuple(
+                    [p for p in parts if not triggers[p].isdisjoint(key[1:])])
         except TypeError:  # (a function that cannot be hashed: tried by every rewrite)
             return parts
+        return selected
 
     def rewrite_operands(self, s: Call, kt, out):
         """Identities (x * 1), real parts of real values, zeros that a cancellation left,
@@ -1036,6 +1042,7 @@ _SUM_TRIGGERS = {
     Rewrites.rewrite_like_terms: frozenset(MULS),
 }
 _TRIGGERS = {**{f: _PRODUCT_TRIGGERS for f in MULS}, **{f: _SUM_TRIGGERS for f in ADDS}}
+_SELECTED: dict = {}  # (rewrites, what defines each operand) -> those triggered
 
 _UFUNC_PARTS = (Rewrites.rewrite_broadcasts,)
 
