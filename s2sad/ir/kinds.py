@@ -525,8 +525,6 @@ for _a in ("T", "shape", "ndim", "size", "real", "imag", "dtype"):
 SHAPE_READERS = {len, np.shape, np.ndim, np.size, isinstance, type, callable,
                  prims.Attr("shape"), prims.Attr("ndim"), prims.Attr("size"), prims.Attr("dtype")}
 
-_TAPE_OPS = (prims.tape_push, prims.tape_pop, prims.tape_reader, prims.tape_next)
-
 
 def infer_kinds(fn: Function, arg_kinds: dict, known: dict | None = None) -> dict:
     """Map every variable of `fn` to its Kind, given the kinds of the parameters.
@@ -549,11 +547,22 @@ def atom_kind(a, kinds: dict) -> Kind:
 
 
 def infer_block(block: Block, kinds: dict, known: dict | None = None):
+    get = kinds.get
     for s in block.stmts:
-        if known is not None and type(s) is Call and s.target in known and \
-                s.fn not in _TAPE_OPS:
-            kinds[s.target] = known[s.target]
-            continue
+        if type(s) is Call:
+            fn = s.fn
+            if fn is not prims.tape_push and fn is not prims.tape_pop and \
+                    fn is not prims.tape_reader and fn is not prims.tape_next:
+                # (infer_stmt's common case, without the call: one per statement)
+                t = s.target
+                if known is not None and t in known:
+                    kinds[t] = known[t]
+                    continue
+                kinds[t] = eval_kind(
+                    fn, [get(a, UNKNOWN) if type(a) is Var else atom_kind(a, kinds)
+                         for a in s.args],
+                    [(n, atom_kind(a, kinds)) for n, a in s.kwargs] if s.kwargs else [])
+                continue
         infer_stmt(s, kinds, known)
 
 

@@ -77,6 +77,7 @@ class Simplifier(Rewrites):
         counts = self._counts = {}
         count_uses(self.fn.body, counts)
         replays, out, keys = self.replays or {}, _Out(), set()
+        defs = out.defs
         for s in self.fn.body.stmts:
             entry = replays.get(id(s))
             if entry is not None and entry[0] is s and self.replayable(entry, out):
@@ -96,7 +97,8 @@ class Simplifier(Rewrites):
                     keys.add(key)
                 except TypeError:  # (see `call`)
                     pass
-            out.append(s)
+            list.append(out, s)  # (out.append, without the call: s is a Call)
+            defs[s.target] = s
         return not any(is_zero(r) for r in self.fn.body.results)
 
     def block(self, b: Block, sub: dict, cse: dict, concrete: bool = False) -> Block:
