@@ -75,19 +75,21 @@ _MEMO: dict = {}  # (fn, arg kinds, kwarg kinds) -> result kind
 CONTEXTUAL: set = set()
 
 
-def _decided(k: Kind) -> bool:
-    """Is the type of a value of kind `k` settled: a scalar or array of a known dtype, a
-    tuple, a list, an object, or a value known while compiling?"""
-    return (k.tag in ("scalar", "array") and k.dtype in ("b", "i", "f", "c")) or \
-        k.tag in ("tuple", "list", "object") or k.value is not _UNSET
+def _decided(arg_kinds, kwarg_kinds) -> bool:
+    """Is the type of each value of these kinds settled: a scalar or array of a known
+    dtype, a tuple, a list, an object, or a value known while compiling?"""
+    for k in [*arg_kinds, *[k for _, k in kwarg_kinds]]:
+        if not ((k.tag in ("scalar", "array") and k.dtype in ("b", "i", "f", "c")) or
+                k.tag in ("tuple", "list", "object") or k.value is not _UNSET):
+            return False
+    return True
 
 
 def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
     """The result kind of calling primitive `fn` on values of the given kinds."""
     try:
-        key = (fn, tuple(arg_kinds), tuple(kwarg_kinds)) if fn not in CONTEXTUAL or (
-            all(_decided(k) for k in arg_kinds) and
-            all(_decided(k) for _, k in kwarg_kinds)) else None
+        key = (fn, tuple(arg_kinds), tuple(kwarg_kinds)) if fn not in CONTEXTUAL or \
+            _decided(arg_kinds, kwarg_kinds) else None
         hit = _MEMO.get(key) if key is not None else None
     except TypeError:  # an unhashable operand or known value: evaluate every time
         key = hit = None

@@ -32,6 +32,30 @@ from s2sad.passes.inline_rules import is_zero
 from s2sad.passes.rewrites import Rewrites, sum_among
 from s2sad.passes.tapes import prune_tapes
 
+COMMUTATIVE = {operator.add, operator.mul, np.add, np.multiply}
+
+
+NO_CSE = {np.zeros, np.empty, np.ones, prims.zeros_like}  # fresh buffers stay distinct
+
+# how common subexpression elimination treats a function, in one lookup: never shared
+# (effects, tapes, fresh buffers: False) or commutative (True); any other is absent
+_CSE_CLASS = {f: False for f in prims.EFFECTFUL | {prims.new_tape, prims.tape_reader} |
+              NO_CSE}
+_CSE_CLASS.update({f: True for f in COMMUTATIVE})
+
+
+def _cse_key(s: Call):
+    fn, args = s.fn, s.args
+    shared = _CSE_CLASS.get(fn)
+    if shared is False:
+        return None
+    if shared and len(args) == 2 and not s.kwargs:
+        # operands sorted by repr, which is stable (a variable's repr is its name)
+        x, y = args
+        if (y.name if type(y) is Var else repr(y)) < (x.name if type(x) is Var else repr(x)):
+            args = (y, x)
+    return (fn, args, s.kwargs)
+
 
 class Simplifier(Rewrites):
     # the rewrites of a call kept as it is are recorded, for the next round to replay
@@ -40,8 +64,9 @@ class Simplifier(Rewrites):
     def __init__(self, fn: Function, param_kinds: dict, table, kinds: dict | None = None,
                  primal: frozenset = frozenset(), replays: dict | None = None):
         self.fn = fn
-        # {id(call): (call, what its rewrite read, its CSE key)} for the calls the previous
-        # round kept as they are (see `call`); this round's, for the next one
+        # {id(call): (call, what its rewrite read and tested, its CSE key)} for the calls the
+        # previous round kept as they are (see `call`, `replayable`); this round's, for the
+        # next one
         self.replays = replays
         self.recorded: dict = {}
         # the primal's own statements (a derivative keeps them): rewrites that would change
@@ -351,11 +376,9 @@ class Simplifier(Rewrites):
             except TypeError:  # (see `call`)
                 pass
 
-    @staticmethod
-    def cse_key(s: Call):
-        """What identifies the statement's value (a key that may not hash: an unhashable
-        constant operand), or None when it may not be shared."""
-        return _cse_key(s)
+    # what identifies a statement's value (a key that may not hash: an unhashable constant
+    # operand), or None when it may not be shared
+    cse_key = staticmethod(_cse_key)
 
     # -- local rewrites ----------------------------------------------------
 
@@ -427,31 +450,6 @@ def _defined_in(v, *blocks) -> bool:
             if v in s.defs:
                 return True
     return False
-
-
-COMMUTATIVE = {operator.add, operator.mul, np.add, np.multiply}
-
-
-NO_CSE = {np.zeros, np.empty, np.ones, prims.zeros_like}  # fresh buffers stay distinct
-
-# how common subexpression elimination treats a function, in one lookup: never shared
-# (effects, tapes, fresh buffers: False) or commutative (True); any other is absent
-_CSE_CLASS = {f: False for f in prims.EFFECTFUL | {prims.new_tape, prims.tape_reader} |
-              NO_CSE}
-_CSE_CLASS.update({f: True for f in COMMUTATIVE})
-
-
-def _cse_key(s: Call):
-    fn, args = s.fn, s.args
-    shared = _CSE_CLASS.get(fn)
-    if shared is False:
-        return None
-    if shared and len(args) == 2 and not s.kwargs:
-        # operands sorted by repr, which is stable (a variable's repr is its name)
-        x, y = args
-        if (y.name if type(y) is Var else repr(y)) < (x.name if type(x) is Var else repr(x)):
-            args = (y, x)
-    return (fn, args, s.kwargs)
 
 
 def _size(b: Block) -> int:
