@@ -145,7 +145,8 @@ class Rewrites:
     def triggered(self, s: Call, parts: tuple, triggers: dict, out) -> tuple:
         """The rewrites of `parts` that may apply to the product or sum `s`: those whose
         triggers (see _TRIGGERS) include a constant operand or a function defining an
-        operand (all of them where an operand is read twice, or for other operands)."""
+        operand; all of them for a call with keywords or other than two operands, or
+        whose two operands are one variable."""
         args = s.args
         if len(args) != 2 or s.kwargs or args[0] is args[1]:
             return parts

@@ -111,9 +111,11 @@ class Simplifier(Rewrites):
                 n_out = len(out)
                 res = self.rewrite(s, out)
                 if res is not None:
-                    if res != s.target or len(out) != n_out + 1 or out[-1] != s:
+                    if res is not s.target or len(out) != n_out + 1 or out[-1] != s:
                         return False
                     out.pop()  # (the same statement again: kept, as `call` keeps it)
+                elif len(out) != n_out:
+                    return False  # (a statement left before it: the round would keep it)
                 key = self.cse_key(s)
             if key is not None:
                 try:
