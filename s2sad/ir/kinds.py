@@ -69,13 +69,27 @@ def _unsized(k: Kind) -> Kind:
 
 
 _MEMO: dict = {}  # (fn, arg kinds, kwarg kinds) -> result kind
-CONTEXTUAL: set = set()  # primitives whose kind rule reads more than the kinds: not memoised
+# primitives whose kind rule reads more than the kinds where an operand's type is not
+# decided (see _decided): is_complex of a value of unknown dtype. Memoised only where every
+# operand's type is decided (the rule then reads the kinds alone)
+CONTEXTUAL: set = set()
+
+
+def _decided(arg_kinds, kwarg_kinds) -> bool:
+    """Is the type of each value of these kinds settled: a scalar or array of a known
+    dtype, a tuple, a list, an object, or a value known while compiling?"""
+    for k in [*arg_kinds, *[k for _, k in kwarg_kinds]]:
+        if not ((k.tag in ("scalar", "array") and k.dtype in ("b", "i", "f", "c")) or
+                k.tag in ("tuple", "list", "object") or k.value is not _UNSET):
+            return False
+    return True
 
 
 def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
     """The result kind of calling primitive `fn` on values of the given kinds."""
     try:
-        key = (fn, tuple(arg_kinds), tuple(kwarg_kinds)) if fn not in CONTEXTUAL else None
+        key = (fn, tuple(arg_kinds), tuple(kwarg_kinds)) if fn not in CONTEXTUAL or \
+            _decided(arg_kinds, kwarg_kinds) else None
         hit = _MEMO.get(key) if key is not None else None
     except TypeError:  # an unhashable operand or known value: evaluate every time
         key = hit = None
@@ -513,8 +527,6 @@ for _a in ("T", "shape", "ndim", "size", "real", "imag", "dtype"):
 SHAPE_READERS = {len, np.shape, np.ndim, np.size, isinstance, type, callable,
                  prims.Attr("shape"), prims.Attr("ndim"), prims.Attr("size"), prims.Attr("dtype")}
 
-_TAPE_OPS = (prims.tape_push, prims.tape_pop, prims.tape_reader, prims.tape_next)
-
 
 def infer_kinds(fn: Function, arg_kinds: dict, known: dict | None = None) -> dict:
     """Map every variable of `fn` to its Kind, given the kinds of the parameters.
@@ -537,11 +549,22 @@ def atom_kind(a, kinds: dict) -> Kind:
 
 
 def infer_block(block: Block, kinds: dict, known: dict | None = None):
+    get = kinds.get
     for s in block.stmts:
-        if known is not None and type(s) is Call and s.target in known and \
-                s.fn not in _TAPE_OPS:
-            kinds[s.target] = known[s.target]
-            continue
+        if type(s) is Call:
+            fn = s.fn
+            if fn is not prims.tape_push and fn is not prims.tape_pop and \
+                    fn is not prims.tape_reader and fn is not prims.tape_next:
+                # (infer_stmt's common case, without the call: one per statement)
+                t = s.target
+                if known is not None and t in known:
+                    kinds[t] = known[t]
+                    continue
+                kinds[t] = eval_kind(
+                    fn, [get(a, UNKNOWN) if type(a) is Var else atom_kind(a, kinds)
+                         for a in s.args],
+                    [(n, atom_kind(a, kinds)) for n, a in s.kwargs] if s.kwargs else [])
+                continue
         infer_stmt(s, kinds, known)
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from s2sad.ir import prims
 from s2sad.ir.builder import block_vars
-from s2sad.ir.kinds import atom_kind, infer_kinds
+from s2sad.ir.kinds import UNKNOWN, atom_kind, infer_kinds
 from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While, atoms_of, blocks_of
 
 VIEW_FNS = {
@@ -61,6 +61,9 @@ def copy_before_updating_loops(fn: Function, kinds: dict) -> Function:
     def blk(b: Block) -> Block:
         out = []
         for st in b.stmts:
+            if type(st) is Call:  # (most statements: nothing to do)
+                out.append(st)
+                continue
             if isinstance(st, (ForRange, While)):
                 inits = list(st.inits)
                 for i, (p, init) in enumerate(zip(st.params, st.inits)):
@@ -149,9 +152,9 @@ class _InPlace:
     def fresh(self, v, depth=0) -> bool:
         """Is `v` an array only the derivative code holds (made by an operation, or carried
         by a loop from such)?"""
-        if not isinstance(v, Var) or depth > 8:
+        if type(v) is not Var or depth > 8:
             return False
-        k = atom_kind(v, self.kinds)
+        k = self.kinds.get(v, UNKNOWN)
         if k.tag != "array":
             return False
         d = self.defs.get(v)
@@ -171,9 +174,10 @@ class _InPlace:
         if table is None:
             table = {}
             for j, st in enumerate(b.stmts):
-                read = {a for a in atoms_of(st) if isinstance(a, Var)}
-                for inner in blocks_of(st):
-                    read |= _free(inner)
+                read = {a for a in atoms_of(st) if type(a) is Var}
+                if type(st) is not Call:
+                    for inner in blocks_of(st):
+                        read |= _free(inner)
                 for a in read:
                     table.setdefault(a, []).append(j)
             self.readers_of[id(b)] = table
@@ -194,7 +198,7 @@ class _InPlace:
                     st.fn in RETAINING
                 if j > k or view or st.fn in prims.EFFECTFUL:
                     return False
-                seen += sum(1 for a in atoms_of(st) if a == acc)
+                seen += atoms_of(st).count(acc)
             else:
                 return False
         return seen == uses.get(acc, 0) and acc not in b.results
@@ -224,7 +228,16 @@ class _InPlace:
         parameters and what the body defines); an array from outside the loop is shared
         by all iterations and must not be updated in place."""
         out = []
+        effectful = prims.EFFECTFUL
         for k, s in enumerate(b.stmts):
+            if type(s) is Call:  # (the common statement, without pattern matching)
+                if s.fn is prims.sweep_boundary:
+                    self.after_boundary = True
+                s = self.in_place_call(s, b, k, scope)
+                if s.fn in effectful:
+                    self.converted.add(s.target)
+                out.append(s)
+                continue
             if isinstance(s, Call) and s.fn is prims.sweep_boundary:
                 self.after_boundary = True
             match s:
@@ -250,43 +263,46 @@ class _InPlace:
     def in_place_call(self, s: Call, b: Block, k: int, scope) -> Call:
         """Statement k of b, made an in-place update where that is safe."""
         kinds = self.kinds
-        f, n = s.fn, len(s.args)
-        if not (n == 3 and (f is prims.index_add or f is prims.index_update)) and \
-                not (n == 2 and not s.kwargs and f in _ADD_MUL):
-            return s  # (most statements: none of the cases below, without matching them)
-        match s:
-            case Call(fn=f, args=(acc, index, g)) if f is prims.index_add:
-                if self.updatable(acc, b, k, scope):
-                    basic = index_is_basic(atom_kind(index, kinds))
-                    prim = prims.index_add_inplace if basic else prims.index_add_at
-                    s = Call(s.target, prim, s.args, (), s.loc)
-            case Call(fn=f, args=(acc, index, g)) if f is prims.index_update:
-                if self.updatable(acc, b, k, scope):
-                    s = Call(s.target, prims.index_update_inplace, s.args, (), s.loc)
-            case Call(fn=f, args=(acc, g)) if f in (operator.add, np.add) and not s.kwargs:
-                # acc + g -> acc += g: no new array when acc is ours and has the sum's shape
-                ka, kt = atom_kind(acc, kinds), atom_kind(s.target, kinds)
+        f, args = s.fn, s.args
+        # (tests of the function, not pattern matching: most statements are none of these)
+        if len(args) == 3 and (f is prims.index_add or f is prims.index_update):
+            acc, index = args[0], args[1]
+            if self.updatable(acc, b, k, scope):
+                if f is prims.index_update:
+                    return Call(s.target, prims.index_update_inplace, args, (), s.loc)
+                basic = index_is_basic(atom_kind(index, kinds))
+                prim = prims.index_add_inplace if basic else prims.index_add_at
+                return Call(s.target, prim, args, (), s.loc)
+            return s
+        if len(args) != 2 or s.kwargs:
+            return s
+        # (an array updated in place is a variable: a constant one is never ours)
+        if f is operator.add or f is np.add:
+            # acc + g -> acc += g: no new array when acc is ours and has the sum's shape
+            acc, g = args
+            if type(acc) is not Var:
+                return s
+            ka, kt = kinds.get(acc, UNKNOWN), kinds.get(s.target, UNKNOWN)
+            if ka.tag == "array" and ka.shape is not None and ka == kt and \
+                    acc != g and self.updatable(acc, b, k, scope):
+                return Call(s.target, prims.add_inplace, args, (), s.loc)
+        elif f is operator.mul or f is np.multiply:
+            # c * acc -> acc *= c: no new array when acc is ours and dies here
+            x, y = args
+            kt = kinds.get(s.target, UNKNOWN)
+            for acc, g in ((y, x), (x, y)):
+                if type(acc) is not Var:
+                    continue
+                ka = kinds.get(acc, UNKNOWN)
                 if ka.tag == "array" and ka.shape is not None and ka == kt and \
-                        acc != g and self.updatable(acc, b, k, scope):
-                    s = Call(s.target, prims.add_inplace, s.args, (), s.loc)
-            case Call(fn=f, args=(x, y)) if f in (operator.mul, np.multiply) and \
-                    not s.kwargs:
-                # c * acc -> acc *= c: no new array when acc is ours and dies here
-                kt = atom_kind(s.target, kinds)
-                for acc, g in ((y, x), (x, y)):
-                    ka = atom_kind(acc, kinds)
-                    if ka.tag == "array" and ka.shape is not None and ka == kt and \
-                            acc != g and ka.dtype == "f" and \
-                            atom_kind(g, kinds).dtype in ("f", "i", "b") and \
-                            self.updatable(acc, b, k, scope):
-                        if self.named(acc):  # a temporary inside an expression is
-                            # already reused by NumPy: keep the expression whole
-                            s = Call(s.target, prims.mul_inplace, (acc, g), (), s.loc)
-                        break
+                        acc != g and ka.dtype == "f" and \
+                        atom_kind(g, kinds).dtype in ("f", "i", "b") and \
+                        self.updatable(acc, b, k, scope):
+                    if self.named(acc):  # a temporary inside an expression is
+                        # already reused by NumPy: keep the expression whole
+                        return Call(s.target, prims.mul_inplace, (acc, g), (), s.loc)
+                    break
         return s
-
-
-_ADD_MUL = (operator.add, np.add, operator.mul, np.multiply)
 
 
 def _owned(b: Block) -> set:

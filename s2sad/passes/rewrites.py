@@ -13,7 +13,7 @@ import numpy as np
 
 from s2sad.errors import S2SADError
 from s2sad.ir import prims
-from s2sad.ir.kinds import _UNSET, Kind, eval_kind
+from s2sad.ir.kinds import _UNSET, UNKNOWN, Kind, eval_kind
 from s2sad.ir.nodes import Call, Const, Var, count_uses
 from s2sad.passes.inline_rules import is_zero, zero
 from s2sad.passes.inplace import index_is_basic
@@ -83,13 +83,14 @@ class Rewrites:
     # definitions (variable, statement) and the use counts tested (variable, count, answer)
     _reads: list | None = None
     _tests: list | None = None
+    _sums: list | None = None  # the computed sums tested (see computed_sum)
 
     def rewrite(self, s: Call, out):
         """An atom equal to the call's value, or None to keep the call."""
         fn, args, t = s.fn, s.args, s.target
         if fn in _NEVER:
             return None
-        kt = self.kind(t)
+        kt = self.kinds.get(t, UNKNOWN)  # (self.kind(t), without the call: t is a variable)
         consts = False
         for a in args:
             if type(a) is Const:
@@ -131,11 +132,42 @@ class Rewrites:
         parts = (_PRIMAL_PARTS if t in self.primal else _PARTS).get(fn)
         if parts is None:  # (a call no rewrite names: a binary ufunc's broadcasts only)
             parts = _UFUNC_PARTS if _is_plain_ufunc(fn) else ()
+        else:
+            triggers = _TRIGGERS.get(fn)
+            if triggers is not None:
+                parts = self.triggered(s, parts, triggers, out)
         for part in parts:
             r = part(self, s, kt, out)
             if r is not None:
                 return r
         return None
+
+    def triggered(self, s: Call, parts: tuple, triggers: dict, out) -> tuple:
+        """The rewrites of `parts` that may apply to the product or sum `s`: those whose
+        triggers (see _TRIGGERS) include a constant operand or a function defining an
+        operand; all of them for a call with keywords or other than two operands, or
+        whose two operands are one variable."""
+        args = s.args
+        if len(args) != 2 or s.kwargs or args[0] is args[1]:
+            return parts
+        found = [parts]
+        for a in args:
+            if type(a) is Var:
+                d = self.defining(a, out)
+                found.append(d.fn if d is not None else None)
+            else:
+                found.append(_CONST)
+        key = tuple(found)
+        try:
+            selected = _SELECTED.get(key)
+            if selected is None:
+                if len(_SELECTED) > 4096:  # (functions of other programs kept no longer)
+                    _SELECTED.clear()
+                selected = _SELECTED[key] = tuple(
+                    [p for p in parts if not triggers[p].isdisjoint(key[1:])])
+        except TypeError:  # (a function that cannot be hashed: tried by every rewrite)
+            return parts
+        return selected
 
     def rewrite_operands(self, s: Call, kt, out):
         """Identities (x * 1), real parts of real values, zeros that a cancellation left,
@@ -675,13 +707,13 @@ class Rewrites:
         return flag
 
     def computed_sum(self, v, out, kwargs=(), window: int = 64) -> bool:
-        """Is np.sum(v, **kwargs) among the last `window` statements of the block built?"""
-        self._reads = None  # (the window moves when dead statements go: not replayable)
-        for st in reversed(out[-window:]):
-            if type(st) is Call and st.fn is np.sum and st.args == (v,) and \
-                    st.kwargs == kwargs:
-                return True
-        return False
+        """Is np.sum(v, **kwargs) among the last `window` statements of the block built?
+        (The answer is recorded for replaying, as a use count's is: the window moves when
+        dead statements go.)"""
+        answer = sum_among(out, v, kwargs, window)
+        if self._reads is not None and self._sums is not None:
+            self._sums.append((v, kwargs, window, answer))
+        return answer
 
     def rewrite_cancel(self, fn, args, kt, out):
         """Scalars that cancel (in the derivative only): (a / b) * b -> a, (a - k b) / b ->
@@ -864,7 +896,11 @@ class Rewrites:
         lead = tuple(range(extra))
         ones = tuple(i for i, n in enumerate(xshape) if n == 1 and gshape[extra + i] != 1)
         cur = g
-        if lead:
+        if lead and not xshape and self.spells_full_sums(g):
+            # a sum over every axis, spelled np.sum(g) as rewrite_reductions would spell
+            # it in the next round (which then finds nothing to do)
+            cur = self.new_call_kw(np.sum, (cur,), (), t.name, out)
+        elif lead:
             axis = lead[0] if len(lead) == 1 else lead
             cur = self.new_call_kw(np.sum, (cur,), (("axis", Const(axis)),), t.name, out)
         if ones:
@@ -874,6 +910,14 @@ class Rewrites:
         if cur is g:
             return None
         return cur
+
+    def spells_full_sums(self, g) -> bool:
+        """Does rewrite_reductions spell a sum of `g` over every axis np.sum(g)? (For a
+        float array, where the full set of rewrites runs: not for the explaining
+        simplifier, whose `rewrite` keeps each step as it was written.)"""
+        kg = self.kind(g)
+        return kg.tag == "array" and kg.dtype in ("f", "c") and \
+            type(self).rewrite is Rewrites.rewrite
 
     def new_call_kw(self, fn, args, kwargs, hint, out):
         target = Var(_fresh_name(self, hint))
@@ -940,6 +984,14 @@ class Rewrites:
         return d
 
 
+def sum_among(stmts, v, kwargs, window: int) -> bool:
+    """Is np.sum(v, **kwargs) among the last `window` of `stmts`?"""
+    for st in reversed(stmts[-window:]):
+        if type(st) is Call and st.fn is np.sum and st.args == (v,) and st.kwargs == kwargs:
+            return True
+    return False
+
+
 def _dispatch_table() -> dict:
     """The rewrites that can apply to a call of each function, in the order they are tried
     (each rewrite tests its function first: only these can fire). A call of any other
@@ -969,6 +1021,32 @@ def _dispatch_table() -> dict:
 
 
 _PARTS = _dispatch_table()
+
+# what each rewrite of a product or sum of two variables reads first: a constant operand
+# (_CONST), or the function defining an operand; a rewrite applies only where one of its
+# triggers is found (see Rewrites.triggered). A product: an identity, or a constant
+# factor moved out (a constant); a broadcast made implicit; a sign moved out; a quotient
+# cancelled; scalar factors joined (a product). A sum: an identity, a negation or
+# constant factor taken in, zeros; a scatter into zeros, or a broadcast made implicit;
+# a difference cancelled; like terms (products). An operand read twice: every rewrite
+_CONST = object()
+_PRODUCT_TRIGGERS = {
+    Rewrites.rewrite_operands: frozenset({_CONST}),
+    Rewrites.rewrite_broadcasts: frozenset({np.broadcast_to}),
+    Rewrites.rewrite_signs: frozenset({_CONST} | NEGS),
+    Rewrites.rewrite_reductions: frozenset(DIVS),
+    Rewrites.rewrite_scalar_factors: frozenset(MULS),
+}
+_SUM_TRIGGERS = {
+    Rewrites.rewrite_operands: frozenset({_CONST, np.zeros, prims.zeros_like} | NEGS | MULS),
+    Rewrites.rewrite_broadcasts: frozenset({np.broadcast_to, prims.index_add,
+                                            prims.index_update}),
+    Rewrites.rewrite_signs: frozenset(),
+    Rewrites.rewrite_reductions: frozenset(SUBS),
+    Rewrites.rewrite_like_terms: frozenset(MULS),
+}
+_TRIGGERS = {**{f: _PRODUCT_TRIGGERS for f in MULS}, **{f: _SUM_TRIGGERS for f in ADDS}}
+_SELECTED: dict = {}  # (rewrites, what defines each operand) -> those triggered
 
 _UFUNC_PARTS = (Rewrites.rewrite_broadcasts,)
 

@@ -29,8 +29,32 @@ from s2sad.ir.nodes import (
 )
 from s2sad.passes.dead_code import eliminate_dead_code
 from s2sad.passes.inline_rules import is_zero
-from s2sad.passes.rewrites import Rewrites
+from s2sad.passes.rewrites import Rewrites, sum_among
 from s2sad.passes.tapes import prune_tapes
+
+COMMUTATIVE = {operator.add, operator.mul, np.add, np.multiply}
+
+
+NO_CSE = {np.zeros, np.empty, np.ones, prims.zeros_like}  # fresh buffers stay distinct
+
+# how common subexpression elimination treats a function, in one lookup: never shared
+# (effects, tapes, fresh buffers: False) or commutative (True); any other is absent
+_CSE_CLASS = {f: False for f in prims.EFFECTFUL | {prims.new_tape, prims.tape_reader} |
+              NO_CSE}
+_CSE_CLASS.update({f: True for f in COMMUTATIVE})
+
+
+def _cse_key(s: Call):
+    fn, args = s.fn, s.args
+    shared = _CSE_CLASS.get(fn)
+    if shared is False:
+        return None
+    if shared and len(args) == 2 and not s.kwargs:
+        # operands sorted by repr, which is stable (a variable's repr is its name)
+        x, y = args
+        if (y.name if type(y) is Var else repr(y)) < (x.name if type(x) is Var else repr(x)):
+            args = (y, x)
+    return (fn, args, s.kwargs)
 
 
 class Simplifier(Rewrites):
@@ -40,8 +64,9 @@ class Simplifier(Rewrites):
     def __init__(self, fn: Function, param_kinds: dict, table, kinds: dict | None = None,
                  primal: frozenset = frozenset(), replays: dict | None = None):
         self.fn = fn
-        # {id(call): (call, what its rewrite read, its CSE key)} for the calls the previous
-        # round kept as they are (see `call`); this round's, for the next one
+        # {id(call): (call, what its rewrite read and tested, its CSE key)} for the calls the
+        # previous round kept as they are (see `call`, `replayable`); this round's, for the
+        # next one
         self.replays = replays
         self.recorded: dict = {}
         # the primal's own statements (a derivative keeps them): rewrites that would change
@@ -67,6 +92,41 @@ class Simplifier(Rewrites):
         count_uses(self.fn.body, self._counts)
         body = self.block(self.fn.body, _Sub(self._counts), {}, concrete=True)
         return replace_body(self.fn, body)
+
+    def confirm(self) -> bool:
+        """Would a round keep every statement of straight-line `fn` as it is? The round
+        without building its statements: a call the previous round kept is checked by its
+        replay entry (see `call`), any other is rewritten, and no two calls may compute
+        the same value (common subexpression elimination would share it). A symbolic zero
+        among the results would be made real."""
+        counts = self._counts = {}
+        count_uses(self.fn.body, counts)
+        replays, out, keys = self.replays or {}, _Out(), set()
+        defs = out.defs
+        for s in self.fn.body.stmts:
+            entry = replays.get(id(s))
+            if entry is not None and entry[0] is s and self.replayable(entry, out):
+                key = entry[4]
+            else:
+                n_out = len(out)
+                res = self.rewrite(s, out)
+                if res is not None:
+                    if res is not s.target or len(out) != n_out + 1 or out[-1] != s:
+                        return False
+                    out.pop()  # (the same statement again: kept, as `call` keeps it)
+                elif len(out) != n_out:
+                    return False  # (a statement left before it: the round would keep it)
+                key = self.cse_key(s)
+            if key is not None:
+                try:
+                    if key in keys:
+                        return False
+                    keys.add(key)
+                except TypeError:  # (see `call`)
+                    pass
+            list.append(out, s)  # (out.append, without the call: s is a Call)
+            defs[s.target] = s
+        return not any(is_zero(r) for r in self.fn.body.results)
 
     def block(self, b: Block, sub: dict, cse: dict, concrete: bool = False) -> Block:
         """`concrete`: a symbolic zero among the results (a value that cancelled, see
@@ -212,12 +272,12 @@ class Simplifier(Rewrites):
             res = None
         else:
             if self.replay:
-                self._reads, self._tests = [], []
+                self._reads, self._tests, self._sums = [], [], []
             res = self.rewrite(s, out)
             if res is None and self._reads is not None:
-                entry = (s, self._reads, self._tests)
+                entry = (s, self._reads, self._tests, self._sums)
             self._reads = None
-        if res is not None and res == s.target:
+        if res is s.target:  # (a variable is one object per name; a constant is not it)
             # the rewrite emitted a replacement statement defining the same variable
             changed = len(out) != n_out + 1 or out[-1] != s
             self.changed = self.changed or changed
@@ -252,7 +312,7 @@ class Simplifier(Rewrites):
             self.changed = True
             return
         # (a replayed call's key is the one its entry keeps: the same statement's)
-        key = entry[3] if replayed else self.cse_key(s)
+        key = entry[4] if replayed else self.cse_key(s)
         if key is not None:
             n = len(cse)
             try:
@@ -270,9 +330,10 @@ class Simplifier(Rewrites):
 
     def replayable(self, entry: tuple, out) -> bool:
         """Does every definition a rewrite read hold the same statement now, and every use
-        count it tested give the same answer (see Rewrites.read_times)? `entry`: the call,
-        the (variable, definition) pairs, the (variable, count, answer) tests and the
-        call's CSE key."""
+        count and computed sum it tested give the same answer (see Rewrites.read_times and
+        computed_sum)? `entry`: the call, the (variable, definition) pairs, the (variable,
+        count, answer) tests, the (variable, keywords, window, answer) tests of sums and
+        the call's CSE key."""
         get = out.defs.get
         for v, d in entry[1]:
             if get(v) is not d:
@@ -280,6 +341,9 @@ class Simplifier(Rewrites):
         counts = self._counts
         for v, n, answer in entry[2]:
             if (counts.get(v, 0) == n) is not answer:
+                return False
+        for v, kwargs, window, answer in entry[3]:
+            if sum_among(out, v, kwargs, window) is not answer:
                 return False
         return True
 
@@ -314,11 +378,9 @@ class Simplifier(Rewrites):
             except TypeError:  # (see `call`)
                 pass
 
-    @staticmethod
-    def cse_key(s: Call):
-        """What identifies the statement's value (a key that may not hash: an unhashable
-        constant operand), or None when it may not be shared."""
-        return _cse_key(s)
+    # what identifies a statement's value (a key that may not hash: an unhashable constant
+    # operand), or None when it may not be shared
+    cse_key = staticmethod(_cse_key)
 
     # -- local rewrites ----------------------------------------------------
 
@@ -392,31 +454,6 @@ def _defined_in(v, *blocks) -> bool:
     return False
 
 
-COMMUTATIVE = {operator.add, operator.mul, np.add, np.multiply}
-
-
-NO_CSE = {np.zeros, np.empty, np.ones, prims.zeros_like}  # fresh buffers stay distinct
-
-# how common subexpression elimination treats a function, in one lookup: never shared
-# (effects, tapes, fresh buffers: False) or commutative (True); any other is absent
-_CSE_CLASS = {f: False for f in prims.EFFECTFUL | {prims.new_tape, prims.tape_reader} |
-              NO_CSE}
-_CSE_CLASS.update({f: True for f in COMMUTATIVE})
-
-
-def _cse_key(s: Call):
-    fn, args = s.fn, s.args
-    shared = _CSE_CLASS.get(fn)
-    if shared is False:
-        return None
-    if shared and len(args) == 2 and not s.kwargs:
-        # operands sorted by repr, which is stable (a variable's repr is its name)
-        x, y = args
-        if (y.name if type(y) is Var else repr(y)) < (x.name if type(x) is Var else repr(x)):
-            args = (y, x)
-    return (fn, args, s.kwargs)
-
-
 def _size(b: Block) -> int:
     """Statements and yielded values, recursively: what dead code elimination can remove."""
     n = len(b.results)
@@ -430,8 +467,21 @@ def _size(b: Block) -> int:
     return n
 
 
+def _same_block(a: Block, b: Block) -> bool:
+    """Are the two blocks the same statements (a round keeps a statement's object)?"""
+    if len(a.stmts) != len(b.stmts) or a.results != b.results:
+        return False
+    for x, y in zip(a.stmts, b.stmts):
+        if x is not y and x != y:
+            return False
+    return True
+
+
 def _straight_line(fn: Function) -> bool:
-    return all(type(st) is Call for st in fn.body.stmts)
+    for st in fn.body.stmts:  # (a loop, not all() over a generator: asked every round)
+        if type(st) is not Call:
+            return False
+    return True
 
 
 def simplify(fn: Function, param_kinds: dict, table, max_rounds: int = 8,
@@ -441,9 +491,21 @@ def simplify(fn: Function, param_kinds: dict, table, max_rounds: int = 8,
     primal = frozenset(v for v in known_kinds if isinstance(v, Var)) if known_kinds else \
         frozenset()
     replays = None
+    # is `fn` a round's output that dead code elimination and tape pruning leave as it is?
+    settled = False
     for _ in range(max_rounds):
+        if settled and replays is not None and _straight_line(fn) and \
+                Simplifier(fn, param_kinds, table, kinds, primal, replays).confirm():
+            # the round would keep every statement as it is: `fn` is the fixed point
+            fn.meta["kinds"] = kinds
+            return fn
         simp = Simplifier(fn, param_kinds, table, kinds, primal, replays)
         new = simp.run()
+        if settled and not simp.changed and _same_block(new.body, fn.body):
+            # a confirming round that kept every statement: its walks for dead code and
+            # unread tapes would find none, as the previous round's did
+            new.meta["kinds"] = simp.kinds
+            return new
         dce = eliminate_dead_code(new)
         pruned = prune_tapes(dce)
         # a pruned tape changes what its reads hold: infer the kinds afresh then
@@ -456,6 +518,7 @@ def simplify(fn: Function, param_kinds: dict, table, max_rounds: int = 8,
         # function is straight-line, are the same
         replays = simp.recorded if kinds is not None and \
             _straight_line(pruned) == _straight_line(fn) else None
+        settled = pruned is dce
         fn = pruned
     return fn
 
