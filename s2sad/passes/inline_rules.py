@@ -88,12 +88,19 @@ def check_differentiable(rule, bindings: dict, active, stmt: Call):
 
 
 def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kind_of=None,
-           g_kind=None):
+           g_kind=None, prune: bool = False, last_loc: list | None = None):
     """Splice the rule's body into `em`; returns the tuple of atoms the rule returns.
 
     `result_hints` names the results (one hint, or one per result). With `kind_of` (the
     kinds of the bound atoms) and `g_kind` (the cotangent's), an `unbroadcast` whose
     operand already has the target's shape is left out (the simplifier would remove it).
+    With `prune`, a straight-line body is copied without the calls that compute none of
+    its results, such as the conditions its operands' kinds decided (`is_complex(x)`):
+    the simplifier would remove them, after copying, naming and rewriting each. (Not
+    inside a reversed branch or loop: what its reverse reads decides what the forward
+    sweep keeps for it.) `last_loc`: a list that gets the location of the copy's last
+    call copied or pruned (where a sum of the contributions is commented), when the body
+    is straight-line and has one.
     """
     fn = rule_ir(rule, table)
     mapping = {}
@@ -109,9 +116,10 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kin
                                    f"`{p.name}`", loc)
     facts = _rule_facts(rule, fn)
     base_hints = facts.hints
-    plan = facts.plan
     if kind_of is not None and facts.by_kinds:
-        plan = _specialised_plan(facts, fn, bindings, kind_of, g_kind)
+        plan = _specialised_plan(facts, fn, bindings, kind_of, g_kind, prune)
+    else:
+        plan = facts.pruned if prune else facts.plan
     hints = {}
     results = [plan.resolve(r) for r in fn.body.results]
     if isinstance(result_hints, str):
@@ -121,6 +129,8 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kin
             hints[r] = h
     if plan.straight:  # straight-line: copy it directly
         fresh, out = em.namer.fresh, em.stmts
+        if last_loc is not None and plan.last is not None:
+            last_loc.append(loc if loc is not None else plan.last.loc)
         for st, g in reversed(plan.skipped):
             if st.target in hints and type(g) is Var and g not in mapping and g not in hints:
                 hints[g] = hints[st.target]  # the operand takes the result's name
@@ -182,23 +192,41 @@ class _Plan:
     branches the kinds decide taken), the branch outputs standing for the values they
     pass on (`alias`), and, for a straight-line body, `steps`: each call with its operands
     resolved through `alias`, and whether it is an `unbroadcast` left out (its operand
-    already has the target's shape); `skipped`: those calls and their operands."""
+    already has the target's shape); `skipped`: those calls and their operands. With
+    `prune`, the calls that compute none of the `results` (and have no effect) are not
+    steps (see `inline`)."""
 
-    def __init__(self, stmts, alias: dict, straight: bool, skip: frozenset = frozenset()):
+    def __init__(self, stmts, alias: dict, straight: bool, skip: frozenset = frozenset(),
+                 results: tuple = (), prune: bool = False):
         self.alias = alias
         self.straight = straight
         self.stmts = stmts
         self.steps: list = []
         self.skipped: list = []
         self.contextual: tuple = ()  # see _specialised_plan
+        self.last = None
         if not straight:
             return
+        steps = []
         for st in stmts:
             args = tuple([self.resolve(a) for a in st.args])
             kw = tuple([(n, self.resolve(a)) for n, a in st.kwargs]) if st.kwargs else ()
-            self.steps.append((st, args, kw, id(st) in skip))
-            if id(st) in skip:
-                self.skipped.append((st, args[0]))
+            steps.append((st, args, kw, id(st) in skip))
+        # the last call copied were none pruned (see inline's `last_loc`)
+        self.last = next((st for st, _, _, skipped in reversed(steps) if not skipped), None)
+        if not prune:
+            self.steps = steps
+        else:
+            live = {r for r in map(self.resolve, results) if type(r) is Var}
+            for step in reversed(steps):
+                st, args, kw, _ = step
+                if st.target not in live and not _effectful(st.fn):
+                    continue
+                self.steps.append(step)
+                live.update(a for a in args if type(a) is Var)
+                live.update(a for _, a in kw if type(a) is Var)
+            self.steps.reverse()
+        self.skipped = [(st, args[0]) for st, args, _, skipped in self.steps if skipped]
 
     def resolve(self, a):
         alias = self.alias
@@ -220,11 +248,21 @@ class _Facts:
         self.straight = all(type(st) is Call for st in fn.body.stmts)
         self.hints = {t: strip_suffix(t.name) for t in self.defs}
         self.plan = _Plan(fn.body.stmts, {}, self.straight)
-        self.plans: dict = {}  # the parameters' kinds -> _Plan
+        # (the same, without the calls that compute no result: see inline)
+        self.pruned = _Plan(fn.body.stmts, {}, self.straight, results=fn.body.results,
+                            prune=True)
+        self.plans: dict = {}  # (prune, the parameters' kinds) -> _Plan
         # whether the operands' kinds change the plan: a branch to decide, or an
         # unbroadcast that may be left out (without them, `plan` serves every call)
         self.by_kinds = not self.straight or any(
             st.fn is prims.unbroadcast and len(st.args) == 2 for st in fn.body.stmts)
+
+
+def _effectful(fn) -> bool:
+    try:
+        return fn in prims.EFFECTFUL
+    except TypeError:  # (not hashable: not a primitive EFFECTFUL holds)
+        return False
 
 
 def _rule_facts(rule, fn) -> _Facts:
@@ -234,14 +272,18 @@ def _rule_facts(rule, fn) -> _Facts:
     return cached
 
 
-def _specialised_plan(facts: _Facts, fn, bindings: dict, kind_of, g_kind) -> _Plan:
-    """The plan for the kinds of the bound operands: computed once per rule and kinds
-    (inlining is then a renaming copy). Known values of equal but differently typed
-    forms (1, 1.0, True), which could decide a branch differently, are told apart; kinds
-    that hold tuples are not keys (their plan is computed each time; see _plan_key)."""
+def _specialised_plan(facts: _Facts, fn, bindings: dict, kind_of, g_kind,
+                      prune: bool = False) -> _Plan:
+    """The plan for the kinds of the bound operands (pruned or not, see inline): computed
+    once per rule, kinds and `prune` (inlining is then a renaming copy). Known
+    values of equal but differently typed forms (1, 1.0, True), which could decide a
+    branch differently, are told apart; kinds that hold tuples are not keys (their plan
+    is computed each time; see _plan_key)."""
     kinds = tuple(g_kind if p.name == "g" and g_kind is not None else kind_of(bindings[p.name])
                   for p in fn.params)
     key = _plan_key(kinds)
+    if key is not None:
+        key = (prune, key)
     plan = facts.plans.get(key) if key is not None else None
     if plan is not None and not all(eval_kind(fn_, args, kw) == k
                                     for fn_, args, kw, k in plan.contextual):
@@ -263,7 +305,7 @@ def _specialised_plan(facts: _Facts, fn, bindings: dict, kind_of, g_kind) -> _Pl
                     kg, kx = rule_kind(st.args[0]), rule_kind(st.args[1])
                     if kx.static_shape is not None and kg.static_shape == kx.static_shape:
                         skip.add(id(st))
-        plan = _Plan(stmts, alias, straight, frozenset(skip))
+        plan = _Plan(stmts, alias, straight, frozenset(skip), fn.body.results, prune)
         # the kinds of primitives whose kind reads more than the kinds (is_complex under
         # undecided_complex: kinds.CONTEXTUAL), asked again before the plan is reused
         plan.contextual = tuple(contextual)
