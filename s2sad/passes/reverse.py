@@ -30,9 +30,9 @@ from s2sad.ir.nodes import (
     blocks_of,
 )
 from s2sad.passes.activity import active_vars
+from s2sad.passes.checkpoint import CheckpointedLoops
 from s2sad.passes.forward import check_options, materialize
 from s2sad.passes.inline_rules import bind_call, callee_name, check_differentiable, inline, zero
-from s2sad.passes.checkpoint import CheckpointedLoops
 from s2sad.passes.reverse_control import ControlFlowReversal
 
 
@@ -309,11 +309,14 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
         # a contribution added to an existing cotangent is a temporary, folded into the sum
         hints = [("_" if bars.get(bindings[p]) is not None else "") + hint_of(bindings[p]) +
                  "_bar" for p in rule.diff_params]
-        # (at the top level, without the rule's calls that compute no contribution)
+        # at the top level, the contributions to inactive operands are not needed (see
+        # inline: what the simplifier would remove is left out of the copy)
+        needed = tuple([self.is_active(bindings[p]) for p in rule.diff_params]) \
+            if rev is self.top else None
         last_loc: list = []
         contribs = inline(rule, self.table, rev, bindings, hints, loc=s.loc,
-                          kind_of=self.kind, g_kind=float_kind(self.kind(t)),
-                          prune=rev is self.top, last_loc=last_loc)
+                          kind_of=self.kind, g_kind=float_kind(self.kind(t)), needed=needed,
+                          last_loc=last_loc)
         if len(contribs) != len(rule.diff_params):
             raise NonDifferentiableError(
                 f"the VJP rule for `{callee_name(fn)}` returns {len(contribs)} values for "
