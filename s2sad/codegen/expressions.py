@@ -34,11 +34,15 @@ class ExpressionEmitter:
 
 
     def atom(self, a):
-        if isinstance(a, Var):
+        if type(a) is Var:
             if a in self.pending:
                 return self.pending.pop(a)
-            return gast.Name(id=self.names.name(a), ctx=LOAD, annotation=None,
-                             type_comment=None)
+            # one node per variable: a name's node is never changed, only printed
+            node = self.name_nodes.get(a)
+            if node is None:
+                node = self.name_nodes[a] = gast.Name(id=self.names.name(a), ctx=LOAD,
+                                                      annotation=None, type_comment=None)
+            return node
         return self.const(a)
 
     def const(self, c: Const):
@@ -75,6 +79,13 @@ class ExpressionEmitter:
         return self.attr_path(self.ns.add_object(v, name or "_const"))
 
     def attr_path(self, dotted: str):
+        """The node of `dotted` (`np.linalg.solve`): one per spelling, as `atom`'s names."""
+        node = self.path_nodes.get(dotted)
+        if node is None:
+            node = self.path_nodes[dotted] = self._attr_path(dotted)
+        return node
+
+    def _attr_path(self, dotted: str):
         if dotted.startswith("-"):
             return gast.UnaryOp(op=_USUB, operand=self.attr_path(dotted[1:]))
         parts = dotted.split(".")
