@@ -29,6 +29,36 @@ _UNARYOPS = {fn: node() for fn, node in UNARY_AST.items()}
 _USUB, _IN = gast.USub(), gast.In()
 
 
+# The nodes built for every expression, made without gast's constructor (a Python function
+# taking the fields as keywords, for each node): the same node, with the same fields.
+def _new(cls):
+    return cls.__new__(cls)
+
+
+def _name(name: str):
+    node = _new(gast.Name)
+    node.id, node.ctx, node.annotation, node.type_comment = name, LOAD, None, None
+    return node
+
+
+def _constant(value):
+    node = _new(gast.Constant)
+    node.value, node.kind = value, None
+    return node
+
+
+def _binop(left, op, right):
+    node = _new(gast.BinOp)
+    node.left, node.op, node.right = left, op, right
+    return node
+
+
+def _call(func, args: list, keywords: list):
+    node = _new(gast.Call)
+    node.func, node.args, node.keywords = func, args, keywords
+    return node
+
+
 class ExpressionEmitter:
     """Methods of Emitter (codegen/emit.py): expressions."""
 
@@ -40,8 +70,7 @@ class ExpressionEmitter:
             # one node per variable: a name's node is never changed, only printed
             node = self.name_nodes.get(a)
             if node is None:
-                node = self.name_nodes[a] = gast.Name(id=self.names.name(a), ctx=LOAD,
-                                                      annotation=None, type_comment=None)
+                node = self.name_nodes[a] = _name(self.names.name(a))
             return node
         return self.const(a)
 
@@ -50,7 +79,7 @@ class ExpressionEmitter:
         if isinstance(v, prims.ZeroValue):
             raise AssertionError("symbolic zero reached code generation")
         if isinstance(v, bool) or v is None or v is Ellipsis or isinstance(v, str):
-            return gast.Constant(value=v, kind=None)
+            return _constant(v)
         if isinstance(v, np.generic) and v.dtype.kind in "biuf":
             v = v.item()
         if isinstance(v, (int, float)):
@@ -58,10 +87,10 @@ class ExpressionEmitter:
                 return self.attr_path("math.inf" if v > 0 else "-math.inf") if v == v and \
                     abs(v) == math.inf else self.attr_path("math.nan")
             if v < 0:
-                return gast.UnaryOp(op=_USUB, operand=gast.Constant(value=-v, kind=None))
-            return gast.Constant(value=v, kind=None)
+                return gast.UnaryOp(op=_USUB, operand=_constant(-v))
+            return _constant(v)
         if isinstance(v, complex):
-            return gast.Constant(value=v, kind=None)
+            return _constant(v)
         if isinstance(v, tuple):
             return gast.Tuple(elts=[self.const(Const(x)) for x in v], ctx=LOAD)
         if isinstance(v, slice):
@@ -89,7 +118,7 @@ class ExpressionEmitter:
         if dotted.startswith("-"):
             return gast.UnaryOp(op=_USUB, operand=self.attr_path(dotted[1:]))
         parts = dotted.split(".")
-        node = gast.Name(id=parts[0], ctx=LOAD, annotation=None, type_comment=None)
+        node = _name(parts[0])
         for p in parts[1:]:
             node = gast.Attribute(value=node, attr=p, ctx=LOAD)
         return node
@@ -138,8 +167,7 @@ class ExpressionEmitter:
 
     def call_expr(self, fn, args, kwargs):
         if fn in BINOP_AST and len(args) == 2 and not kwargs:
-            return gast.BinOp(left=self.atom(args[0]), op=_BINOPS[fn],
-                              right=self.atom(args[1]))
+            return _binop(self.atom(args[0]), _BINOPS[fn], self.atom(args[1]))
         if fn in CMP_AST and len(args) == 2:
             return gast.Compare(left=self.atom(args[0]), ops=[_CMPOPS[fn]],
                                 comparators=[self.atom(args[1])])
@@ -195,9 +223,9 @@ class ExpressionEmitter:
                                                  ctx=LOAD),
                              args=[self.atom(a) for a in args[1:]], keywords=[])
         func = self.attr_path(self.ns.spell_callable(fn))
-        return gast.Call(func=func, args=[self.atom(a) for a in args],
-                         keywords=[gast.keyword(arg=n, value=self.atom(a)) for n, a in kwargs
-                                   if not (type(a) is Const and _is_default(fn, n, a.value))])
+        return _call(func, [self.atom(a) for a in args],
+                     [gast.keyword(arg=n, value=self.atom(a)) for n, a in kwargs
+                      if not (type(a) is Const and _is_default(fn, n, a.value))])
 
     # statements --------------------------------------------------------
 
