@@ -229,7 +229,8 @@ class _Plan:
             results = [self.resolve(r) for r in results]
             own = {st.target for st in stmts} | {p for p, c in zip(params, consts) if c}
             self.steps = _pruned(steps, results, needed, own)
-        self.skipped = [(st, args[0]) for st, args, _, skipped in self.steps if skipped]
+        # (a pruned one's too: its operand takes the name of the result it stands for)
+        self.skipped = [(st, args[0]) for st, args, _, skipped in steps if skipped]
 
     def resolve(self, a):
         alias = self.alias
@@ -352,14 +353,23 @@ def _specialised_plan(facts: _Facts, fn, bindings: dict, kind_of, g_kind,
                      fn.params)
         # the kinds of primitives whose kind reads more than the kinds (is_complex under
         # undecided_complex: kinds.CONTEXTUAL), asked again before the plan is reused
-        # (each question once: a rule often asks it in both of its branches)
-        asked: dict = {}
-        for fn_, args, kw, k in contextual:
-            asked.setdefault((fn_, tuple(args), tuple(kw)), (fn_, args, kw, k))
-        plan.contextual = tuple(asked.values())
+        plan.contextual = _questions(contextual)
         if key is not None:
             facts.plans[key] = plan
     return plan
+
+
+def _questions(contextual: list) -> tuple:
+    """The contextual kinds a plan read (primitive, argument kinds, keyword kinds, kind),
+    each question once (a rule often asks it in both of its branches); all of them when
+    one cannot be hashed (a known value that is not hashable)."""
+    asked: dict = {}
+    try:
+        for fn_, args, kw, k in contextual:
+            asked.setdefault((fn_, tuple(args), tuple(kw)), (fn_, args, kw, k))
+    except TypeError:
+        return tuple(contextual)
+    return tuple(asked.values())
 
 
 def _plan_key(kinds: tuple, prune: tuple | None):

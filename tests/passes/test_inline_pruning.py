@@ -61,3 +61,16 @@ def test_gradients_through_a_reversed_loop_match_finite_differences():
         want = numerical_grad(scaled_in_loop, (x, y, 3),
                               wrt if isinstance(wrt, tuple) else (wrt,))
         assert_close(got if isinstance(wrt, tuple) else (got,), want)
+
+
+def test_contextual_questions_are_asked_once_and_kept_whole_when_unhashable():
+    from s2sad.ir.kinds import Kind
+    from s2sad.passes.inline_rules import _questions
+
+    real = Kind("array", "f", (3,))
+    yes = Kind("scalar", "b", (), value=True)
+    asked = [(is_complex, [real], [], yes), (is_complex, [real], [], yes)]
+    assert _questions(asked) == (asked[0],)
+    odd = Kind("object", value=[1, 2])  # a known value that cannot be hashed
+    asked = [(is_complex, [odd], [], yes), (is_complex, [odd], [], yes)]
+    assert _questions(asked) == tuple(asked)
