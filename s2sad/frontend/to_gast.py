@@ -59,8 +59,8 @@ class _Converter(Ast3ToGAst):
         for field in cls._fields:
             lines += [f"    value = getattr(node, {field!r}, MISSING)",
                       "    if value is not MISSING:",
-                      f"        values[{field!r}] = visit(value) if isinstance(value, AST) "
-                      "else _visit(value) if type(value) is list else value"]
+                      (f"        values[{field!r}] = visit(value) if isinstance(value, AST) "
+                       "else _visit(value) if type(value) is list else value")]
         for attr in cls._attributes:
             lines += [f"    value = getattr(node, {attr!r}, MISSING)",
                       "    if value is not MISSING:",
