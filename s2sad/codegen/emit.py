@@ -47,6 +47,8 @@ class Emitter(ExpressionEmitter):
         self.pos = pos
         self.lines: list = []
         self.pending: dict = {}
+        self.name_nodes: dict = {}  # variable -> its Name node (see atom)
+        self.path_nodes: dict = {}  # dotted name -> its node (see attr_path)
         self.last_line = None
         self.user_file = fn.loc.filename if fn.loc else None
 

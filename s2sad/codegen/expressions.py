@@ -30,16 +30,49 @@ _UNARYOPS = {fn: node() for fn, node in UNARY_AST.items()}
 _USUB, _IN = gast.USub(), gast.In()
 
 
+# The nodes built for every expression, made without gast's constructor (a Python function
+# taking the fields as keywords, for each node): the same node, with the same fields.
+def _new(cls):
+    return cls.__new__(cls)
+
+
+def _name(name: str):
+    node = _new(gast.Name)
+    node.id, node.ctx, node.annotation, node.type_comment = name, LOAD, None, None
+    return node
+
+
+def _constant(value):
+    node = _new(gast.Constant)
+    node.value, node.kind = value, None
+    return node
+
+
+def _binop(left, op, right):
+    node = _new(gast.BinOp)
+    node.left, node.op, node.right = left, op, right
+    return node
+
+
+def _call(func, args: list, keywords: list):
+    node = _new(gast.Call)
+    node.func, node.args, node.keywords = func, args, keywords
+    return node
+
+
 class ExpressionEmitter:
     """Methods of Emitter (codegen/emit.py): expressions."""
 
 
     def atom(self, a):
-        if isinstance(a, Var):
+        if type(a) is Var:
             if a in self.pending:
                 return self.pending.pop(a)
-            return gast.Name(id=self.names.name(a), ctx=LOAD, annotation=None,
-                             type_comment=None)
+            # one node per variable: a name's node is never changed, only printed
+            node = self.name_nodes.get(a)
+            if node is None:
+                node = self.name_nodes[a] = _name(self.names.name(a))
+            return node
         return self.const(a)
 
     def const(self, c: Const):
@@ -54,9 +87,9 @@ class ExpressionEmitter:
                 "call the derivative, or use .source_for(*args) (s2sad show --args) to see "
                 "the code specialised for some arguments")
         if isinstance(v, bool) or v is None or v is Ellipsis or isinstance(v, str):
-            return gast.Constant(value=v, kind=None)
+            return _constant(v)
         if v is prims.NOT_COMPUTED:  # (what a branch yields for the other's residual)
-            return gast.Constant(value=None, kind=None)
+            return _constant(None)
         if isinstance(v, np.generic) and v.dtype.kind in "biuf":
             v = v.item()
         if isinstance(v, (int, float)):
@@ -64,10 +97,10 @@ class ExpressionEmitter:
                 return self.attr_path("math.inf" if v > 0 else "-math.inf") if v == v and \
                     abs(v) == math.inf else self.attr_path("math.nan")
             if v < 0:
-                return gast.UnaryOp(op=_USUB, operand=gast.Constant(value=-v, kind=None))
-            return gast.Constant(value=v, kind=None)
+                return gast.UnaryOp(op=_USUB, operand=_constant(-v))
+            return _constant(v)
         if isinstance(v, complex):
-            return gast.Constant(value=v, kind=None)
+            return _constant(v)
         if isinstance(v, tuple):
             return gast.Tuple(elts=[self.const(Const(x)) for x in v], ctx=LOAD)
         if isinstance(v, slice):
@@ -85,10 +118,17 @@ class ExpressionEmitter:
         return self.attr_path(self.ns.add_object(v, name or "_const"))
 
     def attr_path(self, dotted: str):
+        """The node of `dotted` (`np.linalg.solve`): one per spelling, as `atom`'s names."""
+        node = self.path_nodes.get(dotted)
+        if node is None:
+            node = self.path_nodes[dotted] = self._attr_path(dotted)
+        return node
+
+    def _attr_path(self, dotted: str):
         if dotted.startswith("-"):
             return gast.UnaryOp(op=_USUB, operand=self.attr_path(dotted[1:]))
         parts = dotted.split(".")
-        node = gast.Name(id=parts[0], ctx=LOAD, annotation=None, type_comment=None)
+        node = _name(parts[0])
         for p in parts[1:]:
             node = gast.Attribute(value=node, attr=p, ctx=LOAD)
         return node
@@ -137,8 +177,7 @@ class ExpressionEmitter:
 
     def call_expr(self, fn, args, kwargs):
         if fn in BINOP_AST and len(args) == 2 and not kwargs:
-            return gast.BinOp(left=self.atom(args[0]), op=_BINOPS[fn],
-                              right=self.atom(args[1]))
+            return _binop(self.atom(args[0]), _BINOPS[fn], self.atom(args[1]))
         if fn in CMP_AST and len(args) == 2:
             return gast.Compare(left=self.atom(args[0]), ops=[_CMPOPS[fn]],
                                 comparators=[self.atom(args[1])])
@@ -195,9 +234,9 @@ class ExpressionEmitter:
                                                  ctx=LOAD),
                              args=[self.atom(a) for a in args[1:]], keywords=[])
         func = self.attr_path(self.ns.spell_callable(fn))
-        return gast.Call(func=func, args=[self.atom(a) for a in args],
-                         keywords=[gast.keyword(arg=n, value=self.atom(a)) for n, a in kwargs
-                                   if not (type(a) is Const and _is_default(fn, n, a.value))])
+        return _call(func, [self.atom(a) for a in args],
+                     [gast.keyword(arg=n, value=self.atom(a)) for n, a in kwargs
+                      if not (type(a) is Const and _is_default(fn, n, a.value))])
 
     # statements --------------------------------------------------------
 

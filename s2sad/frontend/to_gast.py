@@ -6,7 +6,7 @@ its fields, checking each with `hasattr`. On the function of a compile that is a
 the time of parsing and lowering it. `to_gast` subclasses that converter, so every node
 gast treats specially (names, arguments, function definitions, by Python version) goes
 through gast's own method; only the dispatch and the generic copy of the other nodes are
-done here, with the per-class facts looked up once. tests/frontend/test_to_gast.py checks
+done here, the copy written out once per class (`_copier`). tests/frontend/test_to_gast.py checks
 that the trees are the same as gast's (fields and positions) on the package's own source.
 """
 
@@ -43,8 +43,33 @@ class _Converter(Ast3ToGAst):
         constant = getattr(ast.NodeVisitor, "visit_Constant", None)
         if method is None or (method is constant and not any(
                 hasattr(type(self), hook) for hook in _CONSTANT_HOOKS)):
-            return self.generic_visit
+            return self._copier(cls)
         return method.__get__(self)
+
+    def _copier(self, cls):
+        """generic_visit for the nodes of `cls`, written out for its fields: a function
+        made once per class (as dataclasses writes `__init__`), that reads each field and
+        converts a node directly, without generic_visit's loops and a call of `_visit` for
+        every field of every node."""
+        target = getattr(gast, cls.__name__, None)
+        if target is None:
+            return self.generic_visit  # (a node that is not part of gast's tree)
+        lines = ["def copy(node):", "    new = target.__new__(target)",
+                 "    values = new.__dict__"]
+        for field in cls._fields:
+            lines += [f"    value = getattr(node, {field!r}, MISSING)",
+                      "    if value is not MISSING:",
+                      (f"        values[{field!r}] = visit(value) if isinstance(value, AST) "
+                       "else _visit(value) if type(value) is list else value")]
+        for attr in cls._attributes:
+            lines += [f"    value = getattr(node, {attr!r}, MISSING)",
+                      "    if value is not MISSING:",
+                      f"        values[{attr!r}] = value"]
+        lines.append("    return new")
+        scope = {"target": target, "MISSING": _MISSING, "AST": ast.AST, "visit": self.visit,
+                 "_visit": self._visit}
+        exec("\n".join(lines), scope)  # noqa: S102 - source made here from field names
+        return scope["copy"]
 
     def _visit(self, node):
         if type(node) is list:

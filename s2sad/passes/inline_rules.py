@@ -88,12 +88,22 @@ def check_differentiable(rule, bindings: dict, active, stmt: Call):
 
 
 def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kind_of=None,
-           g_kind=None):
+           g_kind=None, needed: tuple | None = None, last_loc: list | None = None):
     """Splice the rule's body into `em`; returns the tuple of atoms the rule returns.
 
     `result_hints` names the results (one hint, or one per result). With `kind_of` (the
     kinds of the bound atoms) and `g_kind` (the cotangent's), an `unbroadcast` whose
     operand already has the target's shape is left out (the simplifier would remove it).
+    `needed`: which results the caller reads (one bool each), for a straight-line body to
+    be copied without the calls the simplifier would remove, after copying, naming and
+    rewriting each (see _pruned): those that compute none of the results (the conditions
+    its operands' kinds decided, `is_complex(x)`), and those that compute only results not
+    needed from the body's own values (a VJP's contribution to a constant operand); a
+    result not needed is returned as None. Without `needed`, every call is copied (in a
+    reversed branch or loop body, what its reverse reads decides what the forward sweep
+    keeps for it). `last_loc`: a list that gets the location of the copy's last call,
+    copied or left out (where a sum of the contributions is commented), when the body is
+    straight-line and has one.
     """
     fn = rule_ir(rule, table)
     mapping = {}
@@ -109,9 +119,13 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kin
                                    f"`{p.name}`", loc)
     facts = _rule_facts(rule, fn)
     base_hints = facts.hints
-    plan = facts.plan
+    prune = None
+    if needed is not None:  # (with the parameters bound to constants: see _pruned)
+        prune = (needed, tuple([type(bindings[p.name]) is Const for p in fn.params]))
     if kind_of is not None and facts.by_kinds:
-        plan = _specialised_plan(facts, fn, bindings, kind_of, g_kind)
+        plan = _specialised_plan(facts, fn, bindings, kind_of, g_kind, prune)
+    else:
+        plan = facts.plan_for(prune)
     hints = {}
     results = [plan.resolve(r) for r in fn.body.results]
     if isinstance(result_hints, str):
@@ -121,6 +135,8 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kin
             hints[r] = h
     if plan.straight:  # straight-line: copy it directly
         fresh, out = em.namer.fresh, em.stmts
+        if last_loc is not None and plan.last is not None:
+            last_loc.append(loc if loc is not None else plan.last.loc)
         for st, g in reversed(plan.skipped):
             if st.target in hints and type(g) is Var and g not in mapping and g not in hints:
                 hints[g] = hints[st.target]  # the operand takes the result's name
@@ -142,6 +158,8 @@ def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kin
             nv = mapping[t] = fresh(hint)
             out.append(Call(nv, st.fn, args, kw, loc if loc is not None else st.loc))
         out_results = tuple(mapping.get(r, r) if type(r) is Var else r for r in results)
+        if needed is not None:
+            out_results = tuple(r if n else None for r, n in zip(out_results, needed))
         return _named_steps(out_results, result_hints, bindings, em, loc)
     hints = {r: h for r, h in zip(fn.body.results, result_hints)
              if isinstance(r, Var) and r not in mapping}
@@ -182,23 +200,37 @@ class _Plan:
     branches the kinds decide taken), the branch outputs standing for the values they
     pass on (`alias`), and, for a straight-line body, `steps`: each call with its operands
     resolved through `alias`, and whether it is an `unbroadcast` left out (its operand
-    already has the target's shape); `skipped`: those calls and their operands."""
+    already has the target's shape); `skipped`: those calls and their operands. With
+    `prune` (the results needed, and which of the rule's `params` are bound to constants),
+    the steps are only those _pruned keeps."""
 
-    def __init__(self, stmts, alias: dict, straight: bool, skip: frozenset = frozenset()):
+    def __init__(self, stmts, alias: dict, straight: bool, skip: frozenset = frozenset(),
+                 results: tuple = (), prune: tuple | None = None, params: tuple = ()):
         self.alias = alias
         self.straight = straight
         self.stmts = stmts
         self.steps: list = []
         self.skipped: list = []
         self.contextual: tuple = ()  # see _specialised_plan
+        self.last = None
         if not straight:
             return
+        steps = []
         for st in stmts:
             args = tuple([self.resolve(a) for a in st.args])
             kw = tuple([(n, self.resolve(a)) for n, a in st.kwargs]) if st.kwargs else ()
-            self.steps.append((st, args, kw, id(st) in skip))
-            if id(st) in skip:
-                self.skipped.append((st, args[0]))
+            steps.append((st, args, kw, id(st) in skip))
+        # the last call copied were none pruned (see inline's `last_loc`)
+        self.last = next((st for st, _, _, skipped in reversed(steps) if not skipped), None)
+        if prune is None:
+            self.steps = steps
+        else:
+            needed, consts = prune
+            results = [self.resolve(r) for r in results]
+            own = {st.target for st in stmts} | {p for p, c in zip(params, consts) if c}
+            self.steps = _pruned(steps, results, needed, own)
+        # (a pruned one's too: its operand takes the name of the result it stands for)
+        self.skipped = [(st, args[0]) for st, args, _, skipped in steps if skipped]
 
     def resolve(self, a):
         alias = self.alias
@@ -220,11 +252,60 @@ class _Facts:
         self.straight = all(type(st) is Call for st in fn.body.stmts)
         self.hints = {t: strip_suffix(t.name) for t in self.defs}
         self.plan = _Plan(fn.body.stmts, {}, self.straight)
-        self.plans: dict = {}  # the parameters' kinds -> _Plan
+        self.pruned: dict = {}  # what inline prunes -> the plan without kinds, pruned
+        self.plans: dict = {}  # (what inline prunes, the parameters' kinds) -> _Plan
         # whether the operands' kinds change the plan: a branch to decide, or an
         # unbroadcast that may be left out (without them, `plan` serves every call)
         self.by_kinds = not self.straight or any(
             st.fn is prims.unbroadcast and len(st.args) == 2 for st in fn.body.stmts)
+
+    def plan_for(self, prune: tuple | None) -> _Plan:
+        """The plan without the operands' kinds, pruned as `prune` says (see inline)."""
+        if prune is None:
+            return self.plan
+        plan = self.pruned.get(prune)
+        if plan is None:
+            fn = self.fn
+            plan = self.pruned[prune] = _Plan(fn.body.stmts, {}, self.straight, frozenset(),
+                                              fn.body.results, prune, fn.params)
+        return plan
+
+
+def _pruned(steps: list, results: list, needed: tuple, own: set) -> list:
+    """The `steps` (call, operands, keywords, skipped) of a straight-line rule body that
+    are copied when only the `results` `needed` are read: a call is left out when it
+    computes none of the results, or only results not needed from `own` values (the
+    body's, and its parameters bound to constants). A call that reads a variable of the
+    caller's is kept while it computes some result, needed or not: the simplifier's first
+    round counts every read of a variable (a rewrite may ask whether it is read once) and
+    matches equal expressions (CSE), so that its result stays the same. Calls with an
+    effect are kept."""
+    live_any = {r for r in results if type(r) is Var}  # (a result, needed or not)
+    live = {r for r, n in zip(results, needed) if n and type(r) is Var}
+    out = []
+    for step in reversed(steps):
+        st, args, kw, _ = step
+        reads = [a for a in args if type(a) is Var]
+        if kw:
+            reads += [a for _, a in kw if type(a) is Var]
+        if st.target not in live and not _effectful(st.fn):
+            if st.target not in live_any:
+                continue  # computes no result
+            if all(a in own for a in reads):
+                live_any.update(reads)
+                continue  # computes only results not needed, from the body's values
+        out.append(step)
+        live.update(reads)
+        live_any.update(reads)
+    out.reverse()
+    return out
+
+
+def _effectful(fn) -> bool:
+    try:
+        return fn in prims.EFFECTFUL
+    except TypeError:  # (not hashable: not a primitive EFFECTFUL holds)
+        return False
 
 
 def _rule_facts(rule, fn) -> _Facts:
@@ -234,17 +315,22 @@ def _rule_facts(rule, fn) -> _Facts:
     return cached
 
 
-def _specialised_plan(facts: _Facts, fn, bindings: dict, kind_of, g_kind) -> _Plan:
-    """The plan for the kinds of the bound operands: computed once per rule and kinds
-    (inlining is then a renaming copy). Known values of equal but differently typed
-    forms (1, 1.0, True), which could decide a branch differently, are told apart; kinds
-    that hold tuples are not keys (their plan is computed each time; see _plan_key)."""
+def _specialised_plan(facts: _Facts, fn, bindings: dict, kind_of, g_kind,
+                      prune: tuple | None = None) -> _Plan:
+    """The plan for the kinds of the bound operands, pruned as `prune` says (see inline):
+    computed once per rule, kinds and `prune` (inlining is then a renaming copy). Known
+    values of equal but differently typed forms (1, 1.0, True), which could decide a
+    branch differently, are told apart; kinds that hold tuples are not keys (their plan
+    is computed each time; see _plan_key)."""
     kinds = tuple(g_kind if p.name == "g" and g_kind is not None else kind_of(bindings[p.name])
                   for p in fn.params)
-    key = _plan_key(kinds)
-    plan = facts.plans.get(key) if key is not None else None
-    if plan is not None and not all(eval_kind(fn_, args, kw) == k
-                                    for fn_, args, kw, k in plan.contextual):
+    key = _plan_key(kinds, prune)
+    try:
+        plan = facts.plans.get(key) if key is not None else None
+    except TypeError:  # (a kind that cannot be hashed: not a key)
+        plan = key = None
+    if plan is not None and plan.contextual and not all(
+            eval_kind(fn_, args, kw) == k for fn_, args, kw, k in plan.contextual):
         plan = None  # a kind that reads more than the kinds answered otherwise this time
     if plan is None:
         alias: dict = {}
@@ -263,30 +349,39 @@ def _specialised_plan(facts: _Facts, fn, bindings: dict, kind_of, g_kind) -> _Pl
                     kg, kx = rule_kind(st.args[0]), rule_kind(st.args[1])
                     if kx.static_shape is not None and kg.static_shape == kx.static_shape:
                         skip.add(id(st))
-        plan = _Plan(stmts, alias, straight, frozenset(skip))
+        plan = _Plan(stmts, alias, straight, frozenset(skip), fn.body.results, prune,
+                     fn.params)
         # the kinds of primitives whose kind reads more than the kinds (is_complex under
         # undecided_complex: kinds.CONTEXTUAL), asked again before the plan is reused
-        plan.contextual = tuple(contextual)
+        plan.contextual = _questions(contextual)
         if key is not None:
             facts.plans[key] = plan
     return plan
 
 
-def _plan_key(kinds: tuple):
+def _questions(contextual: list) -> tuple:
+    """The contextual kinds a plan read (primitive, argument kinds, keyword kinds, kind),
+    each question once (a rule often asks it in both of its branches); all of them when
+    one cannot be hashed (a known value that is not hashable)."""
+    asked: dict = {}
+    try:
+        for fn_, args, kw, k in contextual:
+            asked.setdefault((fn_, tuple(args), tuple(kw)), (fn_, args, kw, k))
+    except TypeError:
+        return tuple(contextual)
+    return tuple(asked.values())
+
+
+def _plan_key(kinds: tuple, prune: tuple | None):
     """`kinds` with the type and spelling of each known value (equal values of another
-    type or sign, 1 and 1.0 or 0.0 and -0.0, are other keys), as a dictionary key; None
-    when a kind is a tuple or list, or cannot be hashed."""
-    parts = []
+    type or sign, 1 and 1.0 or 0.0 and -0.0, are other keys), and `prune`, as a
+    dictionary key; None when a kind is a tuple or list. (A key may still not hash.)"""
+    parts: list = [prune]
     for k in kinds:
         if k.items or k.tag in ("tuple", "list"):
             return None
         parts.append((k, type(k.value), repr(k.value)) if k.known else k)
-    key = tuple(parts)
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
+    return tuple(parts)
 
 
 def _rule_kinds(fn, kinds: tuple, alias: dict, defs: dict, contextual: list):

@@ -30,9 +30,9 @@ from s2sad.ir.nodes import (
     blocks_of,
 )
 from s2sad.passes.activity import active_vars
+from s2sad.passes.checkpoint import CheckpointedLoops
 from s2sad.passes.forward import check_options, materialize
 from s2sad.passes.inline_rules import bind_call, callee_name, check_differentiable, inline, zero
-from s2sad.passes.checkpoint import CheckpointedLoops
 from s2sad.passes.reverse_control import ControlFlowReversal
 
 
@@ -70,6 +70,7 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
         self.cot_tapes: dict = {}  # tape of the differentiated code -> its cotangent tape
         self.reader_tape = _reader_tapes(fn.body)
         self.loop_depth = 0  # loops being reversed around the current statement
+        self.top: Emitter | None = None  # the emitter of the reverse sweep's top level
         # cotangent atom -> the np.where selections it flows from: [(condition, branch)]
         self.masks: dict = {}
         self.exact_readers: set = set()
@@ -91,7 +92,7 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
         seeds = [self.namer.fresh(_bar_name(r, i, len(results), fn.returns_tuple))
                  for i, r in enumerate(results)]
         fwd = Emitter(self.namer)
-        rev = Emitter(self.namer)
+        rev = self.top = Emitter(self.namer)  # the reverse sweep's top level
         bars: dict = {}
         for r, s in zip(results, seeds):
             if self.is_active(r):
@@ -203,7 +204,9 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
 
     # -- accumulation ---------------------------------------------------
 
-    def add_bar(self, bars: dict, v, contrib, em: Emitter):
+    def add_bar(self, bars: dict, v, contrib, em: Emitter, loc=None):
+        """Add `contrib` to the cotangent of `v`; a sum is commented at `loc` (by default
+        at the line of the last statement made, see sum_cotangents)."""
         if not self.is_active(v):
             return
         if self.has_complex and self.kind(v).tag in ("scalar", "array") and \
@@ -214,13 +217,16 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
         if prev is None:
             bars[v] = contrib
         else:
-            bars[v] = self.sum_cotangents(prev, contrib, self.kind(v), em, hint_of(v) + "_bar")
+            bars[v] = self.sum_cotangents(prev, contrib, self.kind(v), em, hint_of(v) + "_bar",
+                                          loc)
 
-    def sum_cotangents(self, a, b, k, em: Emitter, hint: str):
+    def sum_cotangents(self, a, b, k, em: Emitter, hint: str, loc=None):
         """a + b, item by item for a tuple or list (where + would concatenate)."""
         if k.tag not in ("tuple", "list") or k.items is None:
             # at the line of the contribution just made: its comment stays over the sum
-            loc = next((s.loc for s in reversed(em.stmts) if getattr(s, "loc", None)), None)
+            if loc is None:
+                loc = next((s.loc for s in reversed(em.stmts) if getattr(s, "loc", None)),
+                           None)
             return em.call(operator.add, (a, b), hint=hint, loc=loc)
         parts = []
         for i, ki in enumerate(k.items):
@@ -303,8 +309,14 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
         # a contribution added to an existing cotangent is a temporary, folded into the sum
         hints = [("_" if bars.get(bindings[p]) is not None else "") + hint_of(bindings[p]) +
                  "_bar" for p in rule.diff_params]
+        # at the top level, the contributions to inactive operands are not needed (see
+        # inline: what the simplifier would remove is left out of the copy)
+        needed = tuple([self.is_active(bindings[p]) for p in rule.diff_params]) \
+            if rev is self.top else None
+        last_loc: list = []
         contribs = inline(rule, self.table, rev, bindings, hints, loc=s.loc,
-                          kind_of=self.kind, g_kind=float_kind(self.kind(t)))
+                          kind_of=self.kind, g_kind=float_kind(self.kind(t)), needed=needed,
+                          last_loc=last_loc)
         if len(contribs) != len(rule.diff_params):
             raise NonDifferentiableError(
                 f"the VJP rule for `{callee_name(fn)}` returns {len(contribs)} values for "
@@ -315,7 +327,7 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
             if self.is_active(a):
                 c, m = self.mask_branch(s, bindings, p, c, masks, rev)
                 fresh = bars.get(a) is None
-                self.add_bar(bars, a, c, rev)
+                self.add_bar(bars, a, c, rev, last_loc[0] if last_loc else None)
                 if m and fresh:
                     self.masks[bars[a]] = m
 
