@@ -250,6 +250,25 @@ def test_hessian_of_loops_with_break_and_continue(f):
         assert_close(s2sad.hvp(f)(x, v), np.tensordot(want, v, axes=2), rtol=1e-5, atol=1e-6)
 
 
+def concatenated_parts(x):
+    return np.concatenate([x[:1] * 0.5 + 1.0, x[1:] ** 2, np.sin(x[::2])])
+
+
+def split_parts(x):
+    a, b = np.split(x, [2])
+    return np.concatenate([a * b[0], b ** 3])
+
+
+@pytest.mark.parametrize("f", [concatenated_parts, split_parts], ids=lambda f: f.__name__)
+def test_jacobians_of_parts_of_other_sizes(f):
+    """jacrev of np.concatenate: its VJP splits the cotangent into parts of other sizes, one
+    direction at a time, and stacking the lists of parts failed (ValueError)."""
+    x = _point(f.__name__, (5,))
+    want = numerical_jacobian(f, (x,), (0,))[0].reshape(f(x).shape + x.shape)
+    assert_close(s2sad.jacrev(f)(x), want, rtol=1e-6, atol=1e-8)
+    assert_close(s2sad.jacfwd(f)(x), want, rtol=1e-6, atol=1e-8)
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 4])
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_diff_of_every_order_against_finite_differences(n, axis):

@@ -258,6 +258,8 @@ def batch_loop(fn, flags, *args, **kwargs):
     n = next(_batch_size(a) for a, f in zip(args, flags) if f)
     outs = [fn(*[_direction(a, i) if f else a for a, f in zip(args, flags)], **kwargs)
             for i in range(n)]
+    if outs and type(outs[0]) in (list, tuple):  # (np.split's parts): each part batched
+        return type(outs[0])(np.stack(parts, axis=-1) for parts in zip(*outs))
     return np.stack(outs, axis=-1)
 
 
