@@ -407,3 +407,18 @@ def test_a_tangent_given_where_a_default_parameter_sits_is_explained():
     assert "missing a required argument: 'x_dot'" in str(e.value)
     _, tangent = s2sad.jvp(scaled_sine)(x, 2.0, v, 0.0)
     assert tangent == pytest.approx(float(numerical_jvp(scaled_sine, (x,), (0,), (v,))))
+
+
+def with_int_and_bool_outputs(x):
+    return np.sum(x ** 2), len(x), x > 0
+
+
+def test_pullback_takes_none_for_int_and_bool_outputs():
+    """An int or bool output carries no derivative: its cotangent may be None (or bools, as
+    np.zeros_like(out) gives); a bool seed was refused as 'not numeric'."""
+    x = np.array([0.3, -0.5, 0.8])
+    _, pullback = s2sad.vjp(with_int_and_bool_outputs)(x)
+    for seed in ((1.5, None, None), (1.5, 0, np.zeros(3, bool))):
+        np.testing.assert_allclose(pullback(seed)[0], 3.0 * x)
+    with pytest.raises(ValueError, match=r"numeric out_bar\[0\]"):
+        pullback((None, None, None))  # (the float output needs its cotangent)
