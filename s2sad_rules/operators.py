@@ -193,37 +193,39 @@ def abs_vjp(g, x):
 
 @defjvp(max)
 def max_jvp(a, b, c=None, d=None, a_dot=0.0, b_dot=0.0, c_dot=0.0, d_dot=0.0):
-    if is_none(c):
-        wa = (a > b) + 0.5 * (a == b)
-        return wa * a_dot + (1.0 - wa) * b_dot
-    m = max(a, b, c) if is_none(d) else max(a, b, c, d)
-    return tie_share(m, a, b, c, d, a_dot, b_dot, c_dot, d_dot)
+    return extremum_tangent(max, a > b, a, b, c, d, a_dot, b_dot, c_dot, d_dot)
 
 
 @defvjp(max, wrt=("a", "b", "c", "d"))
 def max_vjp(g, a, b, c=None, d=None):
-    if is_none(c):
-        wa = (a > b) + 0.5 * (a == b)
-        return wa * g, (1.0 - wa) * g, None, None
-    m = max(a, b, c) if is_none(d) else max(a, b, c, d)
-    return tie_shares(g, m, a, b, c, d)
+    return extremum_cotangents(max, a > b, g, a, b, c, d)
 
 
 @defjvp(min)
 def min_jvp(a, b, c=None, d=None, a_dot=0.0, b_dot=0.0, c_dot=0.0, d_dot=0.0):
-    if is_none(c):
-        wa = (a < b) + 0.5 * (a == b)
-        return wa * a_dot + (1.0 - wa) * b_dot
-    m = min(a, b, c) if is_none(d) else min(a, b, c, d)
-    return tie_share(m, a, b, c, d, a_dot, b_dot, c_dot, d_dot)
+    return extremum_tangent(min, a < b, a, b, c, d, a_dot, b_dot, c_dot, d_dot)
 
 
 @defvjp(min, wrt=("a", "b", "c", "d"))
 def min_vjp(g, a, b, c=None, d=None):
+    return extremum_cotangents(min, a < b, g, a, b, c, d)
+
+
+def extremum_tangent(pick, first_wins, a, b, c, d, a_dot, b_dot, c_dot, d_dot):
+    """The tangent of pick(a, b[, c[, d]]) (max or min); `first_wins`: a beats b."""
     if is_none(c):
-        wa = (a < b) + 0.5 * (a == b)
+        wa = first_wins + 0.5 * (a == b)
+        return wa * a_dot + (1.0 - wa) * b_dot
+    m = pick(a, b, c) if is_none(d) else pick(a, b, c, d)
+    return tie_share(m, a, b, c, d, a_dot, b_dot, c_dot, d_dot)
+
+
+def extremum_cotangents(pick, first_wins, g, a, b, c, d):
+    """The cotangents of the operands of pick(a, b[, c[, d]]) (max or min)."""
+    if is_none(c):
+        wa = first_wins + 0.5 * (a == b)
         return wa * g, (1.0 - wa) * g, None, None
-    m = min(a, b, c) if is_none(d) else min(a, b, c, d)
+    m = pick(a, b, c) if is_none(d) else pick(a, b, c, d)
     return tie_shares(g, m, a, b, c, d)
 
 
