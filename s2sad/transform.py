@@ -474,7 +474,8 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
     else:
         results = ir.body.results
         if mode in ("grad", "value_and_grad"):
-            seed_shape = _scalar_output_shape(ir, mode, kinds)
+            seed_shape = _scalar_output_shape(
+                ir, mode, kinds, generic=all(k.tag == "unknown" for k in arg_kinds))
         out = reverse_pass(ir, kinds, wrt, TABLE, checkpoints)
         param_kinds = dict(kinds_in)
         for r, sp in zip(results, out.meta["seed_params"]):
@@ -532,7 +533,7 @@ def _check_wrt(ir, wrt, kinds_in):
                            "list, namedtuple or dict (with str or int keys) of them")
 
 
-def _scalar_output_shape(ir, mode, kinds) -> tuple:
+def _scalar_output_shape(ir, mode, kinds, generic: bool = False) -> tuple:
     """The shape of the seed of a gradient: () for a real scalar output, the output's for
     one of a single entry (np.sum(..., keepdims=True)); anything else is refused."""
     results = ir.body.results
@@ -543,9 +544,10 @@ def _scalar_output_shape(ir, mode, kinds) -> tuple:
     k = kinds.get(results[0], UNKNOWN) if not hasattr(results[0], "value") else \
         kind_of_value(results[0].value)
     one_entry = k.tag == "array" and k.shape is not None and int(np.prod(k.shape)) == 1
-    # an array of unknown shape may have one entry (generic code: the specialised compile
-    # knows; refusing here refused `.source` before the first call)
-    maybe_one = k.tag == "array" and k.static_shape is None
+    # in code for arguments of any kind, an array of unknown shape may have one entry (the
+    # specialised compile knows; refusing here refused `.source` before the first call).
+    # Specialised, an array of unknown size is a data-dependent one (x[x > 0]): refused
+    maybe_one = generic and k.tag == "array" and k.static_shape is None
     if not (k.tag == "scalar" or one_entry or maybe_one) and k.tag != "unknown":
         raise NonDifferentiableError(
             f"{mode} needs a scalar output, but {ir.name} returns {k!r}", ir.loc,

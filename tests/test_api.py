@@ -422,3 +422,14 @@ def test_pullback_takes_none_for_int_and_bool_outputs():
         np.testing.assert_allclose(pullback(seed)[0], 3.0 * x)
     with pytest.raises(ValueError, match=r"numeric out_bar\[0\]"):
         pullback((None, None, None))  # (the float output needs its cotangent)
+
+
+def masked_entries(x):
+    return x[x > 0] * 2.0
+
+
+def test_grad_of_an_output_of_data_dependent_size_is_refused():
+    """Its kind is an array of unknown size: taking it for one entry (as generic code may,
+    for `.source`) gave the gradient of its sum, silently."""
+    with pytest.raises(s2sad.NonDifferentiableError, match="needs a scalar output"):
+        s2sad.grad(masked_entries)(np.array([0.3, -0.5, 0.8]))
