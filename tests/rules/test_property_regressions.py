@@ -462,3 +462,21 @@ def test_second_order_through_a_scatter_of_a_scalar():
     # the gradient is u/2 at each tied entry: d/du <w, grad> = (w[0,0] + w[1,0]) / 2
     assert np.shape(u_bar) == () and u_bar == pytest.approx(2.0, rel=1e-12)
     assert np.array_equal(a_bar, np.zeros((2, 2)))
+
+
+# -- np.full / np.linspace were constants: their rules, with a list fill value or list
+# endpoints, and a complex fill value ------------------------------------------------------
+
+
+def full_of_a_list(x): return np.sum(np.full((2, 2), [x[0], x[1] * 2.0]) ** 2)
+def full_of_a_complex(x): return np.sum(np.abs(np.full(3, x[0] + 1j * x[1])) ** 2)
+def linspace_of_lists(x): return np.sum(np.linspace([x[0], 0.0], [1.0, x[1]], 4) ** 2)
+
+
+@pytest.mark.parametrize("f", [full_of_a_list, full_of_a_complex, linspace_of_lists],
+                         ids=lambda f: f.__name__)
+def test_constructors_of_lists_and_complex_values(f):
+    x = np.array([0.3, -0.5, 0.8])
+    value, g = s2sad.value_and_grad(f)(x)
+    assert value == pytest.approx(f(x), rel=1e-14)
+    assert_close((g,), numerical_vjp(f, [x], (0,), 1.0), what="grad")
