@@ -14,8 +14,56 @@ JAX's immutable arrays do; a call with arrays is specialised, and refused, here.
 
 from __future__ import annotations
 
+import inspect
+
+import numpy as np
+
 from s2sad.errors import NonDifferentiableError, raise_all
 from s2sad.ir.kinds import infer_kinds
+from s2sad.ir.nodes import Const
+
+
+def output_argument(fn, args: list, kwargs: list) -> str | None:
+    """How a call writes its result into an array it is given (`out=buf`, a ufunc's
+    positional output, np.cumsum(x, 0, None, buf)), or None. The derivative code gives each
+    value a variable of its own: it would read `buf` as it was before the call."""
+    for name, v in kwargs:
+        if name == "out" and not (isinstance(v, Const) and v.value is None):
+            return "`out=`"
+    if len(args) < 2:
+        return None
+    at = _out_position(fn)
+    if at is not None and at < len(args) and \
+            not (isinstance(args[at], Const) and args[at].value is None):
+        return "an output array passed by position"
+    return None
+
+
+_OUT_POSITION: dict = {}  # callable -> position of its output argument, or None
+
+
+def _out_position(fn) -> int | None:
+    """Where `fn` takes an output array by position: after a ufunc's operands, or its
+    parameter named `out` (looked up once per callable)."""
+    try:
+        return _OUT_POSITION[fn]
+    except KeyError:
+        pass
+    except TypeError:  # (an unhashable callable)
+        return None
+    at = None
+    if isinstance(fn, np.ufunc):
+        at = fn.nin
+    elif str(getattr(fn, "__module__", None) or "").startswith("numpy"):
+        # (NumPy's own functions: a user's primitive may name a parameter `out` freely)
+        try:
+            params = list(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            params = []
+        if "out" in params:
+            at = params.index("out")
+    _OUT_POSITION[fn] = at
+    return at
 
 
 def refuse_shared_inplace_updates(ir, kinds_in: dict) -> None:

@@ -19,6 +19,7 @@ from s2sad.errors import (
     S2SADError,
     UnsupportedSyntaxError,
 )
+from s2sad.frontend.aliasing import output_argument
 from s2sad.frontend.normalize import assigned_names, lift_loop_returns, normalize_exits
 from s2sad.frontend.source import parse_function
 from s2sad.frontend.values import (
@@ -119,6 +120,13 @@ class CallLowering:
             if seq is not None:
                 return seq
         if self.table.is_primitive(fn):
+            written = output_argument(fn, args, kwargs)
+            if written is not None:
+                self.error(UnsupportedSyntaxError, "a call that writes its result into an "
+                           f"array it is given: {written}", node,
+                           "assign the result to a name instead (`y = np.cumsum(x)`, not "
+                           "`np.cumsum(x, out=buf)`)")
+                raise Abort
             a = [self.materialize(v) for v in args]
             k = [(n, self.materialize(v)) for n, v in kwargs]
             return self.emit(fn, a, k, hint=hint or "_t", node=node)
