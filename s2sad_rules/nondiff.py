@@ -21,7 +21,10 @@ def_nondiff(
     math.floor, math.ceil, math.trunc, round, math.isnan, math.isfinite, math.isinf,
     # integer results and shapes
     int, bool, len, np.argmax, np.argmin, np.argsort, np.searchsorted, np.nonzero,
-    np.shape, np.ndim, np.size, np.count_nonzero,
+    np.shape, np.ndim, np.size, np.count_nonzero, np.digitize,
+    # casts to integers and booleans (np.int64(w) of an index column)
+    np.int8, np.int16, np.int32, np.int64, np.intp, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.bool_,
     # constructors of constants
     # (np.full, np.full_like, np.arange and np.linspace have rules: their values depend on
     # their fill value, start, step, stop)

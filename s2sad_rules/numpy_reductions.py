@@ -34,9 +34,10 @@ def mean_vjp(g, ans, a, axis=None, keepdims=False):
     return np.broadcast_to(expand_reduced(g, a, axis, keepdims) / n, np.shape(a))
 
 
-@defjvp(np.max, np.amax)
+@defjvp(np.max, np.amax, np.nanmax)
 def max_jvp(a, axis=None, keepdims=False, a_dot=0.0, ans=0.0):
-    # ties share the derivative evenly
+    # ties share the derivative evenly; a NaN equals no extremum, so np.nanmax's and
+    # np.nanmin's NaN entries get none of it
     mask = a == expand_reduced(ans, a, axis, keepdims)
     return np.sum(a_dot * mask, axis=axis, keepdims=keepdims) / np.sum(
         mask, axis=axis, keepdims=keepdims)
@@ -69,19 +70,19 @@ def extreme_bar(g, ans, a, axis, keepdims):
     return (np.reshape(g, shape) / count) * mask
 
 
-@defvjp(np.max, np.amax)
+@defvjp(np.max, np.amax, np.nanmax)
 def max_vjp(g, ans, a, axis=None, keepdims=False):
     return extreme_bar(g, ans, a, axis, keepdims)
 
 
-@defjvp(np.min, np.amin)
+@defjvp(np.min, np.amin, np.nanmin)
 def min_jvp(a, axis=None, keepdims=False, a_dot=0.0, ans=0.0):
     mask = a == expand_reduced(ans, a, axis, keepdims)
     return np.sum(a_dot * mask, axis=axis, keepdims=keepdims) / np.sum(
         mask, axis=axis, keepdims=keepdims)
 
 
-@defvjp(np.min, np.amin)
+@defvjp(np.min, np.amin, np.nanmin)
 def min_vjp(g, ans, a, axis=None, keepdims=False):
     return extreme_bar(g, ans, a, axis, keepdims)
 

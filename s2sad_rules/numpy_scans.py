@@ -257,20 +257,68 @@ def trace_vjp(g, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 
 
 @defjvp(np.diff)
-def diff_jvp(a, n=1, axis=-1, a_dot=0.0):
-    return np.diff(a_dot, n, axis)
+def diff_jvp(a, n=1, axis=-1, prepend=None, append=None, a_dot=0.0, prepend_dot=0.0,
+             append_dot=0.0):
+    # (an absent `prepend` or `append` is None here: NumPy's own default is a sentinel)
+    if (is_none(prepend) and is_none(append)) or n == 0:  # (n=0: `a` as it is)
+        return np.diff(a_dot, n, axis)
+    if is_none(append):
+        return np.diff(a_dot, n, axis, prepend=prepend_dot)
+    if is_none(prepend):
+        return np.diff(a_dot, n, axis, append=append_dot)
+    return np.diff(a_dot, n, axis, prepend=prepend_dot, append=append_dot)
 
 
-@defvjp(np.diff)
-def diff_vjp(g, a, n=1, axis=-1):
+@defvjp(np.diff, wrt=("a", "prepend", "append"))
+def diff_vjp(g, a, n=1, axis=-1, prepend=None, append=None):
     # the transpose of one difference is minus the difference of the zero-padded cotangent;
     # of n of them, the n-th difference of the cotangent padded with n zeros at both ends
     # (one expression: no loop whose carried cotangent changes shape, so that the kinds of
     # what follows stay known, e.g. for a Hessian)
     g_bar = np.diff(np.pad(g, diff_pad_width(np.ndim(a), axis, n)), n, axis)
     if n % 2 == 1:
-        return -g_bar
-    return g_bar
+        g_bar = -g_bar
+    if is_none(prepend) and is_none(append):
+        return g_bar, None, None
+    if n == 0:  # NumPy returns `a` as it is: the parts get no cotangent
+        return g_bar, unused_part_bar(prepend), unused_part_bar(append)
+    # with `prepend` / `append`, g_bar is the cotangent of the array they extend: its
+    # first and last entries along `axis` are theirs (summed for a number NumPy broadcast)
+    prepend_shape = None if is_none(prepend) else np.shape(prepend)
+    before, middle, after = diff_parts(np.shape(a), axis, prepend_shape)
+    prepend_bar = None if is_none(prepend) else diff_part_bar(g_bar[before], prepend)
+    append_bar = None if is_none(append) else diff_part_bar(g_bar[after], append)
+    return g_bar[middle], prepend_bar, append_bar
+
+
+def unused_part_bar(x):
+    return None if is_none(x) else zeros_like(x)
+
+
+def diff_part_bar(g, x):
+    """The cotangent of np.diff's `prepend` or `append` from its entries' cotangent `g`."""
+    if np.ndim(x) == 0:
+        return np.sum(g)
+    return np.reshape(g, np.shape(x))
+
+
+@def_nondiff
+def diff_parts(shape, axis, prepend_shape):
+    """Index tuples of the `prepend`, `a` and `append` entries of the array np.diff extends
+    along `axis`: `a` of `shape` follows the prepended entries (none for a `prepend_shape`
+    of None: no `prepend`; one for a number, which NumPy broadcasts)."""
+    axis = axis % len(shape)
+    if prepend_shape is None:
+        first = 0
+    else:
+        first = 1 if len(prepend_shape) == 0 else prepend_shape[axis]
+    size = shape[axis]
+
+    def along(start, stop):
+        return tuple(slice(start, stop) if i == axis else slice(None)
+                     for i in range(len(shape)))
+
+    return along(0, first), along(first, first + size), along(first + size, None)
 
 
 @def_nondiff
@@ -520,4 +568,5 @@ def gradient_vjp(g, f, h0=1.0, h1=None, h2=None, h3=None, axis=None, edge_order=
     return f_bar, b0, b1, b2, b3
 
 
-def_linear(np.nansum, np.cumsum, np.trace, np.diff, np.gradient, wrt=(0,))
+# (np.diff is not: with `prepend` or `append`, np.diff(0, prepend=p) is not zero)
+def_linear(np.nansum, np.cumsum, np.trace, np.gradient, wrt=(0,))

@@ -18,11 +18,11 @@ from s2sad_rules.registry import TABLE, Unknown, defcheck
 REAL_ONLY = (
     # ordering: complex numbers have none
     np.maximum, np.minimum, np.fmax, np.fmin, max, min, np.clip, np.max, np.min, np.amax,
-    np.amin, np.ptp, np.sort, np.partition, np.mod, np.remainder, np.fmod, operator.mod,
+    np.amin, np.nanmax, np.nanmin, np.ptp, np.sort, np.partition, np.mod, np.remainder, np.fmod, operator.mod,
     # real-valued by definition (NumPy raises, or drops the imaginary part)
     np.hypot, np.arctan2, np.copysign, np.fabs, np.logaddexp, np.logaddexp2, np.cbrt, float,
     np.float64, np.float32, np.float16, np.heaviside,
-    np.nan_to_num, np.deg2rad, np.rad2deg, np.degrees, np.radians,
+    np.correlate, np.nan_to_num, np.deg2rad, np.rad2deg, np.degrees, np.radians,
     np.gradient,
 ) + tuple(
     # math.*: real functions (a complex argument raises TypeError; cmath is not covered)

@@ -10,7 +10,9 @@ import math
 
 import numpy as np
 
-from s2sad.ir.prims import as_list, list_append, prod_others
+from s2sad.errors import MissingRuleError
+from s2sad.ir.prims import as_list, list_append, prod_others, sum_to_shape, unbroadcast
+from s2sad_rules.kind_tests import is_none, shape_only
 from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
 
 
@@ -20,14 +22,62 @@ def rows_shape(items, g):
     return (len(items),) + np.shape(g)
 
 
-@defjvp(sum, math.fsum)
-def sum_jvp(iterable, iterable_dot):
+@shape_only
+@def_nondiff
+def summed_item_shape(items):
+    """The shape the items of a list given to `sum` share (() for none); None when their
+    shapes differ (`sum` broadcasts them; one array of their cotangents cannot)."""
+    shapes = {np.shape(x) for x in items}
+    if len(shapes) > 1:
+        return None
+    return shapes.pop() if shapes else ()
+
+
+@def_nondiff
+def items_shape(shape):
+    """`shape`, the items' common shape; refuses (at compile time, where the items' shapes
+    are known) a list whose items' shapes differ (None)."""
+    if shape is None:
+        raise MissingRuleError(
+            "the derivative rules of sum do not cover items of different shapes (NumPy "
+            "broadcasts them)",
+            hint="add the items with + (x0 + x1 + ...), or make them one shape first "
+                 "(np.broadcast_to)")
+    return shape
+
+
+@def_nondiff
+def rows_of(items, shape):
+    """The shape of an array of one cotangent of `shape` per item."""
+    return (len(items),) + shape
+
+
+@defjvp(math.fsum)
+def fsum_jvp(iterable, iterable_dot):
     return sum(iterable_dot)
 
 
-@defvjp(sum, math.fsum)
-def sum_vjp(g, iterable):
+@defvjp(math.fsum)
+def fsum_vjp(g, iterable):
     return np.broadcast_to(g, rows_shape(iterable, g))
+
+
+@defjvp(sum)
+def sum_jvp(iterable, start=None, iterable_dot=0.0, start_dot=0.0):
+    # (an absent `start` is None here: Python's is 0)
+    if is_none(start):
+        return sum(iterable_dot)
+    return sum(iterable_dot, start_dot)
+
+
+@defvjp(sum, wrt=("iterable", "start"))
+def sum_vjp(g, iterable, start=None):
+    shape = items_shape(summed_item_shape(iterable))
+    if is_none(start):  # (then g has the items' shape)
+        return np.broadcast_to(g, rows_of(iterable, shape)), None
+    # `start` may broadcast the items: each gets g summed down to its shape
+    return np.broadcast_to(sum_to_shape(g, shape), rows_of(iterable, shape)), \
+        unbroadcast(g, start)
 
 
 @defjvp(math.prod)
@@ -52,7 +102,8 @@ def dist_vjp(g, ans, p, q):
     return d, -d
 
 
-def_linear(sum, math.fsum)
+# (not `sum`: sum(zeros, start) is `start`)
+def_linear(math.fsum)
 
 
 # ys.append(y) in differentiated code (s2sad.ir.prims.list_append): a grown list's

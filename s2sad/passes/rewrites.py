@@ -120,8 +120,12 @@ class Rewrites:
                 if fn not in (prims.make_list,):
                     try:
                         val = fn(*(a.value for a in args), **{n: a.value for n, a in s.kwargs})
-                    except S2SADError:
-                        raise  # a rule's refusal of an option is reported while compiling
+                    except S2SADError as e:
+                        # a rule's refusal of an option is reported while compiling, at
+                        # the user's call
+                        if e.loc is None:
+                            e.loc = s.loc
+                        raise
                     except Exception:
                         val = _NOFOLD
                     if val is not _NOFOLD and _simple_value(val):

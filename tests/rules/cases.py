@@ -396,7 +396,21 @@ def np_nanmean_axis1(x): return np.nanmean(x, axis=1)
 def np_nanmean_keep(x): return np.nanmean(x, axis=0, keepdims=True)
 def np_nansum_with_nan(x, holes): return np.nansum(x + holes, axis=0)
 def np_nanmean_with_nan(x, holes): return np.nanmean(x + holes, axis=1)
+def np_nanmax(x): return np.nanmax(x, axis=1)
+def np_nanmin_keep(x): return np.nanmin(x, axis=0, keepdims=True)
+def np_nanmax_with_nan(x, holes): return np.nanmax(x + holes, axis=0)
+def np_nanmin_with_nan(x, holes): return np.nanmin(x + holes)
 def np_diff(x): return np.diff(x)
+def np_diff_prepend(x, p): return np.diff(x, prepend=p)
+def np_diff_both(x, p, q): return np.diff(x, 2, axis=0, prepend=p, append=q)
+def np_polyval(p, x): return np.polyval(p, x)
+def np_polyval_list(a, x): return np.polyval([a, 0.5, a * a], x)
+def np_convolve(a, v): return np.convolve(a, v)
+def np_convolve_same(a, v): return np.convolve(a, v, "same")
+def np_convolve_valid(a, v): return np.convolve(a, v, mode="valid")
+def np_correlate(a, v): return np.correlate(a, v)
+def np_correlate_same(a, v): return np.correlate(a, v, "same")
+def np_correlate_full(a, v): return np.correlate(a, v, mode="full")
 def np_diff_axis0(x): return np.diff(x, axis=0)
 def np_diff_n2(x): return np.diff(x, 2)
 
@@ -416,6 +430,25 @@ for _fn in [np_sum, np_sum_axis0, np_sum_axis1_keep, method_sum, np_mean, np_mea
 for _fn in [np_prod, np_prod_axis1, np_prod_keep, np_cumprod, np_cumprod_axis0,
             np_cumprod_axis1]:
     add(_fn, lambda rng: [real(rng, (3, 4), 0.5, 1.5)], second_order=True, family="reduction")
+add(np_nanmax, lambda rng: [distinct(rng, (3, 4))], second_order=True, family="reduction")
+add(np_nanmin_keep, lambda rng: [distinct(rng, (3, 4))], second_order=True, family="reduction")
+add(np_diff_prepend, lambda rng: [real(rng, (3, 4)), real(rng)], second_order=True,
+    family="reduction")
+add(np_diff_both, lambda rng: [real(rng, (3, 4)), real(rng, (1, 4)), real(rng, (2, 4))],
+    second_order=True, family="reduction")
+add(np_polyval, lambda rng: [real(rng, (4,)), real(rng, (2, 3))], second_order=True,
+    family="product")
+add(np_polyval_list, lambda rng: [real(rng), real(rng, (3,))], second_order=True,
+    family="product")
+for _fn in [np_convolve, np_convolve_same, np_convolve_valid, np_correlate, np_correlate_same,
+            np_correlate_full]:
+    add(_fn, lambda rng: [real(rng, (4,)), real(rng, (3,))], second_order=True, family="product")
+    add(_fn, lambda rng: [real(rng, (2,)), real(rng, (5,))], family="product",
+        name=_fn.__name__ + "_longer_v")
+for _fn in [np_nanmax_with_nan, np_nanmin_with_nan]:
+    add(_fn, lambda rng: [distinct(rng, (3, 4)),
+                          np.where(np.arange(12).reshape(3, 4) % 5 == 1, np.nan, 0.0)],
+        wrt=(0,), family="reduction")
 for _fn in [np_nansum_with_nan, np_nanmean_with_nan]:
     add(_fn, lambda rng: [_mat(rng), np.where(np.arange(12).reshape(3, 4) % 5 == 1, np.nan, 0.0)],
         wrt=(0,), family="reduction")

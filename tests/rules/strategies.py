@@ -281,7 +281,14 @@ def _sum_arrays(draw):
     shape = draw(shapes(0, 3))
     xs = tuple(draw(values(shape, REAL, scalar=False)) for _ in range(n))
     items = ", ".join(f"a{i}" for i in range(n))
-    return Example(f"sum([{items}])", xs, tuple(range(n)))
+    start = draw(st.sampled_from(["none", "number", "array", "keyword"]))
+    if start == "none":
+        return Example(f"sum([{items}])", xs, tuple(range(n)))
+    # a start of the items' shape, or a number, or one the items broadcast against
+    start_shape = {"number": (), "keyword": shape}.get(start) or (2,) + shape
+    xs += (draw(values(start_shape, REAL, scalar=start == "number")),)
+    spelled = f"start=a{n}" if start == "keyword" else f"a{n}"
+    return Example(f"sum([{items}], {spelled})", xs, tuple(range(n + 1)))
 
 
 def _average(draw):
@@ -318,10 +325,40 @@ def _scan(name):
 def _diff(draw):
     shape = draw(shapes(1, 4, min_side=2, max_side=4))
     axis = draw(st.integers(-len(shape), len(shape) - 1))
-    n = draw(st.integers(0, shape[axis]))
+    args = [draw(values(shape, REAL, scalar=False))]
+    extra = 0
+    call = "np.diff(a0"
+    for option in ("prepend", "append"):  # none, a number (broadcast), or entries along axis
+        part = draw(st.sampled_from(["none", "number", "array"]))
+        if part == "none":
+            continue
+        size = 1 if part == "number" else draw(st.integers(1, 2))
+        extra += size
+        part_shape = () if part == "number" else tuple(
+            size if i == axis % len(shape) else side for i, side in enumerate(shape))
+        call += f", {option}=a{len(args)}"
+        args.append(draw(values(part_shape, REAL, scalar=part == "number")))
+    n = draw(st.integers(0, shape[axis] + extra))
     kws = drop_defaults(draw, {"n": n, "axis": axis}, {"n": 1, "axis": -1})
-    return Example(f"np.diff(a0{kw_text(kws)})", (draw(values(shape, REAL, scalar=False)),),
-                   (0,))
+    return Example(f"{call}{kw_text(kws)})", tuple(args), tuple(range(len(args))))
+
+
+def _polyval(draw):
+    n = draw(st.integers(1, 4))
+    p = draw(values((n,), REAL, scalar=False))
+    x = draw(values(draw(shapes(0, 3)), SMALL))
+    return Example("np.polyval(a0, a1)", (p, x), (0, 1))
+
+
+def _convolve(name):
+    def draw_convolve(draw):
+        a = draw(values((draw(st.integers(1, 5)),), REAL, scalar=False))
+        v = draw(values((draw(st.integers(1, 5)),), REAL, scalar=False))
+        mode = draw(st.sampled_from(["full", "same", "valid", 0, 1, 2, None]))
+        tail = "" if mode is None else (f", {mode!r}" if draw(st.booleans())
+                                        else f", mode={mode!r}")
+        return Example(f"np.{name}(a0, a1{tail})", (a, v), (0, 1))
+    return draw_convolve
 
 
 def _trace(draw):
@@ -356,7 +393,7 @@ def _nan_reduction(name):
         axis = axis_for(draw, len(shape))
         kws = drop_defaults(draw, {"axis": axis, "keepdims": draw(st.booleans())},
                             {"axis": None, "keepdims": False})
-        if name == "nanmean":  # a slice of only NaN has no mean
+        if name in ("nanmean", "nanmax", "nanmin"):  # a slice of only NaN has no mean or extremum
             holes.reshape(-1)[0] = 0.0
             if axis is not None:
                 holes[...] = 0.0
@@ -1116,6 +1153,9 @@ SPECS = {
     np.ptp: reduction("np.ptp({0}{kw})"), np.std: custom(_moments("std")),
     np.var: custom(_moments("var")), np.nansum: custom(_nan_reduction("nansum")),
     np.nanmean: custom(_nan_reduction("nanmean")), np.average: custom(_average),
+    np.nanmax: custom(_nan_reduction("nanmax")), np.nanmin: custom(_nan_reduction("nanmin")),
+    np.polyval: custom(_polyval), np.convolve: custom(_convolve("convolve")),
+    np.correlate: custom(_convolve("correlate")),
     np.cumsum: custom(_scan("cumsum")), np.cumprod: custom(_scan("cumprod")),
     np.diff: custom(_diff), np.trace: custom(_trace),
     # products

@@ -1,0 +1,148 @@
+"""Rules added after probing like another AD library's users: builtin `sum` with `start`,
+`np.diff` with `prepend`/`append`, np.nanmax/np.nanmin, np.polyval, np.convolve and
+np.correlate. JVP and VJP against finite differences and each other (check_both_modes); the
+rule table's cases and property specs cover each rule's argument space as well."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2sad
+from tests.rules.test_issue13_regressions import check_both_modes
+
+
+def sum_start(x, y): return sum([x, y * x], 0.5) * y
+def sum_start_keyword(x, y): return sum((x * 2.0, np.sin(y)), start=y * y)
+def sum_start_broadcast(x): return sum([x[0], x[1] * x[2]], np.ones(2) * x[1])
+def sum_empty_start(x): return sum([], x * 3.0)
+def sum_mixed_shapes(x): return np.sum(sum([x[0], x * 2.0]))
+
+def diff_prepend_only(c, p): return np.diff(np.ones(4) * c, prepend=p, append=p * 2.0)
+def diff_number_parts(a, p, q): return np.diff(a, 2, 0, p, q)
+def diff_parts_n0(a, p): return np.diff(a, n=0, prepend=p)
+
+def nanmax_holes(x): return np.nanmax(x + np.array([np.nan, 0.0, 0.0, 0.0]), axis=1)
+def nanmin_holes(x): return np.nanmin(x + np.array([[np.nan], [0.0], [0.0]]), axis=0,
+                                      keepdims=True)
+
+def polyval_scalar(p, x): return np.polyval(p, x)
+def polyval_constant_poly(p, x): return np.polyval(p, x) * x
+def polyval_list(a, x): return np.polyval([a, 1.5, a * a], x)
+
+def convolve_same(a, v): return np.convolve(a, v, "same")
+def convolve_valid_int(a, v): return np.convolve(a, v, 0)
+def correlate_same(a, v): return np.correlate(a, v, "same")
+def correlate_full(a, v): return np.correlate(a, v, mode="full")
+def correlate_complex(a, v): return np.abs(np.sum(np.correlate(a, v)))
+
+
+@pytest.mark.parametrize("f, args", [
+    (sum_start, (0.7, -0.3)),
+    (sum_start_keyword, (0.7, -0.3)),
+    (sum_start_broadcast, (np.array([0.3, 0.5, 0.9]),)),
+    (sum_empty_start, (0.4,)),
+])
+def test_builtin_sum_with_start(f, args):
+    check_both_modes(f, args)
+
+
+def test_sum_of_items_of_different_shapes_is_refused_where_written():
+    with pytest.raises(s2sad.S2SADError) as err:
+        s2sad.grad(sum_mixed_shapes)(np.array([0.3, 0.5, 0.9]))
+    assert type(err.value).__name__ == "MissingRuleError"
+    assert "different shapes" in str(err.value)
+    assert err.value.filename == __file__ and err.value.lineno is not None
+
+
+def test_diff_with_a_constant_array_and_a_differentiated_prepend():
+    # np.diff(0, prepend=p) is not 0: np.diff is not marked linear (a zero tangent of `a`
+    # must not zero the tangent); the JVP was 0 while the VJP was right
+    check_both_modes(diff_prepend_only, (0.0, 0.7))
+    _, t = s2sad.jvp(diff_prepend_only, wrt=1)(0.0, 0.7, 1.0)
+    assert np.allclose(t, [-1.0, 0.0, 0.0, 0.0, 2.0])
+
+
+@pytest.mark.parametrize("p, q", [(0.5, -0.2), (np.array([[0.1, 0.2, 0.3]]), np.ones((2, 3)))])
+def test_diff_with_parts(p, q):
+    a = np.random.default_rng(0).normal(size=(4, 3))
+    check_both_modes(diff_number_parts, (a, p, q))
+
+
+def test_diff_of_order_zero_ignores_its_parts():
+    a = np.array([0.5, -1.0, 2.0])
+    (a_bar, p_bar) = s2sad.vjp(diff_parts_n0, wrt=(0, 1))(a, 0.3)[1](np.ones(3))
+    assert np.array_equal(a_bar, np.ones(3)) and p_bar == 0.0
+
+
+def test_nanmax_and_nanmin_skip_nans():
+    x = np.array([[1.0, 2.0, 3.0, -4.0], [0.5, 2.5, -3.0, 1.0], [0.2, 0.1, 0.0, 0.3]])
+    check_both_modes(nanmax_holes, (x,))
+    check_both_modes(nanmin_holes, (x,))
+    g = s2sad.grad(lambda_free_nanmax)(x)
+    assert g[0, 0] == 0.0 and g[1, 0] == 0.0 and g[2, 0] == 0.0  # the NaN column: none
+
+
+def lambda_free_nanmax(x):
+    return np.sum(np.nanmax(x + np.array([np.nan, 0.0, 0.0, 0.0]), axis=1))
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_polyval(n):
+    rng = np.random.default_rng(n)
+    check_both_modes(polyval_scalar, (rng.normal(size=n), 0.8))
+    check_both_modes(polyval_scalar, (rng.normal(size=n), rng.normal(size=(2, 3))))
+    check_both_modes(polyval_constant_poly, (rng.normal(size=n), rng.normal(size=4)))
+
+
+def test_polyval_derivative_in_x_is_the_derivative_polynomial():
+    # p = x^3 - 2x + 1: p'(x) = 3x^2 - 2
+    x = np.array([-1.0, 0.0, 2.0])
+    _, t = s2sad.jvp(polyval_scalar, wrt=1)(np.array([1.0, 0.0, -2.0, 1.0]), x, np.ones(3))
+    assert np.allclose(t, 3 * x ** 2 - 2)
+
+
+def test_polyval_of_a_list_of_coefficients():
+    check_both_modes(polyval_list, (0.3, np.array([1.7, -0.4])))
+
+
+@pytest.mark.parametrize("f", [convolve_same, convolve_valid_int, correlate_same,
+                               correlate_full])
+@pytest.mark.parametrize("m, n", [(4, 3), (2, 5), (3, 3), (1, 4)])
+def test_convolve_and_correlate(f, m, n):
+    rng = np.random.default_rng(m * 10 + n)
+    check_both_modes(f, (rng.normal(size=m), rng.normal(size=n)))
+
+
+def test_convolve_of_complex_signals():
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=4) + 1j * rng.normal(size=4)
+    v = rng.normal(size=3) + 1j * rng.normal(size=3)
+    da, dv = rng.normal(size=4) + 0j, rng.normal(size=3) + 1j * rng.normal(size=3)
+    _, t = s2sad.jvp(convolve_same, wrt=(0, 1))(a, v, da, dv)
+    h = 1e-7
+    fd = (convolve_same(a + h * da, v + h * dv) - convolve_same(a - h * da, v - h * dv)) / (2 * h)
+    assert np.allclose(t, fd, atol=1e-6)
+    u = rng.normal(size=4) + 1j * rng.normal(size=4)
+    a_bar, v_bar = s2sad.vjp(convolve_same, wrt=(0, 1))(a, v)[1](u)
+    # JAX's convention: the transpose, without conjugates
+    assert np.isclose(np.sum(u * t), np.sum(a_bar * da) + np.sum(v_bar * dv))
+
+
+def test_correlate_refuses_complex_arguments():
+    a = np.array([1.0 + 1.0j, 2.0, 0.5])
+    with pytest.raises(s2sad.S2SADError, match="complex"):
+        s2sad.grad(correlate_complex)(a, a)
+
+
+def cast_index(w):
+    new_w = w[:, :-1]
+    rows = np.int64(w[:, -1])
+    return new_w[rows].sum() * np.int32(2.9) + np.sum(w * np.digitize(w, [0.0, 0.5]))
+
+
+def test_integer_casts_carry_no_derivative():
+    # (np.int64 of an index column, as in autograd's test_cast_to_int: it was refused)
+    w = np.random.default_rng(2).normal(size=(5, 4))
+    w[:, -1] = [1.2, 0.3, 2.7, 2.1, 0.4]
+    check_both_modes(cast_index, (w,))
