@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import dis
+import functools
 import types
 
 import numpy as np
@@ -243,6 +244,18 @@ class _Collector:
         if isinstance(v, types.MethodType) and isinstance(v.__func__, types.FunctionType) \
                 and not is_library(v.__func__):
             self.function(v.__func__, depth + 1, v.__self__)
+            return
+        if isinstance(v, functools.partial):  # (lowering calls its function with its args)
+            self.value(v.func, depth + 1)
+            for a in v.args + tuple(v.keywords.values()):
+                self.value(a, depth + 1)
+            return
+        call = getattr(type(v), "__call__", None)
+        if isinstance(call, types.FunctionType) and not isinstance(v, type) and \
+                not is_library(call):
+            # an object called like a function: its `__call__`, with its attributes
+            self.add("attr", type(v), "__call__", call)
+            self.function(call, depth + 1, v)
             return
         inner = derivative_of(v)
         if inner is not None:

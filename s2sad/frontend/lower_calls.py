@@ -4,6 +4,7 @@ call of the derivative itself) and derivative objects called inside a function.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import operator
 import types
@@ -20,6 +21,7 @@ from s2sad.errors import (
     UnsupportedSyntaxError,
 )
 from s2sad.frontend.aliasing import output_argument
+from s2sad.frontend.guards import is_library
 from s2sad.frontend.normalize import assigned_names, lift_loop_returns, normalize_exits
 from s2sad.frontend.source import parse_function
 from s2sad.frontend.values import (
@@ -111,6 +113,22 @@ class CallLowering:
 
     def call_value(self, fn, args, kwargs, node, hint=None, name=None):
         """Emit a call of the object `fn`: a primitive, or an inlined user function."""
+        if isinstance(fn, functools.partial):
+            # f called with the arguments the partial object stores first (constants of
+            # the derivative, like a global's; a keyword given at the call wins)
+            label = name or "partial"
+            given = {k for k, _ in kwargs}
+            stored = [self.global_value(a, f"{label}.args[{i}]") for i, a in enumerate(fn.args)]
+            keywords = [(k, self.global_value(v, f"{label}.keywords[{k!r}]"))
+                        for k, v in fn.keywords.items() if k not in given]
+            return self.call_value(fn.func, stored + list(args), keywords + list(kwargs), node,
+                                   hint)
+        call = getattr(type(fn), "__call__", None)
+        if isinstance(call, types.FunctionType) and not isinstance(fn, type) and \
+                not self.table.is_primitive(fn) and not prims.is_derivative(fn) and \
+                not is_library(call):
+            # an object with a `__call__` written in Python: that method, bound to it
+            return self.call_value(types.MethodType(call, fn), args, kwargs, node, hint, name)
         if (fn is max or fn is min) and len(args) == 1 and not kwargs:
             return self.extreme_of(fn, args[0], node, name)
         if fn is len and len(args) == 1 and isinstance(args[0], StaticDict):
