@@ -15,6 +15,7 @@ parameter, in signature order (a tuple when there are several).
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
@@ -76,9 +77,28 @@ class RuleTable:
 
     def is_primitive(self, fn) -> bool:
         try:
-            return fn in self.jvp_rules or fn in self.vjp_rules or fn in self.nondiff
+            if fn in self.jvp_rules or fn in self.vjp_rules or fn in self.nondiff:
+                return True
         except TypeError:
             return False
+        return self._load_optional_rules(fn)
+
+    _optional_loaded = False
+
+    def _load_optional_rules(self, fn) -> bool:
+        """Load the rules of an optional library the first time one of its functions is
+        looked up (s2sad_rules.scipy_special: SciPy takes longer to import than s2sad, so
+        it is never imported for a user who does not call it); is `fn` a primitive then?"""
+        if self._optional_loaded or "scipy.special" not in sys.modules:
+            return False
+        module = getattr(fn, "__module__", None)
+        if not (type(fn).__name__ == "ufunc" or
+                (isinstance(module, str) and module.startswith("scipy.special"))):
+            return False
+        self._optional_loaded = True
+        import s2sad_rules.scipy_special  # noqa: F401  (registers its rules)
+
+        return fn in self.jvp_rules or fn in self.vjp_rules or fn in self.nondiff
 
     def is_nondiff(self, fn) -> bool:
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import keyword
 import math
+import sys
 
 import numpy as np
 
@@ -131,8 +132,20 @@ def _import_path(obj):
     if mod == prims.__name__ and qual in runtime.__all__:
         return (RUNTIME_MODULE, qual)  # the public home of the helpers generated code calls
     if mod and qual and "<" not in qual:
-        return (mod, qual)
+        return (_public_module(mod, qual, obj), qual)
     return None
+
+
+def _public_module(mod: str, name: str, obj) -> str:
+    """The package that exports `obj` as `name` above a private module of its own
+    (scipy.special for scipy.special._logsumexp.logsumexp), else `mod`."""
+    parts = mod.split(".")
+    while len(parts) > 1 and parts[-1].startswith("_"):
+        parts.pop()
+        parent = sys.modules.get(".".join(parts))
+        if parent is not None and getattr(parent, name, None) is obj:
+            return ".".join(parts)
+    return mod
 
 
 def _derivative_binding(d):

@@ -57,11 +57,14 @@ def _out_position(fn) -> int | None:
     elif str(getattr(fn, "__module__", None) or "").startswith("numpy"):
         # (NumPy's own functions: a user's primitive may name a parameter `out` freely)
         try:
-            params = list(inspect.signature(fn).parameters)
+            params = list(inspect.signature(fn).parameters.values())
         except (TypeError, ValueError):
             params = []
-        if "out" in params:
-            at = params.index("out")
+        for i, p in enumerate(params):  # (only a parameter before any *args or keyword-only)
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                break
+            if p.name == "out":
+                at = i
     _OUT_POSITION[fn] = at
     return at
 

@@ -16,7 +16,8 @@ import types
 import numpy as np
 
 # Objects of these top-level packages are taken as fixed: rebinding `np.sin` is not guarded.
-LIBRARY_ROOTS = ("numpy", "math", "builtins", "operator", "s2sad", "s2sad_rules", "cmath")
+LIBRARY_ROOTS = ("numpy", "math", "builtins", "operator", "s2sad", "s2sad_rules", "cmath",
+                 "scipy")
 _SIMPLE = (int, float, complex, bool, str, bytes, type(None))
 _LOADS_GLOBAL = {"LOAD_GLOBAL", "LOAD_NAME"}
 _LOADS_ATTR = {"LOAD_ATTR", "LOAD_METHOD"}

@@ -6,6 +6,8 @@ shape helpers that derivative rules call (`unbroadcast`, `zeros_like`).
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from s2sad.ir.per_function import FunctionKeyed
@@ -69,8 +71,15 @@ def callee_name(fn) -> str:
     if isinstance(fn, Attr):
         return f".{fn.name}"
     if isinstance(fn, np.ufunc):  # (NumPy before 2.2 gives ufuncs no __module__)
-        return f"np.{fn.__name__}"
+        if getattr(np, fn.__name__, None) is fn:
+            return f"np.{fn.__name__}"
+        special = sys.modules.get("scipy.special")
+        if special is not None and getattr(special, fn.__name__, None) is fn:
+            return f"scipy.special.{fn.__name__}"
+        return fn.__name__
     mod = getattr(fn, "__module__", None) or ""
+    if mod.startswith("scipy.special."):  # (scipy.special._logsumexp.logsumexp)
+        return f"scipy.special.{fn.__name__}"
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
     short = getattr(fn, "__name__", None)
     if mod.startswith("numpy.random") and short and getattr(np.random, short, None) is fn:

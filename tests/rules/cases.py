@@ -862,6 +862,34 @@ for _fn, _make in [
     add(_fn, _make, family="issue13", rtol=1e-4,
         name=f"{_fn.__name__}{[list(np.shape(a)) for a in _make(np.random.default_rng(0))]}")
 
+try:
+    import scipy.special as sc
+
+    import s2sad_rules.scipy_special  # noqa: F401  (loaded where a function calls scipy)
+except ImportError:  # (SciPy is optional)
+    sc = None
+
+if sc is not None:
+    def sc_logsumexp(x): return sc.logsumexp(x, axis=1)
+    def sc_logsumexp_b(x, b): return sc.logsumexp(x, b=b, keepdims=True)
+    def sc_softmax(x): return sc.softmax(x, axis=0)
+    def sc_log_softmax(x): return sc.log_softmax(x)
+    def sc_sigmoids(x): return sc.expit(x) * sc.log_expit(x) + sc.erf(x) - sc.erfc(x) + sc.ndtr(x) + sc.log_ndtr(x)
+    def sc_logit(p): return sc.logit(p) + sc.erfinv(p)
+    def sc_gammas(x): return sc.gammaln(x) + sc.gamma(x) + sc.digamma(x) + sc.polygamma(1, x)
+    def sc_xlogy(x, y): return sc.xlogy(x, y) + sc.xlog1py(x, y)
+
+    for _fn, _make in [
+            (sc_logsumexp, lambda rng: [real(rng, (3, 4))]),
+            (sc_logsumexp_b, lambda rng: [real(rng, (3, 4)), pos(rng, (4,))]),
+            (sc_softmax, lambda rng: [real(rng, (3, 4))]),
+            (sc_log_softmax, lambda rng: [real(rng, (3, 4))]),
+            (sc_sigmoids, lambda rng: [real(rng, (3,))]),
+            (sc_logit, lambda rng: [pos(rng, (3,), 0.2, 0.8)]),
+            (sc_gammas, lambda rng: [pos(rng, (3,))]),
+            (sc_xlogy, lambda rng: [real(rng, (3,)), pos(rng, (3,))])]:
+        add(_fn, _make, second_order=True, family="scipy")
+
 NAN_TO_NUM_BOOL = ("the generated JVP of nan_to_num has a boolean output entry, which the "
                    "second-order check's finite differences cannot subtract")
 for _c in CASES:

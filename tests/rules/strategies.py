@@ -32,6 +32,13 @@ from s2sad.ir.prims import (
 from s2sad_rules.numpy_construction import reshape_items
 from s2sad_rules.real_only import COMPLEX_REFUSED
 
+try:
+    import scipy.special as sc
+
+    import s2sad_rules.scipy_special  # noqa: F401  (loaded where a function calls scipy)
+except ImportError:  # (SciPy is optional)
+    sc = None
+
 
 @dataclass(frozen=True)
 class Example:
@@ -1414,7 +1421,55 @@ from s2sad.ir.prims import astype as _astype
 from s2sad.ir.prims import broadcast_like, index_add, prod_others, unbroadcast
 from s2sad_rules.numpy_construction import reshape_items
 from s2sad_rules.numpy_linalg import EIG_RETURNS_COMPLEX
-"""
+""" + ("import scipy.special as sc\n" if sc is not None else "")
+
+
+# -- scipy.special (an optional dependency: its rules are loaded where a function calls them;
+# loaded here, so that the table the tests read holds them) -------------------------------
+
+OPEN01 = Domain(((0.1, 0.9),), (0.5,))
+
+
+def _logsumexp(draw):
+    shape = draw(shapes(0, 3))
+    a = draw(values(shape, REAL, scalar=False))
+    # (keepdims=True for a number is refused: SciPy returns an array of shape (1,))
+    kws = {"axis": axis_for(draw, len(shape)), "keepdims": bool(shape) and draw(st.booleans())}
+    kws = drop_defaults(draw, kws, {"axis": None, "keepdims": False})
+    if draw(st.booleans()):  # positive weights, broadcast against `a` (maybe a number)
+        b_shape = shape[draw(st.integers(0, len(shape))):]
+        b = draw(values(b_shape, POS, scalar=draw(st.booleans()) if not b_shape else False))
+        return Example(f"sc.logsumexp(a0, b=a1{kw_text(kws)})", (a, b), (0, 1))
+    return Example(f"sc.logsumexp(a0{kw_text(kws)})", (a,), (0,))
+
+
+def _softmax(name):
+    def draw_softmax(draw):
+        shape = draw(shapes(1, 3))
+        kws = drop_defaults(draw, {"axis": axis_for(draw, len(shape))}, {"axis": None})
+        return Example(f"sc.{name}(a0{kw_text(kws)})",
+                       (draw(values(shape, REAL, scalar=False)),), (0,))
+    return draw_softmax
+
+
+def _polygamma(draw):
+    n = draw(st.integers(0, 2))
+    return Example(f"sc.polygamma({n}, a0)", (draw(values(draw(shapes(0, 2)), POS)),), (0,))
+
+
+if sc is not None:
+    SPECS.update({
+        sc.logsumexp: custom(_logsumexp), sc.softmax: custom(_softmax("softmax")),
+        sc.log_softmax: custom(_softmax("log_softmax")),
+        sc.expit: unary("sc.expit({0})"), sc.logit: unary("sc.logit({0})", OPEN01),
+        sc.log_expit: unary("sc.log_expit({0})"), sc.erf: unary("sc.erf({0})"),
+        sc.erfc: unary("sc.erfc({0})"), sc.erfinv: unary("sc.erfinv({0})", UNIT),
+        sc.ndtr: unary("sc.ndtr({0})"), sc.log_ndtr: unary("sc.log_ndtr({0})"),
+        sc.gammaln: unary("sc.gammaln({0})", POS), sc.gamma: unary("sc.gamma({0})", POS),
+        sc.digamma: unary("sc.digamma({0})", POS), sc.polygamma: custom(_polygamma),
+        sc.xlogy: binary("sc.xlogy({0}, {1})", REAL, POS),
+        sc.xlog1py: binary("sc.xlog1py({0}, {1})", REAL, POS),
+    })
 
 
 # -- complex examples ----------------------------------------------------------------------
@@ -1425,8 +1480,10 @@ from s2sad_rules.numpy_linalg import EIG_RETURNS_COMPLEX
 # time, naming complex.
 
 def complex_refused(rule) -> bool:
-    """Do `rule`'s derivatives refuse complex arguments (s2sad_rules/real_only.py)?"""
-    return rule in COMPLEX_REFUSED or getattr(rule, "__module__", None) == "math"
+    """Do `rule`'s derivatives refuse complex arguments (s2sad_rules/real_only.py, and the
+    rules of scipy.special)?"""
+    return rule in COMPLEX_REFUSED or getattr(rule, "__module__", None) == "math" or (
+        sc is not None and rule in s2sad_rules.scipy_special.SCIPY_SPECIAL)
 
 
 # rules that take complex arguments but whose drawn examples NumPy itself does not evaluate

@@ -44,7 +44,7 @@ def rule_name(key) -> str:
     """`np.linalg.norm`, `operator.add`, `math.sin`, `builtins.abs`, `s2sad.ir.prims.Attr('T')`."""
     mod = getattr(key, "__module__", None) or ""
     if isinstance(key, np.ufunc):  # NumPy before 2.2 gives ufuncs no __module__
-        mod = "numpy"
+        mod = "numpy" if getattr(np, key.__name__, None) is key else "scipy.special"
     name = getattr(key, "__name__", None) or repr(key)
     if mod == "numpy" or mod.startswith("numpy."):
         mod = "np" + mod[len("numpy"):]
