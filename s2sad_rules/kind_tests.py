@@ -19,6 +19,7 @@ from s2sad.ir.kinds import (
     kind_of_value,
     scalar,
 )
+from s2sad.ir.prims import item
 from s2sad_rules.registry import def_nondiff
 
 
@@ -206,7 +207,18 @@ def _modulus_kind(args, kwargs):
     return None
 
 
+def _item_kind(args, kwargs):
+    """`x.item()`: a number of x's dtype (a stand-in Python number has no `.item()`, and a
+    complex scalar's item was taken for a real one: its cotangent lost its imaginary part)."""
+    k = args[0] if args else None
+    if k is None or kwargs or len(args) != 1 or k.tag not in ("scalar", "array") or \
+            k.dtype not in ("b", "i", "f", "c"):
+        return None
+    return scalar(k.dtype)
+
+
 KIND_RULES[np.absolute] = _modulus_kind
+KIND_RULES[item] = _item_kind
 KIND_RULES[is_complex] = _is_complex_kind
 KIND_RULES[is_sequence] = _is_sequence_kind
 KIND_RULES[is_none] = _is_none_kind

@@ -32,6 +32,17 @@ def prims_scatter(g, x, index):
     return index_add(zeros_like(x), index, g)
 
 
+@defjvp(prims.item)
+def item_jvp(x, x_dot):
+    # (`x.item()` of an array of one entry; NumPy raises for more)
+    return prims.item(x_dot)
+
+
+@defvjp(prims.item)
+def item_vjp(g, x):
+    return np.reshape(g, np.shape(x))
+
+
 @defjvp(index_add)
 def index_add_jvp(acc, index, g, acc_dot, g_dot):
     return index_add(acc_dot, index, g_dot)
@@ -118,7 +129,7 @@ def broadcast_like_vjp(g, t, x):
     return unbroadcast(g, t), zeros_like(x)
 
 
-def_linear(operator.getitem, Attr("T"), Attr("real"), unbroadcast, broadcast_like, take_slot,
+def_linear(operator.getitem, prims.item, Attr("T"), Attr("real"), unbroadcast, broadcast_like, take_slot,
            sum_to_shape, wrt=(0,))
 # index_add is linear in (acc, g) jointly, like +: the simplifier handles its zeros
 def_nondiff(zeros_like, Attr("shape"), Attr("ndim"), Attr("size"), Attr("dtype"), slice, len,

@@ -354,6 +354,7 @@ def np_sum_axis0(x): return np.sum(x, axis=0)
 def np_sum_axis1_keep(x): return np.sum(x, axis=1, keepdims=True)
 def np_sum_axes(x): return np.sum(x, axis=(0, 2))
 def method_sum(x): return x.sum(axis=-1)
+def method_item(x): return x.item() * x
 def np_mean(x): return np.mean(x)
 def np_mean_axis1(x): return np.mean(x, axis=1)
 def np_mean_keep(x): return np.mean(x, axis=0, keepdims=True)
@@ -861,6 +862,9 @@ for _fn, _make in [
         (prim_real_spectrum, lambda rng: [real(rng, (3,))])]:
     add(_fn, _make, family="issue13", rtol=1e-4,
         name=f"{_fn.__name__}{[list(np.shape(a)) for a in _make(np.random.default_rng(0))]}")
+
+add(method_item, lambda rng: [real(rng, (1,))], second_order=True)
+add(method_item, lambda rng: [real(rng, (1, 1))], name="method_item_2d")
 
 try:
     import scipy.special as sc

@@ -21,6 +21,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from s2sad.ir.prims import astype as _astype
+from s2sad.ir.prims import item as prims_item
 from s2sad.ir.prims import (
     Attr,
     broadcast_like,
@@ -1456,6 +1457,13 @@ def _polygamma(draw):
     n = draw(st.integers(0, 2))
     return Example(f"sc.polygamma({n}, a0)", (draw(values(draw(shapes(0, 2)), POS)),), (0,))
 
+
+def _item(draw):
+    shape = draw(st.sampled_from([(), (1,), (1, 1)]))
+    return Example("a0.item() * a0", (draw(values(shape, REAL, scalar=False)),), (0,))
+
+
+SPECS[prims_item] = custom(_item)
 
 if sc is not None:
     SPECS.update({

@@ -146,3 +146,23 @@ def test_integer_casts_carry_no_derivative():
     w = np.random.default_rng(2).normal(size=(5, 4))
     w[:, -1] = [1.2, 0.3, 2.7, 2.1, 0.4]
     check_both_modes(cast_index, (w,))
+
+
+def item_times(x): return x.item() * x
+
+
+def test_item_of_a_one_entry_array():
+    # x.item() had no rule: lowering inlined prims.item, which calls .item() again
+    # (RecursionLimitError)
+    check_both_modes(item_times, (np.array([0.7]),))
+    assert np.allclose(s2sad.hessian(item_times)(np.array([0.7])), [[2.0]])
+
+
+def test_item_of_a_complex_number_keeps_its_imaginary_part():
+    # its kind was taken for a real number's: the cotangent of z.item() lost its imaginary
+    # part (d/dz z^2 = 2z, transposed: 2 z u)
+    z, u = np.complex128(0.3 + 0.4j), np.complex128(0.7 + 0.1j)
+    (z_bar,) = s2sad.vjp(item_times)(z)[1](u)
+    assert np.isclose(z_bar, 2 * z * u)
+    _, t = s2sad.jvp(item_times)(z, np.complex128(0.2 - 0.5j))
+    assert np.isclose(t, 2 * z * (0.2 - 0.5j))
