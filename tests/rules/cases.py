@@ -242,6 +242,12 @@ def np_float64_cast(x): return np.float64(x) * x
 def np_float64_cast_array(x): return np.float64(x * x)
 
 
+def builtin_complex_cast(x): return np.abs(complex(x) * (1.0 + 2.0j)) * x
+def np_complex128_cast(x): return np.imag(np.complex128(x) * (2.0 - 1.0j)) * x
+
+
+add(builtin_complex_cast, lambda rng: [0.7], second_order=True)
+add(np_complex128_cast, lambda rng: [real(rng, (2, 3))], second_order=True)
 add(np_float64_cast, lambda rng: [0.7], second_order=True)
 add(np_float64_cast_array, lambda rng: [real(rng, (2, 3))], second_order=True)
 

@@ -1089,6 +1089,8 @@ SPECS = {
     abs: unary("abs({0})"), float: custom(_float), pow: binary("pow({0}, {1})", POS, REAL),
     max: custom(_nary("max({0})")), min: custom(_nary("min({0})")),
     np.float64: unary("np.float64({0}) * {0}"),
+    complex: unary("np.real(complex({0}) * (1.0 + 2.0j)) * {0}", scalar_only=True),
+    np.complex128: unary("np.imag(np.complex128({0}) * (2.0 - 1.0j)) * {0}"),
     sum: st.one_of(seq("sum({0})"), custom(_sum_arrays)),
     # math
     math.acos: _math_unary("acos", UNIT), math.acosh: _math_unary("acosh", ABOVE1),
@@ -1412,6 +1414,7 @@ COVERED_ELSEWHERE = {
     # finite differences cannot see through the rounding of a cast to fewer bits
     "float32": "analytic derivatives: tests/rules/test_conventions.py",
     "float16": "analytic derivatives: tests/rules/test_conventions.py",
+    "complex64": "analytic derivatives: tests/rules/test_session10_rules.py",
 }
 
 # The module text every example's function is defined in.

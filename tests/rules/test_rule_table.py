@@ -45,6 +45,7 @@ COVERED_ELSEWHERE: dict = {
     # casts to fewer bits: finite differences would see the rounding, analytic derivatives
     np.float32: "tests/rules/test_conventions.py",
     np.float16: "tests/rules/test_conventions.py",
+    np.complex64: "tests/rules/test_session10_rules.py",
 }
 if EIG_RETURNS_COMPLEX:  # eig's eigenvalues are complex on this NumPy: no real-spectrum check
     from s2sad_rules.numpy_linalg import real_spectrum

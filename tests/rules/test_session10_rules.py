@@ -166,3 +166,18 @@ def test_item_of_a_complex_number_keeps_its_imaginary_part():
     assert np.isclose(z_bar, 2 * z * u)
     _, t = s2sad.jvp(item_times)(z, np.complex128(0.2 - 0.5j))
     assert np.isclose(t, 2 * z * (0.2 - 0.5j))
+
+
+def complex64_times(z): return np.complex64(2.0) * z + z * z
+def complex_of_real(x): return np.abs(complex(x) * (1.0 + 2.0j)) ** 2
+def complex128_of_real(x): return np.real(np.complex128(x) * np.exp(1j * x))
+
+
+def test_complex_casts():
+    # np.complex64(2.0) was an opaque call of unknown kind, taken for a real number: the
+    # cotangent of np.complex64(2.0) * z lost its imaginary part (d/dz = 2 + 2z)
+    z, u = np.complex128(0.6 + 0.8j), np.complex128(0.7 + 0.4j)
+    (z_bar,) = s2sad.vjp(complex64_times)(z)[1](u)
+    assert np.isclose(z_bar, (2.0 + 2 * z) * u)
+    check_both_modes(complex_of_real, (0.7,))
+    check_both_modes(complex128_of_real, (0.7,))
