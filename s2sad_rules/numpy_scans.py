@@ -262,11 +262,12 @@ def diff_jvp(a, n=1, axis=-1, prepend=None, append=None, a_dot=0.0, prepend_dot=
     # (an absent `prepend` or `append` is None here: NumPy's own default is a sentinel)
     if (is_none(prepend) and is_none(append)) or n == 0:  # (n=0: `a` as it is)
         return np.diff(a_dot, n, axis)
+    # (the parts by position: vector mode batches positional arguments, not keywords)
     if is_none(append):
-        return np.diff(a_dot, n, axis, prepend=prepend_dot)
+        return np.diff(a_dot, n, axis, prepend_dot)
     if is_none(prepend):
-        return np.diff(a_dot, n, axis, append=append_dot)
-    return np.diff(a_dot, n, axis, prepend=prepend_dot, append=append_dot)
+        return np.diff(a_dot, n, axis, np._NoValue, append_dot)
+    return np.diff(a_dot, n, axis, prepend_dot, append_dot)
 
 
 @defvjp(np.diff, wrt=("a", "prepend", "append"))

@@ -181,3 +181,18 @@ def test_complex_casts():
     assert np.isclose(z_bar, (2.0 + 2 * z) * u)
     check_both_modes(complex_of_real, (0.7,))
     check_both_modes(complex128_of_real, (0.7,))
+
+
+def diff_parts_squared(x): return np.sum(np.diff(x * x, prepend=x[0], append=x[-1] ** 2) ** 2)
+
+
+def test_second_derivatives_of_diff_with_parts():
+    # forward over reverse batches the JVP's arguments: the parts were passed as keywords,
+    # which vector mode does not batch (a broadcasting error)
+    x = np.array([0.3, -0.5, 0.9])
+    h = 1e-5
+    fd = np.stack([(s2sad.grad(diff_parts_squared)(x + h * e)
+                    - s2sad.grad(diff_parts_squared)(x - h * e)) / (2 * h) for e in np.eye(3)])
+    assert np.allclose(s2sad.hessian(diff_parts_squared)(x), fd, rtol=1e-5, atol=1e-7)
+    assert np.allclose(s2sad.jacfwd(s2sad.grad(diff_parts_squared))(x), fd, rtol=1e-5,
+                       atol=1e-7)
