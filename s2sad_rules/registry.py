@@ -14,6 +14,7 @@ parameter, in signature order (a tuple when there are several).
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import sys
 from collections.abc import Callable, Iterable
@@ -49,6 +50,7 @@ class RuleTable:
         self.linear: dict = {}  # callable -> tuple of parameter names it is linear in
         self.spelling: dict = {}  # callable -> (module path, attribute name) for imports
         self.checks: dict = {}  # callable -> compile-time check of a call's options
+        self.optional: dict = {}  # an optional library's module -> its rule module
         self._listeners: list = []
         self._version = 0
         self._fingerprint = None  # (version, hash)
@@ -83,22 +85,25 @@ class RuleTable:
             return False
         return self._load_optional_rules(fn)
 
-    _optional_loaded = False
-
     def _load_optional_rules(self, fn) -> bool:
-        """Load the rules of an optional library the first time one of its functions is
-        looked up (s2sad_rules.scipy_special: SciPy takes longer to import than s2sad, so
-        it is never imported for a user who does not call it); is `fn` a primitive then?"""
-        if self._optional_loaded or "scipy.special" not in sys.modules:
+        """Import the rule module of an optional library (`optional`: the library's module
+        -> the rule module) the first time one of its functions is looked up: SciPy takes
+        longer to import than s2sad, so it is never imported for a user who does not call
+        it. Is `fn` a primitive then?"""
+        if not self.optional:
             return False
         module = getattr(fn, "__module__", None)
-        if not (type(fn).__name__ == "ufunc" or
-                (isinstance(module, str) and module.startswith("scipy.special"))):
-            return False
-        self._optional_loaded = True
-        import s2sad_rules.scipy_special  # noqa: F401  (registers its rules)
-
-        return fn in self.jvp_rules or fn in self.vjp_rules or fn in self.nondiff
+        for library, rules in list(self.optional.items()):
+            loaded = sys.modules.get(library)
+            if loaded is None:
+                continue
+            if (isinstance(module, str) and module.startswith(library)) or (
+                    type(fn).__name__ == "ufunc" and
+                    getattr(loaded, getattr(fn, "__name__", ""), None) is fn):
+                del self.optional[library]
+                importlib.import_module(rules)  # (registers its rules)
+                return fn in self.jvp_rules or fn in self.vjp_rules or fn in self.nondiff
+        return False
 
     def is_nondiff(self, fn) -> bool:
         try:
