@@ -15,6 +15,7 @@ arguments (real_only.py); `np.convolve` holds for complex numbers as written.
 
 import numpy as np
 
+from s2sad_rules.kind_tests import is_sequence
 from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
 
 
@@ -35,7 +36,7 @@ def polyval_jvp(p, x, p_dot=0.0, x_dot=0.0):
 @defvjp(np.polyval)
 def polyval_vjp(g, p, x):
     # p_bar[i] = sum of g * x ** (n - 1 - i) over x's entries
-    powers = np.power(np.expand_dims(x, -1), polyval_exponents(np.shape(p)))
+    powers = np.power(np.expand_dims(x, -1), np.arange(np.size(p) - 1.0, -1.0, -1.0))
     p_bar = np.tensordot(g, powers, np.ndim(x))
     x_bar = g * np.polyval(polyder_coefficients(p), x)
     return np.reshape(p_bar, np.shape(p)), x_bar
@@ -44,19 +45,9 @@ def polyval_vjp(g, p, x):
 def polyder_coefficients(p):
     """The coefficients of the derivative polynomial (np.polyder, linear in `p`); none for a
     constant, whose value np.polyval gives as zeros."""
-    return np.asarray(p)[:-1] * polyder_factors(np.shape(p))
-
-
-@def_nondiff
-def polyder_factors(shape):
-    n = shape[0]
-    return np.arange(n - 1, 0, -1, dtype=float)
-
-
-@def_nondiff
-def polyval_exponents(shape):
-    n = shape[0]
-    return np.arange(n - 1, -1, -1, dtype=float)
+    if is_sequence(p):
+        p = np.asarray(p)
+    return p[:-1] * np.arange(np.size(p) - 1.0, 0.0, -1.0)
 
 
 @defcheck(np.convolve, np.correlate)
