@@ -34,7 +34,7 @@ def_nondiff(
     prims.int_range,
     # integer functions (of integer arguments: no derivative) and type tests
     math.factorial, math.comb, math.perm, math.gcd, math.lcm, math.isqrt,
-    isinstance, type, callable,
+    isinstance, type, callable, hasattr,
     # np.random draws: constants of the call (the primal and its derivative see one draw)
     *prims.RANDOM_DRAWS,
     # print, assert and f-strings: kept in the primal part, with no derivative

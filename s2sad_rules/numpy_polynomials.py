@@ -1,4 +1,5 @@
-"""Rules for polynomials and 1-D convolutions: np.polyval, np.convolve, np.correlate.
+"""Rules for polynomials, 1-D convolutions and interpolation: np.polyval, np.convolve,
+np.correlate, np.interp.
 
 A product of polynomials is the convolution of their coefficient sequences, so the two
 families share their shape bookkeeping here.
@@ -11,11 +12,17 @@ the cotangent of the `"full"` result (the `"same"` and `"valid"` results are a w
 at the offsets NumPy uses, which depend on which operand is the shorter) convolved with the
 other operand, reversed. `np.correlate` conjugates `v`, so it is refused for complex
 arguments (real_only.py); `np.convolve` holds for complex numbers as written.
+
+`np.interp(x, xp, fp, left, right)` is differentiated in the points `x` (the slope of the
+segment each lies in; at a knot the segment to its right; 0 outside the knots' range, where
+the value is constant), the values `fp` (in which it is linear) and `left`/`right`; the
+knots `xp` are not differentiated, and `period=` is refused.
 """
 
 import numpy as np
 
-from s2sad_rules.kind_tests import is_sequence
+from s2sad.ir.prims import index_add, unbroadcast, zeros_like
+from s2sad_rules.kind_tests import is_none, is_sequence
 from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
 
 
@@ -115,3 +122,69 @@ def conv_window(m, n, mode, correlate):
 
 def_linear(np.polyval)
 def_linear(np.convolve, np.correlate, wrt=(0, 1))
+
+
+# -- np.interp: piecewise linear through (xp, fp) ------------------------------------------
+
+
+@defcheck(np.interp)
+def interp_check(x, xp, fp, left=None, right=None, period=None):
+    if period is not None:
+        return "period= (a periodic interpolation)"
+    return None
+
+
+@def_nondiff
+def interp_segment(x, xp):
+    """(index of the segment of `xp` each x lies in, its first knot, its width, whether x
+    lies left of xp[0], right of xp[-1]): at a knot, the segment to its right (the last
+    segment at xp[-1]). Constant where x moves within a segment."""
+    xp = np.asarray(xp, dtype=float)
+    i = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, max(len(xp) - 2, 0))
+    width = xp[np.minimum(i + 1, len(xp) - 1)] - xp[i]
+    return i, xp[i], np.where(width == 0, 1.0, width), x < xp[0], x > xp[-1]
+
+
+@defjvp(np.interp)
+def interp_jvp(x, xp, fp, left=None, right=None, period=None, x_dot=0.0, fp_dot=0.0,
+               left_dot=0.0, right_dot=0.0):
+    i, knot, width, below, above = interp_segment(x, xp)
+    if is_sequence(fp):
+        fp = np.asarray(fp)
+    slope = interp_slopes(fp, xp)[i] * ~(below | above)  # (0 outside, where it is constant)
+    out = x_dot * slope
+    if is_none(left) and is_none(right):
+        return out + np.interp(x, xp, fp_dot)
+    return out + np.interp(x, xp, fp_dot, left_dot if not is_none(left) else None,
+                           right_dot if not is_none(right) else None)
+
+
+@defvjp(np.interp, wrt=("x", "fp", "left", "right"))
+def interp_vjp(g, x, xp, fp, left=None, right=None, period=None):
+    i, knot, width, below, above = interp_segment(x, xp)
+    share = np.clip((x - knot) / width, 0.0, 1.0)  # (differentiated: a second derivative)
+    if is_sequence(fp):
+        fp = np.asarray(fp)
+    x_bar = g * interp_slopes(fp, xp)[i] * ~(below | above)
+    # the weights of fp[i] and fp[i + 1]; outside the range, those of the end values, or
+    # none where `left` / `right` stand there
+    g_fp = g
+    if not is_none(left):
+        g_fp = g_fp * ~below
+    if not is_none(right):
+        g_fp = g_fp * ~above
+    fp_bar = index_add(index_add(zeros_like(fp), i, g_fp * (1.0 - share)),
+                       np.minimum(i + 1, np.size(fp) - 1), g_fp * share)
+    left_bar = None if is_none(left) else np.sum(g * below)
+    right_bar = None if is_none(right) else np.sum(g * above)
+    return unbroadcast(x_bar, x), fp_bar, left_bar, right_bar
+
+
+def interp_slopes(fp, xp):
+    """The slope of each segment (0 for a segment of zero width)."""
+    width = np.diff(np.asarray(xp, dtype=float))
+    return np.diff(fp) / np.where(width == 0, 1.0, width)
+
+
+# (np.interp is not marked linear in fp: with `left` or `right`, np.interp(x, xp, 0, left=c)
+# is not zero)

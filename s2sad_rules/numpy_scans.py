@@ -25,7 +25,7 @@ import operator
 
 import numpy as np
 
-from s2sad.ir.prims import make_tuple, once_differentiable, unbroadcast, zeros_like
+from s2sad.ir.prims import index_update, make_tuple, once_differentiable, unbroadcast, zeros_like
 from s2sad_rules.kind_tests import is_complex, is_none
 from s2sad_rules.numpy_reductions import expand_reduced
 from s2sad_rules.refusals import supported
@@ -571,3 +571,33 @@ def gradient_vjp(g, f, h0=1.0, h1=None, h2=None, h3=None, axis=None, edge_order=
 
 # (np.diff is not: with `prepend` or `append`, np.diff(0, prepend=p) is not zero)
 def_linear(np.nansum, np.cumsum, np.trace, np.gradient, wrt=(0,))
+
+
+# -- np.trapezoid: the trapezoidal rule (linear in y) ------------------------------------
+
+
+def trapezoid_weights(y, x, dx, axis):
+    """Each sample's weight in np.trapezoid along `axis`: half the widths of the intervals
+    it bounds (from the sample points `x`, or the spacing `dx`), shaped to broadcast."""
+    n = np.shape(y)[axis]
+    if is_none(x):
+        w = np.full(n, dx)
+        w = index_update(w, 0, dx / 2.0)
+        w = index_update(w, n - 1, dx / 2.0)
+    else:
+        d = np.diff(np.asarray(x, dtype=float))
+        w = (np.pad(d, ((0, 1),)) + np.pad(d, ((1, 0),))) / 2.0
+    return np.reshape(w, weights_shape(np.ndim(y), axis, n))
+
+
+@defjvp(np.trapezoid)
+def trapezoid_jvp(y, x=None, dx=1.0, axis=-1, y_dot=0.0, dx_dot=0.0, ans=0.0):
+    # (with a spacing dx, the integral is proportional to it)
+    return np.trapezoid(y_dot, x, dx, axis) + (0.0 if not is_none(x) else ans * (dx_dot / dx))
+
+
+@defvjp(np.trapezoid, wrt=("y", "dx"))
+def trapezoid_vjp(g, ans, y, x=None, dx=1.0, axis=-1):
+    y_bar = expand_reduced(g, y, axis, False) * trapezoid_weights(y, x, dx, axis)
+    dx_bar = None if not is_none(x) else np.sum(g * ans) / dx
+    return y_bar, dx_bar

@@ -27,6 +27,12 @@ class ControlFlowLowering:
     """Methods of `Lowerer` (s2sad.frontend.lower): control."""
 
     def lower_if(self, s, in_loop):
+        decided = self.static_truth(s.test)
+        if decided is not None:
+            # a test known while compiling (a flag, hasattr(np, "trapezoid")): only the branch
+            # that runs is lowered, so the other may use what this NumPy or this program
+            # does not have
+            return self.lower_stmts(s.body if decided else s.orelse, in_loop)
         cond = self.materialize(self.expr(s.test))
         env0 = dict(self.scope.env)
         then_stmts, then_out = self.sub_block(lambda: self.lower_stmts(s.body, in_loop))
@@ -46,6 +52,44 @@ class ControlFlowLowering:
                        "return from both branches or after the `if`")
             raise Abort
         self.merge_envs(s, cond, env0, then_stmts, then_env, else_stmts, else_env)
+        return None
+
+    def static_truth(self, test):
+        """True or False for a test whose value lowering knows without emitting code: a
+        constant, a module-level number, bool or None, `not` of one, or hasattr / callable /
+        isinstance of such objects; else None."""
+        if isinstance(test, gast.Constant):
+            return bool(test.value)
+        if isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not):
+            inner = self.static_truth(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, (gast.Name, gast.Attribute)):
+            if isinstance(test, gast.Name) and self.scope.binding(test.id) is not None:
+                return None  # (a local name)
+            v = self.peek_static(test)
+            if v is not None and (v.obj is None or type(v.obj) in (bool, int, float, str)):
+                return bool(v.obj)
+            return None
+        if isinstance(test, gast.Call) and not test.keywords and \
+                all(isinstance(a, (gast.Name, gast.Attribute, gast.Constant)) for a in test.args):
+            fn = self.peek_static(test.func)
+            if fn is None or fn.obj not in (hasattr, callable, isinstance):
+                return None
+            args = []
+            for a in test.args:
+                if isinstance(a, gast.Constant):
+                    args.append(a.value)
+                    continue
+                if isinstance(a, gast.Name) and self.scope.binding(a.id) is not None:
+                    return None
+                v = self.peek_static(a)
+                if v is None:
+                    return None
+                args.append(v.obj)
+            try:
+                return bool(fn.obj(*args))
+            except Exception:  # noqa: BLE001 - Python's own error is raised where it runs
+                return None
         return None
 
     def merge_returns(self, s, cond, then_stmts, then_out, else_stmts, else_out):

@@ -412,6 +412,10 @@ def np_diff_prepend(x, p): return np.diff(x, prepend=p)
 def np_diff_both(x, p, q): return np.diff(x, 2, axis=0, prepend=p, append=q)
 def np_polyval(p, x): return np.polyval(p, x)
 def np_polyval_list(a, x): return np.polyval([a, 0.5, a * a], x)
+def np_interp(x, fp): return np.interp(x, [0.0, 0.5, 1.0, 1.5], fp)
+def np_interp_ends(x, left): return np.interp(x, [0.0, 0.5, 1.5], [1.0, 3.0, 2.0], left, 0.5)
+def np_trapezoid(y, dx): return np.trapezoid(y, dx=dx, axis=0)
+def np_trapezoid_x(y): return np.trapezoid(y, [0.0, 1.0, 3.0, 4.0])
 def np_convolve(a, v): return np.convolve(a, v)
 def np_convolve_same(a, v): return np.convolve(a, v, "same")
 def np_convolve_valid(a, v): return np.convolve(a, v, mode="valid")
@@ -447,6 +451,13 @@ add(np_polyval, lambda rng: [real(rng, (4,)), real(rng, (2, 3))], second_order=T
     family="product")
 add(np_polyval_list, lambda rng: [real(rng), real(rng, (3,))], second_order=True,
     family="product")
+add(np_interp, lambda rng: [np.array([-0.3, 0.2, 0.7, 1.2, 1.9]), real(rng, (4,))],
+    second_order=True, family="product")
+add(np_interp_ends, lambda rng: [np.array([-0.3, 0.2, 0.7, 1.9]), real(rng)],
+    second_order=True, family="product")
+add(np_trapezoid, lambda rng: [real(rng, (3, 2)), pos(rng)], second_order=True,
+    family="reduction")
+add(np_trapezoid_x, lambda rng: [real(rng, (2, 4))], second_order=True, family="reduction")
 for _fn in [np_convolve, np_convolve_same, np_convolve_valid, np_correlate, np_correlate_same,
             np_correlate_full]:
     add(_fn, lambda rng: [real(rng, (4,)), real(rng, (3,))], second_order=True, family="product")

@@ -358,6 +358,40 @@ def _polyval(draw):
     return Example("np.polyval(a0, a1)", (p, x), (0, 1))
 
 
+def _interp(draw):
+    """Points away from the knots (the slope jumps there), some outside their range."""
+    n = draw(st.integers(2, 5))
+    xp = np.cumsum(draw(values((n,), POS, scalar=False))) - 1.0
+    knots = np.concatenate([[xp[0] - 1.0], xp, [xp[-1] + 1.0]])
+    mids = (knots[1:] + knots[:-1]) / 2
+    x = draw(st.lists(st.sampled_from(list(mids)), min_size=1, max_size=4))
+    x = np.array(x) if draw(st.booleans()) else float(x[0])
+    fp = draw(values((n,), REAL, scalar=False))
+    ends = draw(st.sampled_from(["", "left", "both"]))
+    if ends == "":
+        return Example(f"np.interp(a0, {list(xp)!r}, a1)", (x, fp), (0, 1))
+    left = draw(values((), REAL, scalar=True))
+    if ends == "left":
+        return Example(f"np.interp(a0, {list(xp)!r}, a1, left=a2)", (x, fp, left), (0, 1, 2))
+    right = draw(values((), REAL, scalar=True))
+    return Example(f"np.interp(a0, {list(xp)!r}, a1, a2, a3)", (x, fp, left, right),
+                   (0, 1, 2, 3))
+
+
+def _trapezoid(draw):
+    shape = draw(shapes(1, 3, min_side=2))
+    axis = draw(st.integers(-len(shape), len(shape) - 1))
+    y = draw(values(shape, REAL, scalar=False))
+    how = draw(st.sampled_from(["", "dx", "x"]))
+    if how == "dx":
+        return Example(f"np.trapezoid(a0, dx=a1, axis={axis})",
+                       (y, draw(values((), POS, scalar=True))), (0, 1))
+    if how == "x":
+        x = list(np.cumsum(draw(values((shape[axis],), POS, scalar=False))))
+        return Example(f"np.trapezoid(a0, {x!r}, axis={axis})", (y,), (0,))
+    return Example(f"np.trapezoid(a0, axis={axis})", (y,), (0,))
+
+
 def _convolve(name):
     def draw_convolve(draw):
         a = draw(values((draw(st.integers(1, 5)),), REAL, scalar=False))
@@ -1165,7 +1199,8 @@ SPECS = {
     np.nanmean: custom(_nan_reduction("nanmean")), np.average: custom(_average),
     np.nanmax: custom(_nan_reduction("nanmax")), np.nanmin: custom(_nan_reduction("nanmin")),
     np.polyval: custom(_polyval), np.convolve: custom(_convolve("convolve")),
-    np.correlate: custom(_convolve("correlate")),
+    np.correlate: custom(_convolve("correlate")), np.interp: custom(_interp),
+    np.trapezoid: custom(_trapezoid),
     np.cumsum: custom(_scan("cumsum")), np.cumprod: custom(_scan("cumprod")),
     np.diff: custom(_diff), np.trace: custom(_trace),
     # products
