@@ -327,7 +327,8 @@ def _definition_matches(node, code, filename: str) -> bool:
     its cost (a rule module's hundreds of lines, for the one rule used); a function whose
     code depends on more of what surrounds it (a closure's cells, a method's private names,
     pytest's rewritten asserts) does not match alone and is checked against its file."""
-    imports = _MODULES[filename][2] if filename in _MODULES else []
+    cached = _MODULES.get(filename) or _IMPORTS.get(filename)
+    imports = cached[-1] if cached is not None else []
     try:
         module = compile(ast.Module(body=[*imports, node], type_ignores=[]), code.co_filename,
                          "exec", dont_inherit=True)
@@ -391,7 +392,8 @@ def _source_lines(func) -> tuple:
     """(lines, first line, FunctionDef) as `inspect.getsourcelines(func)` finds the lines,
     found through the module's syntax tree instead (parsed once per file, in C, and its
     definitions found by a walk over statements only); the FunctionDef is the tree's (None
-    where the lines come from inspect)."""
+    where the lines come from inspect). A definition at the module's top level is parsed
+    on its own first (see _top_level_definition)."""
     code = func.__code__
     try:
         filename = inspect.getsourcefile(func)
@@ -400,6 +402,11 @@ def _source_lines(func) -> tuple:
             lines = linecache.getlines(filename, func.__globals__)
             cached = _MODULES.get(filename)
             if cached is None or cached[0] is not lines:
+                node = _top_level_definition(filename, lines, code)
+                if node is not None:
+                    _MODULES.pop(filename, None)  # (an older text's: its imports are not these)
+                    start = _start_line(node)
+                    return lines[start - 1:node.end_lineno], start, node
                 tree = ast.parse("".join(lines))
                 imports = [st for st in tree.body if isinstance(st, (ast.Import, ast.ImportFrom))]
                 cached = _MODULES[filename] = (lines, _definitions(tree), imports)
@@ -411,6 +418,75 @@ def _source_lines(func) -> tuple:
         pass
     lines, first_line = inspect.getsourcelines(func)
     return lines, first_line, None
+
+
+_IMPORTS: dict = {}  # filename -> (its lines as linecache holds them, its top-level imports)
+
+
+def _top_level_definition(filename: str, lines: list, code):
+    """The FunctionDef of `code` when it is a definition at the top level of the module
+    whose `lines` these are, parsed alone (with its own line numbers, as in the module's
+    tree), and the module's imports found (_top_level_imports): a rule module's hundred
+    definitions are not all parsed for the few a compile uses. None where the text at
+    `code`'s first line does not parse alone as that definition (an indented one, a
+    method, a closure; or one the scan below misreads): the module is parsed whole.
+    What the definition compiles to is checked against `code` all the same
+    (_definition_matches), with these imports."""
+    start = code.co_firstlineno
+    if not 0 < start <= len(lines) or lines[start - 1][:1] not in ("@", "d", "a"):
+        return None
+    end = start
+    while end < len(lines) and not lines[end - 1].startswith(("def ", "async def ")):
+        end += 1  # (past the decorators, to the `def` line)
+    # the definition runs to the next line written at the first column (a comment or a
+    # blank line excepted); a string or bracket that does not close before it fails below
+    while end < len(lines):
+        line = lines[end]
+        if line[:1] not in (" ", "\t", "\n", "\r", "#", "") and line.strip():
+            break
+        end += 1
+    try:
+        tree = ast.parse("\n" * (start - 1) + "".join(lines[start - 1:end]))
+    except (SyntaxError, ValueError):
+        return None
+    if len(tree.body) != 1:
+        return None
+    node = tree.body[0]
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
+            node.name != code.co_name or _start_line(node) != start:
+        return None
+    cached = _IMPORTS.get(filename)
+    if cached is None or cached[0] is not lines:
+        _IMPORTS[filename] = (lines, _top_level_imports(lines))
+    return node
+
+
+def _top_level_imports(lines: list) -> list:
+    """The import statements written at the first column of a module's `lines` (its
+    top-level imports, as its syntax tree holds them), each parsed on its own; a line of
+    prose that starts as one (`from which...` in a docstring) does not parse and is left
+    out. (An import read wrongly so only makes the check of a definition against its code
+    fail, which then compiles the whole file: _matches_code.)"""
+    imports = []
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        k += 1
+        if not (line.startswith("import ") or line.startswith("from ")):
+            continue
+        statement = [line]
+        depth = line.count("(") - line.count(")")
+        while (depth > 0 or statement[-1].rstrip().endswith("\\")) and k < len(lines):
+            statement.append(lines[k])
+            depth += lines[k].count("(") - lines[k].count(")")
+            k += 1
+        try:
+            tree = ast.parse("".join(statement))
+        except (SyntaxError, ValueError):
+            continue
+        if len(tree.body) == 1 and isinstance(tree.body[0], (ast.Import, ast.ImportFrom)):
+            imports.append(tree.body[0])
+    return imports
 
 
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")  # the fields holding statements
