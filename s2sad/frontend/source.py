@@ -472,7 +472,7 @@ def _top_level_imports(lines: list) -> list:
     while k < len(lines):
         line = lines[k]
         k += 1
-        if not (line.startswith("import ") or line.startswith("from ")):
+        if not line.startswith(("import ", "from ")):
             continue
         statement = [line]
         depth = line.count("(") - line.count(")")
