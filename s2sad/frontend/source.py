@@ -116,14 +116,15 @@ def _parse(func) -> ParsedFunction:
     if func.__name__ == "<lambda>":
         return _parse_lambda(func, name)
     try:
-        lines, first_line, tree_node = _source_lines(func)
+        lines, first_line, tree_node, matched = _source_lines(func)
     except (OSError, TypeError) as e:
         raise SourceUnavailableError(
             f"cannot read the source of {name}: {e}", loc=_code_loc(func),
             hint="define the function in a .py file (functions made by exec or typed "
                  "at the interactive prompt have no retrievable source)") from None
     filename = inspect.getsourcefile(func) or code.co_filename
-    if not (tree_node is not None and _definition_matches(tree_node, code, filename)) and \
+    if not (tree_node is not None and (
+            matched or _definition_matches(tree_node, code, filename))) and \
             not _matches_code(func, code.co_filename):
         if _pseudo_file(code.co_filename):
             raise _other_text(name, code.co_filename, func)
@@ -389,11 +390,12 @@ _MODULES: dict = {}  # filename -> (its lines as linecache holds them, {(name, l
 
 
 def _source_lines(func) -> tuple:
-    """(lines, first line, FunctionDef) as `inspect.getsourcelines(func)` finds the lines,
-    found through the module's syntax tree instead (parsed once per file, in C, and its
-    definitions found by a walk over statements only); the FunctionDef is the tree's (None
-    where the lines come from inspect). A definition at the module's top level is parsed
-    on its own first (see _top_level_definition)."""
+    """(lines, first line, FunctionDef, matched) as `inspect.getsourcelines(func)` finds
+    the lines, found through the module's syntax tree instead (parsed once per file, in C,
+    and its definitions found by a walk over statements only); the FunctionDef is the
+    tree's (None where the lines come from inspect). A definition at the module's top
+    level is parsed on its own first (see _top_level_definition), and then `matched`: it
+    compiles to the function's code already (_definition_matches)."""
     code = func.__code__
     try:
         filename = inspect.getsourcefile(func)
@@ -402,22 +404,22 @@ def _source_lines(func) -> tuple:
             lines = linecache.getlines(filename, func.__globals__)
             cached = _MODULES.get(filename)
             if cached is None or cached[0] is not lines:
+                _MODULES.pop(filename, None)  # (an older text's: its imports are not these)
                 node = _top_level_definition(filename, lines, code)
                 if node is not None:
-                    _MODULES.pop(filename, None)  # (an older text's: its imports are not these)
                     start = _start_line(node)
-                    return lines[start - 1:node.end_lineno], start, node
+                    return lines[start - 1:node.end_lineno], start, node, True
                 tree = ast.parse("".join(lines))
                 imports = [st for st in tree.body if isinstance(st, (ast.Import, ast.ImportFrom))]
                 cached = _MODULES[filename] = (lines, _definitions(tree), imports)
             node = cached[1].get((code.co_name, code.co_firstlineno))
             if node is not None:
                 start = _start_line(node)
-                return lines[start - 1:node.end_lineno], start, node
+                return lines[start - 1:node.end_lineno], start, node, False
     except (SyntaxError, ValueError, OSError, TypeError):
         pass
     lines, first_line = inspect.getsourcelines(func)
-    return lines, first_line, None
+    return lines, first_line, None, False
 
 
 _IMPORTS: dict = {}  # filename -> (its lines as linecache holds them, its top-level imports)
@@ -429,9 +431,9 @@ def _top_level_definition(filename: str, lines: list, code):
     tree), and the module's imports found (_top_level_imports): a rule module's hundred
     definitions are not all parsed for the few a compile uses. None where the text at
     `code`'s first line does not parse alone as that definition (an indented one, a
-    method, a closure; or one the scan below misreads): the module is parsed whole.
-    What the definition compiles to is checked against `code` all the same
-    (_definition_matches), with these imports."""
+    method, a closure; or one the scan below misreads), or where it does not compile to
+    `code` with these imports (_definition_matches: a definition read short, or edited
+    since): the module is parsed whole, and its own definition checked."""
     start = code.co_firstlineno
     if not 0 < start <= len(lines) or lines[start - 1][:1] not in ("@", "d", "a"):
         return None
@@ -458,7 +460,7 @@ def _top_level_definition(filename: str, lines: list, code):
     cached = _IMPORTS.get(filename)
     if cached is None or cached[0] is not lines:
         _IMPORTS[filename] = (lines, _top_level_imports(lines))
-    return node
+    return node if _definition_matches(node, code, filename) else None
 
 
 def _top_level_imports(lines: list) -> list:
