@@ -420,6 +420,9 @@ class CallLowering:
         """`a + b` and `a * n` on tuples and lists: concatenation and repetition, done while
         compiling (the items are the same values); None when neither is a sequence. A list
         grown at run time is refused: its `+` would reach the arithmetic rules."""
+        if not self.grown and type(a) is Var and (type(b) is Var or (
+                type(b) is Const and type(b.value) not in (tuple, list))):
+            return None  # (the common case, arithmetic on values: no sequence to see)
         a, b = self.static_seq(a), self.static_seq(b)
         for v in (a, b):
             if isinstance(v, Var) and v in self.grown:

@@ -138,6 +138,16 @@ class ExpressionLowering:
             raise Abort
 
     def _expr(self, node):
+        cls = type(node)  # (the commonest nodes first, without the match's class tests)
+        if cls is gast.Name:
+            return self.name_load(node.id, node)
+        if cls is gast.Constant:
+            return Const(node.value)
+        if cls is gast.Call:
+            return self.lower_call(node)
+        if cls is gast.BinOp:
+            return self.call_value(BINOPS[type(node.op)],
+                                   [self.expr(node.left), self.expr(node.right)], [], node)
         match node:
             case gast.Constant(value=v):
                 return Const(v)

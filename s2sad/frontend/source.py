@@ -116,14 +116,15 @@ def _parse(func) -> ParsedFunction:
     if func.__name__ == "<lambda>":
         return _parse_lambda(func, name)
     try:
-        lines, first_line, tree_node = _source_lines(func)
+        lines, first_line, tree_node, matched = _source_lines(func)
     except (OSError, TypeError) as e:
         raise SourceUnavailableError(
             f"cannot read the source of {name}: {e}", loc=_code_loc(func),
             hint="define the function in a .py file (functions made by exec or typed "
                  "at the interactive prompt have no retrievable source)") from None
     filename = inspect.getsourcefile(func) or code.co_filename
-    if not (tree_node is not None and _definition_matches(tree_node, code, filename)) and \
+    if not (tree_node is not None and (
+            matched or _definition_matches(tree_node, code, filename))) and \
             not _matches_code(func, code.co_filename):
         if _pseudo_file(code.co_filename):
             raise _other_text(name, code.co_filename, func)
@@ -327,7 +328,8 @@ def _definition_matches(node, code, filename: str) -> bool:
     its cost (a rule module's hundreds of lines, for the one rule used); a function whose
     code depends on more of what surrounds it (a closure's cells, a method's private names,
     pytest's rewritten asserts) does not match alone and is checked against its file."""
-    imports = _MODULES[filename][2] if filename in _MODULES else []
+    cached = _MODULES.get(filename) or _IMPORTS.get(filename)
+    imports = cached[-1] if cached is not None else []
     try:
         module = compile(ast.Module(body=[*imports, node], type_ignores=[]), code.co_filename,
                          "exec", dont_inherit=True)
@@ -388,10 +390,12 @@ _MODULES: dict = {}  # filename -> (its lines as linecache holds them, {(name, l
 
 
 def _source_lines(func) -> tuple:
-    """(lines, first line, FunctionDef) as `inspect.getsourcelines(func)` finds the lines,
-    found through the module's syntax tree instead (parsed once per file, in C, and its
-    definitions found by a walk over statements only); the FunctionDef is the tree's (None
-    where the lines come from inspect)."""
+    """(lines, first line, FunctionDef, matched) as `inspect.getsourcelines(func)` finds
+    the lines, found through the module's syntax tree instead (parsed once per file, in C,
+    and its definitions found by a walk over statements only); the FunctionDef is the
+    tree's (None where the lines come from inspect). A definition at the module's top
+    level is parsed on its own first (see _top_level_definition), and then `matched`: it
+    compiles to the function's code already (_definition_matches)."""
     code = func.__code__
     try:
         filename = inspect.getsourcefile(func)
@@ -400,17 +404,91 @@ def _source_lines(func) -> tuple:
             lines = linecache.getlines(filename, func.__globals__)
             cached = _MODULES.get(filename)
             if cached is None or cached[0] is not lines:
+                _MODULES.pop(filename, None)  # (an older text's: its imports are not these)
+                node = _top_level_definition(filename, lines, code)
+                if node is not None:
+                    start = _start_line(node)
+                    return lines[start - 1:node.end_lineno], start, node, True
                 tree = ast.parse("".join(lines))
                 imports = [st for st in tree.body if isinstance(st, (ast.Import, ast.ImportFrom))]
                 cached = _MODULES[filename] = (lines, _definitions(tree), imports)
             node = cached[1].get((code.co_name, code.co_firstlineno))
             if node is not None:
                 start = _start_line(node)
-                return lines[start - 1:node.end_lineno], start, node
+                return lines[start - 1:node.end_lineno], start, node, False
     except (SyntaxError, ValueError, OSError, TypeError):
         pass
     lines, first_line = inspect.getsourcelines(func)
-    return lines, first_line, None
+    return lines, first_line, None, False
+
+
+_IMPORTS: dict = {}  # filename -> (its lines as linecache holds them, its top-level imports)
+
+
+def _top_level_definition(filename: str, lines: list, code):
+    """The FunctionDef of `code` when it is a definition at the top level of the module
+    whose `lines` these are, parsed alone (with its own line numbers, as in the module's
+    tree), and the module's imports found (_top_level_imports): a rule module's hundred
+    definitions are not all parsed for the few a compile uses. None where the text at
+    `code`'s first line does not parse alone as that definition (an indented one, a
+    method, a closure; or one the scan below misreads), or where it does not compile to
+    `code` with these imports (_definition_matches: a definition read short, or edited
+    since): the module is parsed whole, and its own definition checked."""
+    start = code.co_firstlineno
+    if not 0 < start <= len(lines) or lines[start - 1][:1] not in ("@", "d", "a"):
+        return None
+    end = start
+    while end < len(lines) and not lines[end - 1].startswith(("def ", "async def ")):
+        end += 1  # (past the decorators, to the `def` line)
+    # the definition runs to the next line written at the first column (a comment or a
+    # blank line excepted); a string or bracket that does not close before it fails below
+    while end < len(lines):
+        line = lines[end]
+        if line[:1] not in (" ", "\t", "\n", "\r", "#", "") and line.strip():
+            break
+        end += 1
+    try:
+        tree = ast.parse("\n" * (start - 1) + "".join(lines[start - 1:end]))
+    except (SyntaxError, ValueError):
+        return None
+    if len(tree.body) != 1:
+        return None
+    node = tree.body[0]
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
+            node.name != code.co_name or _start_line(node) != start:
+        return None
+    cached = _IMPORTS.get(filename)
+    if cached is None or cached[0] is not lines:
+        _IMPORTS[filename] = (lines, _top_level_imports(lines))
+    return node if _definition_matches(node, code, filename) else None
+
+
+def _top_level_imports(lines: list) -> list:
+    """The import statements written at the first column of a module's `lines` (its
+    top-level imports, as its syntax tree holds them), each parsed on its own; a line of
+    prose that starts as one (`from which...` in a docstring) does not parse and is left
+    out. (An import read wrongly so only makes the check of a definition against its code
+    fail, which then compiles the whole file: _matches_code.)"""
+    imports = []
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        k += 1
+        if not line.startswith(("import ", "from ")):
+            continue
+        statement = [line]
+        depth = line.count("(") - line.count(")")
+        while (depth > 0 or statement[-1].rstrip().endswith("\\")) and k < len(lines):
+            statement.append(lines[k])
+            depth += lines[k].count("(") - lines[k].count(")")
+            k += 1
+        try:
+            tree = ast.parse("".join(statement))
+        except (SyntaxError, ValueError):
+            continue
+        if len(tree.body) == 1 and isinstance(tree.body[0], (ast.Import, ast.ImportFrom)):
+            imports.append(tree.body[0])
+    return imports
 
 
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")  # the fields holding statements

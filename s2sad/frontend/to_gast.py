@@ -5,8 +5,9 @@ spells the visitor's method name, looks it up, and builds the new node from a di
 its fields, checking each with `hasattr`. On the function of a compile that is about half
 the time of parsing and lowering it. `to_gast` subclasses that converter, so every node
 gast treats specially (names, arguments, function definitions, by Python version) goes
-through gast's own method; only the dispatch and the generic copy of the other nodes are
-done here, the copy written out once per class (`_copier`). tests/frontend/test_to_gast.py checks
+through gast's own method, except names (the node most often converted, whose method
+`visit_Name` here builds as gast's does); only the dispatch and the generic copy of the
+other nodes are done here, the copy written out once per class (`_copier`). tests/frontend/test_to_gast.py checks
 that the trees are the same as gast's (fields and positions) on the package's own source.
 """
 
@@ -71,6 +72,18 @@ class _Converter(Ast3ToGAst):
         exec("\n".join(lines), scope)  # noqa: S102 - source made here from field names
         return scope["copy"]
 
+    def visit_Name(self, node):
+        """gast's `visit_Name` (the node most often converted), without its constructor's
+        loop over the fields and `ast.copy_location`'s tests of both classes' attributes."""
+        new = _NAME.__new__(_NAME)
+        values = new.__dict__
+        values["id"] = node.id
+        values["ctx"] = self.visit(node.ctx)
+        values["annotation"] = None
+        values["type_comment"] = None
+        _copy_location(values, node)
+        return new
+
     def _visit(self, node):
         if type(node) is list:
             return [self._visit(n) for n in node]
@@ -101,6 +114,19 @@ class _Converter(Ast3ToGAst):
             if value is not _MISSING:
                 values[attr] = value
         return new_node
+
+
+_NAME = gast.Name
+_POSITIONS = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+
+
+def _copy_location(values: dict, node) -> None:
+    """`ast.copy_location` into the fields `values` of a new node whose class has the
+    positions of `node`'s (an end position is copied even when None)."""
+    for attr in _POSITIONS:
+        value = getattr(node, attr, None)
+        if value is not None or (attr[0] == "e" and hasattr(node, attr)):
+            values[attr] = value
 
 
 _CONVERTER = _Converter()

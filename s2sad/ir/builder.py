@@ -182,13 +182,19 @@ def replace_atoms(block: Block, mapping: dict) -> Block:
         return mapping.get(a, a) if isinstance(a, Var) else a
 
     def blk(b: Block) -> Block:
-        return Block(tuple(st(s) for s in b.stmts), tuple(sub(r) for r in b.results))
+        return Block(tuple([st(s) for s in b.stmts]), tuple([sub(r) for r in b.results]))
 
     def st(s):
         if type(s) is Call:
-            if not any([type(a) is Var and a in mapping for a in s.args]) and not (
-                    s.kwargs and any([type(a) is Var and a in mapping for _, a in s.kwargs])):
-                return s  # (most statements: found without comparing constants)
+            for a in s.args:
+                if type(a) is Var and a in mapping:
+                    break
+            else:
+                for _, a in s.kwargs:
+                    if type(a) is Var and a in mapping:
+                        break
+                else:
+                    return s  # (most statements: found without comparing constants)
             args = tuple([sub(a) for a in s.args])
             kw = tuple([(n, sub(a)) for n, a in s.kwargs]) if s.kwargs else ()
             if args == s.args and kw == s.kwargs:

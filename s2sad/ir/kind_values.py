@@ -54,6 +54,22 @@ class Kind:
                 self.view, self.family) == (other.tag, other.dtype, other.shape, other.items,
                                             other.value, other.rank, other.view, other.family)
 
+    def __hash__(self):
+        # (the generated hash, computed once: a kind is a key of every memo of kind rules
+        # and plans, hashed again at each lookup; not kept when the kind is pickled, as a
+        # hash of strings is another in another process)
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.tag, self.dtype, self.shape, self.items, self.value, self.rank,
+                      self.view, self.family))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_hash", None)
+        return state
+
     @property
     def lazy(self) -> bool:
         """A value of a library that builds a graph and computes it later (Dask): reading

@@ -85,6 +85,15 @@ def _decided(arg_kinds, kwarg_kinds) -> bool:
     return True
 
 
+def reads_context(fn, arg_kinds: list, kwarg_kinds: list) -> bool:
+    """Does the kind of `fn` on values of these kinds read more than the kinds (see
+    CONTEXTUAL)? Where it does not, the kinds decide it: it is the same each time."""
+    try:
+        return fn in CONTEXTUAL and not _decided(arg_kinds, kwarg_kinds)
+    except TypeError:  # (not hashable: not a primitive CONTEXTUAL holds)
+        return False
+
+
 def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
     """The result kind of calling primitive `fn` on values of the given kinds."""
     try:

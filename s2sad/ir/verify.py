@@ -48,8 +48,11 @@ def _block(b: Block, defined: set, scope: set):
             for _, a in s.kwargs:
                 if type(a) is Var and a not in scope:
                     _use(a, scope, "Call")
-            _define(s.target, defined)
-            scope.add(s.target)
+            t = s.target
+            if type(t) is not Var or t in defined:
+                _define(t, defined)  # (raises)
+            defined.add(t)
+            scope.add(t)
             continue
         for a in atoms_of(s):
             _use(a, scope, s.__class__.__name__)

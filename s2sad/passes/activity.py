@@ -42,6 +42,27 @@ def _can_carry(v, kinds) -> bool:
 
 def _block(block: Block, active: set, kinds, table):
     for s in block.stmts:
+        if type(s) is Call and s.fn not in TAPE_OPS:
+            # (the common statement, without pattern matching: a call is active only where
+            # an operand is, and nothing else is asked of one that reads no active value)
+            for a in s.args:
+                if type(a) is Var and a in active:
+                    break
+            else:
+                for _, a in s.kwargs:
+                    if type(a) is Var and a in active:
+                        break
+                else:
+                    continue
+            fn = s.fn
+            if isinstance(fn, prims.Opaque):
+                raise fn.refusal(s.loc)  # a derivative reaches what cannot be read
+            if fn in prims.RANDOM_DRAWS:
+                raise _draw_refusal(fn, s.loc)
+            if not table.is_nondiff(fn) and fn not in prims.EFFECTFUL and \
+                    _can_carry(s.target, kinds):
+                active.add(s.target)
+            continue
         match s:
             case Call(target=t, fn=fn, args=args) if fn in TAPE_OPS:
                 # a tape carries derivatives when an active value is pushed onto it
@@ -49,16 +70,6 @@ def _block(block: Block, active: set, kinds, table):
                     if _is_active(args[1], active):
                         active.add(args[0])
                 elif _is_active(args[0], active):
-                    active.add(t)
-            case Call(target=t, fn=fn, args=args, kwargs=kw):
-                ops = list(args) + [a for _, a in kw]
-                if isinstance(fn, prims.Opaque) and any(_is_active(a, active) for a in ops):
-                    raise fn.refusal(s.loc)  # a derivative reaches what cannot be read
-                if fn in prims.RANDOM_DRAWS and any(_is_active(a, active) for a in ops):
-                    raise _draw_refusal(fn, s.loc)
-                if table.is_nondiff(fn) or fn in prims.EFFECTFUL:
-                    continue
-                if any(_is_active(a, active) for a in ops) and _can_carry(t, kinds):
                     active.add(t)
             case If(then=then, orelse=orelse, outputs=outs):
                 _block(then, active, kinds, table)

@@ -13,7 +13,7 @@ import numpy as np
 from s2sad.errors import MissingRuleError, NonDifferentiableError
 from s2sad.ir import prims
 from s2sad.ir.builder import Emitter, strip_suffix, substitute_block
-from s2sad.ir.kinds import CONTEXTUAL, UNKNOWN, Kind, atom_kind, eval_kind
+from s2sad.ir.kinds import UNKNOWN, Kind, atom_kind, eval_kind, reads_context
 from s2sad.ir.nodes import Call, Const, If, Var
 
 
@@ -351,8 +351,9 @@ def _specialised_plan(facts: _Facts, fn, bindings: dict, kind_of, g_kind,
                         skip.add(id(st))
         plan = _Plan(stmts, alias, straight, frozenset(skip), fn.body.results, prune,
                      fn.params)
-        # the kinds of primitives whose kind reads more than the kinds (is_complex under
-        # undecided_complex: kinds.CONTEXTUAL), asked again before the plan is reused
+        # the kinds of primitives whose kind read more than the kinds this time (is_complex
+        # of a value of unknown dtype, under undecided_complex: kinds.reads_context), asked
+        # again before the plan is reused; those the kinds decided are the same each time
         plan.contextual = _questions(contextual)
         if key is not None:
             facts.plans[key] = plan
@@ -387,8 +388,9 @@ def _plan_key(kinds: tuple, prune: tuple | None):
 def _rule_kinds(fn, kinds: tuple, alias: dict, defs: dict, contextual: list):
     """The kind of an atom of a rule's body, evaluated on demand from the kinds of its
     parameters (`alias`: the outputs of branches already decided, and the values they
-    stand for). Each evaluation of a primitive in kinds.CONTEXTUAL is recorded in
-    `contextual` as (primitive, argument kinds, keyword kinds, kind)."""
+    stand for). Each evaluation of a primitive whose kind read more than the kinds
+    (kinds.reads_context) is recorded in `contextual` as (primitive, argument kinds,
+    keyword kinds, kind)."""
     known: dict = dict(zip(fn.params, kinds))
 
     def kind(a):
@@ -403,18 +405,11 @@ def _rule_kinds(fn, kinds: tuple, alias: dict, defs: dict, contextual: list):
                 return UNKNOWN
             args, kw = [kind(x) for x in st.args], [(n, kind(x)) for n, x in st.kwargs]
             k = known[a] = eval_kind(st.fn, args, kw)
-            if _contextual(st.fn):
+            if reads_context(st.fn, args, kw):
                 contextual.append((st.fn, args, kw, k))
         return k
 
     return kind
-
-
-def _contextual(fn) -> bool:
-    try:
-        return fn in CONTEXTUAL
-    except TypeError:  # (not hashable: not a primitive CONTEXTUAL holds)
-        return False
 
 
 def _calls_by_target(block, defs: dict):

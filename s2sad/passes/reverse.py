@@ -138,6 +138,9 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
 
     def forward_stmt(self, s, fwd: Emitter):
         """Emit the forward version of `s`; returns a plan the reverse step needs."""
+        if type(s) is Call and not isinstance(s.fn, _SPECIAL_CALLS):
+            fwd.stmts.append(s)  # (the common statement, without pattern matching)
+            return None
         match s:
             case Call(fn=fn) if isinstance(fn, prims.CheckpointedCall) and \
                     s.target in self.active:
@@ -165,6 +168,9 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
         raise TypeError(s)
 
     def reverse_stmt(self, s, plan, rev: Emitter, bars: dict):
+        if type(s) is Call and plan is None:
+            self.reverse_call(s, rev, bars)  # (the common statement, as the last case below)
+            return
         match s:
             case Call() if isinstance(plan, dict) and "checkpoint" in plan:
                 g = bars.get(s.target)
@@ -441,6 +447,9 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
 
 
 _TRANSPOSING: set = set()  # primitives whose JVP rule is being transposed
+
+# the callees whose forward sweep is more than the call itself (see forward_stmt)
+_SPECIAL_CALLS = (prims.CheckpointedCall, prims.RecursiveCall)
 
 
 def _complex(k) -> bool:

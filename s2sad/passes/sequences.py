@@ -84,7 +84,9 @@ def _is_sequence_arithmetic(s, kinds: dict) -> bool:
     if type(s) is not Call or not (s.fn is operator.add or s.fn is operator.mul) or \
             len(s.args) != 2 or s.kwargs:
         return False
-    ka, kb = (atom_kind(a, kinds) for a in s.args)
+    a, b = s.args
+    ka = kinds.get(a, UNKNOWN) if type(a) is Var else atom_kind(a, kinds)
+    kb = kinds.get(b, UNKNOWN) if type(b) is Var else atom_kind(b, kinds)
     if ka.tag not in SEQUENCES and kb.tag not in SEQUENCES:
         return False
     other = kb if ka.tag in SEQUENCES else ka
@@ -94,8 +96,26 @@ def _is_sequence_arithmetic(s, kinds: dict) -> bool:
 
 
 def _any(b: Block, kinds: dict) -> bool:
-    return any(_is_sequence_arithmetic(s, kinds) or _sequence_operands(s, kinds) or
-               any(_any(inner, kinds) for inner in blocks_of(s)) for s in b.stmts)
+    get = kinds.get
+    for s in b.stmts:
+        if type(s) is Call:
+            # (asked of every call of every compile: the operands' kinds read directly, and
+            # a call with no operand of a sequence kind is no NumPy call given numbers)
+            fn = s.fn
+            if (fn is operator.add or fn is operator.mul) and _is_sequence_arithmetic(s, kinds):
+                return True
+            for a in s.args:
+                if type(a) is Var and get(a, UNKNOWN).tag in SEQUENCES:
+                    if _numbers_given_to_numpy(s, kinds):
+                        return True
+                    break
+            else:
+                if s.kwargs and _sequence_operands(s, kinds):
+                    return True
+            continue
+        if any(_any(inner, kinds) for inner in blocks_of(s)):
+            return True
+    return False
 
 
 def _block(b: Block, kinds: dict, namer: Namer) -> Block:
