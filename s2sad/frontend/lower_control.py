@@ -23,6 +23,20 @@ from s2sad.frontend.values import (
 from s2sad.ir.nodes import Block, Const, ForRange, If, Var, While
 
 
+_UNKNOWN = object()  # (static_value: not known while compiling)
+_COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
+            gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
+            gast.Is: operator.is_, gast.IsNot: operator.is_not,
+            gast.In: lambda a, b: a in b, gast.NotIn: lambda a, b: a not in b}
+
+
+def _simple(v) -> bool:
+    """A number, string, bool, None, or a tuple of them (sys.version_info is one)."""
+    if isinstance(v, tuple):
+        return all(_simple(i) for i in v)
+    return v is None or type(v) in (bool, int, float, str)
+
+
 class ControlFlowLowering:
     """Methods of `Lowerer` (s2sad.frontend.lower): control."""
 
@@ -63,13 +77,24 @@ class ControlFlowLowering:
         if isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not):
             inner = self.static_truth(test.operand)
             return None if inner is None else not inner
+        if isinstance(test, gast.BoolOp):
+            parts = [self.static_truth(v) for v in test.values]
+            if any(p is None for p in parts):
+                return None
+            return all(parts) if isinstance(test.op, gast.And) else any(parts)
+        if isinstance(test, gast.Compare):
+            # (Cfg.mode == "a", sys.version_info >= (3, 11), LIMIT is None)
+            values = [self.static_value(v) for v in [test.left] + test.comparators]
+            if any(v is _UNKNOWN for v in values):
+                return None
+            try:
+                return all(_COMPARE[type(op)](a, b)
+                           for op, a, b in zip(test.ops, values, values[1:]))
+            except Exception:  # noqa: BLE001 - Python's own error is raised where it runs
+                return None
         if isinstance(test, (gast.Name, gast.Attribute)):
-            if isinstance(test, gast.Name) and self.scope.binding(test.id) is not None:
-                return None  # (a local name)
-            v = self.peek_static(test)
-            if v is not None and (v.obj is None or type(v.obj) in (bool, int, float, str)):
-                return bool(v.obj)
-            return None
+            v = self.static_value(test)
+            return None if v is _UNKNOWN else bool(v)
         if isinstance(test, gast.Call) and not test.keywords and \
                 all(isinstance(a, (gast.Name, gast.Attribute, gast.Constant)) for a in test.args):
             fn = self.peek_static(test.func)
@@ -91,6 +116,22 @@ class ControlFlowLowering:
             except Exception:  # noqa: BLE001 - Python's own error is raised where it runs
                 return None
         return None
+
+    def static_value(self, node):
+        """The value of a constant, or of a module-level number, string, bool, None or tuple
+        of them (named, or an attribute of a module or class), else _UNKNOWN."""
+        if isinstance(node, gast.Constant):
+            return node.value
+        if isinstance(node, gast.Tuple):
+            items = tuple(self.static_value(e) for e in node.elts)
+            return _UNKNOWN if any(i is _UNKNOWN for i in items) else items
+        if isinstance(node, (gast.Name, gast.Attribute)):
+            if isinstance(node, gast.Name) and self.scope.binding(node.id) is not None:
+                return _UNKNOWN  # (a local name)
+            v = self.peek_static(node)
+            if v is not None and _simple(v.obj):
+                return v.obj
+        return _UNKNOWN
 
     def merge_returns(self, s, cond, then_stmts, then_out, else_stmts, else_out):
         a, a_tuple = self.flatten_in(then_stmts, then_out)
