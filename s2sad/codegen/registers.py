@@ -7,6 +7,7 @@ temporaries used once are marked to be folded into the expression that reads the
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import operator
 
@@ -262,9 +263,46 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
             group_of[r].add(v)
     # a variable alone in its group conflicts with no one: the walk need not follow it
     shared = {v for v, group in group_of.items() if len(group) > 1}
-    graph = _interference(fn, Interference(inlined, shared, group_of.get, symmetric=False))
-    _assign_names(fn, pos, graph, names, classes, root_of, reserved, bases)
+    spans = _spans(fn, pos, classes, inlined, root_of, shared)
+    implicit = {m for r in spans for m in classes[r]}
+    graph = _interference(fn, Interference(inlined, shared, group_of.get, symmetric=False,
+                                           implicit=implicit))
+    spans = {r: (first, last, id(group_of[r])) for r, (first, last) in spans.items()}
+    _assign_names(fn, pos, graph, names, classes, root_of, reserved, bases, spans)
     return names
+
+
+def _spans(fn, pos, classes: dict, inlined: set, root_of: dict, shared: set) -> dict:
+    """root -> (first definition, last use) of the classes of `shared` variables that live
+    in one straight stretch of the function's top-level block: every member defined by a
+    call of that block and used only there, each defined before the members defined
+    before it are all dead (no gap). Two such classes interfere exactly when their
+    stretches overlap (one is defined while the other is still to be used), which the
+    naming reads from the stretches, with no edge between them: the residual temporaries
+    a long reverse sweep keeps (`t`, `t_1`, ... hundreds live at once) would otherwise
+    make the graph, and the naming, quadratic."""
+    top = id(fn.body)
+    defpos, defblock, defining, uses = pos.defpos, pos.defblock, pos.defining, pos.uses
+    folded = {root_of[v] for v in inlined if v in root_of}  # (a folded member: no span)
+    out: dict = {}
+    for r, ms in classes.items():
+        if r in folded or not ms or next(iter(ms)) not in shared:
+            continue
+        first = last = None
+        for m in sorted(ms, key=lambda m: defpos.get(m, -1)) if len(ms) > 1 else ms:
+            if defblock.get(m) != top or m not in defining:
+                break
+            d = defpos[m]
+            if last is not None and d > last:
+                break  # a gap, where a class defined in it and dead before m overlaps none
+            used = uses.get(m, ())
+            if any(b != top for _, b in used):
+                break
+            first = d if first is None else first
+            last = max(d if last is None else last, max((p for p, _ in used), default=d))
+        else:
+            out[r] = (first, last)
+    return out
 
 
 def _copy_components(pairs: list, copying: set) -> dict:
@@ -347,9 +385,13 @@ def _class_base(r, members, fn, pos) -> str:
 
 
 def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
-                  reserved: set, bases: dict):
+                  reserved: set, bases: dict, spans: dict):
     """Print each class with its base name, numbered where a class it interferes with and
     that was printed before it holds that name already.
+
+    The classes of `spans` (root -> (first definition, last use, group), see `_spans`)
+    interfere with each other where their stretches overlap: their names come from a
+    linear scan (`_SpanNames`) that gives the same smallest free number.
 
     `graph.adj` holds each interference once, from the variable at whose definition the
     other is live: when a class is printed, the names its own edges reach are read in
@@ -389,6 +431,7 @@ def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
     printed: dict = {}
     explain = bool(fn.meta.get("explain"))
     spellings: dict = {}  # base -> [base, base_1, base_2, ...] (as far as spelled yet)
+    spanned = _SpanNames(spellings)
     for r in order:
         base = bases[r]
         edges = [adj[m] for m in classes[r] if m in adj]
@@ -401,7 +444,10 @@ def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
         if explain and not base.endswith(("_bar", "_dot")):
             blocked = blocked | set(printed.values())  # step by step: one value, one name
         other_sweep = sweep_names[r not in fwd] if boundary is not None else _EMPTY
-        if base in blocked or base in reserved or base in other_sweep:
+        span = spans.get(r)
+        if span is not None:
+            cand = spanned.name(span, base, blocked, reserved, other_sweep)
+        elif base in blocked or base in reserved or base in other_sweep:
             cand = _first_free(spellings.setdefault(base, [base]), reserved, blocked,
                                other_sweep)
         else:
@@ -416,6 +462,51 @@ def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
             sweep_names[r in fwd].add(cand)
     names.printed = printed
     names.by_var = name_of
+
+
+class _SpanNames:
+    """Names for the classes that interfere by the overlap of their stretches (`_spans`),
+    given in the order of their first definitions: a linear scan. The stretches of a name's
+    group that may still be live are kept in a heap by their ends, and the numbers of each
+    base name that no live stretch holds in a heap of free numbers, so each class takes
+    the smallest number free of the live stretches' names (and of `taken`) without
+    looking at every live stretch: the same name that the first free spelling gives."""
+
+    def __init__(self, spellings: dict):
+        self.spellings = spellings  # base -> [base, base_1, ...] (shared with _first_free)
+        self.live: dict = {}  # group -> heap of (last use, first definition, name, base, k)
+        self.held: dict = {}  # group -> the names its live stretches hold
+        self.free: dict = {}  # base -> heap of the numbers below top[base] no one holds
+        self.top: dict = {}  # base -> the first number no stretch has held yet
+
+    def name(self, span: tuple, base: str, *taken) -> str:
+        first, last, group = span
+        live = self.live.setdefault(group, [])
+        held = self.held.setdefault(group, set())
+        while live and live[0][0] <= first:  # ended (last read) at or before this one's start
+            _, _, old, old_base, k = heapq.heappop(live)
+            held.discard(old)
+            heapq.heappush(self.free[old_base], k)
+        free = self.free.setdefault(base, [])
+        spelled = self.spellings.setdefault(base, [base])
+        skipped = []  # free numbers whose names `taken` holds (few)
+        while True:
+            if free:
+                k = heapq.heappop(free)
+            else:
+                k = self.top.get(base, 0)
+                self.top[base] = k + 1
+            while k >= len(spelled):
+                spelled.extend(f"{base}_{n}" for n in range(len(spelled), 2 * len(spelled) + 1))
+            cand = spelled[k]
+            if cand not in held and not any(cand in names for names in taken):
+                break
+            skipped.append(k)
+        for k2 in skipped:
+            heapq.heappush(free, k2)
+        heapq.heappush(live, (last, first, cand, base, k))
+        held.add(cand)
+        return cand
 
 
 def _first_free(spelled: list, *taken) -> str:
@@ -528,11 +619,15 @@ class Interference:
 
     Only interferences that the caller reads are recorded: those of `v` with the variables
     `partners(v)` (None: none), and only the variables in `track` (None: all) are followed,
-    which keeps the live sets and the graph small for long functions.
+    which keeps the live sets and the graph small for long functions. Interferences between
+    two variables of `implicit` are left out too: the caller reads them from the variables'
+    spans (straight-line stretches of the top-level block, see `_spans`).
     """
 
-    def __init__(self, inlined=frozenset(), track=None, partners=None, symmetric=True):
+    def __init__(self, inlined=frozenset(), track=None, partners=None, symmetric=True,
+                 implicit=frozenset()):
         self.adj: dict = {}
+        self.implicit = implicit
         self.symmetric = symmetric  # False: each edge recorded from the defined variable
         self.copies: list = []  # (dest, source) pairs worth coalescing, in program order
         self.updates: set = set()  # the (result, accumulator) pairs of in-place updates
@@ -555,6 +650,8 @@ class Interference:
             return
         others = live & partners
         others.discard(v)
+        if v in self.implicit:
+            others -= self.implicit
         if others:
             self.record(v, others)
 
@@ -577,7 +674,8 @@ class Interference:
     def block(self, b: Block, live_out: set) -> set:
         live = set(live_out)
         index = None  # the live variables by their partners' set (see `index`)
-        partners, track, inlined = self.partners, self.track, self.inlined
+        partners, track, inlined, implicit = self.partners, self.track, self.inlined, \
+            self.implicit
         for s in reversed(b.stmts):
             if type(s) is not Call:
                 index = None  # (rebuilt at the next call: the region op made a new set)
@@ -591,34 +689,41 @@ class Interference:
             live.discard(t)
             p = partners(t)
             if p is not None:
-                bucket = index.get(id(p))
-                if bucket:
-                    bucket.discard(t)
-                    if bucket and t not in inlined:
-                        self.record(t, set(bucket))
+                key = id(p)  # (the live implicit ones are under ~key)
+                own = index.get(~key if t in implicit else key)
+                if own:
+                    own.discard(t)
+                if t not in inlined:
+                    others = set(index.get(key, _EMPTY))
+                    spans = None if t in implicit else index.get(~key)
+                    if spans:  # (edges among implicit ones: left out)
+                        others |= spans
+                    if others:
+                        self.record(t, others)
             for a in s.args + tuple([a for _, a in s.kwargs]) if s.kwargs else s.args:
                 if type(a) is Var and a not in live and (track is None or a in track):
                     live.add(a)
                     p = partners(a)
                     if p is not None:
-                        index.setdefault(id(p), set()).add(a)
+                        index.setdefault(~id(p) if a in implicit else id(p), set()).add(a)
             if s.fn in SCATTERS:
                 self.copy(t, s.args[0])
                 self.updates.add((t, s.args[0]))
         return live
 
     def index(self, live: set) -> dict:
-        """The variables of `live` by the id of their partners' set: a call's interferences
-        are then read from its own partners' live members (a copy of the few it has), not
-        from an intersection with every live variable (hundreds in a reverse sweep, at
-        every statement of it). Each variable is in the partners' set it is mapped to (a
-        union-find component, a name's group), so the two give the same edges."""
-        partners = self.partners
+        """The variables of `live` by the id of their partners' set (the implicit ones by its
+        complement, ~id): a call's interferences are then read from its own partners' live
+        members (a copy of the few it has), not from an intersection with every live
+        variable (hundreds in a reverse sweep, at every statement of it). Each variable is
+        in the partners' set it is mapped to (a union-find component, a name's group), so
+        the two give the same edges."""
+        partners, implicit = self.partners, self.implicit
         index: dict = {}
         for v in live:
             p = partners(v)
             if p is not None:
-                index.setdefault(id(p), set()).add(v)
+                index.setdefault(~id(p) if v in implicit else id(p), set()).add(v)
         return index
 
     def stmt(self, s, live: set) -> set:
