@@ -207,15 +207,29 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     sweep keeps hundreds of values live at once: every interference of them is quadratic
     in the function's length): the first among variables that a chain of copies connects,
     for coalescing; the second among variables printed with the same base name, for
-    naming. The graph is linear in the length of a function whose values have names of
-    their own; what stays quadratic is the interference among temporaries of one name
-    live at once (the `t_1` ... `t_k` a long reverse sweep keeps).
+    naming. Variables of the top-level block that are read only there live in one
+    stretch of it (`_straight`): their interferences with each other are the overlaps of
+    their stretches, read from those, not followed by the walks. Where a chain of copies,
+    or a base name, holds only such variables, the walk does not follow it at all; the
+    residual temporaries of a long reverse sweep (`t_1` ... `t_k`, hundreds live at
+    once) get their names by a linear scan (`_SpanNames`), with no edges among them.
     """
+    straight = _straight(fn, pos)
     pairs, copying = _copies(fn)
     graph = Interference()  # (no copies: nothing to coalesce, no walk)
     if pairs:
-        graph = _interference(fn, Interference(inlined, copying,
-                                               _copy_components(pairs, copying).get))
+        walked: dict = {}  # variable -> its component, for those the walk follows
+        plain: dict = {}  # the components of straight variables only: edges from stretches
+        for component in _copy_components(pairs, copying).values():
+            if id(component) in plain or component is walked.get(next(iter(component))):
+                continue  # (seen)
+            if all(m in straight for m in component):
+                plain[id(component)] = component
+            else:
+                walked.update(dict.fromkeys(component, component))
+        graph = _interference(fn, Interference(inlined, walked, walked.get))
+        for component in plain.values():
+            _overlaps(graph, component, straight, inlined)
     names = Names()
     members: dict = {}
     boundary = getattr(pos, "boundary", None) if fn.meta.get("split") else None
@@ -261,48 +275,85 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
         if v not in group_of and r in group_of:
             group_of[v] = group_of[r]
             group_of[r].add(v)
-    # a variable alone in its group conflicts with no one: the walk need not follow it
-    shared = {v for v, group in group_of.items() if len(group) > 1}
-    spans = _spans(fn, pos, classes, inlined, root_of, shared)
-    implicit = {m for r in spans for m in classes[r]}
-    graph = _interference(fn, Interference(inlined, shared, group_of.get, symmetric=False,
+    folded = {root_of[v] for v in inlined if v in root_of}  # (a folded member: no span)
+    spans: dict = {}  # root -> its span (see _span)
+    followed: dict = {}  # variable -> its group, for those the walk follows
+    for group in groups.values():
+        if len(group) < 2:
+            continue  # a variable alone in its group conflicts with no one
+        roots = {root_of.get(m, m) for m in group}
+        found = {r: span for r in roots if r not in folded
+                 for span in (_span(classes[r], straight, id(group)),) if span is not None}
+        spans.update(found)
+        if len(found) < len(roots):  # (a group of spans only: no walk, no edges)
+            followed.update(dict.fromkeys(group, group))
+    implicit = {m for r in spans for m in classes[r] if m in followed}
+    graph = _interference(fn, Interference(inlined, followed, followed.get, symmetric=False,
                                            implicit=implicit))
-    spans = {r: (first, last, id(group_of[r])) for r, (first, last) in spans.items()}
     _assign_names(fn, pos, graph, names, classes, root_of, reserved, bases, spans)
     return names
 
 
-def _spans(fn, pos, classes: dict, inlined: set, root_of: dict, shared: set) -> dict:
-    """root -> (first definition, last use) of the classes of `shared` variables that live
-    in one straight stretch of the function's top-level block: every member defined by a
-    call of that block and used only there, each defined before the members defined
-    before it are all dead (no gap). Two such classes interfere exactly when their
-    stretches overlap (one is defined while the other is still to be used), which the
-    naming reads from the stretches, with no edge between them: the residual temporaries
-    a long reverse sweep keeps (`t`, `t_1`, ... hundreds live at once) would otherwise
-    make the graph, and the naming, quadratic."""
+def _straight(fn: Function, pos: Positions) -> dict:
+    """variable -> (definition, last use) of the variables that a call of the top-level
+    block defines and that only that block reads: each lives in one stretch of it, and two
+    of them interfere exactly when one is defined inside the other's stretch (strictly:
+    a value last read by the statement that defines another does not hold up its name)."""
     top = id(fn.body)
-    defpos, defblock, defining, uses = pos.defpos, pos.defblock, pos.defining, pos.uses
-    folded = {root_of[v] for v in inlined if v in root_of}  # (a folded member: no span)
+    defblock, defpos, uses = pos.defblock, pos.defpos, pos.uses
     out: dict = {}
-    for r, ms in classes.items():
-        if r in folded or not ms or next(iter(ms)) not in shared:
+    for v in pos.defining:
+        if defblock.get(v) != top:
             continue
-        first = last = None
-        for m in sorted(ms, key=lambda m: defpos.get(m, -1)) if len(ms) > 1 else ms:
-            if defblock.get(m) != top or m not in defining:
+        d = last = defpos[v]
+        for p, b in uses.get(v, ()):
+            if b != top:
                 break
-            d = defpos[m]
-            if last is not None and d > last:
-                break  # a gap, where a class defined in it and dead before m overlaps none
-            used = uses.get(m, ())
-            if any(b != top for _, b in used):
-                break
-            first = d if first is None else first
-            last = max(d if last is None else last, max((p for p, _ in used), default=d))
+            if p > last:
+                last = p
         else:
-            out[r] = (first, last)
+            out[v] = (d, last)
     return out
+
+
+def _overlaps(graph: Interference, component: set, straight: dict, inlined: set):
+    """Record the interferences (both ways) among `component`, variables of `straight`,
+    as the liveness walk would: each (not folded) variable with those whose stretches it
+    is defined in. A sweep in the order of definition, with the stretches still open in a
+    heap by their ends."""
+    adj = graph.adj
+    open_: list = []  # (last use, definition, variable)
+    live: set = set()
+    for v in sorted(component, key=straight.__getitem__):
+        d, last = straight[v]
+        while open_ and open_[0][0] <= d:
+            live.discard(heapq.heappop(open_)[2])
+        if live and v not in inlined:
+            adj.setdefault(v, set()).update(live)
+            for w in live:
+                adj.setdefault(w, set()).add(v)
+        heapq.heappush(open_, (last, d, v))
+        live.add(v)
+
+
+def _span(ms: set, straight: dict, group: int):
+    """(first definition, last use, group) of a class whose members all live in
+    `straight` stretches that follow each other with no gap (each member defined before
+    the ones defined before it are all dead), else None. Two such classes interfere
+    exactly when their spans overlap, which the naming reads from the spans, with no edge
+    between them."""
+    if len(ms) == 1:  # (most classes)
+        span = straight.get(next(iter(ms)))
+        return None if span is None else (span[0], span[1], group)
+    if not all(m in straight for m in ms):
+        return None
+    first = last = None
+    for d, end in sorted(straight[m] for m in ms):
+        if last is not None and d > last:
+            return None  # a gap: a class defined in it, and dead before, overlaps none
+        first = d if first is None else first
+        last = end if last is None else max(last, end)
+    return first, last, group
 
 
 def _copy_components(pairs: list, copying: set) -> dict:
@@ -389,7 +440,7 @@ def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
     """Print each class with its base name, numbered where a class it interferes with and
     that was printed before it holds that name already.
 
-    The classes of `spans` (root -> (first definition, last use, group), see `_spans`)
+    The classes of `spans` (root -> (first definition, last use, group), see `_span`)
     interfere with each other where their stretches overlap: their names come from a
     linear scan (`_SpanNames`) that gives the same smallest free number.
 
@@ -465,7 +516,7 @@ def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
 
 
 class _SpanNames:
-    """Names for the classes that interfere by the overlap of their stretches (`_spans`),
+    """Names for the classes that interfere by the overlap of their stretches (`_span`),
     given in the order of their first definitions: a linear scan. The stretches of a name's
     group that may still be live are kept in a heap by their ends, and the numbers of each
     base name that no live stretch holds in a heap of free numbers, so each class takes
@@ -621,7 +672,7 @@ class Interference:
     `partners(v)` (None: none), and only the variables in `track` (None: all) are followed,
     which keeps the live sets and the graph small for long functions. Interferences between
     two variables of `implicit` are left out too: the caller reads them from the variables'
-    spans (straight-line stretches of the top-level block, see `_spans`).
+    spans (straight-line stretches of the top-level block, see `_span`).
     """
 
     def __init__(self, inlined=frozenset(), track=None, partners=None, symmetric=True,
