@@ -287,9 +287,11 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
         spans.update(found)
         if len(found) < len(roots):  # (a group of spans only: no walk, no edges)
             followed.update(dict.fromkeys(group, group))
-    implicit = {m for r in spans for m in classes[r] if m in followed}
-    graph = _interference(fn, Interference(inlined, followed, followed.get, symmetric=False,
-                                           implicit=implicit))
+    graph = Interference()  # (nothing followed: no interference read from a walk)
+    if followed:
+        implicit = {m for r in spans for m in classes[r] if m in followed}
+        graph = _interference(fn, Interference(inlined, followed, followed.get,
+                                               symmetric=False, implicit=implicit))
     _assign_names(fn, pos, graph, names, classes, root_of, reserved, bases, spans)
     return names
 
@@ -724,6 +726,14 @@ class Interference:
 
     def block(self, b: Block, live_out: set) -> set:
         live = set(live_out)
+        if self.track is not None and not self.track:  # nothing followed: the copies only
+            for s in reversed(b.stmts):
+                if type(s) is not Call:
+                    live = self.stmt(s, live)
+                elif s.fn in SCATTERS:
+                    self.copy(s.target, s.args[0])
+                    self.updates.add((s.target, s.args[0]))
+            return live
         index = None  # the live variables by their partners' set (see `index`)
         partners, track, inlined, implicit = self.partners, self.track, self.inlined, \
             self.implicit
