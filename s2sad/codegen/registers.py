@@ -215,7 +215,7 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     once) get their names by a linear scan (`_SpanNames`), with no edges among them.
     """
     straight = _straight(fn, pos)
-    pairs, copying = _copies(fn)
+    pairs, copying, updates = _copies(fn)
     graph = Interference()  # (no copies: nothing to coalesce, no walk)
     if pairs:
         walked: dict = {}  # variable -> its component, for those the walk follows
@@ -227,7 +227,8 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
                 plain[id(component)] = component
             else:
                 walked.update(dict.fromkeys(component, component))
-        graph = _interference(fn, Interference(inlined, walked, walked.get))
+        if walked:
+            graph = _interference(fn, Interference(inlined, walked, walked.get))
         for component in plain.values():
             _overlaps(graph, component, straight, inlined)
     names = Names()
@@ -239,10 +240,10 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     def in_forward_sweep(v) -> bool:
         return pos.defpos.get(v, -1) < boundary and v not in seeds
 
-    for a, b in graph.copies:
+    for a, b in pairs:
         if boundary is not None and in_forward_sweep(a) != in_forward_sweep(b):
             continue  # one name for both would make the pullback assign a forward value
-        if (a, b) in graph.updates and _renames(a, b):
+        if (a, b) in updates and _renames(a, b):
             continue  # `err *= 0.5` would leave `err` holding err_bar: it is printed
             # `err_bar = err` then `err_bar *= 0.5` (the buffer is still reused)
         ra, rb = names.find(a), names.find(b)
@@ -371,22 +372,29 @@ def _copy_components(pairs: list, copying: set) -> dict:
 
 
 def _copies(fn: Function) -> tuple:
-    """(pairs, participants) in one walk over the statements: the (dest, source) pairs the
-    liveness walk records as copies (`Interference.copy`; their order does not matter
-    here), and the variables that take part in copies: loop and branch inputs and outputs,
-    and the result and accumulator of an in-place update (`x_bar += g`)."""
+    """(pairs, participants, updates) in one walk over the statements: the (dest, source)
+    pairs worth coalescing, in the order coalescing tries them (a backward walk: each
+    block's statements last to first, a region's inner blocks before its own copies, a
+    loop's body before its condition); the variables that take part in copies: loop and
+    branch inputs and outputs, and the result and accumulator of an in-place update
+    (`x_bar += g`); and the (result, accumulator) pairs of those updates."""
     pairs: list = []
     participants: set = set()
+    updates: set = set()
 
     def walk(b: Block):
-        for st in b.stmts:
-            if type(st) is Call:
+        for st in reversed(b.stmts):
+            if isinstance(st, Call):
                 if st.fn in SCATTERS and isinstance(st.args[0], Var):
-                    pairs.append((st.target, st.args[0]))
-                    participants.update((st.target, st.args[0]))
+                    pair = (st.target, st.args[0])
+                    pairs.append(pair)
+                    updates.add(pair)
+                    participants.update(pair)
                 continue
             match st:
                 case If(then=then, orelse=orelse, outputs=outs):
+                    walk(then)
+                    walk(orelse)
                     for o, a, b2 in zip(outs, then.results, orelse.results):
                         pairs.extend((o, x) for x in (a, b2) if isinstance(x, Var))
                     participants.update(outs)
@@ -394,6 +402,9 @@ def _copies(fn: Function) -> tuple:
                                         if isinstance(r, Var))
                 case ForRange(params=ps, inits=inits, body=body, outputs=outs) | \
                         While(params=ps, inits=inits, body=body, outputs=outs):
+                    walk(body)
+                    if isinstance(st, While):
+                        walk(st.cond)
                     pairs.extend((o, p) for o, p in zip(outs, ps) if isinstance(p, Var))
                     pairs.extend((p, a) for p, a in zip(ps, inits) if isinstance(a, Var))
                     pairs.extend((p, r) for p, r in zip(ps, body.results)
@@ -401,11 +412,9 @@ def _copies(fn: Function) -> tuple:
                     participants.update(ps)
                     participants.update(outs)
                     participants.update(a for a in inits + body.results if isinstance(a, Var))
-            for inner in blocks_of(st):
-                walk(inner)
 
     walk(fn.body)
-    return pairs, participants
+    return pairs, participants, updates
 
 
 def _interference(fn: Function, graph: Interference) -> Interference:
@@ -682,8 +691,6 @@ class Interference:
         self.adj: dict = {}
         self.implicit = implicit
         self.symmetric = symmetric  # False: each edge recorded from the defined variable
-        self.copies: list = []  # (dest, source) pairs worth coalescing, in program order
-        self.updates: set = set()  # the (result, accumulator) pairs of in-place updates
         self.track = track
         self.partners = partners
         self.inlined = inlined  # folded into expressions: never printed, never named
@@ -720,20 +727,8 @@ class Interference:
                 if isinstance(w, Var):
                     adj.setdefault(w, set()).add(v)
 
-    def copy(self, dest, src):
-        if isinstance(src, Var):
-            self.copies.append((dest, src))
-
     def block(self, b: Block, live_out: set) -> set:
         live = set(live_out)
-        if self.track is not None and not self.track:  # nothing followed: the copies only
-            for s in reversed(b.stmts):
-                if type(s) is not Call:
-                    live = self.stmt(s, live)
-                elif s.fn in SCATTERS:
-                    self.copy(s.target, s.args[0])
-                    self.updates.add((s.target, s.args[0]))
-            return live
         index = None  # the live variables by their partners' set (see `index`)
         partners, track, inlined, implicit = self.partners, self.track, self.inlined, \
             self.implicit
@@ -767,9 +762,6 @@ class Interference:
                     p = partners(a)
                     if p is not None:
                         index.setdefault(~id(p) if a in implicit else id(p), set()).add(a)
-            if s.fn in SCATTERS:
-                self.copy(t, s.args[0])
-                self.updates.add((t, s.args[0]))
         return live
 
     def index(self, live: set) -> dict:
@@ -794,9 +786,6 @@ class Interference:
                 live.discard(t)
                 self.edges(t, live)
                 live |= self.tracked(atoms_of(s))
-                if s.fn in SCATTERS:
-                    self.copy(t, s.args[0])
-                    self.updates.add((t, s.args[0]))
                 return live
             case If(cond=c, then=then, orelse=orelse, outputs=outs):
                 after = live - set(outs)
@@ -807,9 +796,6 @@ class Interference:
                         others = {r for j, r in enumerate(blk.results) if j != i}
                         self.edges(o, (after | others | set(outs)) - {o})
                     ins |= self.block(blk, end)
-                for o, a, b2 in zip(outs, then.results, orelse.results):
-                    self.copy(o, a)
-                    self.copy(o, b2)
                 return ins | self.tracked((c,))
             case ForRange(index=i, start=a, stop=st, step=sp, params=ps, inits=inits, body=body,
                           outputs=outs):
@@ -842,12 +828,6 @@ class Interference:
             header |= new_header
         for p in ps:
             self.edges(p, header - {p})
-        for o, p in zip(outs, ps):
-            self.copy(o, p)
-        for p, init in zip(ps, inits):
-            self.copy(p, init)
-        for p, r in zip(ps, body.results):
-            self.copy(p, r)
         live_in = (header - pset) | self.tracked(inits)
         live_in |= self.tracked(bounds)
         return live_in
