@@ -10,6 +10,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import operator
+from collections.abc import Set as AbstractSet
 
 from s2sad.codegen.sinking import is_partial_sum
 from s2sad.codegen.syntax import BINOP_AST, CMP_AST, NO_INLINE, SCATTERS, UNARY_AST
@@ -264,7 +265,8 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     classes, root_of = _classes(fn, pos, names, inlined)
     group_of: dict = {}  # variable -> the variables printed with its base name (any number)
     groups: dict = {}
-    bases = {r: _class_base(r, ms, fn, pos) for r, ms in classes.items()}
+    params = set(fn.params)
+    bases = {r: _class_base(r, ms, params, pos) for r, ms in classes.items()}
     for r, ms in classes.items():
         group = groups.setdefault(root_name(bases[r]), set())
         group |= ms
@@ -438,11 +440,11 @@ def _classes(fn, pos, names: Names, inlined: set) -> tuple:
     return classes, root_of
 
 
-def _class_base(r, members, fn, pos) -> str:
+def _class_base(r, members, params: set, pos) -> str:
     """The base name a class prints with (a number may be appended)."""
-    if r in fn.params or any(m in fn.params for m in members):
+    if params and (r in params or not params.isdisjoint(members)):
         return next(m for m in [r] + sorted(members, key=lambda m: m.name)
-                    if m in fn.params or m is r).name
+                    if m in params or m is r).name
     return _base_name(r, members, pos)
 
 
@@ -489,20 +491,27 @@ def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
             return defpos.get(next(iter(ms)), -1)
         return min(defpos.get(m, -1) for m in ms)
 
-    order = sorted(classes, key=lambda r: (r not in fn.params, first_definition(r), r.name))
+    params = set(fn.params)
+    order = sorted(classes, key=lambda r: (r not in params, first_definition(r), r.name))
     printed: dict = {}
     explain = bool(fn.meta.get("explain"))
     spellings: dict = {}  # base -> [base, base_1, base_2, ...] (as far as spelled yet)
     spanned = _SpanNames(spellings)
     for r in order:
-        base = bases[r]
-        edges = [adj[m] for m in classes[r] if m in adj]
-        nbrs = (edges[0] if len(edges) == 1 else set().union(*edges)) if edges else _EMPTY
-        reached = nbrs & named  # the printed ones: their names block
-        blocked = set(map(name_of.__getitem__, reached)) if reached else set()
-        for m in classes[r]:
-            if m in handed:
-                blocked |= handed.pop(m)
+        base, ms = bases[r], classes[r]
+        nbrs: AbstractSet = _EMPTY  # (no graph: the classes of spans only, see coalesce)
+        blocked: AbstractSet = _EMPTY
+        if adj:
+            edges = [adj[m] for m in ms if m in adj]
+            if edges:
+                nbrs = edges[0] if len(edges) == 1 else set().union(*edges)
+                reached = nbrs & named  # the printed ones: their names block
+                if reached:
+                    blocked = set(map(name_of.__getitem__, reached))
+        if handed:
+            for m in ms:
+                if m in handed:
+                    blocked = blocked | handed.pop(m)
         if explain and not base.endswith(("_bar", "_dot")):
             blocked = blocked | set(printed.values())  # step by step: one value, one name
         other_sweep = sweep_names[r not in fwd] if boundary is not None else _EMPTY
@@ -515,9 +524,11 @@ def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
         else:
             cand = base  # (the first spelling, free: most classes)
         printed[r] = cand
-        for v in everyone.get(r, ()):
+        members = everyone.get(r, ())
+        for v in members:
             name_of[v] = cand
-            named.add(v)
+        if adj:
+            named.update(members)
         for w in nbrs - named if nbrs else ():  # printed later: blocked by this
             handed.setdefault(w, set()).add(cand)
         if boundary is not None:
