@@ -7,8 +7,10 @@ temporaries used once are marked to be folded into the expression that reads the
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import operator
+from collections.abc import Set as AbstractSet
 
 from s2sad.codegen.sinking import is_partial_sum
 from s2sad.codegen.syntax import BINOP_AST, CMP_AST, NO_INLINE, SCATTERS, UNARY_AST
@@ -206,15 +208,30 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     sweep keeps hundreds of values live at once: every interference of them is quadratic
     in the function's length): the first among variables that a chain of copies connects,
     for coalescing; the second among variables printed with the same base name, for
-    naming. The graph is linear in the length of a function whose values have names of
-    their own; what stays quadratic is the interference among temporaries of one name
-    live at once (the `t_1` ... `t_k` a long reverse sweep keeps).
+    naming. Variables of the top-level block that are read only there live in one
+    stretch of it (`_straight`): their interferences with each other are the overlaps of
+    their stretches, read from those, not followed by the walks. Where a chain of copies,
+    or a base name, holds only such variables, the walk does not follow it at all; the
+    residual temporaries of a long reverse sweep (`t_1` ... `t_k`, hundreds live at
+    once) get their names by a linear scan (`_SpanNames`), with no edges among them.
     """
-    pairs, copying = _copies(fn)
+    straight = _straight(fn, pos)
+    pairs, copying, updates = _copies(fn)
     graph = Interference()  # (no copies: nothing to coalesce, no walk)
     if pairs:
-        graph = _interference(fn, Interference(inlined, copying,
-                                               _copy_components(pairs, copying).get))
+        walked: dict = {}  # variable -> its component, for those the walk follows
+        plain: dict = {}  # the components of straight variables only: edges from stretches
+        for component in _copy_components(pairs, copying).values():
+            if id(component) in plain or component is walked.get(next(iter(component))):
+                continue  # (seen)
+            if all(m in straight for m in component):
+                plain[id(component)] = component
+            else:
+                walked.update(dict.fromkeys(component, component))
+        if walked:
+            graph = _interference(fn, Interference(inlined, walked, walked.get))
+        for component in plain.values():
+            _overlaps(graph, component, straight, inlined)
     names = Names()
     members: dict = {}
     boundary = getattr(pos, "boundary", None) if fn.meta.get("split") else None
@@ -224,10 +241,10 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     def in_forward_sweep(v) -> bool:
         return pos.defpos.get(v, -1) < boundary and v not in seeds
 
-    for a, b in graph.copies:
+    for a, b in pairs:
         if boundary is not None and in_forward_sweep(a) != in_forward_sweep(b):
             continue  # one name for both would make the pullback assign a forward value
-        if (a, b) in graph.updates and _renames(a, b):
+        if (a, b) in updates and _renames(a, b):
             continue  # `err *= 0.5` would leave `err` holding err_bar: it is printed
             # `err_bar = err` then `err_bar *= 0.5` (the buffer is still reused)
         ra, rb = names.find(a), names.find(b)
@@ -248,7 +265,8 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     classes, root_of = _classes(fn, pos, names, inlined)
     group_of: dict = {}  # variable -> the variables printed with its base name (any number)
     groups: dict = {}
-    bases = {r: _class_base(r, ms, fn, pos) for r, ms in classes.items()}
+    params = set(fn.params)
+    bases = {r: _class_base(r, ms, params, pos) for r, ms in classes.items()}
     for r, ms in classes.items():
         group = groups.setdefault(root_name(bases[r]), set())
         group |= ms
@@ -260,11 +278,87 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
         if v not in group_of and r in group_of:
             group_of[v] = group_of[r]
             group_of[r].add(v)
-    # a variable alone in its group conflicts with no one: the walk need not follow it
-    shared = {v for v, group in group_of.items() if len(group) > 1}
-    graph = _interference(fn, Interference(inlined, shared, group_of.get, symmetric=False))
-    _assign_names(fn, pos, graph, names, classes, root_of, reserved, bases)
+    folded = {root_of[v] for v in inlined if v in root_of}  # (a folded member: no span)
+    spans: dict = {}  # root -> its span (see _span)
+    followed: dict = {}  # variable -> its group, for those the walk follows
+    for group in groups.values():
+        if len(group) < 2:
+            continue  # a variable alone in its group conflicts with no one
+        roots = {root_of.get(m, m) for m in group}
+        found = {r: span for r in roots if r not in folded
+                 for span in (_span(classes[r], straight, id(group)),) if span is not None}
+        spans.update(found)
+        if len(found) < len(roots):  # (a group of spans only: no walk, no edges)
+            followed.update(dict.fromkeys(group, group))
+    graph = Interference()  # (nothing followed: no interference read from a walk)
+    if followed:
+        implicit = {m for r in spans for m in classes[r] if m in followed}
+        graph = _interference(fn, Interference(inlined, followed, followed.get,
+                                               symmetric=False, implicit=implicit))
+    _assign_names(fn, pos, graph, names, classes, root_of, reserved, bases, spans)
     return names
+
+
+def _straight(fn: Function, pos: Positions) -> dict:
+    """variable -> (definition, last use) of the variables that a call of the top-level
+    block defines and that only that block reads: each lives in one stretch of it, and two
+    of them interfere exactly when one is defined inside the other's stretch (strictly:
+    a value last read by the statement that defines another does not hold up its name)."""
+    top = id(fn.body)
+    defblock, defpos, uses = pos.defblock, pos.defpos, pos.uses
+    out: dict = {}
+    for v in pos.defining:
+        if defblock.get(v) != top:
+            continue
+        d = last = defpos[v]
+        for p, b in uses.get(v, ()):
+            if b != top:
+                break
+            if p > last:
+                last = p
+        else:
+            out[v] = (d, last)
+    return out
+
+
+def _overlaps(graph: Interference, component: set, straight: dict, inlined: set):
+    """Record the interferences (both ways) among `component`, variables of `straight`,
+    as the liveness walk would: each (not folded) variable with those whose stretches it
+    is defined in. A sweep in the order of definition, with the stretches still open in a
+    heap by their ends."""
+    adj = graph.adj
+    open_: list = []  # (last use, definition, variable)
+    live: set = set()
+    for v in sorted(component, key=straight.__getitem__):
+        d, last = straight[v]
+        while open_ and open_[0][0] <= d:
+            live.discard(heapq.heappop(open_)[2])
+        if live and v not in inlined:
+            adj.setdefault(v, set()).update(live)
+            for w in live:
+                adj.setdefault(w, set()).add(v)
+        heapq.heappush(open_, (last, d, v))
+        live.add(v)
+
+
+def _span(ms: set, straight: dict, group: int):
+    """(first definition, last use, group) of a class whose members all live in
+    `straight` stretches that follow each other with no gap (each member defined before
+    the ones defined before it are all dead), else None. Two such classes interfere
+    exactly when their spans overlap, which the naming reads from the spans, with no edge
+    between them."""
+    if len(ms) == 1:  # (most classes)
+        span = straight.get(next(iter(ms)))
+        return None if span is None else (span[0], span[1], group)
+    if not all(m in straight for m in ms):
+        return None
+    first = last = None
+    for d, end in sorted(straight[m] for m in ms):
+        if last is not None and d > last:
+            return None  # a gap: a class defined in it, and dead before, overlaps none
+        first = d if first is None else first
+        last = end if last is None else max(last, end)
+    return first, last, group
 
 
 def _copy_components(pairs: list, copying: set) -> dict:
@@ -280,22 +374,29 @@ def _copy_components(pairs: list, copying: set) -> dict:
 
 
 def _copies(fn: Function) -> tuple:
-    """(pairs, participants) in one walk over the statements: the (dest, source) pairs the
-    liveness walk records as copies (`Interference.copy`; their order does not matter
-    here), and the variables that take part in copies: loop and branch inputs and outputs,
-    and the result and accumulator of an in-place update (`x_bar += g`)."""
+    """(pairs, participants, updates) in one walk over the statements: the (dest, source)
+    pairs worth coalescing, in the order coalescing tries them (a backward walk: each
+    block's statements last to first, a region's inner blocks before its own copies, a
+    loop's body before its condition); the variables that take part in copies: loop and
+    branch inputs and outputs, and the result and accumulator of an in-place update
+    (`x_bar += g`); and the (result, accumulator) pairs of those updates."""
     pairs: list = []
     participants: set = set()
+    updates: set = set()
 
     def walk(b: Block):
-        for st in b.stmts:
-            if type(st) is Call:
+        for st in reversed(b.stmts):
+            if isinstance(st, Call):
                 if st.fn in SCATTERS and isinstance(st.args[0], Var):
-                    pairs.append((st.target, st.args[0]))
-                    participants.update((st.target, st.args[0]))
+                    pair = (st.target, st.args[0])
+                    pairs.append(pair)
+                    updates.add(pair)
+                    participants.update(pair)
                 continue
             match st:
                 case If(then=then, orelse=orelse, outputs=outs):
+                    walk(then)
+                    walk(orelse)
                     for o, a, b2 in zip(outs, then.results, orelse.results):
                         pairs.extend((o, x) for x in (a, b2) if isinstance(x, Var))
                     participants.update(outs)
@@ -303,6 +404,9 @@ def _copies(fn: Function) -> tuple:
                                         if isinstance(r, Var))
                 case ForRange(params=ps, inits=inits, body=body, outputs=outs) | \
                         While(params=ps, inits=inits, body=body, outputs=outs):
+                    walk(body)
+                    if isinstance(st, While):
+                        walk(st.cond)
                     pairs.extend((o, p) for o, p in zip(outs, ps) if isinstance(p, Var))
                     pairs.extend((p, a) for p, a in zip(ps, inits) if isinstance(a, Var))
                     pairs.extend((p, r) for p, r in zip(ps, body.results)
@@ -310,11 +414,9 @@ def _copies(fn: Function) -> tuple:
                     participants.update(ps)
                     participants.update(outs)
                     participants.update(a for a in inits + body.results if isinstance(a, Var))
-            for inner in blocks_of(st):
-                walk(inner)
 
     walk(fn.body)
-    return pairs, participants
+    return pairs, participants, updates
 
 
 def _interference(fn: Function, graph: Interference) -> Interference:
@@ -338,18 +440,22 @@ def _classes(fn, pos, names: Names, inlined: set) -> tuple:
     return classes, root_of
 
 
-def _class_base(r, members, fn, pos) -> str:
+def _class_base(r, members, params: set, pos) -> str:
     """The base name a class prints with (a number may be appended)."""
-    if r in fn.params or any(m in fn.params for m in members):
+    if params and (r in params or not params.isdisjoint(members)):
         return next(m for m in [r] + sorted(members, key=lambda m: m.name)
-                    if m in fn.params or m is r).name
+                    if m in params or m is r).name
     return _base_name(r, members, pos)
 
 
 def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
-                  reserved: set, bases: dict):
+                  reserved: set, bases: dict, spans: dict):
     """Print each class with its base name, numbered where a class it interferes with and
     that was printed before it holds that name already.
+
+    The classes of `spans` (root -> (first definition, last use, group), see `_span`)
+    interfere with each other where their stretches overlap: their names come from a
+    linear scan (`_SpanNames`) that gives the same smallest free number.
 
     `graph.adj` holds each interference once, from the variable at whose definition the
     other is live: when a class is printed, the names its own edges reach are read in
@@ -385,37 +491,95 @@ def _assign_names(fn, pos, graph, names: Names, classes: dict, root_of: dict,
             return defpos.get(next(iter(ms)), -1)
         return min(defpos.get(m, -1) for m in ms)
 
-    order = sorted(classes, key=lambda r: (r not in fn.params, first_definition(r), r.name))
+    params = set(fn.params)
+    order = sorted(classes, key=lambda r: (r not in params, first_definition(r), r.name))
     printed: dict = {}
     explain = bool(fn.meta.get("explain"))
     spellings: dict = {}  # base -> [base, base_1, base_2, ...] (as far as spelled yet)
+    spanned = _SpanNames(spellings)
     for r in order:
-        base = bases[r]
-        edges = [adj[m] for m in classes[r] if m in adj]
-        nbrs = (edges[0] if len(edges) == 1 else set().union(*edges)) if edges else _EMPTY
-        reached = nbrs & named  # the printed ones: their names block
-        blocked = set(map(name_of.__getitem__, reached)) if reached else set()
-        for m in classes[r]:
-            if m in handed:
-                blocked |= handed.pop(m)
+        base, ms = bases[r], classes[r]
+        nbrs: AbstractSet = _EMPTY  # (no graph: the classes of spans only, see coalesce)
+        blocked: AbstractSet = _EMPTY
+        if adj:
+            edges = [adj[m] for m in ms if m in adj]
+            if edges:
+                nbrs = edges[0] if len(edges) == 1 else set().union(*edges)
+                reached = nbrs & named  # the printed ones: their names block
+                if reached:
+                    blocked = set(map(name_of.__getitem__, reached))
+        if handed:
+            for m in ms:
+                if m in handed:
+                    blocked = blocked | handed.pop(m)
         if explain and not base.endswith(("_bar", "_dot")):
             blocked = blocked | set(printed.values())  # step by step: one value, one name
         other_sweep = sweep_names[r not in fwd] if boundary is not None else _EMPTY
-        if base in blocked or base in reserved or base in other_sweep:
+        span = spans.get(r)
+        if span is not None:
+            cand = spanned.name(span, base, blocked, reserved, other_sweep)
+        elif base in blocked or base in reserved or base in other_sweep:
             cand = _first_free(spellings.setdefault(base, [base]), reserved, blocked,
                                other_sweep)
         else:
             cand = base  # (the first spelling, free: most classes)
         printed[r] = cand
-        for v in everyone.get(r, ()):
+        members = everyone.get(r, ())
+        for v in members:
             name_of[v] = cand
-            named.add(v)
+        if adj:
+            named.update(members)
         for w in nbrs - named if nbrs else ():  # printed later: blocked by this
             handed.setdefault(w, set()).add(cand)
         if boundary is not None:
             sweep_names[r in fwd].add(cand)
     names.printed = printed
     names.by_var = name_of
+
+
+class _SpanNames:
+    """Names for the classes that interfere by the overlap of their stretches (`_span`),
+    given in the order of their first definitions: a linear scan. The stretches of a name's
+    group that may still be live are kept in a heap by their ends, and the numbers of each
+    base name that no live stretch holds in a heap of free numbers, so each class takes
+    the smallest number free of the live stretches' names (and of `taken`) without
+    looking at every live stretch: the same name that the first free spelling gives."""
+
+    def __init__(self, spellings: dict):
+        self.spellings = spellings  # base -> [base, base_1, ...] (shared with _first_free)
+        self.live: dict = {}  # group -> heap of (last use, first definition, name, base, k)
+        self.held: dict = {}  # group -> the names its live stretches hold
+        self.free: dict = {}  # base -> heap of the numbers below top[base] no one holds
+        self.top: dict = {}  # base -> the first number no stretch has held yet
+
+    def name(self, span: tuple, base: str, *taken) -> str:
+        first, last, group = span
+        live = self.live.setdefault(group, [])
+        held = self.held.setdefault(group, set())
+        while live and live[0][0] <= first:  # ended (last read) at or before this one's start
+            _, _, old, old_base, k = heapq.heappop(live)
+            held.discard(old)
+            heapq.heappush(self.free[old_base], k)
+        free = self.free.setdefault(base, [])
+        spelled = self.spellings.setdefault(base, [base])
+        skipped = []  # free numbers whose names `taken` holds (few)
+        while True:
+            if free:
+                k = heapq.heappop(free)
+            else:
+                k = self.top.get(base, 0)
+                self.top[base] = k + 1
+            while k >= len(spelled):
+                spelled.extend(f"{base}_{n}" for n in range(len(spelled), 2 * len(spelled) + 1))
+            cand = spelled[k]
+            if cand not in held and not any(cand in names for names in taken):
+                break
+            skipped.append(k)
+        for k2 in skipped:
+            heapq.heappush(free, k2)
+        heapq.heappush(live, (last, first, cand, base, k))
+        held.add(cand)
+        return cand
 
 
 def _first_free(spelled: list, *taken) -> str:
@@ -528,14 +692,16 @@ class Interference:
 
     Only interferences that the caller reads are recorded: those of `v` with the variables
     `partners(v)` (None: none), and only the variables in `track` (None: all) are followed,
-    which keeps the live sets and the graph small for long functions.
+    which keeps the live sets and the graph small for long functions. Interferences between
+    two variables of `implicit` are left out too: the caller reads them from the variables'
+    spans (straight-line stretches of the top-level block, see `_span`).
     """
 
-    def __init__(self, inlined=frozenset(), track=None, partners=None, symmetric=True):
+    def __init__(self, inlined=frozenset(), track=None, partners=None, symmetric=True,
+                 implicit=frozenset()):
         self.adj: dict = {}
+        self.implicit = implicit
         self.symmetric = symmetric  # False: each edge recorded from the defined variable
-        self.copies: list = []  # (dest, source) pairs worth coalescing, in program order
-        self.updates: set = set()  # the (result, accumulator) pairs of in-place updates
         self.track = track
         self.partners = partners
         self.inlined = inlined  # folded into expressions: never printed, never named
@@ -555,6 +721,8 @@ class Interference:
             return
         others = live & partners
         others.discard(v)
+        if v in self.implicit:
+            others -= self.implicit
         if others:
             self.record(v, others)
 
@@ -570,14 +738,11 @@ class Interference:
                 if isinstance(w, Var):
                     adj.setdefault(w, set()).add(v)
 
-    def copy(self, dest, src):
-        if isinstance(src, Var):
-            self.copies.append((dest, src))
-
     def block(self, b: Block, live_out: set) -> set:
         live = set(live_out)
         index = None  # the live variables by their partners' set (see `index`)
-        partners, track, inlined = self.partners, self.track, self.inlined
+        partners, track, inlined, implicit = self.partners, self.track, self.inlined, \
+            self.implicit
         for s in reversed(b.stmts):
             if type(s) is not Call:
                 index = None  # (rebuilt at the next call: the region op made a new set)
@@ -591,34 +756,38 @@ class Interference:
             live.discard(t)
             p = partners(t)
             if p is not None:
-                bucket = index.get(id(p))
-                if bucket:
-                    bucket.discard(t)
-                    if bucket and t not in inlined:
-                        self.record(t, set(bucket))
+                key = id(p)  # (the live implicit ones are under ~key)
+                own = index.get(~key if t in implicit else key)
+                if own:
+                    own.discard(t)
+                if t not in inlined:
+                    others = set(index.get(key, _EMPTY))
+                    spans = None if t in implicit else index.get(~key)
+                    if spans:  # (edges among implicit ones: left out)
+                        others |= spans
+                    if others:
+                        self.record(t, others)
             for a in s.args + tuple([a for _, a in s.kwargs]) if s.kwargs else s.args:
                 if type(a) is Var and a not in live and (track is None or a in track):
                     live.add(a)
                     p = partners(a)
                     if p is not None:
-                        index.setdefault(id(p), set()).add(a)
-            if s.fn in SCATTERS:
-                self.copy(t, s.args[0])
-                self.updates.add((t, s.args[0]))
+                        index.setdefault(~id(p) if a in implicit else id(p), set()).add(a)
         return live
 
     def index(self, live: set) -> dict:
-        """The variables of `live` by the id of their partners' set: a call's interferences
-        are then read from its own partners' live members (a copy of the few it has), not
-        from an intersection with every live variable (hundreds in a reverse sweep, at
-        every statement of it). Each variable is in the partners' set it is mapped to (a
-        union-find component, a name's group), so the two give the same edges."""
-        partners = self.partners
+        """The variables of `live` by the id of their partners' set (the implicit ones by its
+        complement, ~id): a call's interferences are then read from its own partners' live
+        members (a copy of the few it has), not from an intersection with every live
+        variable (hundreds in a reverse sweep, at every statement of it). Each variable is
+        in the partners' set it is mapped to (a union-find component, a name's group), so
+        the two give the same edges."""
+        partners, implicit = self.partners, self.implicit
         index: dict = {}
         for v in live:
             p = partners(v)
             if p is not None:
-                index.setdefault(id(p), set()).add(v)
+                index.setdefault(~id(p) if v in implicit else id(p), set()).add(v)
         return index
 
     def stmt(self, s, live: set) -> set:
@@ -628,9 +797,6 @@ class Interference:
                 live.discard(t)
                 self.edges(t, live)
                 live |= self.tracked(atoms_of(s))
-                if s.fn in SCATTERS:
-                    self.copy(t, s.args[0])
-                    self.updates.add((t, s.args[0]))
                 return live
             case If(cond=c, then=then, orelse=orelse, outputs=outs):
                 after = live - set(outs)
@@ -641,9 +807,6 @@ class Interference:
                         others = {r for j, r in enumerate(blk.results) if j != i}
                         self.edges(o, (after | others | set(outs)) - {o})
                     ins |= self.block(blk, end)
-                for o, a, b2 in zip(outs, then.results, orelse.results):
-                    self.copy(o, a)
-                    self.copy(o, b2)
                 return ins | self.tracked((c,))
             case ForRange(index=i, start=a, stop=st, step=sp, params=ps, inits=inits, body=body,
                           outputs=outs):
@@ -676,12 +839,6 @@ class Interference:
             header |= new_header
         for p in ps:
             self.edges(p, header - {p})
-        for o, p in zip(outs, ps):
-            self.copy(o, p)
-        for p, init in zip(ps, inits):
-            self.copy(p, init)
-        for p, r in zip(ps, body.results):
-            self.copy(p, r)
         live_in = (header - pset) | self.tracked(inits)
         live_in |= self.tracked(bounds)
         return live_in

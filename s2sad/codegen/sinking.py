@@ -23,21 +23,59 @@ def sink_temporaries(fn: Function) -> Function:
 
     def blk(b: Block) -> Block:
         stmts = [_rebuild(s, blk) for s in b.stmts]
-        i = len(stmts) - 1
-        while i >= 0:
-            s = stmts[i]
-            if isinstance(s, Call) and s.target.name.startswith("_") and \
-                    s.fn not in NO_INLINE and counts.get(s.target) == 1:
-                j = next((k for k in range(i + 1, len(stmts))
-                          if s.target in atoms_of(stmts[k]) or (
-                              type(stmts[k]) is not Call  # (a call holds no block)
-                              and s.target in _free_in(stmts[k], free_vars))), None)
-                if j is not None and j > i + 1 and s.target in atoms_of(stmts[j]) and \
-                        not any(isinstance(x, Call) and x.fn in NO_INLINE
-                                for x in stmts[i + 1:j]):
-                    stmts.insert(j - 1, stmts.pop(i))
-            i -= 1
-        return Block(tuple(stmts), b.results)
+        # each single-use temporary (bottom up) moves to just before the statement that
+        # reads it, when that reads it directly and no statement that must stay in place
+        # (NO_INLINE) lies between them: found once for the block, not by a scan per
+        # temporary (a reverse sweep reads hundreds of them thousands of lines below)
+        temps = {s.target: i for i, s in enumerate(stmts)
+                 if type(s) is Call and s.target.name.startswith("_")
+                 and s.fn not in NO_INLINE and counts.get(s.target) == 1}
+        if not temps:
+            return Block(tuple(stmts), b.results)
+        reader: dict = {}  # temporary -> the statement reading it, if it reads it directly
+        pinned = [0]  # pinned[k]: how many NO_INLINE calls are among the first k statements
+        for k, st in enumerate(stmts):
+            for a in atoms_of(st):
+                if a in temps and a not in reader:
+                    reader[a] = k
+            if type(st) is not Call:
+                for a in _free_in(st, free_vars):
+                    if a in temps and a not in reader:
+                        reader[a] = None  # (read inside a block: stays)
+            pinned.append(pinned[-1] + (isinstance(st, Call) and st.fn in NO_INLINE))
+        # the order as a linked list (a move is O(1)); a moved temporary crosses no pinned
+        # statement, so the pinned ones between two statements are those between their
+        # places in the original order
+        nxt = list(range(1, len(stmts) + 1))
+        prv = list(range(-1, len(stmts) - 1))
+        head = [0]
+
+        def unlink(i):
+            if prv[i] >= 0:
+                nxt[prv[i]] = nxt[i]
+            else:
+                head[0] = nxt[i]
+            if nxt[i] < len(stmts):
+                prv[nxt[i]] = prv[i]
+
+        for t, i in reversed(temps.items()):
+            k = reader.get(t)
+            if k is None or k <= i or pinned[k] != pinned[i + 1] or nxt[i] == k:
+                continue
+            unlink(i)
+            before = prv[k]
+            prv[i], nxt[i] = before, k
+            prv[k] = i
+            if before >= 0:
+                nxt[before] = i
+            else:
+                head[0] = i
+        order = []
+        i = head[0]
+        while i < len(stmts):
+            order.append(stmts[i])
+            i = nxt[i]
+        return Block(tuple(order), b.results)
 
     body = blk(fn.body)
     return Function(fn.name, fn.params, body, fn.returns_tuple, fn.kwonly, fn.defaults, fn.loc,
