@@ -42,6 +42,12 @@ def is_none(x):
 
 
 @def_nondiff
+def is_absent(x):
+    """`x` is None or NumPy's "no value" default (np._NoValue): an option not given."""
+    return x is None or x is np._NoValue
+
+
+@def_nondiff
 def is_safe_exponent(y):
     """Is `y` a number known at compile time with y >= 1 or y == 0 (so that x ** (y - 1) is
     finite for every finite x, and the rule may use the operator the simplifier knows)?"""
@@ -88,6 +94,13 @@ def _is_none_kind(args, kwargs):
     if k.known:
         return scalar("b", k.value is None)
     return scalar("b", False) if k.tag in ("scalar", "array") else None
+
+
+def _is_absent_kind(args, kwargs):
+    k = args[0]
+    if k.known:
+        return scalar("b", k.value is None or k.value is np._NoValue)
+    return scalar("b", False) if k.tag in ("scalar", "array", "tuple", "list") else None
 
 
 def _is_kind(args, kwargs):
@@ -222,6 +235,7 @@ KIND_RULES[item] = _item_kind
 KIND_RULES[is_complex] = _is_complex_kind
 KIND_RULES[is_sequence] = _is_sequence_kind
 KIND_RULES[is_none] = _is_none_kind
+KIND_RULES[is_absent] = _is_absent_kind
 KIND_RULES[np.where] = _where_kind
 KIND_RULES[np.arange] = _arange_kind
 KIND_RULES[np.delete] = _sized_by_values((1,), axis_at=2)

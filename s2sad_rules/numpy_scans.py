@@ -26,7 +26,7 @@ import operator
 import numpy as np
 
 from s2sad.ir.prims import index_update, make_tuple, once_differentiable, unbroadcast, zeros_like
-from s2sad_rules.kind_tests import is_complex, is_none
+from s2sad_rules.kind_tests import is_absent, is_complex, is_none
 from s2sad_rules.numpy_reductions import expand_reduced
 from s2sad_rules.refusals import supported
 from s2sad_rules.registry import Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
@@ -259,13 +259,14 @@ def trace_vjp(g, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 @defjvp(np.diff)
 def diff_jvp(a, n=1, axis=-1, prepend=None, append=None, a_dot=0.0, prepend_dot=0.0,
              append_dot=0.0):
-    # (an absent `prepend` or `append` is None here: NumPy's own default is a sentinel)
-    if (is_none(prepend) and is_none(append)) or n == 0:  # (n=0: `a` as it is)
+    # (an absent `prepend` or `append` is None here, or NumPy's own default, np._NoValue,
+    # which this JVP passes by position)
+    if (is_absent(prepend) and is_absent(append)) or n == 0:  # (n=0: `a` as it is)
         return np.diff(a_dot, n, axis)
     # (the parts by position: vector mode batches positional arguments, not keywords)
-    if is_none(append):
+    if is_absent(append):
         return np.diff(a_dot, n, axis, prepend_dot)
-    if is_none(prepend):
+    if is_absent(prepend):
         return np.diff(a_dot, n, axis, np._NoValue, append_dot)
     return np.diff(a_dot, n, axis, prepend_dot, append_dot)
 
@@ -279,21 +280,21 @@ def diff_vjp(g, a, n=1, axis=-1, prepend=None, append=None):
     g_bar = np.diff(np.pad(g, diff_pad_width(np.ndim(a), axis, n)), n, axis)
     if n % 2 == 1:
         g_bar = -g_bar
-    if is_none(prepend) and is_none(append):
+    if is_absent(prepend) and is_absent(append):
         return g_bar, None, None
     if n == 0:  # NumPy returns `a` as it is: the parts get no cotangent
         return g_bar, unused_part_bar(prepend), unused_part_bar(append)
     # with `prepend` / `append`, g_bar is the cotangent of the array they extend: its
     # first and last entries along `axis` are theirs (summed for a number NumPy broadcast)
-    prepend_shape = None if is_none(prepend) else np.shape(prepend)
+    prepend_shape = None if is_absent(prepend) else np.shape(prepend)
     before, middle, after = diff_parts(np.shape(a), axis, prepend_shape)
-    prepend_bar = None if is_none(prepend) else diff_part_bar(g_bar[before], prepend)
-    append_bar = None if is_none(append) else diff_part_bar(g_bar[after], append)
+    prepend_bar = None if is_absent(prepend) else diff_part_bar(g_bar[before], prepend)
+    append_bar = None if is_absent(append) else diff_part_bar(g_bar[after], append)
     return g_bar[middle], prepend_bar, append_bar
 
 
 def unused_part_bar(x):
-    return None if is_none(x) else zeros_like(x)
+    return None if is_absent(x) else zeros_like(x)
 
 
 def diff_part_bar(g, x):

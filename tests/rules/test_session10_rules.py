@@ -246,3 +246,17 @@ def test_trapezoid():
     y = np.array([0.3, -0.5, 0.9, 1.2])
     check_both_modes(trapezoid_dx, (y, 0.5))
     check_both_modes(trapezoid_x, (np.arange(8.0).reshape(2, 4) / 7.0,))
+
+
+def diff_appended(x, q): return np.diff(x, n=2, axis=0, append=q)
+
+
+def test_second_derivatives_of_diff_with_append_only():
+    # the JVP passes `append` by position after np._NoValue for `prepend`: differentiated
+    # again, that placeholder was taken for a given prepend (shapes (2,) != (1,))
+    x, q = np.array([[0.5, -1.0], [2.0, 0.3], [0.7, 0.1]]), np.array([[0.4, -0.2]])
+
+    def jvp_in_x(x, q):
+        return s2sad.jvp(diff_appended, wrt=(0, 1))(x, q, np.ones_like(x), 2.0 * q)[1]
+
+    check_both_modes(jvp_in_x, (x, q))
