@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from s2sad.errors import MissingRuleError
+from s2sad.ir.kinds import KIND_RULES, scalar
 from s2sad.ir.prims import as_list, list_append, prod_others, sum_to_shape, unbroadcast
 from s2sad_rules.kind_tests import is_none, shape_only
 from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
@@ -25,25 +26,40 @@ def rows_shape(items, g):
 @shape_only
 @def_nondiff
 def summed_item_shape(items):
-    """The shape the items of a list given to `sum` share (() for none); None when their
-    shapes differ (`sum` broadcasts them; one array of their cotangents cannot)."""
-    shapes = {np.shape(x) for x in items}
-    if len(shapes) > 1:
-        return None
-    return shapes.pop() if shapes else ()
+    """The shape of the items of a list given to `sum` with a `start` (() for none)."""
+    return np.shape(items[0]) if len(items) else ()
 
 
 @def_nondiff
-def items_shape(shape):
-    """`shape`, the items' common shape; refuses (at compile time, where the items' shapes
-    are known) a list whose items' shapes differ (None)."""
-    if shape is None:
-        raise MissingRuleError(
-            "the derivative rules of sum do not cover items of different shapes (NumPy "
-            "broadcasts them)",
-            hint="add the items with + (x0 + x1 + ...), or make them one shape first "
-                 "(np.broadcast_to)")
-    return shape
+def items_differ(items):
+    """Do the items of a list given to `sum` have different shapes? Decided from their kinds
+    while compiling (_items_differ_kind), never per call: a list of run time is taken as
+    one shape, as NumPy's broadcast_to of its cotangent then checks."""
+    return len({np.shape(x) for x in items}) > 1
+
+
+def _items_differ_kind(args, kwargs):
+    k = args[0]
+    if k.tag in ("list", "tuple") and k.items is not None:
+        shapes = {i.static_shape if i.tag in ("scalar", "array") else None for i in k.items}
+        return scalar("b", None not in shapes and len(shapes) > 1)
+    return scalar("b", False)
+
+
+KIND_RULES[items_differ] = _items_differ_kind
+
+
+@def_nondiff
+def one_item_shape(differ):
+    """0.0 for items of one shape; refuses items of different shapes (while compiling:
+    `differ` is decided from the kinds, and the call folded, as refusals.supported's)."""
+    if not differ:
+        return 0.0
+    raise MissingRuleError(
+        "the derivative rules of sum do not cover items of different shapes (NumPy "
+        "broadcasts them)",
+        hint="add the items with + (x0 + x1 + ...), or make them one shape first "
+             "(np.broadcast_to)")
 
 
 @def_nondiff
@@ -72,10 +88,11 @@ def sum_jvp(iterable, start=None, iterable_dot=0.0, start_dot=0.0):
 
 @defvjp(sum, wrt=("iterable", "start"))
 def sum_vjp(g, iterable, start=None):
-    shape = items_shape(summed_item_shape(iterable))
+    g = g + one_item_shape(items_differ(iterable))
     if is_none(start):  # (then g has the items' shape)
-        return np.broadcast_to(g, rows_of(iterable, shape)), None
-    # `start` may broadcast the items: each gets g summed down to its shape
+        return np.broadcast_to(g, rows_shape(iterable, g)), None
+    # `start` may broadcast the items: each gets g summed down to their shape
+    shape = summed_item_shape(iterable)
     return np.broadcast_to(sum_to_shape(g, shape), rows_of(iterable, shape)), \
         unbroadcast(g, start)
 
