@@ -2,7 +2,8 @@
 
     python bench/bench_compile.py
 
-Targets (issue 6): cold compile of a 50-line function < 50 ms; warm in-process lookup
+Targets (issues 6 and 16): cold compile of a 50-line function < 30 ms in a process that
+has compiled before, < 60 ms as the first compile of a new process; warm in-process lookup
 < 20 us; a compile served from the disk cache in a new process < 5 ms beyond the import
 of s2sad; and the import time of an ahead-of-time module. Prints the figures; asserts
 nothing (timings are not tests).
@@ -147,14 +148,19 @@ def main():
     # 3. new processes: the first fills the disk cache, the next are served from it
     (work / "bench_model.py").write_text(source)
 
-    def child(code):
-        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+    def child(code, **extra_env):
+        r = subprocess.run([sys.executable, "-c", code], env=dict(env, **extra_env),
+                           capture_output=True,
                            text=True, cwd=work, check=False)
         if r.returncode:
             raise SystemExit(r.stderr)
         return json.loads(r.stdout)
 
     script = NEW_PROCESS.format(module="bench_model", args=ARGS)
+    # the first compile of a process, disk cache off, s2sad's bytecode cached as when installed
+    # (this process may run with PYTHONDONTWRITEBYTECODE, which slows the modules that the
+    # first compile imports)
+    first = [child(script, S2SAD_CACHE="0") for _ in range(5)]
     filling = child(script)
     served = [child(script) for _ in range(5)]
     hit = statistics.median(s["first_call"] - s["warm_call"] for s in served)
@@ -170,10 +176,13 @@ def main():
 
     ms, us = 1e3, 1e6
     print(f"cold compile, {n_lines}-line function (grad):   "
-          f"{statistics.median(cold) * ms:7.1f} ms   (target < 50 ms; min "
+          f"{statistics.median(cold) * ms:7.1f} ms   (target < 30 ms; min "
           f"{min(cold) * ms:.1f})")
-    print(f"  the first of them, in a fresh process:   {cold[0] * ms:7.1f} ms   (lowers the "
+    print(f"  the first of them in this process:       {cold[0] * ms:7.1f} ms   (lowers the "
           "rules it uses, once per process)")
+    print(f"first compile of a new process:              "
+          f"{statistics.median(s['first_call'] - s['warm_call'] for s in first) * ms:7.1f} ms"
+          f"   (target < 60 ms; disk cache off; median of {len(first)} processes)")
     print(f"warm call, dispatcher overhead per call:     "
           f"{(t_dispatch - t_direct) * us:7.2f} us  (target < 20 us; tiny function "
           f"{t_direct * us:.2f} us)")
