@@ -41,10 +41,19 @@ from s2sad.ir.kind_values import (  # noqa: F401  (re-exported: the kinds API)
 from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While
 
 
+# modules of functions without rules whose result's type follows from their operands' kinds
+# and that cannot act on state: their results' kinds are found by running them on examples
+# (a Fourier transform of constants is complex; taken for unknown, complex arithmetic on it
+# would lose imaginary parts of cotangents)
+PURE_MODULES = ("math", "cmath", "scipy.special", "numpy.fft")
+PURE_PACKAGES = ("scipy.fft.",)
+
+
 def _opaque_call(fn) -> bool:
     if isinstance(fn, prims.Opaque):  # run at compile time only if it cannot act on state
-        return not (isinstance(fn.func, np.ufunc) or
-                    getattr(fn.func, "__module__", None) in ("math", "cmath", "scipy.special"))
+        module = getattr(fn.func, "__module__", None) or ""
+        return not (isinstance(fn.func, np.ufunc) or module in PURE_MODULES or
+                    module.startswith(PURE_PACKAGES))
     if isinstance(fn, prims.RecursiveCall) or fn is prims.apply_pullback:
         return True
     return prims.is_derivative(fn)
