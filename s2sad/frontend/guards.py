@@ -247,6 +247,10 @@ class _Collector:
             self.function(v.__func__, depth + 1, v.__self__)
             return
         if isinstance(v, functools.partial):  # (lowering calls its function with its args)
+            # what it holds, like a global's value: a list among its arguments, or its
+            # keywords dict, may change in place between two calls
+            self.add("attr", v, "args", v.args)
+            self.add("attr", v, "keywords", v.keywords)
             self.value(v.func, depth + 1)
             for a in v.args + tuple(v.keywords.values()):
                 self.value(a, depth + 1)

@@ -67,3 +67,25 @@ def test_rebinding_a_partial_or_changing_the_object_is_seen(monkeypatch):
     assert np.isclose(dp(0.7), fd(partial_keyword, 0.7), rtol=1e-6)
     monkeypatch.setattr(f"{__name__}.SCALED", functools.partial(helper, b=-2.0))
     assert np.isclose(dp(0.7), fd(partial_keyword, 0.7), rtol=1e-6)
+
+
+COEFFS = [2.0]
+HELD = functools.partial(lambda c, x, k=None: c[0] * x * x * (k[0] if k else 1.0), COEFFS,
+                         k=[1.0])
+
+
+def partial_holding_lists(x):
+    return HELD(x)
+
+
+def test_a_list_a_partial_holds_changed_in_place_is_seen():
+    """The partial's arguments and keywords are guarded like a global's value: a list among
+    them changed in place, or its keywords dict changed, compile again (the derivative was
+    the first call's, 4.0 where 6.0 and then 30.0 were due)."""
+    d = s2sad.grad(partial_holding_lists)
+    assert np.isclose(d(1.0), fd(partial_holding_lists, 1.0), rtol=1e-6)  # 2 c x = 4
+    COEFFS[0] = 3.0
+    assert np.isclose(d(1.0), fd(partial_holding_lists, 1.0), rtol=1e-6)  # 6
+    HELD.keywords["k"] = [5.0]
+    assert np.isclose(d(1.0), fd(partial_holding_lists, 1.0), rtol=1e-6)  # 30
+    assert np.isclose(d(1.0), 30.0)
