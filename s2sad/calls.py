@@ -213,7 +213,9 @@ def checked_vjp(result, name):
                 kind = getattr(out_bar, "dtype", None)
                 if kind is None or kind.kind in "fiu":
                     return sweep(out_bar)
-            if tb is list and type(out) is tuple:  # (the cotangents of a list's items)
+            if type(out) is tuple and tb is not tuple and isinstance(out_bar, (tuple, list)):
+                # the cotangents of a list's or a namedtuple's items: the primal returned a
+                # list or namedtuple, which the derivative's output stands for as a tuple
                 out_bar = tuple(out_bar)
             check_seed(out_bar, out, name)
             return sweep(out_bar)
@@ -253,7 +255,7 @@ def complex_seed(seed, out):
 
 def check_seed(seed, out, name, path="out_bar"):
     if type(out) is tuple:
-        if type(seed) is not tuple or len(seed) != len(out):
+        if not isinstance(seed, (tuple, list)) or len(seed) != len(out):
             raise ValueError(f"the pullback of {name} needs a tuple of {len(out)} cotangents "
                              f"(one per output), got {type(seed).__name__}")
         for i, (s, o) in enumerate(zip(seed, out)):

@@ -4,6 +4,7 @@ differences."""
 
 from __future__ import annotations
 
+import collections
 import math
 import sys
 import threading
@@ -122,6 +123,25 @@ def test_pullback_of_a_list_takes_a_list_of_cotangents():
     assert pullback((1.0, 0.5)) == pytest.approx((5.0,))
     with pytest.raises(ValueError, match="tuple of 2 cotangents"):
         pullback([1.0])
+
+
+Pair = collections.namedtuple("Pair", "u v")
+
+
+def pair_and_list(x):
+    return (Pair(x * x, np.sin(x)), [x * 3.0, x])
+
+
+def test_pullback_takes_cotangents_shaped_like_the_output():
+    """A namedtuple's cotangents may be given as that namedtuple, at any depth (it was
+    refused: "needs a tuple of 2 cotangents, got Pair"); shapes are still checked."""
+    x = np.array([0.5, -0.2])
+    _, pullback = s2sad.vjp(pair_and_list)(x)
+    seed = (Pair(np.ones(2), 2.0 * np.ones(2)), [np.ones(2), np.zeros(2)])
+    (got,) = pullback(seed)
+    assert_close(got, 2.0 * x + 2.0 * np.cos(x) + 3.0)  # analytic: d/dx of <seed, f(x)>
+    with pytest.raises(ValueError, match=r"out_bar\[0\]\[0\] of the output's shape"):
+        pullback((Pair(np.ones(3), np.ones(2)), [np.ones(2), np.zeros(2)]))
 
 
 # -- dispatch keys --------------------------------------------------------------------
