@@ -148,13 +148,22 @@ _RESOLVED: Any = FunctionKeyed()  # (function, mode, wrt) -> its signature and w
 _PRIMITIVE_WRAPPERS: Any = FunctionKeyed()  # primitive -> a function calling it
 
 
-def _primitive_function(fn: Callable[..., Any]) -> Callable[..., Any] | None:
+def _primitive_function(fn: Callable[..., Any], options: tuple[Any, ...] = (),
+                        n_args: int | None = None) -> Callable[..., Any] | None:
     """A Python function calling the primitive `fn` (np.sin, math.exp, ...), so that its
-    derivative is compiled from the rule like any call of it; None if `fn` has no rule."""
+    derivative is compiled from the rule like any call of it; None if `fn` has no rule.
+
+    It takes `fn`'s parameters without defaults; `options` are named parameters with
+    defaults that a call gives (`ord` of np.linalg.norm), passed on by keyword and never
+    differentiated: a name is a keyword-only parameter of the wrapper, a pair (name, the
+    source of a literal) is written into its call. `n_args`: the number of positional parameters of a primitive
+    whose signature Python cannot tell (math.hypot)."""
     try:
         if not TABLE.is_primitive(fn):
             return None
-        hit: Callable[..., Any] | None = _PRIMITIVE_WRAPPERS.get(fn)
+        key = fn if not options and n_args is None else (fn, options, n_args)
+        hit: Callable[..., Any] | None = _PRIMITIVE_WRAPPERS.get(key) if key is fn else \
+            _PRIMITIVE_VARIANTS.get(key)
     except TypeError:
         return None
     if hit is not None:
@@ -164,6 +173,8 @@ def _primitive_function(fn: Callable[..., Any]) -> Callable[..., Any] | None:
         name = "primitive"
     if isinstance(fn, np.ufunc):
         params = ["x"] if fn.nin == 1 else [f"x{i + 1}" for i in range(fn.nin)]
+    elif n_args is not None:
+        params = [f"x{i + 1}" for i in range(n_args)] if n_args > 1 else ["x"]
     else:
         try:
             sig = inspect.signature(fn)
@@ -175,16 +186,41 @@ def _primitive_function(fn: Callable[..., Any]) -> Callable[..., Any] | None:
         if not params or not all(p.isidentifier() for p in params):
             return None
     module = getattr(fn, "__module__", None) or type(fn).__module__
-    filename = f"<s2sad: {module}.{name}>"
-    args = ", ".join(params)
-    source = f"def {name}({args}):\n    return _s2sad_primitive({args})\n"
+    # an option is a keyword-only parameter, or (name, its literal) written into the call,
+    # so that the rule sees it as known while compiling (ord=1 of np.linalg.norm)
+    passed = [o for o in options if isinstance(o, str)]
+    given = ", ".join(f"{o[0]}={o[1]}" if isinstance(o, tuple) else o for o in options)
+    filename = f"<s2sad: {module}.{name}{'(' + given + ')' if options else ''}>"
+    args = ", ".join(params + [f"{o[0]}={o[1]}" if isinstance(o, tuple) else f"{o}={o}"
+                               for o in options])
+    header = ", ".join(params + (["*"] + passed if passed else []))
+    source = f"def {name}({header}):\n    return _s2sad_primitive({args})\n"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     scope: dict[str, Any] = {"_s2sad_primitive": fn, "__name__": f"s2sad.primitive.{name}"}
     exec(compile(source, filename, "exec"), scope)
     wrapper: Callable[..., Any] = scope[name]
     wrapper.__qualname__ = f"{module}.{name}"
-    _PRIMITIVE_WRAPPERS[fn] = wrapper
+    if key is fn:
+        _PRIMITIVE_WRAPPERS[fn] = wrapper
+    else:
+        _PRIMITIVE_VARIANTS[key] = wrapper
     return wrapper
+
+
+# (primitive, options, n_args) -> its wrapper taking those options (see _primitive_function)
+_PRIMITIVE_VARIANTS: dict[Any, Callable[..., Any]] = {}
+
+
+def _options_of(fn: Callable[..., Any]) -> list[str] | None:
+    """The parameters with defaults that a call of primitive `fn` may name or pass after
+    its required ones ([] where it has none); None where Python cannot tell its signature
+    (a builtin taking *args: its wrapper is made per number of arguments)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    return [p.name for p in sig.parameters.values()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is not p.empty]
 
 
 class Derivative(_Generic[P, Out]):
@@ -246,9 +282,23 @@ class Derivative(_Generic[P, Out]):
         self._cmode = with_backend(with_explain(with_checkpoints(mode, checkpoints),
                                                 self.explain), backend)
         wrapper = _primitive_function(func)
+        # a primitive's own options (np.linalg.norm's ord) or arguments it takes by *args
+        # (math.hypot): a call giving them is served by a derivative of a wrapper taking them
         self.func = wrapper if wrapper is not None else func
         self.mode = mode
-        self._wrt_spec = wrt
+        self._wrt_spec: WrtSpec = wrt
+        self._primitive: Any = None
+        self._variants: dict[Any, Any] = {}
+        # the transformations between that wrapper and this derivative (hessian: a jacfwd
+        # of a grad): (mode, wrt, checkpoints, explain, backend), innermost first
+        self._chain: list[tuple[Any, ...]] = []
+        if (wrapper is not None or not isinstance(func, types.FunctionType)) and \
+                not isinstance(func, np.ufunc) and _primitive_options(func):
+            self._primitive = func
+        elif isinstance(func, Derivative) and func._primitive is not None:
+            self._primitive = func._primitive
+            self._chain = func._chain + [(func.mode, func._wrt_spec, func.checkpoints,
+                                          func.explain, func.backend)]
         self._wrt: Any = None  # the indices of the wrt parameters, once resolved
         self._cache: dict[Any, Any] = {}
         self._last: Any = None
@@ -443,6 +493,10 @@ class Derivative(_Generic[P, Out]):
 
     def _slow_call(self, *args: Any, **kwargs: Any) -> Any:
         """Bind the call, find (or compile) the specialisation for its argument key."""
+        if self._primitive is not None:
+            variant = self._primitive_variant(args, kwargs)
+            if variant is not None:
+                return variant(*args, **kwargs)
         pos, kw = self._bind(args, kwargs)
         if pos and _is_instance(pos[0]) and isinstance(self.func, types.FunctionType):
             return self._method_call(pos, kw)
@@ -485,6 +539,78 @@ class Derivative(_Generic[P, Out]):
         except RecursionError as e:
             raise RecursionLimitError.of(self.__name__, e) from None
         return checked_vjp(out, self.__name__) if self.mode == "vjp" else out
+
+    def _primitive_variant(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The derivative serving a call of a primitive's derivative that gives options
+        (`grad(np.linalg.norm)(x, ord=1)`, `grad(np.var)(x, 0, ddof=1)`), or arguments a
+        builtin takes by *args (`grad(math.hypot)(x, y)`): a derivative of a wrapper taking
+        them, made once per set of options; the options are never differentiated. Its
+        `_n_args` is how many of `args` it takes by position (the rest went into `kwargs`).
+        None where the call gives no option (this derivative serves it)."""
+        fn, options = self._primitive, _options_of(self._primitive)
+        n_tangents = 0
+        if self.mode in ("jvp", "hvp"):
+            wrt = self._wrt_spec
+            n_tangents = 1 if isinstance(wrt, (int, str)) else len(wrt) if wrt else -1
+        if options is None:  # *args: as many positional parameters as the call has
+            n = len(args) if n_tangents == 0 else len(args) // 2 if n_tangents < 0 else \
+                len(args) - n_tangents
+            key: Any = ("args", n, tuple(sorted(kwargs)))
+            variant = self._variants.get(key)
+            if variant is None:
+                wrapper = _primitive_function(fn, tuple(sorted(kwargs)), n_args=max(n, 1))
+                if wrapper is None:
+                    raise TypeError(f"{self.__name__}(): cannot tell the parameters of "
+                                    f"{getattr(fn, '__name__', fn)}: differentiate a "
+                                    "function that calls it")
+                variant = self._variants[key] = self._derivative_of(wrapper)
+            return variant
+        self._resolve()
+        n_req = len(self._positional)
+        n_primal = len(args) - (len(self._wrt) if self.mode in ("jvp", "hvp") else 0)
+        extra = max(n_primal - n_req, 0)
+        if not kwargs and not extra:
+            return None
+        positional = [o for o in options if o in _positional_names(fn)]
+        if extra > len(positional):
+            raise TypeError(f"{self.__name__}() takes at most {n_req + len(positional)} "
+                            f"arguments, got {n_primal}")
+        given = dict(zip(positional, args[n_req:n_req + extra]))
+        for name in kwargs:
+            if name in given:
+                raise TypeError(f"{self.__name__}() got multiple values for argument "
+                                f"{name!r}")
+            if name not in options:
+                raise TypeError(f"{self.__name__}() got an unexpected keyword argument "
+                                f"{name!r}")
+        kwargs.update(given)
+        literals = {n: _literal(v) for n, v in kwargs.items()}
+        spec: tuple[Any, ...] = tuple(sorted(
+            [(n, lit) if lit is not None else n for n, lit in literals.items()], key=str))
+        variant = self._variants.get(spec)
+        if variant is None:
+            wrapper = _primitive_function(fn, spec)
+            if wrapper is None:
+                raise TypeError(f"{self.__name__}(): cannot pass options to "
+                                f"{getattr(fn, '__name__', fn)}: differentiate a function "
+                                "that calls it")
+            variant = self._variants[spec] = self._derivative_of(wrapper)
+        for o in spec:  # (a literal is in the wrapper's code)
+            if isinstance(o, tuple):
+                del kwargs[o[0]]
+        if extra:  # the options given by position now go by keyword: drop them from args
+            return _Dropping(variant, n_req, extra)
+        return variant
+
+    def _derivative_of(self, wrapper: Callable[..., Any]) -> Any:
+        inner: Any = wrapper
+        for mode, wrt, checkpoints, explain, backend in self._chain:
+            inner = Derivative(inner, mode, wrt, checkpoints, explain, backend=backend)
+        d: Derivative[Any, Any] = Derivative(inner, self.mode, self._wrt_spec,
+                                             self.checkpoints, self.explain,
+                                             backend=self.backend)
+        d.__name__ = self.__name__
+        return d
 
     def _method_call(self, pos: list[Any], kw: dict[str, Any]) -> Any:
         """`s2sad.grad(Class.method, wrt=1)(obj, x)`: the derivative of the method bound to
@@ -541,7 +667,14 @@ class Derivative(_Generic[P, Out]):
         if wrap:
             env[wrap] = functools.partial(checked_vjp, name=self.__name__)
         fname = self.__name__ if self.__name__.isidentifier() else "derivative"
-        lines = [f"def {fname}({', '.join(params)}):"] + _dispatch_guard_lines(cond, fill)
+        options = []
+        if self._primitive is not None:  # options or more arguments: the slow path
+            rest, kw = f"{_PREFIX}rest", f"{_PREFIX}kw"
+            params = params + [f"*{rest}", f"**{kw}"]
+            options = [f"    if {rest} or {kw}:",
+                       f"        return {_PREFIX}slow({call}, *{rest}, **{kw})"]
+        lines = [f"def {fname}({', '.join(params)}):"] + options + \
+            _dispatch_guard_lines(cond, fill)
         n_body = len(lines)
         lines += self._fast_path_lines(names[:self._n_params] + self._kwonly, call, wrap, env)
         if len(lines) == n_body:
@@ -740,6 +873,53 @@ class Derivative(_Generic[P, Out]):
 
     def __repr__(self) -> str:
         return f"<s2sad {self.mode} of {getattr(self.func, '__qualname__', self.func)}>"
+
+
+def _primitive_options(fn: Callable[..., Any]) -> bool:
+    """Does a call of primitive `fn` take more than its required parameters?"""
+    try:
+        if not TABLE.is_primitive(fn):
+            return False
+    except TypeError:
+        return False
+    options = _options_of(fn)
+    return options is None or bool(options)
+
+
+def _literal(value: Any) -> str | None:
+    """The source of `value` where it is a literal Python reads back as the same value of
+    the same type (None, a bool, int or str, infinity, or a tuple of them), else None. A
+    finite float is not one: it goes as an argument (np.clip's bounds, which may change
+    from call to call, would compile once per value)."""
+    t = type(value)
+    if t is tuple:
+        items = [_literal(v) for v in value]
+        written = [i for i in items if i is not None]
+        if len(written) < len(items):
+            return None
+        return "(" + "".join(i + ", " for i in written) + ")"
+    if value is None or t in (bool, int, str):
+        return repr(value)
+    if t is float and value in (np.inf, -np.inf):
+        return "1e999" if value > 0 else "-1e999"  # (how Python writes infinity)
+    return None
+
+
+def _positional_names(fn: Callable[..., Any]) -> set[str]:
+    sig = inspect.signature(fn)
+    return {p.name for p in sig.parameters.values() if p.kind is p.POSITIONAL_OR_KEYWORD}
+
+
+class _Dropping:
+    """A primitive's derivative called with options given by position: those go by
+    keyword (see Derivative._primitive_variant), the tangents after them by position."""
+
+    def __init__(self, variant: Any, n_req: int, n_extra: int) -> None:
+        self.variant, self.n_req, self.n_extra = variant, n_req, n_extra
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        rest = args[:self.n_req] + args[self.n_req + self.n_extra:]
+        return self.variant(*rest, **kwargs)
 
 
 def _generic_call(self: Derivative[Any, Any], *args: Any, **kwargs: Any) -> Any:

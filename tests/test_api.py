@@ -99,6 +99,49 @@ def test_numpy_and_math_callables_through_their_rules():
     assert_close(s2sad.jacfwd(np.tanh)(x), np.diag(1 - np.tanh(x) ** 2))
 
 
+def test_a_callables_derivative_takes_its_options():
+    """`grad(np.linalg.norm)(x, ord=1)`: the options a NumPy callable takes (by keyword or
+    by position, after what it requires) reach its rule, known while compiling, and are
+    not differentiated; a builtin whose signature Python cannot tell (math.hypot) takes its
+    arguments. Each raised a bare TypeError ("norm_grad() got an unexpected keyword
+    argument 'ord'", "no signature found for builtin")."""
+    x, v = np.array([0.3, -0.5, 0.9]), np.array([1.0, 2.0, -1.0])
+    for ord_ in (1, 3, np.inf):
+        def norm(a, ord_=ord_):
+            return np.linalg.norm(a, ord=ord_)
+        (want,) = numerical_grad(norm, (x,), (0,))
+        assert_close(s2sad.grad(np.linalg.norm)(x, ord=ord_), want, rtol=1e-6)
+        assert_close(s2sad.grad(np.linalg.norm)(x, ord_), want, rtol=1e-6)  # by position
+        _, t = s2sad.jvp(np.linalg.norm)(x, v, ord=ord_)
+        assert t == pytest.approx(float(np.dot(want, v)), rel=1e-6)
+        _, pullback = s2sad.vjp(np.linalg.norm)(x, ord=ord_)
+        assert_close(pullback(2.0)[0], 2.0 * want, rtol=1e-6)
+
+    def grad3(a):  # the analytic gradient of the 3-norm: sign(a) a^2 / |a|_3^2
+        return np.sign(a) * a * a / np.linalg.norm(a, 3) ** 2
+
+    want = numerical_jvp(grad3, (x,), (0,), (v,))
+    assert_close(s2sad.hvp(np.linalg.norm)(x, v, ord=3), want, rtol=1e-6)
+    assert_close(s2sad.hessian(np.linalg.norm)(x, ord=3) @ v, want, rtol=1e-6)
+    assert_close(s2sad.grad(np.var)(x, ddof=1), 2.0 * (x - x.mean()) / 2.0)
+    assert_close(s2sad.vjp(np.mean)(np.ones((2, 3)), axis=0)[1](np.arange(3.0))[0],
+                 np.tile(np.arange(3.0) / 2.0, (2, 1)))
+    inside = np.abs(x) < 0.4
+    assert_close(s2sad.jvp(np.clip)(x, -0.4, 0.4, v)[1], np.where(inside, v, 0.0))
+    assert s2sad.grad(math.hypot)(1.0, 2.0, 2.0) == pytest.approx(1.0 / 3.0)
+    assert s2sad.jvp(math.hypot)(3.0, 4.0, 1.0, 0.0) == pytest.approx((5.0, 0.6))
+    assert s2sad.grad(math.hypot, wrt=(0, 1))(3.0, 4.0) == pytest.approx((0.6, 0.8))
+    d = s2sad.grad(np.linalg.norm)
+    for _ in range(3):  # (from the second call on, the dispatcher serves it)
+        assert_close(d(x), x / np.linalg.norm(x))
+    assert_close(d(x, ord=1), np.sign(x))
+    assert_close(d(x, 1), np.sign(x))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'order'"):
+        d(x, order=1)
+    with pytest.raises(TypeError, match="multiple values for argument 'ord'"):
+        s2sad.grad(np.linalg.norm)(x, 1, ord=1)
+
+
 def test_pullback_checks_its_seed():
     _, pullback = s2sad.vjp(np.tanh)(np.ones(3))
     with pytest.raises(ValueError, match=r"shape \(3,\)"):
