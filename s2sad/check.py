@@ -9,6 +9,7 @@ the transpose of the JVP under that pairing).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
@@ -86,6 +87,9 @@ def check_grads(f: Callable[..., Any], args: Iterable[Any],
     (f(x + eps v) - f(x - eps v)) / (2 eps); "rev" checks the VJP by the dot-product test
     <u, J v> = <J^T u, v> and, with "fwd" too, against the JVP. `wrt` picks the arguments
     (by default every one given in `args`); `kwargs` are passed through undifferentiated.
+    `order=2` (or more) also checks, the same way, the derivatives of the derivatives: of
+    the JVP's tangent as a function of the arguments and tangents ("fwd"), and of the VJP
+    J^T u as a function of the arguments and u ("rev"), each output on its own.
 
     Returns:
         True when every check passes (it raises otherwise).
@@ -101,11 +105,11 @@ def check_grads(f: Callable[..., Any], args: Iterable[Any],
         >>> s2sad.check_grads(f, (np.array([0.5, 1.0]), 2.0))
         True
     """
-    from s2sad.api import jvp, vjp
+    from s2sad.api import grad, jvp, vjp
     from s2sad.transform import resolve_wrt
 
-    if order != 1:
-        raise NotImplementedError("check_grads supports order=1 for now")
+    if isinstance(order, bool) or not isinstance(order, int) or order < 1:
+        raise ValueError(f"check_grads: order must be a positive int, not {order!r}")
     kwargs = kwargs or {}
     args = tuple(args)
     idx, _ = resolve_wrt(f, wrt)
@@ -124,6 +128,8 @@ def check_grads(f: Callable[..., Any], args: Iterable[Any],
     if "fwd" in modes:
         _, out_dot = jvp(f, wrt=tuple(idx))(*args, *tangents, **kwargs)
         _assert_close(out_dot, fd, rtol, atol, "JVP vs finite differences")
+    u: Any = None
+    out: Any = None
     if "rev" in modes:
         out, pullback = vjp(f, wrt=tuple(idx))(*args, **kwargs)
         u = _like(out if isinstance(out, tuple) else np.asarray(out) if
@@ -142,7 +148,93 @@ def check_grads(f: Callable[..., Any], args: Iterable[Any],
             if abs(lj - rhs) > 1e-9 * max(1.0, abs(lj)):
                 raise AssertionError(f"JVP and VJP disagree: <u, J v> = {lj!r} but "
                                      f"<J^T u, v> = {rhs!r}")
+    if order > 1:  # as JAX does: the derivatives are themselves checked, to order - 1
+        again: dict[str, Any] = dict(modes=modes, order=order - 1, eps=eps, rtol=rtol,
+                                     atol=atol, seed=seed + 1)
+        # f with its keyword arguments bound (a derivative called in code s2sad reads
+        # takes its arguments by position)
+        base = _generated(f"return _s2sad_d({_params(len(args))}, {_keywords(kwargs)})",
+                          len(args), False, f, kwargs) if kwargs else f
+        value = f(*args, **kwargs)
+        if isinstance(value, tuple):  # each output on its own (a JVP of a tuple of outputs
+            for k, item in enumerate(value):  # is a nested tuple, which s2sad cannot inline)
+                if item is not None and not _is_int(item):
+                    part = _generated(f"return _s2sad_d({_params(len(args))})[{k}]",
+                                      len(args), False, base, {})
+                    _nested(order, f"output {k}", functools.partial(
+                        check_grads, part, args, modes=modes, order=order, wrt=tuple(idx),
+                        eps=eps, rtol=rtol, atol=atol, seed=seed + 1))
+            return True
+        if "fwd" in modes:  # (x, v) -> J v, in every float argument and tangent
+            both = (*args, *tangents)
+            pushed = _tangent_of(jvp(base, wrt=tuple(idx)), len(both))
+            _nested(order, "the JVP", lambda: check_grads(pushed, both, wrt=_floats(both),
+                                                          **again))
+        if "rev" in modes:  # (x, u) -> J^T u, the gradient of <u, f(x)> (reverse mode)
+            pulled = grad(_pairing(base, len(args), out),
+                          wrt=tuple(idx) if len(idx) > 1 else idx[0])
+            both = (*args, u)
+            _nested(order, "the VJP", lambda: check_grads(pulled, both, wrt=_floats(both),
+                                                          **again))
     return True
+
+
+def _nested(order: int, what: str, check: Callable[[], Any]) -> None:
+    """Run `check` of a derivative's derivatives, saying where a failure is."""
+    try:
+        check()
+    except AssertionError as e:
+        raise AssertionError(f"{e} (in the derivatives of {what}, checked to order {order})") \
+            from None
+
+
+def _floats(args: tuple[Any, ...]) -> tuple[int, ...]:
+    """The positions of the arguments that carry derivatives (not integers)."""
+    return tuple(i for i, a in enumerate(args) if not _is_int(a))
+
+
+def _tangent_of(d: Callable[..., Any], n: int) -> Any:
+    """(*args, *tangents) -> the tangent of the JVP `d` (its value was checked at the
+    order below): a function s2sad reads and differentiates again."""
+    return _generated(f"return _s2sad_d({_params(n)})[1]", n, False, d, {})
+
+
+def _pairing(f: Callable[..., Any], n: int, out: Any) -> Any:
+    """(*args, u) -> Re <u, f(*args)> (through a tuple of outputs; an integer output carries
+    no derivative): a function s2sad reads, whose gradient in the arguments is the VJP
+    J^T u, differentiated again by check_grads (forward and reverse over reverse)."""
+    call = f"_s2sad_d({_params(n)})"
+    if isinstance(out, tuple):
+        terms = [f"np.real(np.sum(u[{k}] * out[{k}]))" for k, o in enumerate(out)
+                 if not _is_int(o)]
+        body = f"out = {call}\n    return {' + '.join(terms) or '0.0'}"
+    else:
+        body = f"return np.real(np.sum(u * {call}))"
+    return _generated(body, n, True, f, {})
+
+
+def _params(n: int) -> str:
+    return ", ".join(f"a{i}" for i in range(n))
+
+
+def _keywords(kwargs: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}=_s2sad_kw_{k}" for k in kwargs)
+
+
+def _generated(body: str, n: int, seed_last: bool, d: Callable[..., Any],
+               kwargs: Mapping[str, Any]) -> Any:
+    """A function `checked(a0, ..., [u])` with the body given, whose source s2sad reads
+    from linecache (as it reads a wrapper of a NumPy callable's)."""
+    import linecache
+
+    params = _params(n) + (", u" if seed_last else "")
+    source = f"def checked({params}):\n    {body}\n"
+    filename = f"<s2sad check_grads: {getattr(d, '__name__', 'f')} #{id(d)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    scope: dict[str, Any] = {"_s2sad_d": d, "np": np, "__name__": "s2sad.check"}
+    scope.update({f"_s2sad_kw_{k}": v for k, v in kwargs.items()})
+    exec(compile(source, filename, "exec"), scope)
+    return scope["checked"]
 
 
 def _with_positional_defaults(f: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -461,6 +461,38 @@ def test_check_grads_finds_a_wrong_rule():
     assert check_grads(misdifferentiated, (np.array([0.3, 0.5]),))
 
 
+def sine_sum(x):
+    return np.sum(np.sin(x))
+
+
+def two_outputs(x, y, *, scale=1.0):
+    return np.sin(x) * y * scale, x * x * y, len(x)
+
+
+def test_check_grads_to_higher_order():
+    """check_grads(order=2) checks the derivatives of the derivatives against finite
+    differences (forward: of the JVP's tangent in the arguments and tangents; reverse: of
+    the VJP J^T u in the arguments and u), as JAX's check_grads does; it raised
+    NotImplementedError. A rule right at first order whose own derivative is wrong (np.cos's,
+    which np.sin's rule calls, with the sign flipped) passes order 1 and fails order 2."""
+    from s2sad.check import check_grads
+    from tests.rule_table import restored_rule_table
+
+    x, y = np.array([0.3, -0.4, 0.8]), np.array([1.2, 0.5, -0.7])
+    assert check_grads(two_outputs, (x, y), order=2, kwargs={"scale": 2.0})
+    assert check_grads(sine_sum, (x,), order=3)
+    assert check_grads(sine_sum, (x,), order=2, modes=("rev",))
+    with restored_rule_table():
+        s2sad.defjvp(np.cos)(lambda x, x_dot: np.sin(x) * x_dot)
+        s2sad.defvjp(np.cos)(lambda g, x: g * np.sin(x))
+        assert check_grads(sine_sum, (x,), order=1)
+        for modes in (("fwd",), ("rev",)):
+            with pytest.raises(AssertionError, match="checked to order 2"):
+                check_grads(sine_sum, (x,), order=2, modes=modes)
+    with pytest.raises(ValueError, match="positive int"):
+        check_grads(sine_sum, (x,), order=0)
+
+
 def test_a_tangent_given_where_a_default_parameter_sits_is_explained():
     """jvp(f)(x, v) of f(x, y=2.0) gives v to y: the error says where the tangents go."""
     x, v = np.array([0.3, -0.4, 0.8]), np.ones(3)
