@@ -838,9 +838,6 @@ entry(
     pick_from_tuple,
     lambda rng: (*(oracle.uniform(rng, -2, 2) for _ in range(3)), int(rng.integers(0, 3))),
     wrt=(0, 1, 2),
-    refused="NonDifferentiableError",
-    refused_in=("rev",),
-    marker="packed[i]",
 )
 entry(
     product_in_nested_dict,
