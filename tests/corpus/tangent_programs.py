@@ -718,6 +718,16 @@ for _fn in (
 ):
     entry(_fn, vector())
 
+
+
+def comprehension_over_a_number(a):
+    return np.sum([item * 3 for item in a])
+
+
+# Tangent's own listcomp(a) iterates over a scalar (it leaves it out of its tests: the
+# primal raises a TypeError); s2sad says so while compiling, at the comprehension
+entry(comprehension_over_a_number, unary(), refused="ArgumentTypeError", marker="a])")
+
 # s2sad never writes into the caller's arrays (Tangent does): refused with a hint
 # to copy first
 for _fn in (store_product_in_first, store_square_product):
