@@ -265,7 +265,9 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
             rev.call(prims.tape_push, (self.cot_tape(tape), b), hint="_push")
         elif fn is prims.tape_push:
             tape, item = s.args
-            if tape not in self.active:
+            if tape not in self.active or tape not in self.cot_tapes:
+                # no reversed read of the tape pushed a cotangent (the loop reading it got
+                # none and was left out): the pushed value's cotangent through it is zero
                 return
             popped = rev.call(prims.tape_pop, (self.cot_tape(tape),), hint=hint_of(item) + "_bar")
             if self.is_active(item):
