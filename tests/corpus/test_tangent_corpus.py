@@ -225,6 +225,39 @@ def test_hessian_and_hvp_match_second_differences(e):
                                     what=f"grad of grad of {where}")
 
 
+def _scalar_output_entries():
+    for e in ACCEPTED:
+        if e.second_order:
+            continue  # (checked above)
+        args = e.make_args(oracle.rng_for(e.name, "probe"))
+        if not _is_scalar(e.fn(*copy.deepcopy(args))):
+            continue
+        for i in e.wrt_idx:
+            if isinstance(args[i], (float, np.ndarray)):
+                yield pytest.param(e, i, id=f"{e.name}-{i}")
+
+
+@pytest.mark.parametrize("e, i", list(_scalar_output_entries()))
+def test_second_order_beyond_tangents_own(e, i):
+    """Tangent leaves reverse over reverse of its vector programs commented out; here every
+    other program with a scalar result gets its Hessian (forward over reverse) and H v by
+    reverse over reverse, against second differences."""
+    rng, points = _points(e, "second-beyond")
+    args = points[0]
+    expected = second_differences(e, args, i)
+    n = int(np.size(args[i]))
+    H = s2sad.hessian(e.fn, wrt=i)(*copy.deepcopy(args))
+    oracle.assert_close(np.reshape(H, (n, n)), expected, SECOND_RTOL, SECOND_ATOL,
+                        what=f"hessian of {e.name} wrt {i}")
+    v = oracle.random_like(rng, args[i])
+    # with wrt=i the grad is a function of all the arguments: ints among them stay out
+    floats = tuple(k for k, a in enumerate(args) if isinstance(a, (float, np.ndarray)))
+    _, pullback = s2sad.vjp(s2sad.grad(e.fn, wrt=i), wrt=floats)(*copy.deepcopy(args))
+    hv = pullback(v)[floats.index(i)]
+    oracle.assert_close(np.ravel(hv), expected @ np.ravel(v), SECOND_RTOL, SECOND_ATOL,
+                        what=f"reverse over reverse of {e.name} wrt {i}")
+
+
 # Tangent's HVP test composes its two modes three ways; so do we.
 straight_line_jvp = s2sad.jvp(tp.straight_line)
 through_a_call_jvp = s2sad.jvp(tp.through_a_call)
