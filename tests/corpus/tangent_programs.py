@@ -10,11 +10,15 @@ saying how to draw its arguments away from kinks and branch thresholds, what to
 differentiate, and whether Tangent also tests it at second order (reverse over reverse
 for the scalar functions, Hessian-vector products for the two HVP programs).
 
+Refused, and asserted so: writes into an argument array (s2sad never modifies the
+caller's arrays), Tangent's literal `np.arctan(b, a)` (a positional `out`), and its
+listcomp over a scalar (the primal raises a TypeError).
+
 Left out, having no s2sad counterpart: Tangent's tape API (`tangent.Stack`,
 `tangent.push`/`pop`: stack_pushing, useless_stack_ops, redefining_var_as_list), its
 `insert_grad_of` context manager (inlining_contextmanager), `tangent.trace` and every
-TensorFlow-eager function (tfe_*), and `preserve_result` (an option of Tangent's
-`grad`, not a program).
+TensorFlow-eager function (tfe_*). Its `preserve_result` option is s2sad's
+value_and_grad, its split motion s2sad's vjp.
 
 Nothing in this module calls s2sad.
 """
@@ -867,6 +871,16 @@ def to_polar(a, b):
 
 
 entry(to_polar, binary(), wrt=(0, 1))
+
+
+def to_polar_as_tangent_wrote_it(a, b):
+    radius = np.sqrt(a**2.0 + b**2.0)
+    angle = np.arctan(b, a)  # a's place is arctan's `out`: NumPy raises a TypeError
+    return radius, angle
+
+
+entry(to_polar_as_tangent_wrote_it, binary(), wrt=(0, 1), refused="UnsupportedSyntaxError",
+      marker="np.arctan(b, a)")
 
 
 # ==========================================================================

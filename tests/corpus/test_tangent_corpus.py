@@ -3,13 +3,14 @@
 For every program, at random float64 points away from kinks and branch thresholds:
 - reverse mode: the pullback equals J^T u from the finite-difference Jacobian, with
   cotangents of their arguments' kind and structure (floats, arrays, tuples, dicts);
-  `grad` of a scalar program equals the finite-difference gradient;
+  `grad` and `value_and_grad` of a scalar program equal the finite-difference gradient;
 - forward mode: the JVP equals the central difference along a random tangent, and
   agrees with the VJP to rounding (<u, J v> == <J^T u, v>);
 - second order, where Tangent differentiates twice (reverse over reverse for the
   scalar programs, Hessian-vector products for its two HVP programs): `hessian`,
   `hvp`, grad of grad, and the three HVP compositions against second differences of
-  the function itself (never s2sad's own gradient);
+  the function itself (never s2sad's own gradient); and beyond Tangent's own tests, the
+  Hessian and reverse over reverse of every other program with a scalar result;
 - a program s2sad refuses raises its S2SADError subclass, located on the right line of
   this corpus with the source line and a hint.
 
@@ -154,6 +155,12 @@ def test_reverse_mode_matches_finite_differences(e):
             g = g if isinstance(e.wrt, tuple) else (g,)
             got = [leaf for cot in g for leaf in leaves(cot)]
             oracle.assert_close(got, Flat(e, args).vjp(1.0), what=f"grad of {where}")
+            # Tangent's preserve_result: the value with the gradient, from one sweep
+            value, g = s2sad.value_and_grad(e.fn, wrt=e.wrt)(*copy.deepcopy(args))
+            oracle.assert_close(value, expected_out, 1e-12, 1e-14, what=f"value of {where}")
+            g = g if isinstance(e.wrt, tuple) else (g,)
+            got = [leaf for cot in g for leaf in leaves(cot)]
+            oracle.assert_close(got, Flat(e, args).vjp(1.0), what=f"value_and_grad of {where}")
 
 
 @_modes(ACCEPTED + REFUSED, "fwd")
