@@ -421,14 +421,47 @@ class StatementLowering:
             if not (isinstance(key, Const) and isinstance(key.value, (str, int, tuple))):
                 self.error(UnsupportedSyntaxError, "a dict key must be a constant", index)
                 raise Abort
-            self.scope.env[name] = cur.with_item(key.value, value)
+            self.rebind_written(name, cur, cur.with_item(key.value, value), node)
             return
+        if isinstance(cur, StaticSeq) and cur.is_list:  # xs[k] = v on a list literal
+            k = self.expr(index)
+            n = len(cur.items)
+            if isinstance(k, Const) and type(k.value) is int and -n <= k.value < n:
+                items = list(cur.items)
+                items[k.value] = value
+                self.rebind_written(name, cur, StaticSeq(tuple(items), True), node)
+                return
         self.check_writable(name, cur, base)
         iv = self.materialize(self.expr(index))
         new = self.emit(prims.index_update, [cur, iv, self.materialize(value)], hint=name,
                         node=node)
         self.scope.fresh.add(new)
         self.scope.env[name] = new
+
+    def rebind_written(self, name, cur, new, node):
+        """After `name[key] = v` on a dict or list written in the function (kept static, a
+        new version per write): every name of this function for the same object sees the
+        write, as in Python. A name that holds it inside another container and is read
+        later would not, nor would the code that called this helper: both are refused."""
+        for other, v in list(self.scope.env.items()):
+            if v is cur:
+                self.scope.env[other] = new
+            elif contains_item(v, cur) and self.read_later(other):
+                self.error(NonDifferentiableError, f"cannot write into `{name}`: `{other}` "
+                           "holds it, and would see the write in Python but not in the "
+                           "derivative", node, f"write into `{name}` before putting it "
+                           f"into `{other}`, or put a copy there")
+                raise Abort
+        scope = self.scope.caller
+        while scope is not None:
+            if any(v is cur or contains_item(v, cur) for v in scope.env.values()):
+                self.error(NonDifferentiableError, f"cannot write into `{name}`: the code "
+                           "that called this function holds it, and would see the write in "
+                           "Python but not in the derivative", node,
+                           "return the new value from the function instead of writing into "
+                           "what it was given")
+                raise Abort
+            scope = scope.caller
 
     def check_writable(self, name, cur, node):
         if not isinstance(cur, Var) or cur not in self.scope.fresh:
