@@ -446,11 +446,11 @@ class StatementLowering:
         for other, v in list(self.scope.env.items()):
             if v is cur:
                 self.scope.env[other] = new
-            elif contains_item(v, cur) and self.read_later(other):
+            elif self.may_share(v, cur) and self.read_later(other):
                 self.error(NonDifferentiableError, f"cannot write into `{name}`: `{other}` "
-                           "holds it, and would see the write in Python but not in the "
-                           "derivative", node, f"write into `{name}` before putting it "
-                           f"into `{other}`, or put a copy there")
+                           "holds it, or may be it, and would see the write in Python but "
+                           "not in the derivative", node, f"write into `{name}` before "
+                           f"putting it into `{other}` or giving it that name, or use a copy")
                 raise Abort
         scope = self.scope.caller
         while scope is not None:
@@ -462,6 +462,21 @@ class StatementLowering:
                            "what it was given")
                 raise Abort
             scope = scope.caller
+
+    def merge_roots(self, value) -> list:
+        """What a dict or list literal may be in Python: itself, or where it was merged after
+        an `if`, what each branch held (recursively)."""
+        entry = self.merged_from.get(id(value))
+        if entry is None or entry[0] is not value:
+            return [value]
+        return [r for v in entry[1] for r in self.merge_roots(v)]
+
+    def may_share(self, value, cur) -> bool:
+        """May `value` be `cur` in Python, or hold it, other than by being it?"""
+        roots = self.merge_roots(cur)
+        mine = self.merge_roots(value)
+        return any(r is q for r in mine for q in roots) or \
+            any(contains_item(value, q) for q in roots)
 
     def check_writable(self, name, cur, node):
         if not isinstance(cur, Var) or cur not in self.scope.fresh:

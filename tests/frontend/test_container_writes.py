@@ -1,6 +1,7 @@
 """Writes into a dict or list the function built (`d["a"] = v`, `xs[1] = v`): every name
 for the same object sees the write, as in Python; a container or a calling function that
-holds it, and would see the write in Python but not in the derivative, is refused.
+holds it, or a name an `if` may have bound to it, and that would see the write in Python
+but not in the derivative, is refused.
 
 Found from Tangent's dict programs: `e = d; d["a"] = 2 * x; return e["a"] * x` gave the
 derivative's primal and gradient of the unwritten dict (silently wrong), and its commented
@@ -50,6 +51,36 @@ def dict_in_a_list(x):
     return items[0]["a"]
 
 
+def alias_made_in_a_branch(x):
+    d = {"a": x}
+    if x > 0:
+        e = d
+    else:
+        e = {"a": 1.0}
+    d["a"] = 5.0 * x
+    return e["a"]
+
+
+def written_where_a_branch_chose_it(x):
+    e = {"a": x}
+    if x > 0:
+        d = e
+    else:
+        d = {"a": 1.0}
+    d["a"] = 5.0 * x
+    return e["a"] * x
+
+
+def unrelated_dict_from_a_branch(x):
+    d = {"a": x}
+    if x > 0:
+        e = {"a": 2.0}
+    else:
+        e = {"a": 1.0}
+    d["a"] = 5.0 * x
+    return e["a"] * d["a"]
+
+
 def _write_and_read(d, x):
     d["a"] = 2.0 * x
     return d["a"]
@@ -62,7 +93,8 @@ def helper_writes_callers_dict(x):
 
 
 @pytest.mark.parametrize("f", [dict_seen_through_alias, list_seen_through_alias,
-                               list_item_overwritten, list_item_at_negative_index],
+                               list_item_overwritten, list_item_at_negative_index,
+                               unrelated_dict_from_a_branch],
                          ids=lambda f: f.__name__)
 def test_a_write_is_seen_through_every_name(f):
     rng = rng_for(f.__name__)
@@ -79,12 +111,14 @@ def test_a_write_is_seen_through_every_name(f):
 
 @pytest.mark.parametrize("f, marker, holder", [
     (dict_in_a_list, 'd["a"] = 3.0 * x', "`items` holds it"),
+    (alias_made_in_a_branch, 'd["a"] = 5.0 * x', "`e` holds it, or may be it"),
+    (written_where_a_branch_chose_it, 'd["a"] = 5.0 * x', "`e` holds it, or may be it"),
     (_write_and_read, 'd["a"] = 2.0 * x', "the code that called this function holds it"),
-], ids=["container", "caller"])
+], ids=["container", "branch-alias", "branch-choice", "caller"])
 def test_a_write_another_holder_would_miss_is_refused(f, marker, holder):
     top = helper_writes_callers_dict if f is _write_and_read else f
     with pytest.raises(NonDifferentiableError, match=holder) as info:
-        s2sad.grad(top)(0.7)
+        s2sad.grad(top)(0.7)  # (x > 0: the branch that makes the alias)
     err = info.value
     lines, first = inspect.getsourcelines(f)
     offset = next(k for k, line in enumerate(lines) if marker in line)
