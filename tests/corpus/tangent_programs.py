@@ -831,6 +831,13 @@ def pick_from_tuple(a, b, c, i):
     return packed[i]
 
 
+def overwrite_list_item(a):
+    # Tangent's test_subscript_overwrite, left as a TODO (commented out) in its corpus
+    row = [1, a * a, 3]
+    row[1] = row[0] * row[1]
+    return row[1] + row[1]
+
+
 def first_of_tuple(packed):
     a, b, c = packed
     return a
@@ -848,6 +855,7 @@ entry(fused_from_tuple, _triple)
 entry(fused_from_dict, lambda rng: ({k: oracle.uniform(rng, -2, 2) for k in "abc"},))
 entry(fused_via_built_dict, _triple)
 entry(first_of_tuple, _triple)
+entry(overwrite_list_item, unary(), second_order=True)
 entry(
     pick_from_tuple,
     lambda rng: (*(oracle.uniform(rng, -2, 2) for _ in range(3)), int(rng.integers(0, 3))),
