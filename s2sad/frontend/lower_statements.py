@@ -240,10 +240,12 @@ class StatementLowering:
                 for other, v in list(scope.env.items()):
                     if v is cur:
                         scope.env[other] = new
-                    elif v is not new and contains_item(v, cur):
+                    elif v is not new and self.may_share(v, cur):
+                        # (held inside another value, or bound to it by only one branch of
+                        # an `if`: the new items would not reach it)
                         self.error(UnsupportedSyntaxError, f"`{name} +=` on a list that "
-                                   f"`{other}` holds", s, f"build `{other}` after the list "
-                                   "is complete")
+                                   f"`{other}` holds or may be", s, f"build `{other}` after "
+                                   "the list is complete")
                         raise Abort
                 scope = scope.caller
             return
