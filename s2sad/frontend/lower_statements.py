@@ -497,7 +497,7 @@ class StatementLowering:
         for other, v in self.scope.env.items():
             if other == name:
                 continue
-            if any(holds(v, c, self.view_base) for c in same) and self.read_later(other):
+            if self.refers_to(v, same) and self.read_later(other):
                 self.error(NonDifferentiableError, f"cannot write into `{name}`: `{other}` "
                            "refers to the same array (or a view of it), and would see the write "
                            "in Python but not in the derivative", node,
@@ -518,6 +518,20 @@ class StatementLowering:
                 todo.append(self.view_base[v])
         return seen
 
+    def refers_to(self, value, same: set) -> bool:
+        """May the lowered value be, or hold, an array of `same` (see may_be) in NumPy? Also
+        where it was bound to one by a branch of an `if` or an iteration of a loop (its
+        origins), not only where it was bound to one directly."""
+        if any(holds(value, c, self.view_base) for c in same):
+            return True
+        if isinstance(value, Var):
+            return not self.may_be(value).isdisjoint(same)
+        if isinstance(value, StaticSeq):
+            return any(self.refers_to(v, same) for v in value.items)
+        if isinstance(value, StaticDict):
+            return any(self.refers_to(v, same) for v in value.values)
+        return False
+
     def shared(self, name: str, cur):
         """The name that would see `name op= v` change its array, were `cur` an array (NumPy
         updates it in place), or None: another name, read later, that refers to the same
@@ -532,8 +546,7 @@ class StatementLowering:
         while scope is not None:
             for other, v in scope.env.items():
                 if (other != name or scope is not self.scope) and \
-                        any(holds(v, c, self.view_base) for c in same) and \
-                        self.read_later(other):
+                        self.refers_to(v, same) and self.read_later(other):
                     return other
             scope = scope.caller
         return None
