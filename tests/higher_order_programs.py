@@ -110,3 +110,13 @@ def comprehension_plus_cubes(x):
 
 def cubes_by_comprehension(x):
     return np.sum([item ** 3 for item in x])
+
+
+def rows_of_products(x):
+    out = []
+    for i in range(len(x)):
+        row = []
+        for j in range(len(x)):
+            row.append(x[i] * x[j])
+        out.append(sum(row))
+    return np.sum(np.array(out) ** 2)
