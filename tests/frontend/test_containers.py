@@ -2,6 +2,8 @@
 cotangent have the argument's structure; checked against central finite differences and
 the dot-product test, at first and second order."""
 
+import collections
+
 import numpy as np
 import pytest
 
@@ -145,6 +147,26 @@ def test_cotangent_never_aliases_an_argument():
 def test_check_grads_takes_tuples():
     assert s2sad.check_grads(affine, ((np.array([1.0, 2.0]), 3.0), np.array([0.5, -1.0])))
     assert s2sad.check_grads(mixed_int, ((np.array([1.0, -2.0, 0.5]), 1), 0.7))
+
+
+def weighted_from_dict(p, x):
+    return np.sum(p["w"] * np.sin(x)) * p["scale"]["s"]
+
+
+def test_check_grads_takes_dicts_and_namedtuples():
+    # a dict argument made check_grads itself fail: `dict + float` in its finite differences
+    p = {"w": np.array([0.5, -1.0]), "scale": {"s": 1.5}}
+    x = np.array([0.3, 0.9])
+    assert s2sad.check_grads(weighted_from_dict, (p, x))
+    Params = collections.namedtuple("Params", "a b")
+    assert s2sad.check_grads(affine, (Params(np.array([1.0, 2.0]), 3.0), x))
+    from tests.rule_table import restored_rule_table
+
+    with restored_rule_table():  # and it still finds a wrong derivative through a dict
+        s2sad.defjvp(np.sin)(lambda x, x_dot: 2.0 * np.cos(x) * x_dot)
+        s2sad.defvjp(np.sin)(lambda g, x: 2.0 * g * np.cos(x))
+        with pytest.raises(AssertionError, match="finite differences"):
+            s2sad.check_grads(weighted_from_dict, (p, x))
 
 
 def jac_of_tuple(p):
