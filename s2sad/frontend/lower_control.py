@@ -271,6 +271,14 @@ class ControlFlowLowering:
         for n in assigned_names(body_stmts):
             if n in self.scope.env and not isinstance(self.scope.env[n], Undefined):
                 names.append(n)
+        for n in names:
+            if isinstance(self.scope.env[n], StaticDict):
+                # (it was refused as "returned or stored in an array" when made a variable)
+                self.error(UnsupportedSyntaxError, f"the dict `{n}` changes inside this loop: "
+                           "a dict written in the function is kept while compiling, and a "
+                           "loop cannot carry one", node, "carry its values through the loop "
+                           f"in variables or a tuple, and build `{n}` after the loop")
+                raise Abort
         return names
 
     def lower_for(self, s):

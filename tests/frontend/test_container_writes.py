@@ -142,3 +142,20 @@ def test_extending_a_list_a_branch_may_have_named_is_refused():
         s2sad.grad(extended_where_a_branch_named_it)(0.7)
     lines, first = inspect.getsourcelines(extended_where_a_branch_named_it)
     assert info.value.lineno == first + 6 and "xs +=" in info.value.source_line
+
+
+def dict_updated_in_a_loop(x):
+    params = {"w": x, "b": 1.0}
+    for _ in range(3):
+        params["w"] = params["w"] * x
+    return params["w"]
+
+
+def test_a_dict_changed_in_a_loop_is_refused_at_the_loop():
+    # was "a dict written in the function can be indexed, iterated and passed to its
+    # helpers, not returned or stored in an array": nothing here returns or stores it
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="changes inside this loop") as info:
+        s2sad.grad(dict_updated_in_a_loop)(0.7)
+    lines, first = inspect.getsourcelines(dict_updated_in_a_loop)
+    assert info.value.lineno == first + 2 and "for _ in range(3)" in info.value.source_line
+    assert "build `params` after the loop" in info.value.hint
