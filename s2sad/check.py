@@ -18,9 +18,28 @@ import numpy as np
 from s2sad.api import WrtSpec  # (at run time too: typing.get_type_hints(check_grads))
 
 
-def _flat(x: Any) -> np.ndarray[Any, np.dtype[Any]]:
+def _items(x: Any) -> list[Any] | None:
+    """The items of a tuple, list, namedtuple or dict argument (a dict's values), else None."""
     if isinstance(x, (tuple, list)):
-        parts = [_flat(v) for v in x if v is not None]
+        return list(x)
+    if isinstance(x, dict):
+        return list(x.values())
+    return None
+
+
+def _rebuild(like: Any, items: Iterable[Any]) -> Any:
+    """A container of `like`'s type (and keys) holding `items`."""
+    if isinstance(like, dict):
+        return dict(zip(like.keys(), items))
+    if hasattr(like, "_fields"):  # a namedtuple takes its fields by position
+        return type(like)(*items)
+    return type(like)(items)
+
+
+def _flat(x: Any) -> np.ndarray[Any, np.dtype[Any]]:
+    items = _items(x)
+    if items is not None:
+        parts = [_flat(v) for v in items if v is not None]
         return np.concatenate(parts) if parts else np.zeros(0)
     x = np.asarray(x)
     return np.ravel(x if x.dtype.kind == "c" else x.astype(float))
@@ -33,8 +52,9 @@ def _is_int(x: Any) -> bool:
 
 def _like(x: Any, rng: np.random.Generator) -> Any:
     """A random direction shaped like `x` (0 for an integer: it carries no derivative)."""
-    if isinstance(x, (tuple, list)):
-        return type(x)(_like(v, rng) for v in x)
+    items = _items(x)
+    if items is not None:
+        return _rebuild(x, [_like(v, rng) for v in items])
     if _is_int(x):
         return 0.0
     if np.iscomplexobj(x):  # a complex direction moves the real and the imaginary parts
@@ -46,8 +66,9 @@ def _like(x: Any, rng: np.random.Generator) -> Any:
 
 
 def _axpy(a: float, v: Any, x: Any) -> Any:
-    if isinstance(x, (tuple, list)):
-        return type(x)(_axpy(a, vi, xi) for vi, xi in zip(v, x))
+    items = _items(x)
+    if items is not None:
+        return _rebuild(x, [_axpy(a, vi, xi) for vi, xi in zip(_items(v) or (), items)])
     if _is_int(x):
         return x
     return x + a * v
@@ -68,10 +89,11 @@ def numerical_jvp(f: Callable[..., Any], args: tuple[Any, ...], wrt: Iterable[in
 
 
 def _inner(a: Any, b: Any) -> float:
-    """Re <a, b> (the bilinear pairing) through tuples and lists (None, an integer's
+    """Re <a, b> (the bilinear pairing) through tuples, lists and dicts (None, an integer's
     cotangent, counts as 0)."""
-    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return sum(_inner(x, y) for x, y in zip(a, b))
+    ia, ib = _items(a), _items(b)
+    if ia is not None and ib is not None:
+        return sum(_inner(x, y) for x, y in zip(ia, ib))
     if a is None or b is None:
         return 0.0
     return float(np.real(np.sum(_flat(a) * _flat(b))))

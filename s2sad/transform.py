@@ -19,14 +19,14 @@ import numpy as np
 from s2sad.codegen.compile import compile_source
 from s2sad.codegen.emit import emit_function
 from s2sad.codegen.names import Namespace
-from s2sad.errors import NonDifferentiableError, WrtError
+from s2sad.errors import ArgumentTypeError, NonDifferentiableError, WrtError
 from s2sad.frontend.aliasing import refuse_shared_inplace_updates
 from s2sad.frontend.guards import collect
 from s2sad.frontend.lower import derivative_hook, lower
 from s2sad.frontend.source import parse_function
 from s2sad.ir import prims
 from s2sad.ir.kinds import UNKNOWN, Kind, float_kind, infer_kinds, kind_of_value, structure_view
-from s2sad.ir.nodes import Const, Var
+from s2sad.ir.nodes import Call, Const, Var, blocks_of
 from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.verify import verify
 from s2sad.passes.explain import explain_simplify, label_steps
@@ -446,6 +446,7 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
     expanded = expand_sequence_arithmetic(ir, kinds)  # t + u of tuples known only now
     if expanded is not ir:
         ir, kinds = expanded, infer_kinds(expanded, kinds_in)
+    _refuse_length_of_a_number(ir.body, kinds)
     if mode in ("jacfwd", "jacrev"):
         _refuse_complex_jacobian(ir, mode, wrt, kinds, kinds_in)
         out, param_kinds = jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple)
@@ -531,6 +532,25 @@ def _check_wrt(ir, wrt, kinds_in):
             raise WrtError(f"cannot differentiate with respect to `{ir.params[i].name}` of "
                            "this type", ir.loc, "pass a float, a NumPy float array, or a tuple, "
                            "list, namedtuple or dict (with str or int keys) of them")
+
+
+def _refuse_length_of_a_number(block, kinds) -> None:
+    """A loop over a number (`for v in a`, `[3 * v for v in a]`) or `len(a)`, where the
+    arguments' kinds make `a` a number: the primal raises a TypeError there, and the
+    generated code would raise it from its own `len(a)`; say so at the user's line."""
+    for s in block.stmts:
+        if isinstance(s, Call) and s.fn is len and isinstance(s.args[0], (Var, Const)):
+            k = kinds.get(s.args[0], UNKNOWN) if isinstance(s.args[0], Var) else \
+                kind_of_value(s.args[0].value)
+            if k.tag == "scalar":
+                what = {"i": "an int", "b": "a bool", "c": "a complex number"}.get(k.dtype,
+                                                                                 "a float")
+                raise ArgumentTypeError(
+                    f"cannot iterate over or take the length of {what}: with these arguments "
+                    "this value is a number, not an array or a sequence", s.loc,
+                    "pass an array, tuple or list here, or loop over range(...)")
+        for inner in blocks_of(s):
+            _refuse_length_of_a_number(inner, kinds)
 
 
 def _scalar_output_shape(ir, mode, kinds, generic: bool = False) -> tuple:

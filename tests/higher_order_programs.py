@@ -98,3 +98,25 @@ def poly(x):
 
 
 grad_of_poly = None  # set by the test module to s2sad.grad(poly)
+
+
+def linear_comprehension(x):
+    return np.sum([item * 3.0 for item in x])  # (Tangent's listcomp): constant gradient
+
+
+def comprehension_plus_cubes(x):
+    return np.sum([item * 3.0 for item in x]) + np.sum(x ** 3)
+
+
+def cubes_by_comprehension(x):
+    return np.sum([item ** 3 for item in x])
+
+
+def rows_of_products(x):
+    out = []
+    for i in range(len(x)):
+        row = []
+        for j in range(len(x)):
+            row.append(x[i] * x[j])
+        out.append(sum(row))
+    return np.sum(np.array(out) ** 2)

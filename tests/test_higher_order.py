@@ -195,3 +195,18 @@ def test_grad_of_a_function_calling_a_transformed_helper():
     assert s2sad.grad(P.uses_grad_helper)(x) == pytest.approx(expected, rel=1e-12)
     _, d = s2sad.jvp(P.uses_grad_helper)(x, 1.0)
     assert d == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("f", [P.linear_comprehension, P.comprehension_plus_cubes,
+                               P.cubes_by_comprehension, P.rows_of_products],
+                         ids=lambda f: f.__name__)
+def test_reverse_over_reverse_of_a_list_grown_in_a_loop(f):
+    # the gradient's reverse loop reads a tape of the growing list; where that loop gets no
+    # cotangent (a constant gradient) its reverse was left out, but the reverse of the
+    # tape's pushes still popped a cotangent tape nothing had pushed onto: IndexError.
+    # rows_of_products: the zero cotangent of a taped (list, shape) pair whose list has a
+    # length known only at run time was made as zeros_like(None): an internal AttributeError
+    x, v = RNG.standard_normal(4), RNG.standard_normal(4)
+    H = num_hessian(f, (x,), 0)
+    _, pullback = s2sad.vjp(s2sad.grad(f))(x)
+    close(pullback(v)[0], H @ v, rtol=1e-5, atol=1e-6)

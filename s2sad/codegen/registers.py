@@ -216,7 +216,7 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     once) get their names by a linear scan (`_SpanNames`), with no edges among them.
     """
     straight = _straight(fn, pos)
-    pairs, copying, updates = _copies(fn)
+    pairs, copying, updates, branches = _copies(fn)
     graph = Interference()  # (no copies: nothing to coalesce, no walk)
     if pairs:
         walked: dict = {}  # variable -> its component, for those the walk follows
@@ -244,7 +244,8 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     for a, b in pairs:
         if boundary is not None and in_forward_sweep(a) != in_forward_sweep(b):
             continue  # one name for both would make the pullback assign a forward value
-        if (a, b) in updates and _renames(a, b):
+        if (a, b) in updates and (_renames(a, b) or (a, b) in branches and
+                                  _derivative_of_other(a, b)):
             continue  # `err *= 0.5` would leave `err` holding err_bar: it is printed
             # `err_bar = err` then `err_bar *= 0.5` (the buffer is still reused)
         ra, rb = names.find(a), names.find(b)
@@ -374,15 +375,17 @@ def _copy_components(pairs: list, copying: set) -> dict:
 
 
 def _copies(fn: Function) -> tuple:
-    """(pairs, participants, updates) in one walk over the statements: the (dest, source)
+    """(pairs, participants, updates, branches) in one walk over the statements: the (dest, source)
     pairs worth coalescing, in the order coalescing tries them (a backward walk: each
     block's statements last to first, a region's inner blocks before its own copies, a
     loop's body before its condition); the variables that take part in copies: loop and
     branch inputs and outputs, and the result and accumulator of an in-place update
-    (`x_bar += g`); and the (result, accumulator) pairs of those updates."""
+    (`x_bar += g`); the (result, accumulator) pairs of those updates, where the pairs of a
+    branch's output and what a branch yields count as updates too; and those branch pairs."""
     pairs: list = []
     participants: set = set()
     updates: set = set()
+    branches: set = set()
 
     def walk(b: Block):
         for st in reversed(b.stmts):
@@ -399,6 +402,12 @@ def _copies(fn: Function) -> tuple:
                     walk(orelse)
                     for o, a, b2 in zip(outs, then.results, orelse.results):
                         pairs.extend((o, x) for x in (a, b2) if isinstance(x, Var))
+                        # a branch that yields another variable of the user's makes no
+                        # update of it: `y = x if c else 1.0` must not print as `x = ...`,
+                        # nor a cotangent chosen by a branch `t_bar = t if c else 0.0`
+                        # reuse the name of the primal temporary it takes
+                        updates.update((o, x) for x in (a, b2) if isinstance(x, Var))
+                        branches.update((o, x) for x in (a, b2) if isinstance(x, Var))
                     participants.update(outs)
                     participants.update(r for r in then.results + orelse.results
                                         if isinstance(r, Var))
@@ -416,7 +425,7 @@ def _copies(fn: Function) -> tuple:
                     participants.update(a for a in inits + body.results if isinstance(a, Var))
 
     walk(fn.body)
-    return pairs, participants, updates
+    return pairs, participants, updates, branches
 
 
 def _interference(fn: Function, graph: Interference) -> Interference:
@@ -671,6 +680,14 @@ def _renames(result: Var, acc: Var) -> bool:
     if acc.name.startswith("_"):
         return False
     return root_name(strip_suffix(result.name)) != root_name(strip_suffix(acc.name))
+
+
+def _derivative_of_other(result: Var, source: Var) -> bool:
+    """Whether one of the two is a tangent or cotangent and the other is not (a primal
+    value, named or temporary): one name for both would tell a lie about one of them."""
+    def derivative(v: Var) -> bool:
+        return root_name(strip_suffix(v.name.lstrip("_"))).endswith(("_bar", "_dot"))
+    return derivative(result) != derivative(source)
 
 
 def _prefer(a: Var, b: Var, fn: Function) -> bool:

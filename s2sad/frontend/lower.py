@@ -58,6 +58,9 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         # a loop's or an if's variable -> the values it may be (its start, the branches'):
         # the same array in NumPy when nothing copied it (see StatementLowering.shared)
         self.origins: dict = {}
+        # a dict or list literal merged after an `if` -> (itself, what each branch held):
+        # it may be either in Python (see StatementLowering.rebind_written)
+        self.merged_from: dict = {}
         self.inplace_updates: list = []  # `a += b` that NumPy does in place: see aliasing.py
         self.aug_assignments: list = []  # every `a op= b` (a, result, ...): see aliasing.py
         self.renamable = None  # the value of the assignment being lowered, if fresh

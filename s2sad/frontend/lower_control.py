@@ -167,12 +167,14 @@ class ControlFlowLowering:
             if isinstance(a, StaticSeq) and isinstance(b, StaticSeq) and \
                     len(a.items) == len(b.items) and a.is_list == b.is_list:
                 parts = self.merge_items(a.items, b.items, branches)
-                self.scope.env[name] = StaticSeq(parts, a.is_list)
+                merged = self.scope.env[name] = StaticSeq(parts, a.is_list)
+                self.merged_from[id(merged)] = (merged, (a, b))
                 continue
             if isinstance(a, StaticDict) and isinstance(b, StaticDict) and a.keys == b.keys:
                 # a dict changed in a branch: each value merged like a tuple's items
                 parts = self.merge_items(a.values, b.values, branches)
-                self.scope.env[name] = StaticDict(a.keys, parts)
+                merged = self.scope.env[name] = StaticDict(a.keys, parts)
+                self.merged_from[id(merged)] = (merged, (a, b))
                 continue
             if isinstance(a, (Static, LocalFunction)) or isinstance(b, (Static, LocalFunction)):
                 if a == b:
@@ -269,6 +271,14 @@ class ControlFlowLowering:
         for n in assigned_names(body_stmts):
             if n in self.scope.env and not isinstance(self.scope.env[n], Undefined):
                 names.append(n)
+        for n in names:
+            if isinstance(self.scope.env[n], StaticDict):
+                # (it was refused as "returned or stored in an array" when made a variable)
+                self.error(UnsupportedSyntaxError, f"the dict `{n}` changes inside this loop: "
+                           "a dict written in the function is kept while compiling, and a "
+                           "loop cannot carry one", node, "carry its values through the loop "
+                           f"in variables or a tuple, and build `{n}` after the loop")
+                raise Abort
         return names
 
     def lower_for(self, s):

@@ -240,10 +240,12 @@ class StatementLowering:
                 for other, v in list(scope.env.items()):
                     if v is cur:
                         scope.env[other] = new
-                    elif v is not new and contains_item(v, cur):
+                    elif v is not new and self.may_share(v, cur):
+                        # (held inside another value, or bound to it by only one branch of
+                        # an `if`: the new items would not reach it)
                         self.error(UnsupportedSyntaxError, f"`{name} +=` on a list that "
-                                   f"`{other}` holds", s, f"build `{other}` after the list "
-                                   "is complete")
+                                   f"`{other}` holds or may be", s, f"build `{other}` after "
+                                   "the list is complete")
                         raise Abort
                 scope = scope.caller
             return
@@ -421,14 +423,62 @@ class StatementLowering:
             if not (isinstance(key, Const) and isinstance(key.value, (str, int, tuple))):
                 self.error(UnsupportedSyntaxError, "a dict key must be a constant", index)
                 raise Abort
-            self.scope.env[name] = cur.with_item(key.value, value)
+            self.rebind_written(name, cur, cur.with_item(key.value, value), node)
             return
+        if isinstance(cur, StaticSeq) and cur.is_list:  # xs[k] = v on a list literal
+            k = self.expr(index)
+            n = len(cur.items)
+            if isinstance(k, Const) and type(k.value) is int and -n <= k.value < n:
+                items = list(cur.items)
+                items[k.value] = value
+                self.rebind_written(name, cur, StaticSeq(tuple(items), True), node)
+                return
         self.check_writable(name, cur, base)
         iv = self.materialize(self.expr(index))
         new = self.emit(prims.index_update, [cur, iv, self.materialize(value)], hint=name,
                         node=node)
         self.scope.fresh.add(new)
         self.scope.env[name] = new
+
+    def rebind_written(self, name, cur, new, node):
+        """After `name[key] = v` on a dict or list written in the function (kept static, a
+        new version per write): every name of this function for the same object sees the
+        write, as in Python. A name that holds it inside another container and is read
+        later would not, nor would the code that called this helper: both are refused."""
+        for other, v in list(self.scope.env.items()):
+            if v is cur:
+                self.scope.env[other] = new
+            elif self.may_share(v, cur) and self.read_later(other):
+                self.error(NonDifferentiableError, f"cannot write into `{name}`: `{other}` "
+                           "holds it, or may be it, and would see the write in Python but "
+                           "not in the derivative", node, f"write into `{name}` before "
+                           f"putting it into `{other}` or giving it that name, or use a copy")
+                raise Abort
+        scope = self.scope.caller
+        while scope is not None:
+            if any(v is cur or contains_item(v, cur) for v in scope.env.values()):
+                self.error(NonDifferentiableError, f"cannot write into `{name}`: the code "
+                           "that called this function holds it, and would see the write in "
+                           "Python but not in the derivative", node,
+                           "return the new value from the function instead of writing into "
+                           "what it was given")
+                raise Abort
+            scope = scope.caller
+
+    def merge_roots(self, value) -> list:
+        """What a dict or list literal may be in Python: itself, or where it was merged after
+        an `if`, what each branch held (recursively)."""
+        entry = self.merged_from.get(id(value))
+        if entry is None or entry[0] is not value:
+            return [value]
+        return [r for v in entry[1] for r in self.merge_roots(v)]
+
+    def may_share(self, value, cur) -> bool:
+        """May `value` be `cur` in Python, or hold it, other than by being it?"""
+        roots = self.merge_roots(cur)
+        mine = self.merge_roots(value)
+        return any(r is q for r in mine for q in roots) or \
+            any(contains_item(value, q) for q in roots)
 
     def check_writable(self, name, cur, node):
         if not isinstance(cur, Var) or cur not in self.scope.fresh:
@@ -447,7 +497,7 @@ class StatementLowering:
         for other, v in self.scope.env.items():
             if other == name:
                 continue
-            if any(holds(v, c, self.view_base) for c in same) and self.read_later(other):
+            if self.refers_to(v, same) and self.read_later(other):
                 self.error(NonDifferentiableError, f"cannot write into `{name}`: `{other}` "
                            "refers to the same array (or a view of it), and would see the write "
                            "in Python but not in the derivative", node,
@@ -468,6 +518,20 @@ class StatementLowering:
                 todo.append(self.view_base[v])
         return seen
 
+    def refers_to(self, value, same: set) -> bool:
+        """May the lowered value be, or hold, an array of `same` (see may_be) in NumPy? Also
+        where it was bound to one by a branch of an `if` or an iteration of a loop (its
+        origins), not only where it was bound to one directly."""
+        if any(holds(value, c, self.view_base) for c in same):
+            return True
+        if isinstance(value, Var):
+            return not self.may_be(value).isdisjoint(same)
+        if isinstance(value, StaticSeq):
+            return any(self.refers_to(v, same) for v in value.items)
+        if isinstance(value, StaticDict):
+            return any(self.refers_to(v, same) for v in value.values)
+        return False
+
     def shared(self, name: str, cur):
         """The name that would see `name op= v` change its array, were `cur` an array (NumPy
         updates it in place), or None: another name, read later, that refers to the same
@@ -482,8 +546,7 @@ class StatementLowering:
         while scope is not None:
             for other, v in scope.env.items():
                 if (other != name or scope is not self.scope) and \
-                        any(holds(v, c, self.view_base) for c in same) and \
-                        self.read_later(other):
+                        self.refers_to(v, same) and self.read_later(other):
                     return other
             scope = scope.caller
         return None

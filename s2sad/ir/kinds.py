@@ -223,6 +223,10 @@ def _getitem_kind(args, kwargs):
             return base.items[index.value]
         except IndexError:
             return UNKNOWN
+    if base.tag in ("tuple", "list") and base.items and index.tag == "scalar" and \
+            index.dtype == "i" and len({_forget_value(k) for k in base.items}) == 1:
+        # an index known at run time picks an item of the one kind they all have
+        return _forget_value(base.items[0])
     masks = [k for k in ((index,) if index.tag != "tuple" else index.items)
              if k.tag == "array" and k.dtype == "b"]
     if masks and base.tag == "array":

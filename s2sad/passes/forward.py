@@ -35,8 +35,15 @@ def materialize(em: Emitter, atom, kind, like, hint: str):
         return atom
     complex_ = kind.dtype == "c"
     if kind.tag in ("tuple", "list"):
-        items = [materialize(em, zero(k), k, None, hint) if k.is_float else Const(None)
-                 for k in kind.items]
+        items = []
+        for i, k in enumerate(kind.items):
+            if not k.is_float:
+                items.append(Const(None))
+                continue
+            # an item whose kind does not give its shape is shaped like the item itself
+            item = em.call(operator.getitem, (like, Const(i)), hint="_item") \
+                if like is not None and not _sized(k) else None
+            items.append(materialize(em, zero(k), k, item, hint))
         fn = prims.make_tuple if kind.tag == "tuple" else prims.make_list
         return em.call(fn, items, hint=hint)
     if kind.tag == "scalar":
@@ -46,6 +53,13 @@ def materialize(em: Emitter, atom, kind, like, hint: str):
         kw = (("dtype", Const(complex)),) if complex_ else ()
         return em.call(np.zeros, args, kw, hint=hint)
     return em.call(prims.zeros_like, (like,), hint=hint)
+
+
+def _sized(kind) -> bool:
+    """Can a zero of this kind be made without a value to take the shape of?"""
+    if kind.tag in ("tuple", "list"):
+        return kind.items is not None and all(_sized(k) for k in kind.items if k.is_float)
+    return kind.tag == "scalar" or (kind.tag == "array" and kind.shape is not None)
 
 
 def check_options(table, s: Call, bindings: dict, kind_of):

@@ -265,7 +265,9 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
             rev.call(prims.tape_push, (self.cot_tape(tape), b), hint="_push")
         elif fn is prims.tape_push:
             tape, item = s.args
-            if tape not in self.active:
+            if tape not in self.active or tape not in self.cot_tapes:
+                # no reversed read of the tape pushed a cotangent (the loop reading it got
+                # none and was left out): the pushed value's cotangent through it is zero
                 return
             popped = rev.call(prims.tape_pop, (self.cot_tape(tape),), hint=hint_of(item) + "_bar")
             if self.is_active(item):
@@ -415,28 +417,56 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
             self.add_bar(bars, bindings[ir.params[i].name[:-4]], b, rev)
 
     @staticmethod
-    def zero_item(base, i: int, k, rev: Emitter):
+    def zero_item(base, i: int, k, rev: Emitter, hint: str = "zero"):
         """A zero cotangent for item `i` of the tuple `base`; where its kind does not give
         the shape (a generic compile), the zero is shaped like the item itself."""
         known = k.tag in ("scalar", "tuple", "list") or (k.tag == "array" and k.shape is not None)
         like = None if known else rev.call(operator.getitem, (base, Const(i)), hint="_item")
-        return materialize(rev, zero(k), k, like, "zero")
+        return materialize(rev, zero(k), k, like, hint)
+
+    def computed_item_bars(self, s: Call, base, idx, items, g, rev: Emitter) -> list:
+        """The items' cotangents for `base[idx]` with an index known only at run time: the
+        item the index picks gets `g`, the others zero, chosen by one `if` per float item
+        (`idx % n == j`, as the index was valid in the forward sweep). The float items must
+        share one kind, so that `g` fits whichever the index picks."""
+        floats = {k for k in items if k.is_float}
+        idx_kind = self.kind(idx)
+        if len(floats) != 1 or not (idx_kind.tag == "scalar" and idx_kind.dtype == "i"):
+            kind = "list" if self.kind(base).tag == "list" else "tuple"
+            raise NonDifferentiableError(
+                f"indexing a {kind} by a computed index, where its items differ in kind",
+                s.loc, f"index the {kind} with constant integers, or keep its differentiable "
+                "items of one shape")
+        pos = rev.call(operator.mod, (idx, Const(len(items))), hint=hint_of(idx), loc=s.loc)
+        parts = []
+        for j, k in enumerate(items):
+            if not k.is_float:
+                parts.append(Const(None))
+                continue
+            picked = rev.call(operator.eq, (pos, Const(j)), hint="_c", loc=s.loc)
+            other = rev.nested()
+            z = self.zero_item(base, j, k, other, hint_of(base) + "_bar")
+            part = self.namer.fresh(hint_of(base) + "_bar")
+            rev.add(If(picked, Block((), (g,)), Block(tuple(other.stmts), (z,)), (part,),
+                       s.loc))
+            parts.append(part)
+        return parts
 
     def reverse_tuple_getitem(self, s: Call, g, rev: Emitter, bars: dict):
         base, idx = s.args
         if not self.is_active(base):
             return
         items = self.kind(base).items
-        if not isinstance(idx, Const) or not isinstance(idx.value, int):
-            raise NonDifferentiableError("indexing a tuple by a computed index", s.loc,
-                                         "index tuples with constant integers")
-        parts = []
-        for i, k in enumerate(items):
-            if i == idx.value % len(items):
-                parts.append(g)
-            else:
-                parts.append(self.zero_item(base, i, k, rev) if k.is_float
-                             else Const(None))
+        if isinstance(idx, Const) and isinstance(idx.value, int):
+            parts = []
+            for i, k in enumerate(items):
+                if i == idx.value % len(items):
+                    parts.append(g)
+                else:
+                    parts.append(self.zero_item(base, i, k, rev) if k.is_float
+                                 else Const(None))
+        else:
+            parts = self.computed_item_bars(s, base, idx, items, g, rev)
         whole = rev.call(prims.make_tuple, parts, hint=hint_of(base) + "_bar", loc=s.loc)
         prev = bars.get(base)
         if prev is None:

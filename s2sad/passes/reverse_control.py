@@ -278,6 +278,7 @@ class ControlFlowReversal:
         pb = [self.namer.fresh(hint_of(s.params[i]) + "_bar") for i in act_params]
         wb = [self.namer.fresh(hint_of(v) + "_bar") for v in outer]
         inits = self.loop_cotangent_inits(s, act_params, outer, rev, bars)
+        cot_tapes = dict(self.cot_tapes)
         rev_body = self.reversed_loop_body(s, plan["plans"], act_params, outer, pb, wb, rev)
         # residuals from the forward body, via a tape
         rev_body, fwd_body_stmts, rev_index = self.loop_residuals(s, inner_fwd, rev_body)
@@ -285,6 +286,7 @@ class ControlFlowReversal:
                                                                             rev_index)
         fwd.stmts[plan["index"]] = new_fwd
         if skip_reverse or (not act_params and not outer):
+            self.forget_cotangent_tapes(cot_tapes)
             return
         louts = [self.namer.fresh(x.name) for x in pb + wb]
         rev.add(ForRange(rev_index, start, stop, step, tuple(pb + wb), tuple(inits), rev_body,
@@ -293,6 +295,15 @@ class ControlFlowReversal:
             bars[v] = o
         for i, o in zip(act_params, louts[:len(act_params)]):
             self.add_bar(bars, s.inits[i], o, rev)
+
+    def forget_cotangent_tapes(self, kept: dict):
+        """A reversed body is left out: the cotangent tapes that its reads of tapes pushed
+        onto (reverse over reverse) were never pushed onto, so the reverse of the pushes
+        must not pop them; forget those made since `kept`."""
+        made = {t for tape, t in self.cot_tapes.items() if tape not in kept}
+        if made:
+            self.cot_tapes = dict(kept)
+            self.readers[:] = [c for c in self.readers if c.target not in made]
 
     def loop_cotangent_params(self, s, bars: dict) -> tuple:
         """(indices of the carried values the reversed loop carries a cotangent for, whether

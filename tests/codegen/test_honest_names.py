@@ -86,6 +86,39 @@ def test_a_dead_user_variable_is_not_overwritten_with_its_cotangent():
     assert "err_bar" in g.source
 
 
+def slope_by_branch(a, x):
+    if x > 0:
+        y = a * x
+    else:
+        y = a
+    return y
+
+
+def pick_twice(a, b, i):
+    items = a * b, np.sin(b)
+    return items[i] * items[i - 1]
+
+
+def test_a_cotangent_chosen_by_a_branch_does_not_take_a_primal_name():
+    # the branch's cotangent output used to share the register of the value it yields:
+    # `x = x if t else 1.0; a_bar = x`, and for a computed index `t_bar = t[i]` (a primal
+    # item named as a cotangent)
+    g = s2sad.grad(slope_by_branch)
+    assert g(0.7, 1.5) == 1.5 and g(0.7, -1.5) == 1.0
+    tree = ast.parse(g.source)
+    assert _assigned(tree, "x") == [], g.source
+    assert "a_bar = x if t else 1.0" in g.source
+
+    g = s2sad.grad(pick_twice, wrt=(0, 1))
+    a, b = 0.7, -1.3
+    expected = (b * np.sin(b), a * (np.sin(b) + b * np.cos(b)))  # f = a b sin(b)
+    np.testing.assert_allclose(g(a, b, 1), expected, rtol=1e-12)
+    for node in ast.walk(ast.parse(g.source)):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript):
+            name = node.targets[0]
+            assert isinstance(name, ast.Name) and not name.id.endswith("_bar"), g.source
+
+
 def test_every_gradient_is_named_after_its_argument():
     rng = np.random.default_rng(1)
     W1, W2 = rng.standard_normal((3, 5)), rng.standard_normal((5, 2))

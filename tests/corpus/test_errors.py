@@ -339,3 +339,41 @@ def test_int_argument_not_in_wrt_is_fine():
     out, out_dot = s2sad.jvp(scale_by, wrt=0)(2.0, 3, 1.0)
     assert out == 6.0
     assert out_dot == 3.0 and not isinstance(out_dot, np.ndarray)
+
+
+def loop_over_a_number(a):
+    total = 0.0
+    for item in a:
+        total = total + item
+    return total
+
+
+def length_of_a_number(a, n):
+    return a * len(n)
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp", "vjp"])
+def test_iterating_over_a_number_is_refused_at_its_line(mode):
+    # was a TypeError from the generated code's own `len(a)` (Tangent's listcomp(a))
+    _, first = inspect.getsourcelines(loop_over_a_number)
+    with pytest.raises(s2sad.errors.ArgumentTypeError) as info:
+        if mode == "grad":
+            s2sad.grad(loop_over_a_number)(1.5)
+        elif mode == "jvp":
+            s2sad.jvp(loop_over_a_number)(1.5, 1.0)
+        else:
+            s2sad.vjp(loop_over_a_number)(1.5)
+    line = "    for item in a:"
+    check_error(info.value, first + 2, line.index("a:"), line)
+    assert isinstance(info.value, TypeError)  # as the primal's own error is
+    # the same function over an array is fine
+    np.testing.assert_allclose(s2sad.grad(loop_over_a_number)(np.ones(3)), np.ones(3))
+
+
+def test_the_length_of_a_number_is_refused():
+    _, first = inspect.getsourcelines(length_of_a_number)
+    with pytest.raises(s2sad.errors.ArgumentTypeError, match="length of an int") as info:
+        s2sad.grad(length_of_a_number)(1.5, 3)
+    line = "    return a * len(n)"
+    check_error(info.value, first + 1, line.index("len"), line)
+    assert s2sad.grad(length_of_a_number)(1.5, (1, 2)) == 2.0

@@ -88,9 +88,41 @@ def argument_alias(x):
     return np.sum(x * x0)
 
 
+def alias_made_in_a_branch(x):
+    # the alias is made by one branch (`y` is not merged, `z` is): the check followed what
+    # the written array may be, not what the other name may be, and missed it
+    y = x * 1.0
+    if x[0] > -10.0:
+        z = y
+    else:
+        z = x * 2.0
+    y[0] = x[1] * x[2]
+    return np.sum(z * x)
+
+
+def alias_made_in_a_loop(x):
+    y = x * 1.0
+    z = x * 2.0
+    for _ in range(2):
+        z = y
+    y[0] = x[1] * x[2]
+    return np.sum(z * x)
+
+
+def alias_updated_after_a_branch(x):
+    y = x * 1.0
+    if x[0] > -10.0:
+        z = y
+    else:
+        z = x * 2.0
+    y += x
+    return np.sum(z * x)
+
+
 REFUSED = [alias_then_update, view_then_update, update_seen_by_a_view, row_of_a_matrix,
            alias_updated_in_a_loop, alias_updated_in_a_branch, alias_written_in_a_loop,
-           helper_updates_the_callers_array, argument_alias]
+           helper_updates_the_callers_array, argument_alias, alias_made_in_a_branch,
+           alias_made_in_a_loop, alias_updated_after_a_branch]
 
 
 @pytest.mark.parametrize("f", REFUSED, ids=lambda f: f.__name__)
