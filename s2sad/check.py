@@ -82,10 +82,17 @@ def numerical_jvp(f: Callable[..., Any], args: tuple[Any, ...], wrt: Iterable[in
     for i, t in zip(wrt, tangents):
         plus[i] = _axpy(eps, t, args[i])
         minus[i] = _axpy(-eps, t, args[i])
-    fp, fm = f(*plus, **kwargs), f(*minus, **kwargs)
-    if isinstance(fp, tuple):
-        return tuple((np.asarray(a) - np.asarray(b)) / (2 * eps) for a, b in zip(fp, fm))
-    return (np.asarray(fp) - np.asarray(fm)) / (2 * eps)
+    return _difference(f(*plus, **kwargs), f(*minus, **kwargs), 2 * eps)
+
+
+def _difference(plus: Any, minus: Any, step: float) -> Any:
+    """(plus - minus) / step through tuples and lists (None, an integer's cotangent,
+    changes by 0.0, as a JVP says)."""
+    if isinstance(plus, (tuple, list)):
+        return tuple(_difference(a, b, step) for a, b in zip(plus, minus))
+    if plus is None:
+        return 0.0
+    return (np.asarray(plus) - np.asarray(minus)) / step
 
 
 def _inner(a: Any, b: Any) -> float:
@@ -154,7 +161,7 @@ def check_grads(f: Callable[..., Any], args: Iterable[Any],
     out: Any = None
     if "rev" in modes:
         out, pullback = vjp(f, wrt=tuple(idx))(*args, **kwargs)
-        u = _like(out if isinstance(out, tuple) else np.asarray(out) if
+        u = _like(out if isinstance(out, (tuple, list)) else np.asarray(out) if
                   isinstance(out, np.ndarray) else complex(out) if np.iscomplexobj(out)
                   else float(out), rng)
         bars = pullback(u)
@@ -188,7 +195,8 @@ def check_grads(f: Callable[..., Any], args: Iterable[Any],
                         eps=eps, rtol=rtol, atol=atol, seed=seed + 1))
             return True
         if "fwd" in modes:  # (x, v) -> J v, in every float argument and tangent
-            both = (*args, *tangents)
+            # (an integer's tangent is an int 0 there, which the check does not move)
+            both = (*args, *(_fixed_at_ints(t, args[i]) for i, t in zip(idx, tangents)))
             pushed = _tangent_of(jvp(base, wrt=tuple(idx)), len(both))
             _nested(order, "the JVP", lambda: check_grads(pushed, both, wrt=_floats(both),
                                                           **again))
@@ -199,6 +207,13 @@ def check_grads(f: Callable[..., Any], args: Iterable[Any],
             _nested(order, "the VJP", lambda: check_grads(pulled, both, wrt=_floats(both),
                                                           **again))
     return True
+
+
+def _fixed_at_ints(tangent: Any, like: Any) -> Any:
+    """`tangent` with an int 0 where `like` holds an integer (no derivative flows there)."""
+    if isinstance(like, (tuple, list)):
+        return type(like)(_fixed_at_ints(t, v) for t, v in zip(tangent, like))
+    return 0 if _is_int(like) else tangent
 
 
 def _nested(order: int, what: str, check: Callable[[], Any]) -> None:

@@ -465,6 +465,18 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
                 else:
                     parts.append(self.zero_item(base, i, k, rev) if k.is_float
                                  else Const(None))
+        elif isinstance(idx, Const) and isinstance(idx.value, slice):
+            # x[1:] of a tuple or list: each item it took gets its item of `g`
+            taken = range(len(items))[idx.value]
+            parts = []
+            for i, k in enumerate(items):
+                if not k.is_float:
+                    parts.append(Const(None))
+                elif i in taken:
+                    parts.append(rev.call(operator.getitem, (g, Const(taken.index(i))),
+                                          hint=hint_of(base) + "_bar", loc=s.loc))
+                else:
+                    parts.append(self.zero_item(base, i, k, rev))
         else:
             parts = self.computed_item_bars(s, base, idx, items, g, rev)
         whole = rev.call(prims.make_tuple, parts, hint=hint_of(base) + "_bar", loc=s.loc)

@@ -40,6 +40,21 @@ def inner_grad(q):
     return s2sad.grad(nested)(q)[1]  # d nested / dc = a b cos(c)
 
 
+def sliced_list(ps):
+    return np.sum(np.array(ps[1:]) * 2.0) + ps[0] * ps[-1] + sum(
+        a * b for a, b in zip(ps, ps[1:]))
+
+
+def sliced_tuple(t):
+    a, b = t[:2]
+    return a * b + t[2:][0] * t[::-1][1] + t[::2][1] ** 2 + np.sum(t[-2:][1] * t[0])
+
+
+def sliced_mixed(t):
+    arr, n, c = t[::2][0], t[1], t[1:][1]
+    return np.sum(arr ** 2) * c + n * c
+
+
 def _perturb(tree, direction, h):
     if isinstance(tree, (tuple, list)):
         return type(tree)(_perturb(t, d, h) for t, d in zip(tree, direction))
@@ -92,6 +107,11 @@ CASES = [
     (from_list, ([1.0, 2.0, 3.0],)),
     (mixed_int, ((np.array([1.0, -2.0, 0.5]), 1), 0.7)),
     (inner_grad, (((1.2, -0.4), 0.3),)),
+    # a slice of a tuple or list argument (reverse mode refused it: "indexing a tuple by a
+    # computed index")
+    (sliced_list, ([0.3, -0.5, 0.9, 1.2],)),
+    (sliced_tuple, ((0.3, -0.5, 0.9, np.array([1.2, -0.1])),)),
+    (sliced_mixed, ((np.array([0.4, -0.3]), 2, 0.7),)),
 ]
 
 
@@ -269,3 +289,9 @@ def test_a_loop_over_a_tuple_or_list_argument_is_unrolled():
     code = [ln for ln in s2sad.grad(mlp).source_for(params, x).splitlines()
             if not ln.strip().startswith("#")]
     assert not any(ln.strip().startswith("for ") for ln in code)
+
+
+@pytest.mark.parametrize("f, args", [c for c in CASES if c[0].__name__.startswith("sliced")],
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_slices_of_sequences_to_second_order(f, args):
+    assert s2sad.check_grads(f, args, order=2)
