@@ -73,6 +73,10 @@ _MEMO: dict = {}  # (fn, arg kinds, kwarg kinds) -> result kind
 # decided (see _decided): is_complex of a value of unknown dtype. Memoised only where every
 # operand's type is decided (the rule then reads the kinds alone)
 CONTEXTUAL: set = set()
+# primitives whose answer reads only the type and dtype of their one argument (is_complex,
+# is_sequence, is_none): the same for a batched value (vector mode) as for each of its
+# directions, so the batching pass calls them once on the batched value
+KIND_READERS: set = set()
 
 
 def _decided(arg_kinds, kwarg_kinds) -> bool:

@@ -18,7 +18,7 @@ import numpy as np
 from s2sad.ir import prims
 from s2sad.ir.prims import batch_loop
 from s2sad.ir.builder import Emitter, Namer
-from s2sad.ir.kinds import atom_kind
+from s2sad.ir.kinds import KIND_READERS, atom_kind
 from s2sad.ir.nodes import (
     Block,
     Call,
@@ -84,6 +84,16 @@ def _reads_shape(s: Call, batch) -> bool:
     return reader and len(s.args) == 1 and not s.kwargs and batch.is_b(s.args[0])
 
 
+def _reads_kind(s: Call) -> bool:
+    """A kind test (is_complex, ...) left to run time: one answer for every direction, read
+    off the batched value itself (run per direction, it gave an array of answers, and the
+    `if` of the rule that branched on it failed)."""
+    try:
+        return s.fn in KIND_READERS and len(s.args) == 1 and not s.kwargs
+    except TypeError:  # an unhashable callable
+        return False
+
+
 class BatchPass:
     def __init__(self, fn: Function, batched: set, n: int, kinds: dict):
         self.fn = fn
@@ -122,7 +132,8 @@ class BatchPass:
                         if self.is_b(args[1]):
                             self.batched.add(args[0])
                     elif any(self.is_b(a) for a in atoms_of(s)) and \
-                            fn is not prims.sweep_boundary and not _reads_shape(s, self):
+                            fn is not prims.sweep_boundary and not _reads_shape(s, self) \
+                            and not _reads_kind(s):
                         self.batched.add(t)
                 case If(then=then, orelse=orelse, outputs=outs):
                     self._scan(then)
@@ -177,7 +188,8 @@ class BatchPass:
     def stmt(self, s, em: Emitter):
         match s:
             case Call():
-                if any(self.is_b(a) for a in atoms_of(s)) and s.fn is not prims.sweep_boundary:
+                if any(self.is_b(a) for a in atoms_of(s)) and s.fn is not prims.sweep_boundary \
+                        and not _reads_kind(s):
                     self.call(s, em)
                 else:
                     em.add(s)
