@@ -281,12 +281,19 @@ def eigvalsh_vjp(g, a, UPLO="L"):
     return hermitian_part(conj_of(v) @ diag_matrix(g) @ mT(v))
 
 
+def thin_svd(a, full_matrices):
+    """0.0 where U and V^H are the thin factors (full_matrices=False or a square matrix);
+    the completed bases of a non-square matrix are refused (they are not unique)."""
+    return supported(not full_matrices or np.shape(a)[-1] == np.shape(a)[-2],
+                     "np.linalg.svd of a non-square matrix", "full_matrices", full_matrices)
+
+
 @defjvp(np.linalg.svd)
 def svd_jvp(a, full_matrices=True, compute_uv=True, hermitian=False, a_dot=0.0, ans=0.0):
     if not compute_uv:
         usv = np.linalg.svd(a, full_matrices=False)
         return real_diagonal(adj(usv[0]) @ a_dot @ adj(usv[2]))
-    u = ans[0]
+    u = ans[0] + thin_svd(a, full_matrices)
     s = ans[1]
     v = adj(ans[2])
     dp = adj(u) @ a_dot @ v  # U^H dA V
@@ -307,7 +314,7 @@ def svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     if not compute_uv:
         usv = np.linalg.svd(a, full_matrices=False)
         return conj_of(usv[0] @ diag_matrix(g) @ usv[2])
-    u = ans[0]
+    u = ans[0] + thin_svd(a, full_matrices)
     s = ans[1]
     vh = ans[2]
     v = adj(vh)
