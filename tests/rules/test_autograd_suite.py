@@ -1,0 +1,318 @@
+"""What autograd's per-area test files differentiate (linalg, binary ops, scalar ops, fft,
+scipy), re-expressed for s2sad: each function at seeded random float64 points away from kinks
+(well-conditioned or symmetric positive definite matrices where autograd builds them), the
+JVP and the VJP against central finite differences and against each other (dot-product test),
+second order (hvp / hessian against finite differences of a numerical gradient) for a
+representative subset, and a clear S2SADError for what s2sad does not differentiate.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import s2sad
+from tests.oracle import assert_close, numerical_grad, rng_for
+from tests.rules.test_issue13_regressions import check_both_modes
+
+R = np.random.default_rng(2011)
+
+
+def spd(n, rng=R):
+    """A symmetric positive definite n x n matrix, as autograd's rand_psd plus a shift."""
+    m = rng.standard_normal((n, n))
+    return m @ m.T + n * np.eye(n)
+
+
+def symmetrize(a):
+    """The symmetric matrix whose lower triangle is a's (autograd's symmetrize): functions of a
+    symmetric matrix are differentiated along symmetric perturbations."""
+    low = np.tril(a)
+    return (low + np.swapaxes(low, -1, -2)) / 2.0
+
+
+def richardson_grad(f, args, wrt, eps=1e-4):
+    """The central-difference gradient with Richardson extrapolation (error O(eps^4))."""
+    fine = numerical_grad(f, args, (wrt,), eps=eps)[0]
+    coarse = numerical_grad(f, args, (wrt,), eps=2.0 * eps)[0]
+    return (4.0 * np.asarray(fine) - np.asarray(coarse)) / 3.0
+
+
+def numerical_hvp(f, args, wrt, v, eps=1e-3):
+    """H v as the Richardson-extrapolated central difference, along v, of a numerical
+    gradient: independent of s2sad, accurate to about 1e-8 relative for these functions."""
+    def g(h):
+        moved = list(args)
+        moved[wrt] = args[wrt] + h * v
+        return richardson_grad(f, moved, wrt)
+
+    fine = (g(eps) - g(-eps)) / (2.0 * eps)
+    coarse = (g(2.0 * eps) - g(-2.0 * eps)) / (4.0 * eps)
+    return (4.0 * fine - coarse) / 3.0
+
+
+def check_second_order(f, args, wrt=0, rtol=1e-5, atol=1e-6):
+    """s2sad.hvp along a random direction against finite differences of a numerical gradient,
+    and s2sad.hessian applied to the same direction."""
+    rng = rng_for(f.__name__, "hvp")
+    x = args[wrt]
+    v = rng.standard_normal(np.shape(x)) if isinstance(x, np.ndarray) else float(rng.normal())
+    expected = numerical_hvp(f, args, wrt, v)
+    got = s2sad.hvp(f, wrt=wrt)(*args, v)
+    assert_close(got, expected, rtol=rtol, atol=atol, what="hvp", check_kind=False)
+    h = np.asarray(s2sad.hessian(f, wrt=wrt)(*args))
+    n = int(np.size(x))
+    applied = h.reshape(n, n) @ np.ravel(v)
+    assert_close(applied, np.ravel(expected), rtol=rtol, atol=atol, what="hessian @ v")
+
+
+# -- numpy.linalg (autograd's test_linalg.py) --------------------------------------------------
+
+def inv(a): return np.linalg.inv(a)
+def pinv(a): return np.linalg.pinv(a)
+def pinv_low_rank(x): return np.linalg.pinv(np.swapaxes(x, -1, -2) @ x)
+def solve(a, b): return np.linalg.solve(a, b)
+def solve_stacked_vector(a, b): return np.linalg.solve(a, b[..., None])[..., 0]
+def det(a): return np.linalg.det(a)
+def logdet(a):
+    sign, logabsdet = np.linalg.slogdet(a)
+    return logabsdet
+def slogdet_sum(a): return np.sum(np.linalg.slogdet(a)[1])
+def signed_det(a):
+    sign, logabsdet = np.linalg.slogdet(a)
+    return sign * np.exp(logabsdet)
+def norm(x): return np.linalg.norm(x)
+def norm_axes01(x): return np.linalg.norm(x, axis=(0, 1))
+def nuclear_norm(x): return np.linalg.norm(x, ord="nuc")
+def nuclear_norm_axes01(x): return np.linalg.norm(x, ord="nuc", axis=(0, 1))
+def norm_of_list(x): return np.linalg.norm([x, x + 2.0])
+def norm_of_tuple(x): return np.linalg.norm((x, x + 2.0))
+def eigh_lower(a):
+    w, v = np.linalg.eigh(symmetrize(a))
+    return w, v
+def eigh_upper(a):
+    w, v = np.linalg.eigh(symmetrize(a), "U")
+    return w, v
+def eigh_upper_keyword(a):
+    w, v = np.linalg.eigh(symmetrize(a), UPLO="U")
+    return w, v
+def eigvalsh_upper(a): return np.linalg.eigvalsh(symmetrize(a), UPLO="U")
+def cholesky(a): return np.linalg.cholesky(symmetrize(a))
+def cholesky_reparameterised(a, z): return np.linalg.norm(np.dot(np.linalg.cholesky(symmetrize(a)), z))
+def svd_thin(x):
+    u, s, vh = np.linalg.svd(x, full_matrices=False)
+    return u, s, vh
+def svd_square_full(x):
+    u, s, vh = np.linalg.svd(x)
+    return u, s, vh
+def svd_values(x): return np.linalg.svd(x, full_matrices=False, compute_uv=False)
+def svd_values_only(x): return np.linalg.svd(x, compute_uv=False)
+def eig_real_spectrum(a):
+    w, v = np.linalg.eig(a)
+    return np.abs(w), np.abs(v)
+def eig_complex_spectrum(a):
+    w, v = np.linalg.eig(a + 0j)
+    return np.real(w) + 2.0 * np.imag(w), np.abs(v)
+
+
+def well_conditioned(shape, shift):
+    return R.standard_normal(shape) + shift * np.eye(shape[-1])
+
+
+LINALG = [
+    ("inv", inv, lambda: [R.standard_normal((8, 8)) @ R.standard_normal((8, 8)) * 0.1
+                          + np.eye(8) * 3.0], None),
+    ("inv_3d", inv, lambda: [well_conditioned((4, 4, 4), 5.0)], None),
+    ("inv_4d", inv, lambda: [well_conditioned((3, 2, 4, 4), 5.0)], None),
+    ("solve_matrix_rhs", solve, lambda: [well_conditioned((8, 8), 10.0),
+                                         R.standard_normal((8, 7))], None),
+    ("solve_vector_rhs", solve, lambda: [well_conditioned((8, 8), 10.0),
+                                         R.standard_normal(8)], None),
+    ("solve_rhs_only", solve, lambda: [well_conditioned((6, 6), 4.0),
+                                       R.standard_normal((6, 5))], (1,)),
+    ("solve_stacked_vector", solve_stacked_vector,
+     lambda: [well_conditioned((5, 4, 4), 5.0), R.standard_normal((5, 4))], None),
+    ("solve_stacked_matrix", solve, lambda: [well_conditioned((5, 4, 4), 5.0),
+                                             R.standard_normal((5, 4, 6))], None),
+    ("solve_broadcast_rhs", solve, lambda: [well_conditioned((3, 4, 4), 5.0),
+                                            R.standard_normal((4, 2))], None),
+    ("det", det, lambda: [R.standard_normal((6, 6))], None),
+    ("det_3d", det, lambda: [R.standard_normal((3, 3, 3))], None),
+    ("slogdet", logdet, lambda: [R.standard_normal((6, 6))], None),
+    ("slogdet_negated", logdet, lambda: [-R.standard_normal((6, 6))], None),
+    ("slogdet_3d", slogdet_sum, lambda: [np.stack([spd(5) for _ in range(3)])], None),
+    ("slogdet_sign_times_det", signed_det, lambda: [R.standard_normal((4, 4))], None),
+    ("vector_2norm", norm, lambda: [R.standard_normal(6)], None),
+    ("frobenius", norm, lambda: [R.standard_normal((6, 5))], None),
+    ("frobenius_axes01", norm_axes01, lambda: [R.standard_normal((6, 5, 4))], None),
+    ("nuclear", nuclear_norm, lambda: [R.standard_normal((6, 5))], None),
+    ("nuclear_axes01", nuclear_norm_axes01, lambda: [R.standard_normal((6, 5, 4))], None),
+    ("norm_of_list", norm_of_list, lambda: [0.3], None),
+    ("norm_of_tuple", norm_of_tuple, lambda: [-0.7], None),
+    ("eigh_lower", eigh_lower, lambda: [spd(6)], None),
+    ("eigh_upper", eigh_upper, lambda: [spd(6)], None),
+    ("eigh_upper_keyword", eigh_upper_keyword, lambda: [spd(5)], None),
+    ("eigh_batched", eigh_lower,
+     lambda: [np.einsum("...ij,...kj->...ik", *[well_conditioned((2, 3, 6, 6), 10.0)] * 2)],
+     None),
+    ("eigh_batched_upper", eigh_upper,
+     lambda: [np.einsum("...ij,...kj->...ik", *[well_conditioned((2, 3, 6, 6), 10.0)] * 2)],
+     None),
+    ("eigvalsh_upper", eigvalsh_upper, lambda: [spd(5)], None),
+    ("cholesky", cholesky, lambda: [spd(6)], None),
+    ("cholesky_batched", cholesky, lambda: [np.stack([spd(6) for _ in range(3)])], None),
+    ("cholesky_reparameterised", cholesky_reparameterised,
+     lambda: [spd(6), R.standard_normal(6)], (0,)),
+    ("svd_wide", svd_thin, lambda: [R.standard_normal((3, 5))], None),
+    ("svd_wide_3d", svd_thin, lambda: [R.standard_normal((4, 3, 5))], None),
+    ("svd_square", svd_thin, lambda: [R.standard_normal((4, 4))], None),
+    ("svd_square_3d", svd_thin, lambda: [R.standard_normal((3, 4, 4))], None),
+    ("svd_square_full_matrices", svd_square_full, lambda: [R.standard_normal((4, 4))], None),
+    ("svd_tall", svd_thin, lambda: [R.standard_normal((5, 3))], None),
+    ("svd_tall_3d", svd_thin, lambda: [R.standard_normal((4, 5, 3))], None),
+    ("svd_values", svd_values, lambda: [R.standard_normal((5, 3))], None),
+    ("svd_values_3d", svd_values, lambda: [R.standard_normal((4, 5, 3))], None),
+    ("svd_values_full_matrices", svd_values_only, lambda: [R.standard_normal((3, 5))], None),
+    ("eig_real_spectrum", eig_real_spectrum,
+     lambda: [np.triu(R.standard_normal((5, 5)), 1) + np.diag(3.0 * np.arange(5.0))
+              + 0.05 * R.standard_normal((5, 5))], None),
+    ("eig_complex_spectrum", eig_complex_spectrum, lambda: [R.standard_normal((5, 5))], None),
+]
+for _n, _m in itertools.product((5,), range(2, 8)):
+    LINALG.append((f"pinv_{_n}x{_m}", pinv, lambda n=_n, m=_m: [R.standard_normal((n, m))],
+                   None))
+    LINALG.append((f"pinv_stacked_{_n}x{_m}", pinv,
+                   lambda n=_n, m=_m: [R.standard_normal((2, n, m))], None))
+    LINALG.append((f"pinv_low_rank_{_n}x{_m}", pinv_low_rank,
+                   lambda n=_n, m=_m: [R.standard_normal((n, m))], None))
+
+
+@pytest.mark.parametrize("f, make_args, wrt", [c[1:] for c in LINALG],
+                         ids=[c[0] for c in LINALG])
+def test_linalg_matches_finite_differences(f, make_args, wrt):
+    check_both_modes(f, make_args(), wrt=wrt, rtol=1e-4)
+
+
+def vector_norm_ord(x, ord): return np.linalg.norm(x, ord=ord)
+def norm_axis_keepdims(x, axis, keepdims): return np.linalg.norm(x, axis=axis, keepdims=keepdims)
+def matrix_norm_ord(x, ord): return np.linalg.norm(x, ord=ord)
+def matrix_norm_ord_axes(x, ord): return np.linalg.norm(x, ord, (2, 0), True)
+
+
+@pytest.mark.parametrize("ord", [1, 2, 3, 4, -1, -2, 0.5, 2.5, np.inf, -np.inf, 0, None])
+def test_vector_norm_orders(ord):
+    x = R.standard_normal(6)
+    x = x + 0.2 * np.sign(x)
+
+    def f(x): return vector_norm_ord(x, ord)
+    check_both_modes(f, [x], rtol=1e-4, salt=str(ord))
+
+
+def test_a_function_whose_name_is_no_python_name():
+    # a __name__ set by hand (or by a decorator) to a string that is not an identifier was
+    # used as the name of the generated function: a SyntaxError inside the compiler
+    def scaled(x): return 3.0 * np.sin(x)
+    scaled.__name__ = "vector_norm_-1 (ord=0.5)"
+    check_both_modes(scaled, [R.standard_normal(3)])
+    assert "def scaled_vjp(" in s2sad.vjp(scaled).source_for(np.ones(3))
+
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, (0, 2), (1, 2), (2, 0)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_norm_over_axes(axis, keepdims):
+    def f(x): return norm_axis_keepdims(x, axis, keepdims)
+    check_both_modes(f, [R.standard_normal((6, 5, 4))], rtol=1e-4, salt=f"{axis}{keepdims}")
+
+
+@pytest.mark.parametrize("ord", ["fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf])
+def test_matrix_norm_orders(ord):
+    # distinct column / row sums and singular values: away from the kinks of these norms
+    x = R.standard_normal((5, 4)) + 0.3 * np.outer(np.arange(1.0, 6.0), np.arange(1.0, 5.0))
+
+    def f(x): return matrix_norm_ord(x, ord)
+    check_both_modes(f, [x], rtol=1e-4, salt=str(ord))
+
+    def g(x): return matrix_norm_ord_axes(x, ord)
+    check_both_modes(g, [np.stack([x, x[::-1] * 0.7], axis=1)], rtol=1e-4, salt=str(ord))
+
+
+def matrix_power(a, n): return np.linalg.matrix_power(a, n)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, -1, -2])
+def test_matrix_power(n):
+    def f(a): return matrix_power(a, n)
+    a = well_conditioned((2, 4, 4), 3.0) * 0.5
+    check_both_modes(f, [a], rtol=1e-4, salt=str(n))
+
+
+def test_eigh_differentiates_along_symmetric_perturbations():
+    # s2sad's convention (JAX's): eigh's cotangent is symmetric, whatever triangle NumPy reads;
+    # autograd's instead gives the derivative in the triangle read. Both agree along symmetric
+    # perturbations, which is what finite differences of eigh_lower measure.
+    a = spd(5)
+
+    def eigenvalue_sum(a): return np.sum(np.linalg.eigh(a)[0] * np.arange(1.0, 6.0))
+    g = s2sad.grad(eigenvalue_sum)(a)
+    assert np.allclose(g, g.T)
+    w, v = np.linalg.eigh(a)
+    assert np.allclose(g, (v * np.arange(1.0, 6.0)) @ v.T)  # sum_k c_k v_k v_k^T
+
+
+def svd_full_wide(x):
+    u, s, vh = np.linalg.svd(x)
+    return u, s, vh
+
+
+def test_svd_with_full_matrices_of_a_non_square_matrix_is_refused():
+    with pytest.raises(s2sad.S2SADError) as err:
+        s2sad.vjp(svd_full_wide)(R.standard_normal((3, 5)))
+    assert err.value.lineno is not None and "full_matrices" in str(err.value)
+
+
+SECOND_ORDER_LINALG = [
+    (logdet, lambda: [well_conditioned((4, 4), 4.0)]),
+    (det, lambda: [R.standard_normal((3, 3))]),
+    (norm, lambda: [R.standard_normal((3, 4))]),
+    (nuclear_norm, lambda: [R.standard_normal((4, 3))]),
+]
+
+
+def inv_trace(a): return np.trace(np.linalg.inv(a) @ a.T)
+def solve_quadratic(a, b): return np.sum(np.linalg.solve(a, b) ** 2)
+def cholesky_logdet(a): return 2.0 * np.sum(np.log(np.diagonal(np.linalg.cholesky(symmetrize(a)))))
+def eigh_top(a): return np.linalg.eigh(symmetrize(a))[0][-1] + np.sum(np.linalg.eigh(symmetrize(a))[1][:, -1] ** 4)
+def svd_energy(x): return np.sum(np.linalg.svd(x, full_matrices=False, compute_uv=False) ** 3)
+def pinv_sum(x): return np.sum(np.linalg.pinv(x) ** 2)
+def power_trace(a): return np.trace(np.linalg.matrix_power(a, 3))
+
+
+SECOND_ORDER_LINALG += [
+    (inv_trace, lambda: [well_conditioned((4, 4), 4.0)]),
+    (solve_quadratic, lambda: [well_conditioned((4, 4), 4.0), R.standard_normal(4)]),
+    (cholesky_logdet, lambda: [spd(4)]),
+    (eigh_top, lambda: [spd(4)]),
+    (svd_energy, lambda: [R.standard_normal((4, 3))]),
+    (pinv_sum, lambda: [R.standard_normal((4, 3))]),
+    (power_trace, lambda: [R.standard_normal((3, 3))]),
+]
+
+
+def test_hessian_through_a_rule_that_tests_for_complex_values():
+    # jacfwd of a gradient whose rules call is_complex on a tangent (pinv's and svd's use
+    # adj / conj_of): the batching pass ran the kind test once per direction and the rule's
+    # `if` got an array of booleans (ValueError: truth value of an array is ambiguous)
+    x = R.standard_normal((4, 3))
+    h = s2sad.hessian(pinv_sum)(x).reshape(12, 12)
+    v = R.standard_normal((4, 3))
+    assert_close(h @ v.ravel(), np.ravel(numerical_hvp(pinv_sum, [x], 0, v)), rtol=1e-5,
+                 atol=1e-6)
+
+
+@pytest.mark.parametrize("f, make_args", SECOND_ORDER_LINALG,
+                         ids=[f.__name__ for f, _ in SECOND_ORDER_LINALG])
+def test_linalg_second_order(f, make_args):
+    check_second_order(f, make_args())
