@@ -51,8 +51,10 @@ def _opaque_call(fn) -> bool:
 
 
 def _is_elementwise_ufunc(fn) -> bool:
-    """A plain ufunc (np.sin, np.add), not a generalised one like np.matmul."""
-    return isinstance(fn, np.ufunc) and fn.signature is None
+    """A plain ufunc (np.sin, np.add) with one result: not a generalised one like np.matmul,
+    nor one returning a tuple (np.divmod, np.modf, np.frexp), whose kind was taken for one
+    array (the cotangent of the pair became one zero array, filled item by item)."""
+    return isinstance(fn, np.ufunc) and fn.signature is None and fn.nout == 1
 
 
 DATA_DEPENDENT = {np.nonzero, np.flatnonzero, np.argwhere, np.unique, np.extract,

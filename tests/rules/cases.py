@@ -180,6 +180,12 @@ def op_truediv(x, y): return x / y
 def op_pow(x, y): return x ** y
 def op_mod(x, y): return x % y
 def builtin_pow(x, y): return pow(x, y)
+def np_divmod(x, y):
+    q, r = np.divmod(x, y)
+    return q * 0.5 + r
+def builtin_divmod(x, y):
+    q, r = divmod(x, y)
+    return r * q
 
 
 def _ties_apart(rng, shape):
@@ -200,6 +206,8 @@ BINARY = [
     (op_truediv, real, real), (op_pow, pos, real),
     (op_mod, lambda r, s: pos(r, s, 2.3, 2.9), lambda r, s: pos(r, s, 1.0, 1.1)),
     (builtin_pow, pos, real),
+    (np_divmod, lambda r, s: pos(r, s, 2.3, 2.9), lambda r, s: pos(r, s, 1.0, 1.1)),
+    (builtin_divmod, lambda r, s: pos(r, s, 2.3, 2.9), lambda r, s: pos(r, s, 1.0, 1.1)),
 ]
 for _fn, _dx, _dy in BINARY:
     for _sx, _sy in BINARY_SHAPES:

@@ -1187,6 +1187,8 @@ SPECS = {
     np.remainder: st.one_of(binary("np.mod({0}, {1})", REAL, POS),
                             binary("np.remainder({0}, {1})", REAL, POS)),
     np.fmod: binary("np.fmod({0}, {1})", REAL, POS),
+    np.divmod: binary("np.divmod({0}, {1})", REAL, POS),
+    divmod: binary("divmod({0}, {1})", REAL, POS),
     np.copysign: binary("np.copysign({0}, {1})", REAL, NONZERO),
     np.where: custom(_where),
     # reductions and scans

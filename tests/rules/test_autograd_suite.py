@@ -316,3 +316,126 @@ def test_hessian_through_a_rule_that_tests_for_complex_values():
                          ids=[f.__name__ for f, _ in SECOND_ORDER_LINALG])
 def test_linalg_second_order(f, make_args):
     check_second_order(f, make_args())
+
+
+# -- binary operations (autograd's test_binary_ops.py) ----------------------------------------
+
+def pair_values():
+    """autograd's argument pairs: a number, a vector, a matrix and a one-row matrix, each
+    with each (16 pairs, every broadcasting combination of these shapes)."""
+    rng = np.random.default_rng(7)
+    values = {"scalar": 2.0, "vector": rng.standard_normal(4), "matrix": rng.standard_normal((3, 4)),
+              "row": rng.standard_normal((1, 4))}
+    return [((a, values[a]), (b, values[b])) for a, b in itertools.product(values, values)]
+
+
+PAIRS = pair_values()
+PAIR_IDS = [f"{a}-{b}" for (a, _), (b, _) in PAIRS]
+
+
+def gap_from_zero(x):
+    return np.sqrt(x ** 2 + 0.5)
+
+
+def mul(x, y): return x * y
+def add(x, y): return x + y
+def sub(x, y): return x - y
+def div(x, y): return x / y
+def mod(x, y): return x % y
+def pow_(x, y): return x ** y
+def arctan2(x, y): return np.arctan2(x, y)
+def hypot(x, y): return np.hypot(x, y)
+def np_mod(x, y): return np.mod(x, y)
+def remainder(x, y): return np.remainder(x, y)
+def fmod(x, y): return np.fmod(x, y)
+def divmod_parts(x, y):
+    q, r = divmod(x, y)
+    return r * 1.5 + q
+def np_divmod_parts(x, y):
+    q, r = np.divmod(x, y)
+    return r * 1.5 + q
+def logaddexp(x, y): return np.logaddexp(x, y)
+def logaddexp2(x, y): return np.logaddexp2(x, y)
+def maximum(x, y): return np.maximum(x, y)
+def fmin(x, y): return np.fmin(x, y)
+def copysign(x, y): return np.copysign(x, y)
+def np_power(x, y): return np.power(x, y)
+def float_power(x, y): return np.float_power(x, y)
+def true_divide(x, y): return np.true_divide(x, y)
+
+
+def away_from_multiples(x, y, margin=0.05):
+    """x moved so that x / y keeps `margin` from every integer (kinks of mod, fmod, divmod)."""
+    q = np.asarray(x / y)
+    frac = q - np.floor(q)
+    shift = np.where(frac < margin, margin, np.where(frac > 1.0 - margin, -margin, 0.0))
+    out = x + shift * y
+    return float(out) if np.ndim(out) == 0 and not isinstance(x, np.ndarray) else out
+
+
+BINARY = [mul, add, sub, div, mod, np_mod, remainder, fmod, divmod_parts, np_divmod_parts,
+          pow_, np_power, float_power, arctan2, hypot, logaddexp, logaddexp2, maximum, fmin,
+          copysign, true_divide]
+
+
+def binary_args(f, x, y):
+    if f in (div, true_divide):
+        return gap_from_zero(x), gap_from_zero(y)
+    if f in (mod, np_mod, remainder, fmod, divmod_parts, np_divmod_parts):
+        x, y = gap_from_zero(x), gap_from_zero(y)
+        if f is fmod:
+            y = -y  # fmod keeps x's sign: a negative divisor checks the other branch
+        return away_from_multiples(x, y), y
+    if f in (pow_, np_power, float_power):
+        return np.abs(x) + 1.1, y
+    if f in (maximum, fmin):
+        return x, np.asarray(y) + 0.3 if isinstance(y, np.ndarray) else y + 0.3
+    if f is copysign:
+        return x, y + 0.25 * np.sign(y)
+    return x, y
+
+
+@pytest.mark.parametrize("f", BINARY, ids=[f.__name__ for f in BINARY])
+@pytest.mark.parametrize("pair", PAIRS, ids=PAIR_IDS)
+def test_binary_operation_of_every_shape_pair(f, pair):
+    (_, x), (_, y) = pair
+    x, y = binary_args(f, x, y)
+    check_both_modes(f, [x, y], rtol=1e-5, salt="binary")
+
+
+@pytest.mark.parametrize("f", [mul, div, pow_, arctan2, hypot, mod, logaddexp],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("pair", [PAIRS[0], PAIRS[5], PAIRS[7], PAIRS[10]],
+                         ids=[PAIR_IDS[0], PAIR_IDS[5], PAIR_IDS[7], PAIR_IDS[10]])
+def test_binary_operation_second_order(f, pair):
+    (_, x), (_, y) = pair
+    x, y = binary_args(f, x, y)
+    if f in (arctan2, hypot):  # away from the origin, where their curvature blows up
+        x = gap_from_zero(x)
+
+    def total(x, y): return np.sum(f(x, y) * np.cos(x + y))
+    total.__name__ = f"total_{f.__name__}"
+    for wrt in (0, 1):
+        if isinstance([x, y][wrt], float):
+            continue
+        check_second_order(total, [x, y], wrt=wrt, rtol=1e-5, atol=1e-6)
+
+
+def lt_self(x, y): return np.sum(x < x) + 0.0
+def le(x, y): return np.sum(x <= y) + 0.0
+def gt(x, y): return np.sum(x > y) + 0.0
+def ge(x, y): return np.sum(x >= y) + 0.0
+def eq(x, y): return np.sum(x == y) + 0.0
+def ne(x, y): return np.sum(x != y) + 0.0
+
+
+@pytest.mark.parametrize("f", [lt_self, le, gt, ge, eq, ne], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("pair", PAIRS, ids=PAIR_IDS)
+def test_comparisons_have_zero_gradient_and_keep_their_value(f, pair):
+    (_, x), (_, y) = pair
+    value, (x_bar, y_bar) = s2sad.value_and_grad(f, wrt=(0, 1))(x, y)
+    assert value == f(x, y)
+    assert np.shape(x_bar) == np.shape(x) and np.shape(y_bar) == np.shape(y)
+    assert np.all(np.asarray(x_bar) == 0.0) and np.all(np.asarray(y_bar) == 0.0)
+    _, t = s2sad.jvp(f)(x, y, x, y)
+    assert t == 0.0
