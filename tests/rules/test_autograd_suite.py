@@ -439,3 +439,109 @@ def test_comparisons_have_zero_gradient_and_keep_their_value(f, pair):
     assert np.all(np.asarray(x_bar) == 0.0) and np.all(np.asarray(y_bar) == 0.0)
     _, t = s2sad.jvp(f)(x, y, x, y)
     assert t == 0.0
+
+
+# -- scalar operations (autograd's test_scalar_ops.py) ----------------------------------------
+
+def s_abs(x): return 3.0 * np.abs(x)
+def s_absolute(x): return 3.0 * np.absolute(x)
+def s_sin(x): return 3.0 * np.sin(x)
+def s_sign(x): return 3.0 * np.sign(x) + x
+def s_exp(x): return 3.0 * np.exp(x)
+def s_log(x): return 3.0 * np.log(x)
+def s_log2(x): return 3.0 * np.log2(x)
+def s_log10(x): return 3.0 * np.log10(x)
+def s_log1p(x): return 3.0 * np.log1p(x)
+def s_expm1(x): return 3.0 * np.expm1(x)
+def s_exp2(x): return 3.0 * np.exp2(x)
+def s_neg(x): return 3.0 * -x
+def s_cos(x): return 3.0 * np.cos(x)
+def s_tan(x): return 3.0 * np.tan(x)
+def s_cosh(x): return 3.0 * np.cosh(x)
+def s_sinh(x): return 3.0 * np.sinh(x)
+def s_tanh(x): return 3.0 * np.tanh(x)
+def s_arccos(x): return 3.0 * np.arccos(x)
+def s_arcsin(x): return 3.0 * np.arcsin(x)
+def s_arctan(x): return 3.0 * np.arctan(x)
+def s_arccosh(x): return 3.0 * np.arccosh(x)
+def s_arcsinh(x): return 3.0 * np.arcsinh(x)
+def s_arctanh(x): return 3.0 * np.arctanh(x)
+def s_sqrt(x): return 3.0 * np.sqrt(x)
+def s_cbrt(x): return 3.0 * np.cbrt(x)
+def s_square(x): return 3.0 * np.square(x)
+def s_reciprocal(x): return np.reciprocal(x)
+def s_negative(x): return np.negative(x)
+def s_rad2deg(x): return 3.0 * np.rad2deg(x)
+def s_deg2rad(x): return 3.0 * np.deg2rad(x)
+def s_radians(x): return 3.0 * np.radians(x)
+def s_degrees(x): return 3.0 * np.degrees(x)
+def s_sinc(x): return 3.0 * np.sinc(x)
+def s_cube(x): return x ** 3
+def s_cube_float(x): return x ** 3.0
+def s_power_int(x): return np.power(x, 2)
+def s_power_negative_int(x): return np.power(x, -3)
+def s_power_negative_float(x): return x ** -2.0
+def s_float_power_int(x): return np.float_power(x, 3.0)
+def s_builtin_pow(x): return pow(x, 4)
+
+
+SCALAR = [
+    (s_abs, [1.1, -1.1]), (s_absolute, [1.1, -1.1]), (s_sin, [0.3, -1.4]),
+    (s_sign, [1.1, -1.1]), (s_exp, [0.5, -0.7]), (s_log, [0.4, 2.5]), (s_log2, [0.4, 2.5]),
+    (s_log10, [0.4, 2.5]), (s_log1p, [0.4, 2.5]), (s_expm1, [0.4, -1.5]), (s_exp2, [0.4, -1.5]),
+    (s_neg, [0.7]), (s_cos, [0.3, -1.4]), (s_tan, [0.3, -1.1]), (s_cosh, [0.3, -1.4]),
+    (s_sinh, [0.3, -1.4]), (s_tanh, [0.3, -1.4]), (s_arccos, [0.1, -0.6]),
+    (s_arcsin, [0.1, -0.6]), (s_arctan, [0.2, -3.0]), (s_arccosh, [1.2, 3.5]),
+    (s_arcsinh, [0.4, -2.0]), (s_arctanh, [0.2, -0.7]), (s_sqrt, [0.3, 7.0]),
+    (s_cbrt, [0.3, -2.0]), (s_square, [0.3, -2.0]), (s_reciprocal, [0.6, -1.7]),
+    (s_negative, [0.6]), (s_rad2deg, [2.0]), (s_deg2rad, [7.0]), (s_radians, [7.0]),
+    (s_degrees, [2.0]), (s_sinc, [0.37, 4.2, -2.6]), (s_cube, [-1.3, 0.8]),
+    (s_cube_float, [-1.3, 0.8]), (s_power_int, [-1.3, 0.8]), (s_power_negative_int, [-1.3, 0.8]),
+    (s_power_negative_float, [-1.3, 0.8]), (s_float_power_int, [-1.3, 0.8]),
+    (s_builtin_pow, [-1.3, 0.8]),
+]
+SCALAR_CASES = [(f, x) for f, xs in SCALAR for x in xs]
+SCALAR_IDS = [f"{f.__name__}({x})" for f, x in SCALAR_CASES]
+
+
+@pytest.mark.parametrize("f, x", SCALAR_CASES, ids=SCALAR_IDS)
+def test_scalar_operation(f, x):
+    check_both_modes(f, [x], salt=str(x))
+    g = s2sad.grad(f)(x)
+    assert isinstance(g, float), "the gradient of a float function of a float is a float"
+    check_second_order(f, [x], rtol=1e-6, atol=1e-5)
+    # on a 1-d array too: the same numbers elementwise
+    xs = np.array([x, x * 0.9])
+    check_both_modes(f, [xs], salt=f"array{x}")
+
+
+def test_kinks_take_the_values_autograd_gives():
+    # |x| at 0: the subgradient 0 (autograd's check at 0 is first order only)
+    assert s2sad.grad(s_abs)(0.0) == 0.0
+    # x ** 0: derivative 0 at x = 0, and second derivative 0 (autograd issue #116)
+    def power_zero(x): return np.power(x, 0.0)
+    assert s2sad.grad(power_zero)(0.0) == 0.0
+    assert s2sad.grad(s2sad.grad(power_zero))(0.0) == 0.0
+    # sinc at 0: derivative 0 (sinc is even), second derivative -pi^2 / 3
+    assert s2sad.grad(np.sinc)(0.0) == pytest.approx(0.0, abs=1e-12)
+    assert s2sad.grad(s2sad.grad(np.sinc))(0.0) == pytest.approx(-np.pi ** 2 / 3, rel=1e-6)
+
+
+def power_base_zero(y): return np.power(0.0, y)
+def power_base(x, y): return np.power(x, y)
+
+
+def test_power_of_zero_to_a_positive_exponent():
+    # 0 ** y = 0 for every y > 0: derivative 0 in y (log 0 = -inf must not leak as nan)
+    y = 0.7 ** 2
+    check_both_modes(power_base_zero, [y])
+    assert s2sad.grad(power_base_zero)(y) == 0.0
+    check_second_order(power_base_zero, [y])
+
+
+def test_power_arguments_as_autograd_draws_them():
+    rng = rng_for("power_args")
+    x, y = rng.standard_normal() ** 2 + 1.0, rng.random() ** 2 + 1.0
+    check_both_modes(power_base, [x, y])
+    check_second_order(power_base, [x, y], wrt=0)
+    check_second_order(power_base, [x, y], wrt=1)
