@@ -907,6 +907,11 @@ if sc is not None:
     def sc_logit(p): return sc.logit(p) + sc.erfinv(p)
     def sc_gammas(x): return sc.gammaln(x) + sc.gamma(x) + sc.digamma(x) + sc.polygamma(1, x)
     def sc_xlogy(x, y): return sc.xlogy(x, y) + sc.xlog1py(x, y)
+    def sc_gamma_family(x): return sc.rgamma(x) + sc.betaln(x, 1.5) * sc.beta(2.0, x) + sc.multigammaln(x + 2.0, 2)
+    def sc_incomplete(x): return sc.gammainc(1.5, x) - sc.gammaincc(0.5, x) + sc.betainc(2.0, 1.5, x / 4.0)
+    def sc_bessel(x): return sc.j0(x) + sc.j1(x) + sc.y0(x) + sc.y1(x) + sc.jv(1.5, x) + sc.yv(2.0, x) + sc.yn(1, x)
+    def sc_bessel_i(x): return sc.i0(x) + sc.i1(x) + sc.i0e(x) + sc.i1e(x) + sc.iv(2.5, x) + sc.ive(1.0, x)
+    def sc_erfcinv(p): return sc.erfcinv(p)
 
     for _fn, _make in [
             (sc_logsumexp, lambda rng: [real(rng, (3, 4))]),
@@ -916,7 +921,12 @@ if sc is not None:
             (sc_sigmoids, lambda rng: [real(rng, (3,))]),
             (sc_logit, lambda rng: [pos(rng, (3,), 0.2, 0.8)]),
             (sc_gammas, lambda rng: [pos(rng, (3,))]),
-            (sc_xlogy, lambda rng: [real(rng, (3,)), pos(rng, (3,))])]:
+            (sc_xlogy, lambda rng: [real(rng, (3,)), pos(rng, (3,))]),
+            (sc_gamma_family, lambda rng: [pos(rng, (3,))]),
+            (sc_incomplete, lambda rng: [pos(rng, (3,), 0.5, 3.0)]),
+            (sc_bessel, lambda rng: [pos(rng, (3,), 0.5, 6.0)]),
+            (sc_bessel_i, lambda rng: [pos(rng, (3,), 0.5, 6.0)]),
+            (sc_erfcinv, lambda rng: [pos(rng, (3,), 0.2, 1.8)])]:
         add(_fn, _make, second_order=True, family="scipy")
 
 NAN_TO_NUM_BOOL = ("the generated JVP of nan_to_num has a boolean output entry, which the "

@@ -1498,6 +1498,27 @@ def _polygamma(draw):
     return Example(f"sc.polygamma({n}, a0)", (draw(values(draw(shapes(0, 2)), POS)),), (0,))
 
 
+def _with_order(name, orders, dom=POS):
+    """`sc.<name>(order, a0)`: differentiated in a0, the order a number drawn from `orders`."""
+    def draw_order(draw):
+        v = draw(st.sampled_from(orders))
+        return Example(f"sc.{name}({v}, a0)", (draw(values(draw(shapes(0, 2)), dom)),), (0,),
+                       rtol=1e-4)
+    return draw_order
+
+
+def _betainc(draw):
+    a, b = draw(st.sampled_from([(0.5, 2.0), (2.0, 3.5), (1.5, 1.5)]))
+    return Example(f"sc.betainc({a}, {b}, a0)", (draw(values(draw(shapes(0, 2)), OPEN01)),),
+                   (0,), rtol=1e-4)
+
+
+def _multigammaln(draw):
+    d = draw(st.integers(1, 3))
+    return Example(f"sc.multigammaln(a0, {d})", (draw(values((), ABOVE1, scalar=True)) + d,),
+                   (0,))
+
+
 def _item(draw):
     shape = draw(st.sampled_from([(), (1,), (1, 1)]))
     return Example("a0.item() * a0", (draw(values(shape, REAL, scalar=False)),), (0,))
@@ -1517,6 +1538,23 @@ if sc is not None:
         sc.digamma: unary("sc.digamma({0})", POS), sc.polygamma: custom(_polygamma),
         sc.xlogy: binary("sc.xlogy({0}, {1})", REAL, POS),
         sc.xlog1py: binary("sc.xlog1py({0}, {1})", REAL, POS),
+        sc.erfcinv: unary("sc.erfcinv({0})", Domain(((0.1, 1.9),), (1.0, 0.5))),
+        sc.rgamma: unary("sc.rgamma({0})", POS),
+        sc.beta: binary("sc.beta({0}, {1})", POS, POS),
+        sc.betaln: binary("sc.betaln({0}, {1})", POS, POS),
+        sc.gammainc: custom(_with_order("gammainc", [0.5, 2.5])),
+        sc.gammaincc: custom(_with_order("gammaincc", [0.5, 2.5])),
+        sc.betainc: custom(_betainc),
+        sc.j0: unary("sc.j0({0})"), sc.j1: unary("sc.j1({0})"),
+        sc.y0: unary("sc.y0({0})", POS), sc.y1: unary("sc.y1({0})", POS),
+        sc.jv: custom(_with_order("jv", [0, 1.5, 2, 3])),
+        sc.yv: custom(_with_order("yv", [0, 0.5, 2])),
+        sc.yn: custom(_with_order("yn", [0, 1, 2])),
+        sc.i0: unary("sc.i0({0})"), sc.i1: unary("sc.i1({0})"),
+        sc.i0e: unary("sc.i0e({0})", NONZERO), sc.i1e: unary("sc.i1e({0})", NONZERO),
+        sc.iv: custom(_with_order("iv", [0, 1.5, 2, 7])),
+        sc.ive: custom(_with_order("ive", [0, 1.5, 2, 7])),
+        sc.multigammaln: custom(_multigammaln),
     })
 
 

@@ -648,3 +648,172 @@ def test_hermitian_transforms():
             check_both_modes(f, [x])
         except s2sad.S2SADError as err:
             assert type(err).__name__ == "MissingRuleError" and err.lineno is not None
+
+
+# -- scipy (autograd's test_scipy.py) ---------------------------------------------------------
+
+sc = pytest.importorskip("scipy.special")
+stats = pytest.importorskip("scipy.stats")
+
+
+def sp_beta(a, b): return sc.beta(a, b)
+def sp_betaln(a, b): return sc.betaln(a, b)
+def sp_betainc(x): return sc.betainc(np.array([1.5, 2.0, 3.1, 0.7]), 2.5, x)
+def sp_gammainc(x): return sc.gammainc(1.0, x)
+def sp_gammaincc(x): return sc.gammaincc(1.0, x)
+def sp_polygamma(x): return sc.polygamma(0, x)
+def sp_jn(x): return sc.jn(2, x)
+def sp_yn(x): return sc.yn(2, x)
+def sp_iv(x): return sc.iv(np.array([1.0, 13.0, 27.0, 49.0]), x)
+def sp_ive(x): return sc.ive(np.array([1.0, 13.0, 27.0, 49.0]), x)
+def sp_multigammaln(a): return sc.multigammaln(a, 3)
+def sp_gammasgn(x): return sc.gammasgn(x) * x
+
+
+def unary_special(name):
+    def f(x): return getattr(sc, name)(x)
+    return f
+
+
+SPECIAL_UNARY = [("psi", 0.3, 2.0), ("digamma", 0.3, 2.0), ("gamma", 0.3, 2.0),
+                 ("gammaln", 0.3, 2.0), ("rgamma", 0.3, 2.0), ("j0", 0.2, 20.0),
+                 ("j1", 0.2, 20.0), ("y0", 0.2, 20.0), ("y1", 0.2, 20.0), ("i0", 0.2, 20.0),
+                 ("i1", 0.2, 20.0), ("i0e", 0.2, 20.0), ("i1e", 0.2, 20.0),
+                 ("erf", -3.0, 3.0), ("erfc", -3.0, 3.0), ("erfinv", -0.95, 0.95),
+                 ("erfcinv", 0.05, 1.95), ("logit", 0.1, 0.9), ("expit", -4.05, 4.95)]
+
+
+@pytest.mark.parametrize("name, lo, hi", SPECIAL_UNARY, ids=[n for n, _, _ in SPECIAL_UNARY])
+def test_scipy_special_unary(name, lo, hi):
+    x = rng_for(name).uniform(lo, hi, 5)
+    f = SPECIAL_FUNCTIONS[name]
+    check_both_modes(f, [x], rtol=1e-5, salt=name)
+
+    def weighted(x): return np.sum(f(x) * np.cos(x))
+    # (on a narrower range: a sum of values up to 4e7 (i0(20)) leaves too little precision
+    # for finite differences of finite differences)
+    check_second_order(weighted, [rng_for(name, "2").uniform(lo, min(hi, 5.0), 5)],
+                       rtol=1e-5, atol=1e-6)
+
+
+def sp_psi(x): return sc.psi(x)
+def sp_digamma(x): return sc.digamma(x)
+def sp_gamma(x): return sc.gamma(x)
+def sp_gammaln(x): return sc.gammaln(x)
+def sp_rgamma(x): return sc.rgamma(x)
+def sp_j0(x): return sc.j0(x)
+def sp_j1(x): return sc.j1(x)
+def sp_y0(x): return sc.y0(x)
+def sp_y1(x): return sc.y1(x)
+def sp_i0(x): return sc.i0(x)
+def sp_i1(x): return sc.i1(x)
+def sp_i0e(x): return sc.i0e(x)
+def sp_i1e(x): return sc.i1e(x)
+def sp_erf(x): return sc.erf(x)
+def sp_erfc(x): return sc.erfc(x)
+def sp_erfinv(x): return sc.erfinv(x)
+def sp_erfcinv(x): return sc.erfcinv(x)
+def sp_logit(x): return sc.logit(x)
+def sp_expit(x): return sc.expit(x)
+
+
+SPECIAL_FUNCTIONS = {f.__name__[3:]: f for f in (
+    sp_psi, sp_digamma, sp_gamma, sp_gammaln, sp_rgamma, sp_j0, sp_j1, sp_y0, sp_y1, sp_i0,
+    sp_i1, sp_i0e, sp_i1e, sp_erf, sp_erfc, sp_erfinv, sp_erfcinv, sp_logit, sp_expit)}
+
+
+def positive4(seed): return rng_for("scipy", seed).standard_normal(4) ** 2 + 1.1
+
+
+SPECIAL_OTHER = [
+    (sp_beta, lambda: [positive4("a"), positive4("b")]),
+    (sp_betaln, lambda: [positive4("a"), positive4("b")]),
+    (sp_betainc, lambda: [rng_for("betainc").uniform(0.05, 0.95, 4)]),
+    (sp_gammainc, lambda: [positive4("x") + 0.2]),
+    (sp_gammaincc, lambda: [positive4("x") + 0.2]),
+    (sp_polygamma, lambda: [positive4("x") + 0.2]),
+    (sp_jn, lambda: [positive4("x") + 0.2]),
+    (sp_yn, lambda: [positive4("x") + 0.2]),
+    (sp_iv, lambda: [positive4("x") + 0.2]),
+    (sp_ive, lambda: [positive4("x") + 0.2]),
+    (sp_multigammaln, lambda: [rng_for("mgl").uniform(4.0, 5.0, (2, 3))]),
+    (sp_multigammaln, lambda: [4.3]),
+    (sp_gammasgn, lambda: [rng_for("gsgn").uniform(0.3, 2.0, 4) * np.array([1, -1, 1, -1])
+                           + np.array([0, -0.5, 0, -2.0])]),
+]
+
+
+@pytest.mark.parametrize("f, make_args", SPECIAL_OTHER,
+                         ids=[f"{f.__name__}{k}" for k, (f, _) in enumerate(SPECIAL_OTHER)])
+def test_scipy_special_functions_of_two_arguments(f, make_args):
+    args = make_args()
+    check_both_modes(f, args, rtol=1e-5)
+    if len(args) == 1:
+        def weighted(x): return np.sum(f(x) * np.cos(x))
+        check_second_order(weighted, args, rtol=1e-5, atol=1e-6)
+    else:
+        def weighted2(a, b): return np.sum(f(a, b) * np.cos(a))
+        check_second_order(weighted2, args, wrt=0, rtol=1e-5, atol=1e-6)
+        check_second_order(weighted2, args, wrt=1, rtol=1e-5, atol=1e-6)
+
+
+def lse(x, axis, keepdims): return sc.logsumexp(x, axis=axis, keepdims=keepdims)
+def lse_b(x, b, axis, keepdims): return sc.logsumexp(x, axis=axis, b=b, keepdims=keepdims)
+
+
+@pytest.mark.parametrize("shape, axis", [((1,), None), ((1,), 0), ((4,), None), ((4,), 0),
+                                         ((3, 4), None), ((3, 4), 0), ((3, 4), 1),
+                                         ((4, 5, 6), 1), ((1, 5), 1), ((2, 3, 4), (0, 2))])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_logsumexp(shape, axis, keepdims, weighted):
+    rng = rng_for("lse", f"{shape}{axis}{keepdims}{weighted}")
+    x = rng.standard_normal(shape)
+    if weighted:
+        b = np.exp(rng.standard_normal(shape))
+
+        def f(x, b): return lse_b(x, b, axis, keepdims)
+        check_both_modes(f, [x, b], salt=f"{shape}{axis}{keepdims}")
+    else:
+        def f(x): return lse(x, axis, keepdims)
+        check_both_modes(f, [x], salt=f"{shape}{axis}{keepdims}")
+
+
+def lse_rows_keepdims(a): return sc.logsumexp(a, axis=1, keepdims=True)
+
+
+def test_logsumexp_second_order():
+    x = rng_for("lse2").standard_normal((1, 5))
+
+    def total(a): return np.sum(lse_rows_keepdims(a) ** 2)
+    check_second_order(total, [x])
+
+
+def norm_logpdf(x, loc, scale): return stats.norm.logpdf(x, loc, scale)
+def t_logpdf(x, df, loc, scale): return stats.t.logpdf(x, df, loc, scale)
+def gamma_logpdf(x, a): return stats.gamma.logpdf(x, a)
+def beta_pdf(x, a, b): return stats.beta.pdf(x, a, b)
+def dirichlet_logpdf(x, alpha): return stats.dirichlet.logpdf(x, alpha)
+def mvn_logpdf(x, mean, cov): return stats.multivariate_normal.logpdf(x, mean, cov)
+def poisson_logpmf(k, mu): return stats.poisson.logpmf(k, mu)
+def chi2_cdf(x): return stats.chi2.cdf(x, 3)
+
+
+STATS_REFUSED = [
+    (t_logpdf, lambda: [np.ones(4) * 0.3, np.ones(4) * 3.0, np.zeros(4), np.ones(4) * 1.5]),
+    (gamma_logpdf, lambda: [np.ones(4) * 1.5, np.ones(4) * 2.0]),
+    (beta_pdf, lambda: [np.ones(4) * 0.3, np.ones(4) * 2.0, np.ones(4) * 1.5]),
+    (dirichlet_logpdf, lambda: [np.array([0.2, 0.3, 0.5]), np.array([1.5, 2.0, 3.0])]),
+    (mvn_logpdf, lambda: [np.ones(4) * 0.3, np.zeros(4), np.eye(4) * 2.0]),
+    (poisson_logpmf, lambda: [np.array([1.0, 2.0, 0.0]), np.array([1.5, 2.0, 0.5])]),
+    (chi2_cdf, lambda: [np.array([1.5, 2.0, 0.5])]),
+]
+
+
+@pytest.mark.parametrize("f, make_args", STATS_REFUSED, ids=[f.__name__ for f, _ in STATS_REFUSED])
+def test_scipy_stats_distributions_are_refused_where_called(f, make_args):
+    with pytest.raises(s2sad.S2SADError) as err:
+        s2sad.vjp(f)(*make_args())
+    assert type(err.value).__name__ == "MissingRuleError"
+    assert err.value.filename == __file__ and err.value.lineno is not None
+    assert "stats" in str(err.value) and "hint:" in str(err.value)
