@@ -894,9 +894,12 @@ add(method_item, lambda rng: [real(rng, (1, 1))], name="method_item_2d")
 try:
     import scipy.special as sc
 
+    import scipy.stats as sp_stats
+
     import s2sad_rules.scipy_special  # noqa: F401  (loaded where a function calls scipy)
+    import s2sad_rules.scipy_stats  # noqa: F401
 except ImportError:  # (SciPy is optional)
-    sc = None
+    sc = sp_stats = None
 
 if sc is not None:
     def sc_logsumexp(x): return sc.logsumexp(x, axis=1)
@@ -912,6 +915,8 @@ if sc is not None:
     def sc_bessel(x): return sc.j0(x) + sc.j1(x) + sc.y0(x) + sc.y1(x) + sc.jv(1.5, x) + sc.yv(2.0, x) + sc.yn(1, x)
     def sc_bessel_i(x): return sc.i0(x) + sc.i1(x) + sc.i0e(x) + sc.i1e(x) + sc.iv(2.5, x) + sc.ive(1.0, x)
     def sc_erfcinv(p): return sc.erfcinv(p)
+    def st_norm_densities(x, m, s): return sp_stats.norm.logpdf(x, m, s) + sp_stats.norm.pdf(x, loc=m, scale=s)
+    def st_norm_tails(x, m, s): return sp_stats.norm.cdf(x, m, s) * sp_stats.norm.sf(x, m) + sp_stats.norm.logcdf(x, scale=s) - sp_stats.norm.logsf(x, m, s)
 
     for _fn, _make in [
             (sc_logsumexp, lambda rng: [real(rng, (3, 4))]),
@@ -926,7 +931,9 @@ if sc is not None:
             (sc_incomplete, lambda rng: [pos(rng, (3,), 0.5, 3.0)]),
             (sc_bessel, lambda rng: [pos(rng, (3,), 0.5, 6.0)]),
             (sc_bessel_i, lambda rng: [pos(rng, (3,), 0.5, 6.0)]),
-            (sc_erfcinv, lambda rng: [pos(rng, (3,), 0.2, 1.8)])]:
+            (sc_erfcinv, lambda rng: [pos(rng, (3,), 0.2, 1.8)]),
+            (st_norm_densities, lambda rng: [real(rng, (2, 3)), real(rng, (3,)), pos(rng, (2, 1))]),
+            (st_norm_tails, lambda rng: [real(rng, (3,)), real(rng), pos(rng, (3,))])]:
         add(_fn, _make, second_order=True, family="scipy")
 
 NAN_TO_NUM_BOOL = ("the generated JVP of nan_to_num has a boolean output entry, which the "

@@ -36,9 +36,12 @@ from s2sad_rules.real_only import COMPLEX_REFUSED
 try:
     import scipy.special as sc
 
+    import scipy.stats as sp_stats
+
     import s2sad_rules.scipy_special  # noqa: F401  (loaded where a function calls scipy)
+    import s2sad_rules.scipy_stats  # noqa: F401
 except ImportError:  # (SciPy is optional)
-    sc = None
+    sc = sp_stats = None
 
 
 @dataclass(frozen=True)
@@ -1462,7 +1465,7 @@ from s2sad.ir.prims import astype as _astype
 from s2sad.ir.prims import broadcast_like, index_add, prod_others, unbroadcast
 from s2sad_rules.numpy_construction import reshape_items
 from s2sad_rules.numpy_linalg import EIG_RETURNS_COMPLEX
-""" + ("import scipy.special as sc\n" if sc is not None else "")
+""" + ("import scipy.special as sc\nimport scipy.stats as sp_stats\n" if sc is not None else "")
 
 
 # -- scipy.special (an optional dependency: its rules are loaded where a function calls them;
@@ -1519,6 +1522,27 @@ def _multigammaln(draw):
                    (0,))
 
 
+def _norm_method(name):
+    """scipy.stats.norm.<name>(x, loc, scale): loc and scale by position or by name, or
+    left out; the three broadcast together."""
+    def draw_norm(draw):
+        s0, s1, s2 = draw(hnp.mutually_broadcastable_shapes(
+            num_shapes=3, min_dims=0, max_dims=2, max_side=3)).input_shapes
+        x = draw(values(s0, REAL))
+        given = draw(st.sampled_from(["", "loc", "scale", "both", "keywords"]))
+        if given == "":
+            return Example(f"sp_stats.norm.{name}(a0)", (x,), (0,), rtol=1e-4)
+        loc, scale = draw(values(s1, REAL)), draw(values(s2, POS))
+        if given == "loc":
+            return Example(f"sp_stats.norm.{name}(a0, a1)", (x, loc), (0, 1), rtol=1e-4)
+        if given == "scale":
+            return Example(f"sp_stats.norm.{name}(a0, scale=a1)", (x, scale), (0, 1),
+                           rtol=1e-4)
+        call = "a0, loc=a1, scale=a2" if given == "keywords" else "a0, a1, a2"
+        return Example(f"sp_stats.norm.{name}({call})", (x, loc, scale), (0, 1, 2), rtol=1e-4)
+    return draw_norm
+
+
 def _item(draw):
     shape = draw(st.sampled_from([(), (1,), (1, 1)]))
     return Example("a0.item() * a0", (draw(values(shape, REAL, scalar=False)),), (0,))
@@ -1556,6 +1580,8 @@ if sc is not None:
         sc.ive: custom(_with_order("ive", [0, 1.5, 2, 7])),
         sc.multigammaln: custom(_multigammaln),
     })
+    for _name in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"):
+        SPECS[getattr(sp_stats.norm, _name)] = custom(_norm_method(_name))
 
 
 # -- complex examples ----------------------------------------------------------------------
@@ -1569,7 +1595,8 @@ def complex_refused(rule) -> bool:
     """Do `rule`'s derivatives refuse complex arguments (s2sad_rules/real_only.py, and the
     rules of scipy.special)?"""
     return rule in COMPLEX_REFUSED or getattr(rule, "__module__", None) == "math" or (
-        sc is not None and rule in s2sad_rules.scipy_special.SCIPY_SPECIAL)
+        sc is not None and (rule in s2sad_rules.scipy_special.SCIPY_SPECIAL or
+                            rule in s2sad_rules.scipy_stats.SCIPY_STATS))
 
 
 # rules that take complex arguments but whose drawn examples NumPy itself does not evaluate
