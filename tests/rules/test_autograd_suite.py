@@ -262,6 +262,59 @@ def test_eigh_differentiates_along_symmetric_perturbations():
     assert np.allclose(g, (v * np.arange(1.0, 6.0)) @ v.T)  # sum_k c_k v_k v_k^T
 
 
+def cholesky_reparameterised_seeded(a):
+    # autograd's version: the noise drawn inside, from a fixed seed (not differentiated)
+    rng = np.random.RandomState(0)
+    z = np.dot(np.linalg.cholesky(symmetrize(a)), rng.randn(a.shape[0]))
+    return np.linalg.norm(z)
+
+
+# autograd's complex variants: s2sad takes real arguments, so the complex matrix is built
+# inside (Hermitian where eigh needs it) and gauge-dependent outputs are read through |.|
+def eigh_complex(x, y):
+    w, v = np.linalg.eigh(symmetrize(x) + 1j * (y - y.T))
+    return w, np.abs(v)
+def eigh_complex_upper(x, y):
+    w, v = np.linalg.eigh(symmetrize(x) + 1j * (y - y.T), "U")
+    return w, np.abs(v)
+def svd_complex(x, y):
+    u, s, vh = np.linalg.svd(x + 1j * y, full_matrices=False)
+    return np.abs(u), s, np.abs(vh)
+def svd_values_complex(x, y): return np.linalg.svd(x + 1j * y, compute_uv=False)
+def norm_complex(x, y): return np.linalg.norm(x + 1j * y)
+def norm_complex_axis(x, y): return np.linalg.norm(x + 1j * y, axis=1)
+def norm_complex_ord3(x, y): return np.linalg.norm(x + 1j * y, ord=3)
+def nuclear_norm_complex(x, y): return np.linalg.norm(x + 1j * y, "nuc")
+def eig_complex(x, y):
+    w, v = np.linalg.eig(x + 1j * y)
+    return np.real(w) + 2.0 * np.imag(w), np.abs(v)
+
+
+COMPLEX_LINALG = [
+    (eigh_complex, [(5, 5), (5, 5)]), (eigh_complex_upper, [(5, 5), (5, 5)]),
+    (svd_complex, [(3, 5), (3, 5)]), (svd_complex, [(4, 4), (4, 4)]),
+    (svd_complex, [(2, 5, 3), (2, 5, 3)]), (svd_values_complex, [(5, 3), (5, 3)]),
+    (norm_complex, [(6,), (6,)]), (norm_complex, [(6, 5), (6, 5)]),
+    (norm_complex_axis, [(6, 5, 4), (6, 5, 4)]), (norm_complex_ord3, [(6,), (6,)]),
+    (nuclear_norm_complex, [(6, 5), (6, 5)]), (eig_complex, [(5, 5), (5, 5)]),
+    (eig_complex, [(3, 4, 4), (3, 4, 4)]),
+]
+
+
+@pytest.mark.parametrize("f, shapes", COMPLEX_LINALG,
+                         ids=[f"{f.__name__}{s[0]}" for f, s in COMPLEX_LINALG])
+def test_linalg_of_complex_values_built_inside(f, shapes):
+    rng = rng_for(f.__name__, str(shapes))
+    x, y = (rng.standard_normal(s) for s in shapes)
+    if f in (eigh_complex, eigh_complex_upper):
+        x = x @ x.T + 5.0 * np.eye(5)
+    check_both_modes(f, [x, y], rtol=1e-4, salt=str(shapes))
+
+
+def test_cholesky_with_noise_drawn_inside():
+    check_both_modes(cholesky_reparameterised_seeded, [spd(6)], rtol=1e-4)
+
+
 def svd_full_wide(x):
     u, s, vh = np.linalg.svd(x)
     return u, s, vh
