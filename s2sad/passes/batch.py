@@ -40,7 +40,12 @@ REDUCTIONS = {np.sum, np.mean}
 
 
 def batch_expand(u, n):
-    """An unbatched value as a batched one (the same value in every direction)."""
+    """An unbatched value as a batched one (the same value in every direction); a tuple or
+    list item by item (the tangent of a tuple merged by an `if`), None as it is."""
+    if isinstance(u, (tuple, list)):
+        return type(u)(batch_expand(v, n) for v in u)
+    if u is None:
+        return u
     # (np.expand_dims, not np.asarray: a Dask array stays a Dask array)
     return np.broadcast_to(np.expand_dims(u, -1), np.shape(u) + (n,))
 

@@ -912,3 +912,33 @@ def test_scipy_stats_norm_generated_source_runs_on_its_own():
     out, pullback = namespace["norm_logpdf_standard_vjp"](x)
     assert np.allclose(out, stats.norm.logpdf(x))
     assert_close(pullback(np.ones(3))[0], -x)  # d/dx of -x^2/2
+
+
+# -- second order through structures the first-order tests do not reach -----------------------
+
+def cholesky_rows(a):
+    out = np.linalg.cholesky(symmetrize(a))
+    return np.sum(out[1] ** 2) + np.sum(out[2] * 0.3)
+
+
+def test_hvp_through_rows_of_a_result_of_unknown_shape():
+    # the gradient's cotangent of `out` starts as zeros_like(out) (cholesky's result shape is
+    # not inferred) and gets a constant row, then a row with a tangent: the tangent of the
+    # first write was a zero without a shape, made concrete as 0.0, and index_add(0.0, 1, ...)
+    # raised IndexError inside the generated code
+    check_second_order(cholesky_rows, [spd(4)])
+
+
+def either_kind(x):
+    out = svd_thin(x)
+    if isinstance(out, tuple):  # a type test made when the code runs
+        if len(out) == 2:
+            return np.sum(np.cos(out[1]))
+        return np.sum(out[0] ** 2) + np.sum(out[1] ** 2) + np.sum(out[2] * 0.3)
+    return np.sum(np.sin(out))
+
+
+def test_hessian_through_an_if_that_merges_a_tuple():
+    # vector mode (hessian = jacfwd of grad) expanded the tuple of zero tangents merged by
+    # the `if` as one array: batch_expand((zeros, zeros, zeros), n) raised ValueError
+    check_second_order(either_kind, [R.standard_normal((3, 5))])
