@@ -982,3 +982,39 @@ def test_eig_of_a_constant_real_matrix_with_a_complex_spectrum():
     x = np.array([0.5, -0.7])
     g = s2sad.grad(eig_weighted, wrt=0)(x, a)
     assert_close(g, numerical_grad(eig_weighted, [x, a], (0,))[0])
+
+
+# -- autograd's complex-input linalg tests, in JAX's convention (tests/rules/test_complex.py) --
+
+def c_norm(x): return np.linalg.norm(x)
+def c_norm_axes01(x): return np.linalg.norm(x, axis=(0, 1))
+def c_norm_axis(x): return np.linalg.norm(x, axis=1)
+def c_norm_ord3(x): return np.linalg.norm(x, ord=3)
+def c_norm_ord4(x): return np.linalg.norm(x, ord=4)
+def c_nuclear(x): return np.linalg.norm(x, ord="nuc")
+def c_nuclear_axes01(x): return np.linalg.norm(x, ord="nuc", axis=(0, 1))
+def c_eigh_abs(x):
+    w, v = np.linalg.eigh(x + np.conj(x.T))
+    return w, np.abs(v)
+def c_svd_abs(x):
+    u, s, vh = np.linalg.svd(x, full_matrices=False)
+    return np.abs(u), s, np.abs(vh)
+def c_eig_abs(x):
+    w, v = np.linalg.eig(x)
+    return w, np.abs(v)
+
+
+COMPLEX_INPUTS = [(c_norm, (6,)), (c_norm, (6, 5)), (c_norm_axes01, (6, 5, 4)),
+                  (c_norm_axis, (6, 5, 4)), (c_norm_ord3, (6,)), (c_norm_ord4, (6,)),
+                  (c_nuclear, (6, 5)), (c_nuclear_axes01, (6, 5, 4)), (c_eigh_abs, (5, 5)),
+                  (c_svd_abs, (3, 5)), (c_svd_abs, (5, 3)), (c_eig_abs, (5, 5))]
+
+
+@pytest.mark.parametrize("f, shape", COMPLEX_INPUTS,
+                         ids=[f"{f.__name__}{list(s)}" for f, s in COMPLEX_INPUTS])
+def test_complex_inputs(f, shape):
+    from tests.rules.test_complex import check_jvp, check_vjp, crandn
+
+    x = crandn(shape)
+    check_jvp(f, [x])
+    check_vjp(f, [x])
