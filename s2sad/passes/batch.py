@@ -233,6 +233,16 @@ class BatchPass:
         if _is_elementwise(fn) and not kw:
             new = []
             for a, f in zip(args, flags):
+                zero = a.value if isinstance(a, Const) and \
+                    isinstance(a.value, prims.ZeroValue) else None
+                if zero is not None and zero.like is not None and \
+                        zero.kind.static_shape is None:
+                    # a symbolic zero made concrete later from its unbatched `like` (a
+                    # shape not known while compiling) would lack the batch axis: made
+                    # here, with it (`w_dot_i - w_dot_j + eye_dot` in eig's rules)
+                    like = em.call(prims.zeros_like, (zero.like,), hint="_zeros")
+                    new.append(em.call(unbatched_operand, (like,), hint="_u"))
+                    continue
                 tag = self.kind(a).tag if not f else ""
                 if tag == "array":
                     a = em.call(operator.getitem, (a, Const((Ellipsis, None))), hint="_u")
