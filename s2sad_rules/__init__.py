@@ -24,5 +24,6 @@ from s2sad_rules import numpy_fft, numpy_polynomials, real_only  # noqa: F401
 # (registry.RuleTable)
 TABLE.optional["scipy.special"] = "s2sad_rules.scipy_special"
 TABLE.optional["scipy.stats"] = "s2sad_rules.scipy_stats"
+TABLE.optional["scipy.linalg"] = "s2sad_rules.scipy_linalg"
 
 __all__ = ["TABLE", "defjvp", "defvjp", "def_linear", "def_nondiff"]

@@ -36,12 +36,14 @@ from s2sad_rules.real_only import COMPLEX_REFUSED
 try:
     import scipy.special as sc
 
+    import scipy.linalg as sp_linalg
     import scipy.stats as sp_stats
 
+    import s2sad_rules.scipy_linalg  # noqa: F401
     import s2sad_rules.scipy_special  # noqa: F401  (loaded where a function calls scipy)
     import s2sad_rules.scipy_stats  # noqa: F401
 except ImportError:  # (SciPy is optional)
-    sc = sp_stats = None
+    sc = sp_stats = sp_linalg = None
 
 
 @dataclass(frozen=True)
@@ -1465,7 +1467,8 @@ from s2sad.ir.prims import astype as _astype
 from s2sad.ir.prims import broadcast_like, index_add, prod_others, unbroadcast
 from s2sad_rules.numpy_construction import reshape_items
 from s2sad_rules.numpy_linalg import EIG_RETURNS_COMPLEX
-""" + ("import scipy.special as sc\nimport scipy.stats as sp_stats\n" if sc is not None else "")
+""" + ("import scipy.special as sc\nimport scipy.stats as sp_stats\n"
+                                "import scipy.linalg as sp_linalg\n" if sc is not None else "")
 
 
 # -- scipy.special (an optional dependency: its rules are loaded where a function calls them;
@@ -1543,6 +1546,21 @@ def _norm_method(name):
     return draw_norm
 
 
+def _solve_triangular(draw):
+    """scipy.linalg.solve_triangular: lower or upper, trans 0 / 1 / "T", unit diagonal or not,
+    a vector or matrix right-hand side; `a` full (only its triangle is read), its diagonal
+    kept away from 0."""
+    n = draw(st.integers(1, 3))
+    a = draw(values((n, n), REAL, scalar=False)) + 3.0 * np.eye(n)
+    b_shape = draw(st.sampled_from([(n,), (n, 2)]))
+    b = draw(values(b_shape, REAL, scalar=False))
+    kws = {"trans": draw(st.sampled_from([0, 1, "T"])), "lower": draw(st.booleans()),
+           "unit_diagonal": draw(st.booleans())}
+    kws = drop_defaults(draw, kws, {"trans": 0, "lower": False, "unit_diagonal": False})
+    return Example(f"sp_linalg.solve_triangular(a0, a1{kw_text(kws)})", (a, b), (0, 1),
+                   rtol=1e-4)
+
+
 def _item(draw):
     shape = draw(st.sampled_from([(), (1,), (1, 1)]))
     return Example("a0.item() * a0", (draw(values(shape, REAL, scalar=False)),), (0,))
@@ -1582,6 +1600,7 @@ if sc is not None:
     })
     for _name in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"):
         SPECS[getattr(sp_stats.norm, _name)] = custom(_norm_method(_name))
+    SPECS[sp_linalg.solve_triangular] = custom(_solve_triangular)
 
 
 # -- complex examples ----------------------------------------------------------------------
@@ -1596,7 +1615,8 @@ def complex_refused(rule) -> bool:
     rules of scipy.special)?"""
     return rule in COMPLEX_REFUSED or getattr(rule, "__module__", None) == "math" or (
         sc is not None and (rule in s2sad_rules.scipy_special.SCIPY_SPECIAL or
-                            rule in s2sad_rules.scipy_stats.SCIPY_STATS))
+                            rule in s2sad_rules.scipy_stats.SCIPY_STATS or
+                            rule in s2sad_rules.scipy_linalg.SCIPY_LINALG))
 
 
 # rules that take complex arguments but whose drawn examples NumPy itself does not evaluate

@@ -1049,3 +1049,55 @@ def test_hessian_through_eig():
     # concrete after batching, like the unbatched eye: broadcast error (3, 3, 9) vs (3, 3)
     q = R.standard_normal((3, 3)) + 3.0 * np.eye(3)
     check_second_order(eig_curvature, [q @ np.diag([0.5, 3.0, 6.0]) @ np.linalg.inv(q)])
+
+
+# -- scipy.linalg, scipy.signal, scipy.integrate (the rest of autograd's test_scipy.py) -------
+
+spla = pytest.importorskip("scipy.linalg")
+signal = pytest.importorskip("scipy.signal")
+integrate = pytest.importorskip("scipy.integrate")
+
+
+def tri_lower(a, b): return spla.solve_triangular(a, b, lower=True)
+def tri_upper_transposed(a, b): return spla.solve_triangular(a, b, trans=1)
+def tri_lower_t_unit(a, b): return spla.solve_triangular(a, b, trans="T", lower=True,
+                                                          unit_diagonal=True)
+
+
+@pytest.mark.parametrize("f", [tri_lower, tri_upper_transposed, tri_lower_t_unit],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("b_shape", [(4,), (4, 3)], ids=["vector", "matrix"])
+def test_solve_triangular(f, b_shape):
+    # `a` full: finite differences move the triangle SciPy does not read too (no effect)
+    rng = rng_for(f.__name__, str(b_shape))
+    args = [rng.standard_normal((4, 4)) + 4.0 * np.eye(4), rng.standard_normal(b_shape)]
+    check_both_modes(f, args, salt=str(b_shape))
+
+    def total(a, b): return np.sum(f(a, b) ** 2)
+    check_second_order(total, args, wrt=0)
+    check_second_order(total, args, wrt=1)
+
+
+def sp_convolve(a, b): return signal.convolve(a, b, mode="full")
+def sp_sqrtm(a): return spla.sqrtm(a)
+def sp_solve_sylvester(a, b, q): return spla.solve_sylvester(a, b, q)
+def sp_expm(a): return spla.expm(a)
+def decay(y, t): return -y
+def sp_odeint(y0): return integrate.odeint(decay, y0, np.linspace(0.0, 1.0, 3))
+
+
+SCIPY_REFUSED = [
+    (sp_convolve, lambda: [np.ones(5), np.ones(3)]),
+    (sp_sqrtm, lambda: [spd(3)]),
+    (sp_solve_sylvester, lambda: [spd(3), spd(3), np.ones((3, 3))]),
+    (sp_expm, lambda: [np.eye(3) * 0.1]),
+    (sp_odeint, lambda: [np.ones(3)]),
+]
+
+
+@pytest.mark.parametrize("f, make_args", SCIPY_REFUSED, ids=[f.__name__ for f, _ in SCIPY_REFUSED])
+def test_scipy_functions_without_rules_are_refused_where_called(f, make_args):
+    with pytest.raises(s2sad.S2SADError) as err:
+        s2sad.vjp(f)(*make_args())
+    assert type(err.value).__name__ == "MissingRuleError"
+    assert err.value.filename == __file__ and "hint:" in str(err.value)
