@@ -1,9 +1,13 @@
-"""What autograd's per-area test files differentiate (linalg, binary ops, scalar ops, fft,
-scipy), re-expressed for s2sad: each function at seeded random float64 points away from kinks
-(well-conditioned or symmetric positive definite matrices where autograd builds them), the
-JVP and the VJP against central finite differences and against each other (dot-product test),
-second order (hvp / hessian against finite differences of a numerical gradient) for a
-representative subset, and a clear S2SADError for what s2sad does not differentiate.
+"""What autograd's per-area test files differentiate (test_linalg, test_binary_ops,
+test_scalar_ops, test_fft, test_scipy), re-expressed for s2sad: each function at seeded random
+float64 points away from kinks (well-conditioned or symmetric positive definite matrices where
+autograd builds them), the JVP and the VJP against central finite differences and against each
+other (dot-product test, check_both_modes), second order (hvp and hessian against
+Richardson-extrapolated finite differences of a numerical gradient) for a representative
+subset, Jacobians (jacfwd, jacrev) where vector mode had bugs, autograd's complex variants in
+JAX's convention, and a MissingRuleError at the user's line for what s2sad does not
+differentiate (scipy.stats distributions other than norm, scipy.signal, most of scipy.linalg,
+scipy.integrate).
 """
 
 from __future__ import annotations
