@@ -718,8 +718,10 @@ def is_library_function(fn) -> bool:
     return in_library(getattr(getattr(fn, "__code__", None), "co_filename", ""))
 
 
+@functools.lru_cache(maxsize=512)
 def in_library(filename: str) -> bool:
-    """Is this source file part of the standard library or an installed package?"""
+    """Is this source file part of the standard library or an installed package? (Asked
+    for every line lowered while a library function is inlined: cached.)"""
     global _LIBRARY_DIRS
     import os
 
