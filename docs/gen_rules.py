@@ -23,6 +23,8 @@ from s2sad_rules.real_only import COMPLEX_REFUSED  # noqa: E402
 # the rules of an optional library, loaded where a function calls it: listed here always
 # (SciPy is installed with the test extra)
 import s2sad_rules.scipy_special  # noqa: E402,F401
+import s2sad_rules.scipy_stats  # noqa: E402,F401
+import s2sad_rules.scipy_linalg  # noqa: E402,F401
 
 HEADER = """# Derivative rules: what is covered
 
@@ -126,7 +128,8 @@ def complex_support(fn, mod) -> str:
     """"yes", or "refused" where the rules refuse a complex argument (math.*: every one,
     also those that exist only on a later Python)."""
     if mod in ("s2sad_rules.math_rules", "s2sad_rules.math_special",
-               "s2sad_rules.scipy_special") or fn in COMPLEX_REFUSED \
+               "s2sad_rules.scipy_special", "s2sad_rules.scipy_stats",
+               "s2sad_rules.scipy_linalg") or fn in COMPLEX_REFUSED \
             or getattr(fn, "__module__", None) == "math":
         return "refused"
     return "yes"

@@ -7,7 +7,7 @@ and a hint saying what to do instead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -18,9 +18,17 @@ class Loc:
     lineno: int
     col_offset: int
     source_line: str = ""
+    # for a line of library code inlined into the user's function: the user's call that led
+    # there (an error is reported at that call, naming the library line)
+    called_from: Loc | None = field(default=None, kw_only=True)
 
     def __str__(self) -> str:
         return f"{self.filename}:{self.lineno}:{self.col_offset + 1}"
+
+    @property
+    def user(self) -> Loc:
+        """Where the user wrote it: the call into the library for a library line."""
+        return self.called_from.user if self.called_from is not None else self
 
 
 class S2SADError(Exception):
@@ -55,29 +63,33 @@ class S2SADError(Exception):
 
     @property
     def filename(self) -> str | None:
-        return self.loc.filename if self.loc else None
+        return self.loc.user.filename if self.loc else None
 
     @property
     def lineno(self) -> int | None:
-        return self.loc.lineno if self.loc else None
+        return self.loc.user.lineno if self.loc else None
 
     @property
     def col_offset(self) -> int | None:
-        return self.loc.col_offset if self.loc else None
+        return self.loc.user.col_offset if self.loc else None
 
     @property
     def source_line(self) -> str | None:
-        return self.loc.source_line if self.loc else None
+        return self.loc.user.source_line if self.loc else None
 
     def render_one(self) -> str:
-        head = f"{self.loc}: " if self.loc else ""
+        where = self.loc.user if self.loc else None
+        head = f"{where}: " if where else ""
         lines = [f"{head}{self.kind}: {self.message}"]
-        if self.loc and self.loc.source_line:
-            text = self.loc.source_line.rstrip("\n")
+        if self.loc is not None and where is not self.loc:
+            inner = self.loc.source_line.strip()
+            lines[0] += f" (in library code at {self.loc}" + (f": `{inner}`)" if inner else ")")
+        if where and where.source_line:
+            text = where.source_line.rstrip("\n")
             stripped = text.lstrip()
             indent = len(text) - len(stripped)
             lines.append(f"    {stripped}")
-            lines.append("    " + " " * max(self.loc.col_offset - indent, 0) + "^")
+            lines.append("    " + " " * max(where.col_offset - indent, 0) + "^")
         if self.hint:
             lines.append(f"hint: {self.hint}")
         return "\n".join(lines)

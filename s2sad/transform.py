@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import inspect
+import keyword
 import operator
 import os
 import sys
@@ -722,8 +723,11 @@ def _boundary():
 def _base_name(func) -> str:
     if prims.is_derivative(func):
         return f"{_base_name(func.func)}_{func.mode}"
-    if func.__name__ == "<lambda>":
-        return parse_function(func).node.name  # the name it is assigned to, or lambda_<line>
+    if func.__name__ == "<lambda>" or not func.__name__.isidentifier() \
+            or keyword.iskeyword(func.__name__):
+        # a lambda: the name it is assigned to, or lambda_<line>; a __name__ set to a string
+        # that is no Python name (`f.__name__ = "norm_-1"`): the name its source defines
+        return parse_function(func).node.name
     return func.__name__
 
 

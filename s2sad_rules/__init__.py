@@ -20,7 +20,10 @@ from s2sad_rules import numpy_unary, numpy_binary, numpy_scans, numpy_products  
 from s2sad_rules import numpy_construction, numpy_linalg, math_special, sequences  # noqa: F401
 from s2sad_rules import numpy_fft, numpy_polynomials, real_only  # noqa: F401
 
-# loaded the first time a differentiated function calls scipy.special (registry.RuleTable)
+# loaded the first time a differentiated function calls scipy.special or scipy.stats
+# (registry.RuleTable)
 TABLE.optional["scipy.special"] = "s2sad_rules.scipy_special"
+TABLE.optional["scipy.stats"] = "s2sad_rules.scipy_stats"
+TABLE.optional["scipy.linalg"] = "s2sad_rules.scipy_linalg"
 
 __all__ = ["TABLE", "defjvp", "defvjp", "def_linear", "def_nondiff"]

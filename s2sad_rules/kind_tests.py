@@ -12,6 +12,7 @@ import numpy as np
 
 from s2sad.ir.kinds import (
     CONTEXTUAL,
+    KIND_READERS,
     KIND_RULES,
     UNKNOWN,
     Kind,
@@ -245,4 +246,5 @@ for _fn in (np.trim_zeros, np.intersect1d, np.union1d, np.setdiff1d, np.setxor1d
 KIND_RULES[operator.is_] = _is_kind
 KIND_RULES[operator.is_not] = _is_not_kind
 KIND_RULES[is_safe_exponent] = _is_safe_exponent_kind
+KIND_READERS.update((is_complex, is_sequence, is_none, is_absent))
 CONTEXTUAL.add(is_complex)  # its answer for an unknown dtype depends on undecided_complex

@@ -3,7 +3,9 @@
 Conventions: ties in `fmax`/`fmin` split the derivative evenly (as `maximum`);
 `fmax`/`fmin` route the whole derivative to the non-NaN operand; `mod`,
 `remainder` and `fmod` have derivative 1 in the dividend and -floor(x/y)
-(-trunc(x/y) for fmod) in the divisor, away from their jumps; `copysign` is
+(-trunc(x/y) for fmod) in the divisor, away from their jumps; `divmod` (builtin and
+np.divmod) is (floor division, mod): the quotient is piecewise constant (tangent 0), the
+remainder differentiates as `mod`; `copysign` is
 constant in its second argument.
 """
 
@@ -11,7 +13,7 @@ import operator
 
 import numpy as np
 
-from s2sad.ir.prims import unbroadcast, zeros_like
+from s2sad.ir.prims import make_tuple, unbroadcast, zeros_like
 from s2sad_rules.kind_tests import is_complex
 from s2sad_rules.registry import defjvp, defvjp
 
@@ -86,6 +88,16 @@ def mod_jvp(x1, x2, x1_dot, x2_dot):
 @defvjp(np.mod, np.remainder, operator.mod)
 def mod_vjp(g, x1, x2):
     return unbroadcast(g, x1), unbroadcast(-g * np.floor_divide(x1, x2), x2)
+
+
+@defjvp(np.divmod, divmod)
+def divmod_jvp(x1, x2, x1_dot, x2_dot, ans):
+    return make_tuple(zeros_like(ans[0]), x1_dot - x2_dot * ans[0])
+
+
+@defvjp(np.divmod, divmod)
+def divmod_vjp(g, ans, x1, x2):
+    return unbroadcast(g[1], x1), unbroadcast(-g[1] * ans[0], x2)
 
 
 @defjvp(np.fmod)

@@ -13,8 +13,10 @@ Matrices may be stacked (leading batch axes). Conventions:
   Complex matrices and complex eigenvalues work on every NumPy; NumPy >= 2.5 returns complex
   results even for a real matrix, and a real matrix's cotangent stays real. On NumPy < 2.5 a
   real matrix's results are real or complex depending on its values: the compiler takes them
-  as real, and a complex spectrum of a real matrix raises a ValueError at run time (pass
-  a + 0j to get complex eigenvalues differentiated).
+  as complex on every NumPy (so what is computed from them holds for both: differentiate a
+  real function of them, np.real(w), |w|, |V|^2), and differentiating eig of a real matrix
+  whose spectrum is complex raises a ValueError at run time (pass a + 0j to get complex
+  eigenvalues differentiated).
 - `svd` is covered for `full_matrices=False` (or square input) and `compute_uv=False`;
   `qr` for mode="reduced" with m >= n; `pinv` for full-rank input.
 - `norm` at 0 gives the subgradient 0 (every supported `ord`); ties in `ord=inf` share the
@@ -41,6 +43,7 @@ builds its tuple with `make_tuple` (see docs/writing_rules.md).
 
 import numpy as np
 
+from s2sad.ir.kinds import KIND_RULES, Kind, array, array_of_rank
 from s2sad.ir.prims import make_tuple, unbroadcast, zeros_like
 from s2sad_rules.kind_tests import is_complex
 from s2sad_rules.numpy_reductions import expand_reduced
@@ -243,6 +246,36 @@ else:
         return x
 
 
+def _cholesky_kind(args, kwargs):
+    """cholesky's result has its input's shape and float dtype (evaluated on a stand-in,
+    which is not positive definite, it had none: jacfwd/jacrev needed its shape)."""
+    a = args[0] if args else None
+    if a is None or a.tag != "array" or a.dtype not in ("f", "c") or a.known:
+        return None
+    return a
+
+
+def _eig_kind(args, kwargs):
+    """eig's results are complex, whatever NumPy returns for a real matrix: the rules and the
+    code around them then hold for both (conj and |.| of a real value are the value and its
+    sign). NumPy before 2.5 returns real arrays for a real spectrum and complex ones otherwise;
+    evaluated on a random stand-in, the kind was real for some shapes (2 x 2) and complex for
+    others, and where it was real, a complex spectrum at run time went through rules made
+    for real numbers (a complex gradient of sum |w * x| in x)."""
+    a = args[0] if args else None
+    if a is None or a.tag != "array" or a.dtype not in ("f", "c") or a.known:
+        return None
+    if a.shape is not None:
+        return Kind("tuple", items=(array("c", a.shape[:-1]), array("c", a.shape)))
+    if a.rank is not None:
+        return Kind("tuple", items=(array_of_rank("c", a.rank - 1), array_of_rank("c", a.rank)))
+    return None
+
+
+KIND_RULES[np.linalg.cholesky] = _cholesky_kind
+KIND_RULES[np.linalg.eig] = _eig_kind
+
+
 def unit_columns_bar(v_bar, v, a):
     """Cotangent through the scaling of eigenvectors to unit length: the transpose of
     dv -> dv - v Re(v^H dv) (column by column)."""
@@ -281,12 +314,19 @@ def eigvalsh_vjp(g, a, UPLO="L"):
     return hermitian_part(conj_of(v) @ diag_matrix(g) @ mT(v))
 
 
+def thin_svd(a, full_matrices):
+    """0.0 where U and V^H are the thin factors (full_matrices=False or a square matrix);
+    the completed bases of a non-square matrix are refused (they are not unique)."""
+    return supported(not full_matrices or np.shape(a)[-1] == np.shape(a)[-2],
+                     "np.linalg.svd of a non-square matrix", "full_matrices", full_matrices)
+
+
 @defjvp(np.linalg.svd)
 def svd_jvp(a, full_matrices=True, compute_uv=True, hermitian=False, a_dot=0.0, ans=0.0):
     if not compute_uv:
         usv = np.linalg.svd(a, full_matrices=False)
         return real_diagonal(adj(usv[0]) @ a_dot @ adj(usv[2]))
-    u = ans[0]
+    u = ans[0] + thin_svd(a, full_matrices)
     s = ans[1]
     v = adj(ans[2])
     dp = adj(u) @ a_dot @ v  # U^H dA V
@@ -307,7 +347,7 @@ def svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     if not compute_uv:
         usv = np.linalg.svd(a, full_matrices=False)
         return conj_of(usv[0] @ diag_matrix(g) @ usv[2])
-    u = ans[0]
+    u = ans[0] + thin_svd(a, full_matrices)
     s = ans[1]
     vh = ans[2]
     v = adj(vh)

@@ -19,6 +19,7 @@ REAL_ONLY = (
     # ordering: complex numbers have none
     np.maximum, np.minimum, np.fmax, np.fmin, max, min, np.clip, np.max, np.min, np.amax,
     np.amin, np.nanmax, np.nanmin, np.ptp, np.sort, np.partition, np.mod, np.remainder, np.fmod, operator.mod,
+    np.divmod, divmod,
     # real-valued by definition (NumPy raises, or drops the imaginary part)
     np.hypot, np.arctan2, np.copysign, np.fabs, np.logaddexp, np.logaddexp2, np.cbrt, float,
     np.float64, np.float32, np.float16, np.heaviside,

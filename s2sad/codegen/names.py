@@ -11,6 +11,7 @@ import builtins
 import keyword
 import math
 import sys
+import types
 
 import numpy as np
 
@@ -127,12 +128,29 @@ def _identifier(hint: str) -> str:
 def _import_path(obj):
     if prims.is_derivative(obj):
         return None  # it wears its function's name, but importing that gives the function
+    owner = getattr(obj, "__self__", None)
+    if isinstance(obj, types.MethodType) and not isinstance(owner, type):
+        # a method bound to an object (scipy.stats.norm.logpdf): its module and qualified
+        # name are its class's, whose attribute is the unbound function; import the object
+        found = _global_name(owner)
+        return (found[0], f"{found[1]}.{obj.__name__}") if found is not None else None
     mod = getattr(obj, "__module__", None)
     qual = getattr(obj, "__qualname__", None)
     if mod == prims.__name__ and qual in runtime.__all__:
         return (RUNTIME_MODULE, qual)  # the public home of the helpers generated code calls
     if mod and qual and "<" not in qual:
         return (_public_module(mod, qual, obj), qual)
+    return None
+
+
+def _global_name(obj):
+    """(module, name) under which `obj` is a global of the module defining its class (and
+    exported by its public package), or None."""
+    mod = type(obj).__module__
+    module = sys.modules.get(mod)
+    for name, value in (vars(module).items() if module is not None else ()):
+        if value is obj and not name.startswith("_"):
+            return _public_module(mod, name, obj), name
     return None
 
 

@@ -7,13 +7,14 @@ are inlined; tuples that the code only builds and unpacks stay static.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import operator
 
 import gast
 
 from s2sad.errors import S2SADError, UnsupportedSyntaxError, raise_all
-from s2sad.frontend.lower_calls import CallLowering, derivative_hook
+from s2sad.frontend.lower_calls import CallLowering, derivative_hook, in_library
 from s2sad.frontend.lower_control import ControlFlowLowering
 from s2sad.frontend.lower_expressions import ExpressionLowering
 from s2sad.frontend.lower_statements import StatementLowering
@@ -53,6 +54,9 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         self.taken: set = set()  # every variable name handed out
         self.stmts: list = []  # statements of the block being built
         self.inline_stack: list = []
+        # where the user's code called into a library whose source is being inlined: a
+        # refusal deep inside the library is reported there (see library_refusal)
+        self.library_entry = None
         self.scope: Scope | None = None
         self.view_base: dict = {}  # a view's variable -> the array it looks into
         # a loop's or an if's variable -> the values it may be (its start, the branches'):
@@ -106,7 +110,10 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
     def loc(self, node):
         if node is None or self.scope is None:
             return None
-        return self.scope.parsed.loc(node)
+        loc = self.scope.parsed.loc(node)
+        if self.library_entry is not None and loc is not None and in_library(loc.filename):
+            loc = dataclasses.replace(loc, called_from=self.library_entry[0])
+        return loc
 
     def error(self, cls, message, node, hint=None):
         self.errors.append(cls(message, self.loc(node), hint))

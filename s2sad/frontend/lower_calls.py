@@ -358,12 +358,18 @@ class CallLowering:
             scope.env[pname] = value
         body = _without_docstring(parsed.node.body)
         n_errors, n_stmts = len(self.errors), len(self.stmts)
+        entered = self.library_entry is None and is_library_function(fn)
+        if entered:
+            self.library_entry = (self.loc(node), fn)
         try:
             out = self.lower_inlined(body, scope, fn, parsed.node, (
                 f"helper `{fn.__name__}` does not return a value on every path",
                 "end the helper with `return <value>`"))
         except Abort:
             out = None
+        finally:
+            if entered:
+                self.library_entry = None
         if len(self.errors) > n_errors:
             errors = self.errors[n_errors:]
             if is_library_function(fn):
@@ -385,13 +391,21 @@ class CallLowering:
         first = errors[0]
         where = f" ({first.loc.filename}:{first.loc.lineno})" if first.loc is not None else ""
         label = f"{getattr(fn, '__module__', '') or ''}.{fn.__qualname__}".lstrip(".")
+        loc, inside, ruled = self.loc(node), "", label
+        if self.library_entry is not None and self.library_entry[1] is not fn:
+            # called by library code the user's call led into (the error is reported at the
+            # user's call: see Loc.called_from), whose function is the one to give rules to
+            outer = self.library_entry[1]
+            inside = f", called by `{getattr(outer, '__qualname__', outer)}`"
+            ruled = f"{getattr(outer, '__module__', '') or ''}." \
+                    f"{getattr(outer, '__qualname__', outer)}".lstrip(".")
         return MissingRuleError(
-            f"cannot differentiate through the library function `{label}`: its source cannot "
-            f"be inlined ({first.message}{where}"
+            f"cannot differentiate through the library function `{label}`{inside}: its source "
+            f"cannot be inlined ({first.message}{where}"
             + (f", and {len(errors) - 1} more" if len(errors) > 1 else "") + ")",
-            self.loc(node),
+            loc,
             f"compute it with NumPy functions that have rules, or register rules with "
-            f"@s2sad.defjvp({label}) and @s2sad.defvjp({label})")
+            f"@s2sad.defjvp({ruled}) and @s2sad.defvjp({ruled})")
 
     def lower_inlined(self, body, scope, key, fnode, missing_return):
         """Lower the body of an inlined function (a helper, a lambda, a nested `def`) in its
@@ -701,16 +715,21 @@ _LIBRARY_DIRS: tuple = ()
 
 def is_library_function(fn) -> bool:
     """Is `fn` defined in the standard library or an installed package (not user code)?"""
+    return in_library(getattr(getattr(fn, "__code__", None), "co_filename", ""))
+
+
+@functools.lru_cache(maxsize=512)
+def in_library(filename: str) -> bool:
+    """Is this source file part of the standard library or an installed package? (Asked
+    for every line lowered while a library function is inlined: cached.)"""
     global _LIBRARY_DIRS
+    import os
+
     if not _LIBRARY_DIRS:
-        import os
         import sysconfig
 
         paths = sysconfig.get_paths()
         _LIBRARY_DIRS = tuple(os.path.realpath(paths[k]) + os.sep
                               for k in ("stdlib", "platstdlib", "purelib", "platlib")
                               if k in paths)
-    import os
-
-    filename = getattr(getattr(fn, "__code__", None), "co_filename", "")
     return os.path.realpath(filename).startswith(_LIBRARY_DIRS) if filename else False

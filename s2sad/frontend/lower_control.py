@@ -131,6 +131,15 @@ class ControlFlowLowering:
             v = self.peek_static(node)
             if v is not None and _simple(v.obj):
                 return v.obj
+        if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords and \
+                isinstance(node.args[0], gast.Name):
+            # len(t) of a local tuple of known length (the results of a helper returning
+            # `u, s, vh`): `if len(t) == 2:` then lowers only the branch that runs
+            fn = self.peek_static(node.func)
+            seq = self.scope.binding(node.args[0].id)
+            if fn is not None and fn.obj is len and isinstance(seq, StaticSeq) and \
+                    not seq.is_list:
+                return len(seq.items)
         return _UNKNOWN
 
     def merge_returns(self, s, cond, then_stmts, then_out, else_stmts, else_out):

@@ -304,6 +304,9 @@ class ExpressionLowering:
         return result
 
     def lower_ifexp(self, test, body, orelse, node):
+        decided = self.static_truth(test)
+        if decided is not None:  # as for an `if` statement: only the branch that runs
+            return self.expr(body if decided else orelse)
         cond = self.materialize(self.expr(test))
         env0 = dict(self.scope.env)
         ts, tv = self.sub_block(lambda: self.materialize(self.expr(body)))

@@ -60,8 +60,10 @@ def _opaque_call(fn) -> bool:
 
 
 def _is_elementwise_ufunc(fn) -> bool:
-    """A plain ufunc (np.sin, np.add), not a generalised one like np.matmul."""
-    return isinstance(fn, np.ufunc) and fn.signature is None
+    """A plain ufunc (np.sin, np.add) with one result: not a generalised one like np.matmul,
+    nor one returning a tuple (np.divmod, np.modf, np.frexp), whose kind was taken for one
+    array (the cotangent of the pair became one zero array, filled item by item)."""
+    return isinstance(fn, np.ufunc) and fn.signature is None and fn.nout == 1
 
 
 DATA_DEPENDENT = {np.nonzero, np.flatnonzero, np.argwhere, np.unique, np.extract,
@@ -82,6 +84,10 @@ _MEMO: dict = {}  # (fn, arg kinds, kwarg kinds) -> result kind
 # decided (see _decided): is_complex of a value of unknown dtype. Memoised only where every
 # operand's type is decided (the rule then reads the kinds alone)
 CONTEXTUAL: set = set()
+# primitives whose answer reads only the type and dtype of their one argument (is_complex,
+# is_sequence, is_none): the same for a batched value (vector mode) as for each of its
+# directions, so the batching pass calls them once on the batched value
+KIND_READERS: set = set()
 
 
 def _decided(arg_kinds, kwarg_kinds) -> bool:

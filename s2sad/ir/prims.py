@@ -80,6 +80,12 @@ def callee_name(fn) -> str:
     mod = getattr(fn, "__module__", None) or ""
     if mod.startswith("scipy.special."):  # (scipy.special._logsumexp.logsumexp)
         return f"scipy.special.{fn.__name__}"
+    if mod.startswith("scipy.linalg.") and getattr(sys.modules.get("scipy.linalg"),
+                                                   fn.__name__, None) is fn:
+        return f"scipy.linalg.{fn.__name__}"  # (scipy.linalg._basic.solve_triangular)
+    dist = getattr(getattr(fn, "__self__", None), "name", None)
+    if mod.startswith("scipy.stats.") and isinstance(dist, str):  # (rv_continuous.logpdf)
+        return f"scipy.stats.{dist}.{fn.__name__}"
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
     short = getattr(fn, "__name__", None)
     if mod.startswith("numpy.random") and short and getattr(np.random, short, None) is fn:

@@ -18,7 +18,7 @@ import numpy as np
 from s2sad.ir import prims
 from s2sad.ir.prims import batch_loop
 from s2sad.ir.builder import Emitter, Namer
-from s2sad.ir.kinds import atom_kind
+from s2sad.ir.kinds import KIND_READERS, atom_kind
 from s2sad.ir.nodes import (
     Block,
     Call,
@@ -40,7 +40,12 @@ REDUCTIONS = {np.sum, np.mean}
 
 
 def batch_expand(u, n):
-    """An unbatched value as a batched one (the same value in every direction)."""
+    """An unbatched value as a batched one (the same value in every direction); a tuple or
+    list item by item (the tangent of a tuple merged by an `if`), None as it is."""
+    if isinstance(u, (tuple, list)):
+        return type(u)(batch_expand(v, n) for v in u)
+    if u is None:
+        return u
     # (np.expand_dims, not np.asarray: a Dask array stays a Dask array)
     return np.broadcast_to(np.expand_dims(u, -1), np.shape(u) + (n,))
 
@@ -84,6 +89,16 @@ def _reads_shape(s: Call, batch) -> bool:
     return reader and len(s.args) == 1 and not s.kwargs and batch.is_b(s.args[0])
 
 
+def _reads_kind(s: Call) -> bool:
+    """A kind test (is_complex, ...) left to run time: one answer for every direction, read
+    off the batched value itself (run per direction, it gave an array of answers, and the
+    `if` of the rule that branched on it failed)."""
+    try:
+        return s.fn in KIND_READERS and len(s.args) == 1 and not s.kwargs
+    except TypeError:  # an unhashable callable
+        return False
+
+
 class BatchPass:
     def __init__(self, fn: Function, batched: set, n: int, kinds: dict):
         self.fn = fn
@@ -122,7 +137,8 @@ class BatchPass:
                         if self.is_b(args[1]):
                             self.batched.add(args[0])
                     elif any(self.is_b(a) for a in atoms_of(s)) and \
-                            fn is not prims.sweep_boundary and not _reads_shape(s, self):
+                            fn is not prims.sweep_boundary and not _reads_shape(s, self) \
+                            and not _reads_kind(s):
                         self.batched.add(t)
                 case If(then=then, orelse=orelse, outputs=outs):
                     self._scan(then)
@@ -177,7 +193,8 @@ class BatchPass:
     def stmt(self, s, em: Emitter):
         match s:
             case Call():
-                if any(self.is_b(a) for a in atoms_of(s)) and s.fn is not prims.sweep_boundary:
+                if any(self.is_b(a) for a in atoms_of(s)) and s.fn is not prims.sweep_boundary \
+                        and not _reads_kind(s):
                     self.call(s, em)
                 else:
                     em.add(s)
@@ -216,6 +233,16 @@ class BatchPass:
         if _is_elementwise(fn) and not kw:
             new = []
             for a, f in zip(args, flags):
+                zero = a.value if isinstance(a, Const) and \
+                    isinstance(a.value, prims.ZeroValue) else None
+                if zero is not None and zero.like is not None and \
+                        zero.kind.static_shape is None:
+                    # a symbolic zero made concrete later from its unbatched `like` (a
+                    # shape not known while compiling) would lack the batch axis: made
+                    # here, with it (`w_dot_i - w_dot_j + eye_dot` in eig's rules)
+                    like = em.call(prims.zeros_like, (zero.like,), hint="_zeros")
+                    new.append(em.call(unbatched_operand, (like,), hint="_u"))
+                    continue
                 tag = self.kind(a).tag if not f else ""
                 if tag == "array":
                     a = em.call(operator.getitem, (a, Const((Ellipsis, None))), hint="_u")

@@ -81,6 +81,10 @@ def check_options(table, s: Call, bindings: dict, kind_of):
             values[name] = atom.value
         elif k.known:
             values[name] = k.value
+        elif k.tag == "list" and k.items is not None and all(i.known for i in k.items):
+            # a list of constants written at the call (np.fft.fft2(x, s=[4, 4])): its items
+            # are known while compiling, though a list (mutable) is never a known value
+            values[name] = [i.value for i in k.items]
         else:  # (a list of complex numbers is complex: math.fsum([z]) is refused)
             values[name] = Unknown(k.ndim, k.dtype or _items_dtype(k), k.static_shape)
     reason = check(**values)

@@ -283,8 +283,11 @@ class _InPlace:
             if type(acc) is not Var:
                 return s
             ka, kt = kinds.get(acc, UNKNOWN), kinds.get(s.target, UNKNOWN)
-            if ka.tag == "array" and ka.shape is not None and ka == kt and \
-                    acc != g and self.updatable(acc, b, k, scope):
+            # (not for a complex kind: such a value may be real when the code runs, as
+            # np.linalg.eig's results for a real matrix on NumPy < 2.5, and += of a complex
+            # value into it raises)
+            if ka.tag == "array" and ka.shape is not None and ka == kt and ka.dtype != "c" \
+                    and acc != g and self.updatable(acc, b, k, scope):
                 return Call(s.target, prims.add_inplace, args, (), s.loc)
         elif f is operator.mul or f is np.multiply:
             # c * acc -> acc *= c: no new array when acc is ours and dies here

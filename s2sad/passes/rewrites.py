@@ -817,7 +817,7 @@ class Rewrites:
         if fn is prims.index_update and len(args) == 3:
             acc, index, g = args
             if zeros[0] and zeros[2]:
-                return zero(kt)
+                return zero(kt, acc.value.like)  # (the result has acc's shape)
             ka = acc.value.kind if zeros[0] else None
             if ka is not None and ka.tag == "array" and self.kind(g).dtype == "c":
                 ka = Kind(ka.tag, "c", ka.shape, rank=ka.rank)  # complex values written in
@@ -828,7 +828,9 @@ class Rewrites:
         if fn is prims.index_add and len(args) == 3:
             acc, index, g = args
             if zeros[0] and zeros[2]:
-                return zero(kt)
+                # the result has acc's shape: keep what makes it concrete, or a later
+                # index_add into this zero starts from 0.0 where its shape is not known
+                return zero(kt, acc.value.like)
             if zeros[2]:
                 return acc
             zacc = self.concrete_zero(acc.value.kind, out, s.loc, acc.value.like)

@@ -180,6 +180,12 @@ def op_truediv(x, y): return x / y
 def op_pow(x, y): return x ** y
 def op_mod(x, y): return x % y
 def builtin_pow(x, y): return pow(x, y)
+def np_divmod(x, y):
+    q, r = np.divmod(x, y)
+    return q * 0.5 + r
+def builtin_divmod(x, y):
+    q, r = divmod(x, y)
+    return r * q
 
 
 def _ties_apart(rng, shape):
@@ -200,6 +206,8 @@ BINARY = [
     (op_truediv, real, real), (op_pow, pos, real),
     (op_mod, lambda r, s: pos(r, s, 2.3, 2.9), lambda r, s: pos(r, s, 1.0, 1.1)),
     (builtin_pow, pos, real),
+    (np_divmod, lambda r, s: pos(r, s, 2.3, 2.9), lambda r, s: pos(r, s, 1.0, 1.1)),
+    (builtin_divmod, lambda r, s: pos(r, s, 2.3, 2.9), lambda r, s: pos(r, s, 1.0, 1.1)),
 ]
 for _fn, _dx, _dy in BINARY:
     for _sx, _sy in BINARY_SHAPES:
@@ -886,9 +894,14 @@ add(method_item, lambda rng: [real(rng, (1, 1))], name="method_item_2d")
 try:
     import scipy.special as sc
 
+    import scipy.linalg as sp_linalg
+    import scipy.stats as sp_stats
+
+    import s2sad_rules.scipy_linalg  # noqa: F401
     import s2sad_rules.scipy_special  # noqa: F401  (loaded where a function calls scipy)
+    import s2sad_rules.scipy_stats  # noqa: F401
 except ImportError:  # (SciPy is optional)
-    sc = None
+    sc = sp_stats = sp_linalg = None
 
 if sc is not None:
     def sc_logsumexp(x): return sc.logsumexp(x, axis=1)
@@ -899,6 +912,14 @@ if sc is not None:
     def sc_logit(p): return sc.logit(p) + sc.erfinv(p)
     def sc_gammas(x): return sc.gammaln(x) + sc.gamma(x) + sc.digamma(x) + sc.polygamma(1, x)
     def sc_xlogy(x, y): return sc.xlogy(x, y) + sc.xlog1py(x, y)
+    def sc_gamma_family(x): return sc.rgamma(x) + sc.betaln(x, 1.5) * sc.beta(2.0, x) + sc.multigammaln(x + 2.0, 2)
+    def sc_incomplete(x): return sc.gammainc(1.5, x) - sc.gammaincc(0.5, x) + sc.betainc(2.0, 1.5, x / 4.0)
+    def sc_bessel(x): return sc.j0(x) + sc.j1(x) + sc.y0(x) + sc.y1(x) + sc.jv(1.5, x) + sc.yv(2.0, x) + sc.yn(1, x)
+    def sc_bessel_i(x): return sc.i0(x) + sc.i1(x) + sc.i0e(x) + sc.i1e(x) + sc.iv(2.5, x) + sc.ive(1.0, x)
+    def sc_erfcinv(p): return sc.erfcinv(p)
+    def la_solve_triangular(a, b): return sp_linalg.solve_triangular(a, b, lower=True) + sp_linalg.solve_triangular(a, b, trans=1, unit_diagonal=True)
+    def st_norm_densities(x, m, s): return sp_stats.norm.logpdf(x, m, s) + sp_stats.norm.pdf(x, loc=m, scale=s)
+    def st_norm_tails(x, m, s): return sp_stats.norm.cdf(x, m, s) * sp_stats.norm.sf(x, m) + sp_stats.norm.logcdf(x, scale=s) - sp_stats.norm.logsf(x, m, s)
 
     for _fn, _make in [
             (sc_logsumexp, lambda rng: [real(rng, (3, 4))]),
@@ -908,7 +929,15 @@ if sc is not None:
             (sc_sigmoids, lambda rng: [real(rng, (3,))]),
             (sc_logit, lambda rng: [pos(rng, (3,), 0.2, 0.8)]),
             (sc_gammas, lambda rng: [pos(rng, (3,))]),
-            (sc_xlogy, lambda rng: [real(rng, (3,)), pos(rng, (3,))])]:
+            (sc_xlogy, lambda rng: [real(rng, (3,)), pos(rng, (3,))]),
+            (sc_gamma_family, lambda rng: [pos(rng, (3,))]),
+            (sc_incomplete, lambda rng: [pos(rng, (3,), 0.5, 3.0)]),
+            (sc_bessel, lambda rng: [pos(rng, (3,), 0.5, 6.0)]),
+            (sc_bessel_i, lambda rng: [pos(rng, (3,), 0.5, 6.0)]),
+            (sc_erfcinv, lambda rng: [pos(rng, (3,), 0.2, 1.8)]),
+            (st_norm_densities, lambda rng: [real(rng, (2, 3)), real(rng, (3,)), pos(rng, (2, 1))]),
+            (st_norm_tails, lambda rng: [real(rng, (3,)), real(rng), pos(rng, (3,))]),
+            (la_solve_triangular, lambda rng: [wellcond(rng, (3, 3)), real(rng, (3, 2))])]:
         add(_fn, _make, second_order=True, family="scipy")
 
 NAN_TO_NUM_BOOL = ("the generated JVP of nan_to_num has a boolean output entry, which the "

@@ -36,9 +36,14 @@ from s2sad_rules.real_only import COMPLEX_REFUSED
 try:
     import scipy.special as sc
 
+    import scipy.linalg as sp_linalg
+    import scipy.stats as sp_stats
+
+    import s2sad_rules.scipy_linalg  # noqa: F401
     import s2sad_rules.scipy_special  # noqa: F401  (loaded where a function calls scipy)
+    import s2sad_rules.scipy_stats  # noqa: F401
 except ImportError:  # (SciPy is optional)
-    sc = None
+    sc = sp_stats = sp_linalg = None
 
 
 @dataclass(frozen=True)
@@ -1187,6 +1192,8 @@ SPECS = {
     np.remainder: st.one_of(binary("np.mod({0}, {1})", REAL, POS),
                             binary("np.remainder({0}, {1})", REAL, POS)),
     np.fmod: binary("np.fmod({0}, {1})", REAL, POS),
+    np.divmod: binary("np.divmod({0}, {1})", REAL, POS),
+    divmod: binary("divmod({0}, {1})", REAL, POS),
     np.copysign: binary("np.copysign({0}, {1})", REAL, NONZERO),
     np.where: custom(_where),
     # reductions and scans
@@ -1460,7 +1467,8 @@ from s2sad.ir.prims import astype as _astype
 from s2sad.ir.prims import broadcast_like, index_add, prod_others, unbroadcast
 from s2sad_rules.numpy_construction import reshape_items
 from s2sad_rules.numpy_linalg import EIG_RETURNS_COMPLEX
-""" + ("import scipy.special as sc\n" if sc is not None else "")
+""" + ("import scipy.special as sc\nimport scipy.stats as sp_stats\n"
+                                "import scipy.linalg as sp_linalg\n" if sc is not None else "")
 
 
 # -- scipy.special (an optional dependency: its rules are loaded where a function calls them;
@@ -1496,6 +1504,63 @@ def _polygamma(draw):
     return Example(f"sc.polygamma({n}, a0)", (draw(values(draw(shapes(0, 2)), POS)),), (0,))
 
 
+def _with_order(name, orders, dom=POS):
+    """`sc.<name>(order, a0)`: differentiated in a0, the order a number drawn from `orders`."""
+    def draw_order(draw):
+        v = draw(st.sampled_from(orders))
+        return Example(f"sc.{name}({v}, a0)", (draw(values(draw(shapes(0, 2)), dom)),), (0,),
+                       rtol=1e-4)
+    return draw_order
+
+
+def _betainc(draw):
+    a, b = draw(st.sampled_from([(0.5, 2.0), (2.0, 3.5), (1.5, 1.5)]))
+    return Example(f"sc.betainc({a}, {b}, a0)", (draw(values(draw(shapes(0, 2)), OPEN01)),),
+                   (0,), rtol=1e-4)
+
+
+def _multigammaln(draw):
+    d = draw(st.integers(1, 3))
+    return Example(f"sc.multigammaln(a0, {d})", (draw(values((), ABOVE1, scalar=True)) + d,),
+                   (0,))
+
+
+def _norm_method(name):
+    """scipy.stats.norm.<name>(x, loc, scale): loc and scale by position or by name, or
+    left out; the three broadcast together."""
+    def draw_norm(draw):
+        s0, s1, s2 = draw(hnp.mutually_broadcastable_shapes(
+            num_shapes=3, min_dims=0, max_dims=2, max_side=3)).input_shapes
+        x = draw(values(s0, REAL))
+        given = draw(st.sampled_from(["", "loc", "scale", "both", "keywords"]))
+        if given == "":
+            return Example(f"sp_stats.norm.{name}(a0)", (x,), (0,), rtol=1e-4)
+        loc, scale = draw(values(s1, REAL)), draw(values(s2, POS))
+        if given == "loc":
+            return Example(f"sp_stats.norm.{name}(a0, a1)", (x, loc), (0, 1), rtol=1e-4)
+        if given == "scale":
+            return Example(f"sp_stats.norm.{name}(a0, scale=a1)", (x, scale), (0, 1),
+                           rtol=1e-4)
+        call = "a0, loc=a1, scale=a2" if given == "keywords" else "a0, a1, a2"
+        return Example(f"sp_stats.norm.{name}({call})", (x, loc, scale), (0, 1, 2), rtol=1e-4)
+    return draw_norm
+
+
+def _solve_triangular(draw):
+    """scipy.linalg.solve_triangular: lower or upper, trans 0 / 1 / "T", unit diagonal or not,
+    a vector or matrix right-hand side; `a` full (only its triangle is read), its diagonal
+    kept away from 0."""
+    n = draw(st.integers(1, 3))
+    a = draw(values((n, n), REAL, scalar=False)) + 3.0 * np.eye(n)
+    b_shape = draw(st.sampled_from([(n,), (n, 2)]))
+    b = draw(values(b_shape, REAL, scalar=False))
+    kws = {"trans": draw(st.sampled_from([0, 1, "T"])), "lower": draw(st.booleans()),
+           "unit_diagonal": draw(st.booleans())}
+    kws = drop_defaults(draw, kws, {"trans": 0, "lower": False, "unit_diagonal": False})
+    return Example(f"sp_linalg.solve_triangular(a0, a1{kw_text(kws)})", (a, b), (0, 1),
+                   rtol=1e-4)
+
+
 def _item(draw):
     shape = draw(st.sampled_from([(), (1,), (1, 1)]))
     return Example("a0.item() * a0", (draw(values(shape, REAL, scalar=False)),), (0,))
@@ -1515,7 +1580,27 @@ if sc is not None:
         sc.digamma: unary("sc.digamma({0})", POS), sc.polygamma: custom(_polygamma),
         sc.xlogy: binary("sc.xlogy({0}, {1})", REAL, POS),
         sc.xlog1py: binary("sc.xlog1py({0}, {1})", REAL, POS),
+        sc.erfcinv: unary("sc.erfcinv({0})", Domain(((0.1, 1.9),), (1.0, 0.5))),
+        sc.rgamma: unary("sc.rgamma({0})", POS),
+        sc.beta: binary("sc.beta({0}, {1})", POS, POS),
+        sc.betaln: binary("sc.betaln({0}, {1})", POS, POS),
+        sc.gammainc: custom(_with_order("gammainc", [0.5, 2.5])),
+        sc.gammaincc: custom(_with_order("gammaincc", [0.5, 2.5])),
+        sc.betainc: custom(_betainc),
+        sc.j0: unary("sc.j0({0})"), sc.j1: unary("sc.j1({0})"),
+        sc.y0: unary("sc.y0({0})", POS), sc.y1: unary("sc.y1({0})", POS),
+        sc.jv: custom(_with_order("jv", [0, 1.5, 2, 3])),
+        sc.yv: custom(_with_order("yv", [0, 0.5, 2])),
+        sc.yn: custom(_with_order("yn", [0, 1, 2])),
+        sc.i0: unary("sc.i0({0})"), sc.i1: unary("sc.i1({0})"),
+        sc.i0e: unary("sc.i0e({0})", NONZERO), sc.i1e: unary("sc.i1e({0})", NONZERO),
+        sc.iv: custom(_with_order("iv", [0, 1.5, 2, 7])),
+        sc.ive: custom(_with_order("ive", [0, 1.5, 2, 7])),
+        sc.multigammaln: custom(_multigammaln),
     })
+    for _name in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"):
+        SPECS[getattr(sp_stats.norm, _name)] = custom(_norm_method(_name))
+    SPECS[sp_linalg.solve_triangular] = custom(_solve_triangular)
 
 
 # -- complex examples ----------------------------------------------------------------------
@@ -1529,7 +1614,9 @@ def complex_refused(rule) -> bool:
     """Do `rule`'s derivatives refuse complex arguments (s2sad_rules/real_only.py, and the
     rules of scipy.special)?"""
     return rule in COMPLEX_REFUSED or getattr(rule, "__module__", None) == "math" or (
-        sc is not None and rule in s2sad_rules.scipy_special.SCIPY_SPECIAL)
+        sc is not None and (rule in s2sad_rules.scipy_special.SCIPY_SPECIAL or
+                            rule in s2sad_rules.scipy_stats.SCIPY_STATS or
+                            rule in s2sad_rules.scipy_linalg.SCIPY_LINALG))
 
 
 # rules that take complex arguments but whose drawn examples NumPy itself does not evaluate
