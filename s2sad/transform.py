@@ -20,7 +20,12 @@ import numpy as np
 from s2sad.codegen.compile import compile_source
 from s2sad.codegen.emit import emit_function
 from s2sad.codegen.names import Namespace
-from s2sad.errors import ArgumentTypeError, NonDifferentiableError, WrtError
+from s2sad.errors import (
+    ArgumentTypeError,
+    NonDifferentiableError,
+    UnknownShapeError,
+    WrtError,
+)
 from s2sad.frontend.aliasing import refuse_shared_inplace_updates
 from s2sad.frontend.guards import collect
 from s2sad.frontend.lower import derivative_hook, lower
@@ -709,7 +714,19 @@ def _generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
         header.append("functional: no in-place updates, no out= (for arrays of another "
                       "library than NumPy)")
     layout = {"hvp": "tangent", "jacfwd": "tree", "jacrev": "tree"}.get(mode, mode)
-    source = emit_function(ir, ns, name, header, layout)
+    try:
+        source = emit_function(ir, ns, name, header, layout)
+    except UnknownShapeError as e:
+        if all(k.tag == "unknown" for k in arg_kinds):
+            raise  # (generic code: the arguments would tell the shape, as its hint says)
+        # code specialised on the arguments: they do not tell this shape either
+        raise UnknownShapeError(
+            f"the code of {name} needs a zero derivative whose shape is known only at run "
+            "time (a value built to a length the arguments' kinds do not give), and s2sad "
+            "cannot build it", e.loc,
+            "this is a limitation of s2sad: differentiate in another order (reverse over "
+            "reverse: s2sad.vjp(s2sad.grad(f))), or build the value so that its shape "
+            "follows from the arguments' shapes") from None
     fn = compile_source(source, ns, name)
     return Compiled(source, fn, ir, namespace=ns, name=name)
 

@@ -210,3 +210,35 @@ def test_reverse_over_reverse_of_a_list_grown_in_a_loop(f):
     H = num_hessian(f, (x,), 0)
     _, pullback = s2sad.vjp(s2sad.grad(f))(x)
     close(pullback(v)[0], H @ v, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("f", [P.linear_comprehension, P.comprehension_plus_cubes,
+                               P.cubes_by_comprehension, P.rows_of_products],
+                         ids=lambda f: f.__name__)
+def test_forward_over_reverse_of_a_list_grown_in_a_loop(f):
+    # the tangent of the gradient's reverse loop carries the tangent of the list's
+    # cotangent, zero from the start (the seed's tangent) and of a length known only at run
+    # time: the simplifier could not build it and refused hvp/hessian with
+    # UnknownShapeError. It stays zero through the loop, so the loop no longer carries it.
+    x, v = RNG.standard_normal(4), RNG.standard_normal(4)
+    H = num_hessian(f, (x,), 0)
+    # (second differences of a linear function's gradient are noise of about 1e-6)
+    close(s2sad.hvp(f)(x, v), H @ v, rtol=1e-5, atol=1e-5)
+    close(s2sad.hessian(f)(x), H, rtol=1e-5, atol=1e-5)
+    _, hv = s2sad.jvp(s2sad.grad(f))(x, v)
+    close(hv, H @ v, rtol=1e-5, atol=1e-5)
+
+
+def test_a_zero_of_unknown_shape_in_specialised_code_is_refused_honestly(monkeypatch):
+    # where the simplifier cannot drop such a zero (here: told not to try), the refusal of
+    # code specialised on the arguments no longer says to "call the derivative" (it was
+    # called): it says that this is a limitation, and what to do instead
+    from s2sad.errors import UnknownShapeError
+    from s2sad.passes.simplify import Simplifier
+
+    monkeypatch.setattr(Simplifier, "assume_zero", lambda self, ps, inits, sub: [])
+    with pytest.raises(UnknownShapeError) as info:
+        s2sad.hvp(P.comprehension_plus_cubes)(RNG.standard_normal(3), np.ones(3))
+    e = info.value
+    assert "call the derivative" not in e.hint and "s2sad.vjp(s2sad.grad(f))" in e.hint
+    assert "comprehension_plus_cubes" in e.source_line

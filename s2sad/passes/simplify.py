@@ -219,15 +219,43 @@ class Simplifier(Rewrites):
                 a, b, st = _sub(a, sub), _sub(b, sub), _sub(st, sub)
                 inits = self.concrete_inits(inits, sub, out)
                 ps, inits, body, outs = self.drop_invariant(ps, inits, body, outs, sub)
+                zeros = self.assume_zero(ps, inits, sub)
                 body = self.block(body, sub, {}, concrete=True)
+                ps, inits, body, outs = self.drop_zeros(zeros, ps, inits, body, outs, sub)
                 out.append(ForRange(i, a, b, st, ps, inits, body, outs, s.loc, s.reverse,
                                     _sub(s.over, sub) if s.over is not None else None))
             case While(params=ps, inits=inits, cond=cond, body=body, outputs=outs):
                 inits = self.concrete_inits(inits, sub, out)
                 ps, inits, body, outs = self.drop_invariant(ps, inits, body, outs, sub)
+                zeros = self.assume_zero(ps, inits, sub)
                 cond = self.block(cond, sub, {}, concrete=True)
                 body = self.block(body, sub, {}, concrete=True)
+                ps, inits, body, outs = self.drop_zeros(zeros, ps, inits, body, outs, sub)
                 out.append(While(ps, inits, cond, body, outs, s.loc))
+
+    def assume_zero(self, ps, inits, sub) -> list:
+        """The positions of the carried values whose initial value is a symbolic zero that
+        cannot be made real (its shape is known only at run time: a tangent of a list
+        built in a loop): the body is simplified taking them to be zero (see drop_zeros)."""
+        zeros = [k for k, x in enumerate(inits) if is_zero(x)]
+        for k in zeros:
+            sub[ps[k]] = inits[k]
+        return zeros
+
+    def drop_zeros(self, zeros, ps, inits, body, outs, sub):
+        """The loop without the carried values of `zeros` when the body, given them zero,
+        yields them zero again: by induction they are zero at every iteration and after
+        the loop. Where one is not, the loop is kept as it is: its zero initial value then
+        refuses the code (emit), as it did before this assumption, and no output that
+        relied on it is replaced."""
+        if not zeros or not all(is_zero(body.results[k]) for k in zeros):
+            return ps, inits, body, outs
+        for k in zeros:
+            sub[outs[k]] = inits[k]
+        self.changed = True
+        keep = [k for k in range(len(ps)) if k not in zeros]
+        pick = lambda xs: tuple(xs[k] for k in keep)  # noqa: E731
+        return pick(ps), pick(inits), Block(body.stmts, pick(body.results)), pick(outs)
 
     def drop_invariant(self, ps, inits, body, outs, sub):
         """A carried value the body passes through unchanged is just its initial value."""
