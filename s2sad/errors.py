@@ -183,6 +183,10 @@ class UnknownShapeError(S2SADError):
     derivative that is zero on one side of a branch has to be materialised without its
     shape. Calling the derivative, or `.source_for(*args)`, compiles code specialised for
     the arguments, where the shape is known.
+
+    Also raised by jacfwd/jacrev (and hessian) when even the arguments do not tell the
+    shape of the output (an array built from a list grown in a loop), and where code
+    specialised on the arguments needs a zero of a shape known only at run time.
     """
 
     kind = "shape unknown"

@@ -280,6 +280,24 @@ def _basis(em, shapes, n, hint):
     return out
 
 
+# reductions of every entry: a number whatever their operand (a list built in a loop,
+# whose kind, of a length known at run time, gives no shape)
+_FULL_REDUCTIONS = (np.sum, np.mean, np.prod, np.max, np.min)
+
+
+def _reduced_to_a_number(ir, r) -> bool:
+    """Is the result `r` of `ir` a full reduction (`np.sum(a)`, no axis, no keepdims)?"""
+    for st in ir.body.stmts:
+        if isinstance(st, Call) and st.target == r:
+            if st.fn not in _FULL_REDUCTIONS or len(st.args) != 1:
+                return False
+            kw = dict(st.kwargs)
+            return all(isinstance(kw.get(n), Const) and kw[n].value in (None, False)
+                       for n in ("axis", "keepdims") if n in kw) and \
+                set(kw) <= {"axis", "keepdims"}
+    return False
+
+
 def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
     """jacfwd: a JVP whose tangents carry one direction per input entry (vector mode).
     jacrev: a VJP whose seeds carry one cotangent per output entry. Both read the Jacobian
@@ -296,9 +314,17 @@ def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
         k = kinds.get(r) if not hasattr(r, "value") else kind_of_value(r.value)
         if (k is None or k.static_shape is None) and len(known_results) == len(results):
             k = known_results[j]
+        if (k is None or k.static_shape is None) and _reduced_to_a_number(ir, r):
+            out_shapes.append(())
+            continue
         if k is None or k.static_shape is None:
-            raise WrtError(f"{mode} needs the shape of the output of {ir.name}", ir.loc,
-                           "make the output a float or an array of known shape")
+            # (not about `wrt`: the output's shape is known only at run time)
+            raise UnknownShapeError(
+                f"{mode} needs the shape of the output of {ir.name}, which its arguments' "
+                "kinds do not give (a value built in a loop, or of a size that depends on "
+                "the data)", ir.loc,
+                "compute the output with array operations (x * x rather than "
+                "np.array([v * v for v in x])), or use s2sad.jvp/vjp")
         out_shapes.append(tuple(k.static_shape))
     if mode == "jacfwd":
         d = forward_pass(ir, kinds, wrt, TABLE)

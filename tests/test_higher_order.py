@@ -242,3 +242,41 @@ def test_a_zero_of_unknown_shape_in_specialised_code_is_refused_honestly(monkeyp
     e = info.value
     assert "call the derivative" not in e.hint and "s2sad.vjp(s2sad.grad(f))" in e.hint
     assert "comprehension_plus_cubes" in e.source_line
+
+
+def sum_of_squares_by_comprehension(x):
+    return np.sum([item * item for item in x])
+
+
+def mean_by_comprehension(x):
+    return np.mean([item * np.sin(item) for item in x])
+
+
+def squares_by_comprehension(x):
+    return np.array([item * item for item in x])
+
+
+@pytest.mark.parametrize("f", [sum_of_squares_by_comprehension, mean_by_comprehension],
+                         ids=lambda f: f.__name__)
+def test_jacobians_of_a_reduced_comprehension(f):
+    # the list's kind (a length known at run time) gave no shape for np.sum of it: jacfwd,
+    # jacrev and hessian were refused with WrtError, "needs the shape of the output". A
+    # reduction of every entry is a number whatever its operand
+    x = RNG.standard_normal(4)
+    J, H = num_jacobian(f, (x,), 0), num_hessian(f, (x,), 0)
+    close(s2sad.jacfwd(f)(x), J, rtol=1e-6, atol=1e-8)
+    close(s2sad.jacrev(f)(x), J, rtol=1e-6, atol=1e-8)
+    close(s2sad.hessian(f)(x), H, rtol=1e-5, atol=1e-5)
+
+
+def test_jacobian_of_an_output_of_unknown_shape_is_refused_as_such():
+    # an array built from a list grown in a loop has a shape known only at run time: the
+    # refusal is about that shape (UnknownShapeError), not about `wrt` (it was WrtError)
+    from s2sad.errors import UnknownShapeError, WrtError
+
+    for transform in (s2sad.jacfwd, s2sad.jacrev):
+        with pytest.raises(UnknownShapeError) as info:
+            transform(squares_by_comprehension)(RNG.standard_normal(3))
+        assert not isinstance(info.value, WrtError)
+        assert "output of squares_by_comprehension" in info.value.message
+        assert "squares_by_comprehension" in info.value.source_line
