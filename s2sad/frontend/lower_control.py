@@ -13,6 +13,7 @@ from s2sad.frontend.normalize import assigned_names, contains, normalize_exits
 from s2sad.frontend.values import (
     Abort,
     LocalFunction,
+    Record,
     Static,
     StaticDict,
     StaticSeq,
@@ -28,6 +29,23 @@ _COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
             gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
             gast.Is: operator.is_, gast.IsNot: operator.is_not,
             gast.In: lambda a, b: a in b, gast.NotIn: lambda a, b: a not in b}
+
+
+class _Instance:
+    """A stand-in for a value of which only the type is known while lowering."""
+
+    def __init__(self, cls: type):
+        self.cls = cls
+
+
+def _static_seq_type(binding):
+    """The type of a local tuple or list kept static (a namedtuple argument's class), or
+    None for any other binding."""
+    if isinstance(binding, Record):
+        return binding.cls
+    if type(binding) is StaticSeq:
+        return list if binding.is_list else tuple
+    return None
 
 
 def _simple(v) -> bool:
@@ -101,17 +119,25 @@ class ControlFlowLowering:
             if fn is None or fn.obj not in (hasattr, callable, isinstance):
                 return None
             args = []
-            for a in test.args:
+            for i, a in enumerate(test.args):
                 if isinstance(a, gast.Constant):
                     args.append(a.value)
                     continue
                 if isinstance(a, gast.Name) and self.scope.binding(a.id) is not None:
-                    return None
+                    seq_type = _static_seq_type(self.scope.binding(a.id))
+                    if fn.obj is not isinstance or i != 0 or seq_type is None:
+                        return None
+                    # a local tuple or list kept static: isinstance(out, tuple) asks its
+                    # type, known now (the branch it rules out is then not lowered)
+                    args.append(_Instance(seq_type))
+                    continue
                 v = self.peek_static(a)
                 if v is None:
                     return None
                 args.append(v.obj)
             try:
+                if args and isinstance(args[0], _Instance):
+                    return issubclass(args[0].cls, *args[1:])
                 return bool(fn.obj(*args))
             except Exception:  # noqa: BLE001 - Python's own error is raised where it runs
                 return None
@@ -152,7 +178,12 @@ class ControlFlowLowering:
         outs = tuple(self.fresh("_r") for _ in a)
         self.stmts.append(If(cond, Block(tuple(then_stmts), tuple(a)),
                              Block(tuple(else_stmts), tuple(b)), outs, self.loc(s)))
-        return StaticSeq(outs) if a_tuple else outs[0]
+        if not a_tuple:
+            return outs[0]
+        # a list returned on both paths stays a list (it became a tuple: `isinstance(out,
+        # list)` of a helper's result was False where the helper had branches)
+        both_lists = all(isinstance(v, StaticSeq) and v.is_list for v in (then_out, else_out))
+        return StaticSeq(outs, both_lists)
 
     def flatten_in(self, stmts, value):
         saved = self.stmts

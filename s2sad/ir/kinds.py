@@ -493,8 +493,58 @@ KIND_RULES[prims.print_values] = lambda a, k: Kind("object", value=None)
 KIND_RULES[prims.check_assertion] = lambda a, k: Kind("object", value=None)
 KIND_RULES[prims.format_text] = lambda a, k: OBJECT
 KIND_RULES[prims.list_append] = lambda a, k: UNKNOWN  # a list of a length known at run time
-# type tests are made when the code runs: a kind does not tell float from np.float32 scalars
-KIND_RULES[isinstance] = lambda a, k: scalar("b")
+# What a kind says of `isinstance(x, cls)` for the classes a kind can tell apart: True,
+# False, or None (not decided: tested when the code runs). A kind does not tell float from
+# np.float32 numbers, nor int from np.int64 or bool, nor a 0-d array from a NumPy number
+# (the join of a number and an array is a 0-d array kind).
+_NOT_A_CONTAINER = (float, int, complex, bool, str, dict)
+_ISINSTANCE_BY_TAG = {
+    "tuple": {tuple: True, list: False, np.ndarray: False, **dict.fromkeys(
+        _NOT_A_CONTAINER, False)},
+    "list": {list: True, tuple: False, np.ndarray: False, **dict.fromkeys(
+        _NOT_A_CONTAINER, False)},
+    # an array of one axis or more: a NumPy array (of no other library: see _isinstance_kind)
+    "array": {np.ndarray: True, tuple: False, list: False, **dict.fromkeys(
+        _NOT_A_CONTAINER, False)},
+    # a 0-d array or a NumPy number
+    "array0": {tuple: False, list: False, str: False, dict: False},
+    # a Python or NumPy number: never an array (an array's kind is an array's)
+    "scalar": {np.ndarray: False, tuple: False, list: False, str: False, dict: False},
+}
+
+
+def _isinstance_one(k: Kind, cls):
+    if k.known and k.value is not _UNSET:
+        return isinstance(k.value, cls)
+    if k.family and k.tag in ("scalar", "array"):
+        return None  # (an array of another library)
+    tag = k.tag
+    if tag == "array" and not (k.ndim or 0) >= 1:
+        tag = "array0"
+    # (a number's dtype letter does not tell its type either: where branches merge, a bool
+    # and a float make a float kind)
+    return _ISINSTANCE_BY_TAG.get(tag, {}).get(cls)
+
+
+def _isinstance_kind(args, kwargs):
+    """`isinstance(x, cls)` decided where x's kind settles it (a tuple is a tuple, not an
+    array; an array of one axis or more is an np.ndarray), so that only the branch taken
+    is differentiated; else a bool known when the code runs."""
+    if len(args) != 2 or kwargs or not args[1].known:
+        return scalar("b")
+    classes = args[1].value if isinstance(args[1].value, tuple) else (args[1].value,)
+    try:
+        answers = [_isinstance_one(args[0], c) for c in classes]
+    except TypeError:  # (a class that cannot be hashed or tested)
+        return scalar("b")
+    if any(a is True for a in answers):
+        return scalar("b", True)
+    if answers and all(a is False for a in answers):
+        return scalar("b", False)
+    return scalar("b")
+
+
+KIND_RULES[isinstance] = _isinstance_kind
 KIND_RULES[callable] = lambda a, k: scalar("b")
 KIND_RULES[type] = lambda a, k: OBJECT
 KIND_RULES[prims.as_list] = lambda a, k: UNKNOWN

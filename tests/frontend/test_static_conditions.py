@@ -58,3 +58,96 @@ def test_changing_a_flag_compiles_again(monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "DEBUG", True)
     with pytest.raises(s2sad.NameResolutionError, match="undefined_name"):
         d(0.7)
+
+
+# -- type tests decided while compiling ------------------------------------------------
+
+
+def _halves(x):
+    if np.sum(x) > 0.0:
+        return [x, 2.0 * x]
+    return [x, 3.0 * x]
+
+
+def list_from_a_branching_helper(x):
+    out = _halves(x)
+    if isinstance(out, list):
+        return np.sum(out[0] * out[1])
+    return np.sum(out[0])
+
+
+def tuple_literal_tested(x):
+    out = (x, 2.0 * x)
+    if isinstance(out, list):
+        return out.pop() * 3.0  # (a list method: never lowered, as out is a tuple)
+    return np.sum(out[0] * out[1])
+
+
+def array_or_number(x):
+    if isinstance(x, (list, tuple)):
+        return x[0] * x[1]
+    if isinstance(x, np.ndarray):
+        return np.sum(np.cos(x) * x)
+    return x ** 3
+
+
+def float_tested(x):
+    if isinstance(x, float):
+        return x ** 3
+    return np.sum(np.sin(x) * x)
+
+
+def test_a_list_returned_on_both_paths_of_a_helper_stays_a_list():
+    # it became a tuple: isinstance(out, list) was False and the other branch ran, a
+    # silently wrong value and gradient (6.06 expected here, -0.2 computed)
+    from tests.oracle import assert_close, numerical_grad
+
+    for x in (np.array([0.3, -1.2, 0.7]), np.array([0.3, 1.2, 0.7])):
+        value, g = s2sad.value_and_grad(list_from_a_branching_helper)(x)
+        assert value == pytest.approx(list_from_a_branching_helper(x), rel=1e-12)
+        assert_close(g, numerical_grad(list_from_a_branching_helper, (x,), (0,))[0],
+                     rtol=1e-6)
+
+
+def test_a_type_test_of_a_local_tuple_lowers_only_the_branch_that_runs():
+    # `out.pop()` (a list method, refused on a differentiated value) is in the branch an
+    # isinstance test of the tuple `out` rules out: it was lowered, and refused
+    from tests.oracle import assert_close, numerical_grad
+
+    x = np.array([0.3, -1.2, 0.7])
+    assert_close(s2sad.grad(tuple_literal_tested)(x),
+                 numerical_grad(tuple_literal_tested, (x,), (0,))[0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("f, arg", [(array_or_number, np.array([0.3, -1.2, 0.7])),
+                                    (array_or_number, 0.4), (array_or_number, (0.5, 2.0)),
+                                    (float_tested, np.array([0.3, -1.2, 0.7]))],
+                         ids=["array", "number", "tuple", "float_of_array"])
+def test_a_type_test_the_kind_decides_keeps_only_its_branch(f, arg):
+    # the kind of an argument tells a tuple from a list, and an array from a number: the
+    # test is decided while compiling and only the branch taken is in the code (both were,
+    # with the test made at run time). A float argument is not decided (np.float32)
+    from tests.oracle import assert_close, numerical_jvp
+
+    args = (arg,)
+    direction = (tuple(np.ones(2)) if isinstance(arg, tuple) else
+                 np.ones_like(arg) if isinstance(arg, np.ndarray) else 1.0,)
+    value, tangent = s2sad.jvp(f)(*args, *direction)
+    assert value == pytest.approx(f(arg), rel=1e-12)
+    if isinstance(arg, tuple):  # (the oracle moves arrays and numbers: the pair as one)
+        expected = numerical_jvp(lambda v: f(tuple(v)), (np.array(arg),), (0,), (np.ones(2),))
+    else:
+        expected = numerical_jvp(f, args, (0,), direction)
+    assert_close(tangent, expected, rtol=1e-6)
+    assert "isinstance" not in s2sad.jvp(f).source_for(*args, *direction)
+    assert "isinstance" not in s2sad.grad(f).source_for(*args)
+
+
+def test_a_type_test_a_kind_cannot_decide_is_made_at_run_time():
+    # a float kind may be a float or an np.float32 (not a float): the test stays, and the
+    # branch that runs is the one Python picks
+    assert "isinstance" in s2sad.grad(float_tested).source_for(0.4)
+    assert s2sad.grad(float_tested)(0.4) == pytest.approx(3 * 0.4 ** 2, rel=1e-12)
+    x32 = np.float32(0.4)
+    assert float(s2sad.grad(float_tested)(x32)) == pytest.approx(
+        float(np.sin(x32) + x32 * np.cos(x32)), rel=1e-5)
