@@ -227,7 +227,14 @@ class Rewrites:
             d = self.defining(args[0], out)
             if d is not None and d.fn is prims.make_tuple and not d.kwargs and \
                     -len(d.args) <= args[1].value < len(d.args):
-                return d.args[args[1].value]
+                item = d.args[args[1].value]
+                if t not in self.primal and isinstance(item, Var) and \
+                        self.is_zeros(item, out) and self.kind(item).static_shape is not None:
+                    # the zero cotangent of an item nothing read (the reverse pass makes the
+                    # tuple's zeros real): symbolic again, so that a rule's terms in it
+                    # vanish (svd's through u when only s is used), not computed with zeros
+                    return zero(self.kind(item))
+                return item
         if fn in ADDS and len(args) == 2 and not s.kwargs:
             # zeros + v -> v (a tuple's cotangent starts as zeros for the items not read)
             for z, other in ((args[0], args[1]), (args[1], args[0])):

@@ -277,7 +277,11 @@ def test_eig_where_numpy_returns_complex_eigenvalues():
 def test_eig_with_complex_eigenvalues_is_refused_at_run_time():
     rotation = np.array([[0.0, 1.0], [-1.0, 0.0]])
     with pytest.raises(ValueError, match="real eigenvalues"):
-        s2sad.grad(lambda_free_eig_sum)(rotation)
+        s2sad.grad(eig_values_and_vectors_sum)(rotation)
+    # with the eigenvectors unused, their cotangent is a known zero and the rule's terms in
+    # it (which needed a real spectrum) are left out: sum(w^2) = tr(A^2), gradient 2 A^T
+    np.testing.assert_allclose(s2sad.grad(lambda_free_eig_sum)(rotation), 2 * rotation.T,
+                               rtol=1e-12, atol=1e-12)
     # eig's results are taken as complex (whatever this NumPy returns for a real matrix):
     # a gradient needs a real output
     with pytest.raises(s2sad.S2SADError, match="complex"):
@@ -287,6 +291,11 @@ def test_eig_with_complex_eigenvalues_is_refused_at_run_time():
 def lambda_free_eig_sum(a):
     w, v = np.linalg.eig(a)
     return np.real(np.sum(w * w))
+
+
+def eig_values_and_vectors_sum(a):
+    w, v = np.linalg.eig(a)
+    return np.real(np.sum(w * w)) + np.real(np.sum(v[0] * v[0]))
 
 
 def complex_eig_sum(a):
