@@ -216,7 +216,7 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
     once) get their names by a linear scan (`_SpanNames`), with no edges among them.
     """
     straight = _straight(fn, pos)
-    pairs, copying, updates, branches = _copies(fn)
+    pairs, copying, updates, branches, renames = _copies(fn)
     graph = Interference()  # (no copies: nothing to coalesce, no walk)
     if pairs:
         walked: dict = {}  # variable -> its component, for those the walk follows
@@ -248,6 +248,8 @@ def coalesce(fn: Function, pos: Positions, inlined: set, reserved: set) -> Names
                                   _derivative_of_other(a, b)):
             continue  # `err *= 0.5` would leave `err` holding err_bar: it is printed
             # `err_bar = err` then `err_bar *= 0.5` (the buffer is still reused)
+        if (a, b) in renames:
+            continue
         ra, rb = names.find(a), names.find(b)
         if ra == rb:
             continue
@@ -386,6 +388,7 @@ def _copies(fn: Function) -> tuple:
     participants: set = set()
     updates: set = set()
     branches: set = set()
+    renames: set = set()
 
     def walk(b: Block):
         for st in reversed(b.stmts):
@@ -418,6 +421,11 @@ def _copies(fn: Function) -> tuple:
                         walk(st.cond)
                     pairs.extend((o, p) for o, p in zip(outs, ps) if isinstance(p, Var))
                     pairs.extend((p, a) for p, a in zip(ps, inits) if isinstance(a, Var))
+                    # a loop that starts from another variable of the user's (`acc = x`
+                    # then `acc = acc * 2.0` in the loop) keeps the user's name for the
+                    # loop's: the copy is printed, not `x = x * 2.0`
+                    renames.update((p, a) for p, a in zip(ps, inits)
+                                   if isinstance(a, Var) and _user_names_differ(p, a))
                     pairs.extend((p, r) for p, r in zip(ps, body.results)
                                  if isinstance(r, Var))
                     participants.update(ps)
@@ -425,7 +433,14 @@ def _copies(fn: Function) -> tuple:
                     participants.update(a for a in inits + body.results if isinstance(a, Var))
 
     walk(fn.body)
-    return pairs, participants, updates, branches
+    return pairs, participants, updates, branches, renames
+
+
+def _user_names_differ(a: Var, b: Var) -> bool:
+    """Are `a` and `b` both the user's variables, of two different names?"""
+    if a.name.startswith("_") or b.name.startswith("_"):
+        return False
+    return root_name(strip_suffix(a.name)) != root_name(strip_suffix(b.name))
 
 
 def _interference(fn: Function, graph: Interference) -> Interference:

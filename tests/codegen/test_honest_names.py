@@ -268,3 +268,21 @@ def test_a_summed_cotangent_sits_under_its_lines_comment():
     g = s2sad.grad(wave)
     assert g(0.5) == pytest.approx(math.sin(0.5) + 0.5 * math.cos(0.5))
     assert "    # reverse of line " in g.source.split("x_bar = ")[0], g.source
+
+
+def doubled_by_a_loop(x):
+    acc = x
+    for _ in range(3):
+        acc = acc * 2.0
+    return acc
+
+
+def test_a_loop_started_from_another_variable_keeps_the_users_name():
+    # the loop's carried value and its start were coalesced into the parameter's name:
+    # `x = x * 2.0` printed where the user wrote `acc = acc * 2.0`
+    src = s2sad.jvp(doubled_by_a_loop).source_for(0.5, 1.0)
+    assert "acc = acc * 2.0" in src and "acc_dot = acc_dot * 2.0" in src, src
+    assert "x = x * 2.0" not in src and "x_dot = x_dot * 2.0" not in src, src
+    value, tangent = s2sad.jvp(doubled_by_a_loop)(0.5, 1.0)
+    assert value == pytest.approx(4.0, rel=1e-15) and tangent == pytest.approx(8.0, rel=1e-15)
+    assert s2sad.grad(doubled_by_a_loop)(0.5) == pytest.approx(8.0, rel=1e-15)
