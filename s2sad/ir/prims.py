@@ -300,6 +300,21 @@ def unbroadcast(g, x):
     return sum_to_shape(g, shape)
 
 
+def cast_like(g, x):
+    """The cotangent `g` in the precision of `x`, a NumPy float or complex value (a float64
+    array's cotangent through a cast to float32 is float64, as in JAX); `g` unchanged where
+    `x` has no such dtype, `g` is already in it or is of another kind (real, complex)."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or dtype.kind not in "fc" or getattr(g, "dtype", None) == dtype:
+        return g
+    if isinstance(g, np.ndarray):  # a precision, never a kind (real_like takes real parts)
+        return g.astype(dtype) if g.dtype.kind == dtype.kind else g
+    if isinstance(g, (float, np.floating)) and dtype.kind == "f" or \
+            isinstance(g, (complex, np.complexfloating)) and dtype.kind == "c":
+        return dtype.type(g)
+    return g
+
+
 def sum_to_shape(g, shape):
     """Sum the broadcast axes of `g` so that the result has `shape`."""
     g = np.asarray(g)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from s2sad.ir.prims import astype as _astype
-from s2sad.ir.prims import broadcast_like, unbroadcast
+from s2sad.ir.prims import broadcast_like, cast_like, unbroadcast
 from s2sad_rules.numpy_construction import broadcast_items, reshape_items, unbroadcast_items
 from s2sad_rules.numpy_linalg import real_spectrum
 from s2sad_rules.structural import index_add
@@ -738,6 +738,7 @@ for _fn, _make in [
 
 def prim_unbroadcast(g, x): return unbroadcast(g, x)
 def prim_broadcast_like(t, x): return broadcast_like(t, x)
+def prim_cast_like(g, x): return cast_like(g * x, x)
 def prim_index_add(acc, g): return index_add(acc, np.array([0, 2, 0]), g)
 def prim_reshape_items(a, b):
     parts = reshape_items([a, b], [np.zeros(3), np.zeros((2, 2))])
@@ -747,6 +748,7 @@ def prim_astype(x): return _astype(x, np.float64)
 
 add(prim_unbroadcast, lambda rng: [real(rng, (2, 3)), real(rng, (3,))], wrt=(0,))
 add(prim_broadcast_like, lambda rng: [real(rng, (3,)), real(rng, (2, 3))], wrt=(0,))
+add(prim_cast_like, lambda rng: [real(rng, (2, 3)), real(rng, (2, 3))], wrt=(0,))
 add(prim_index_add, lambda rng: [real(rng, (4, 2)), real(rng, (3, 2))])
 add(prim_reshape_items, lambda rng: [real(rng, (1, 3)), real(rng, (4,))])
 add(prim_astype, lambda rng: [real(rng, (3,))])

@@ -25,6 +25,7 @@ from s2sad.ir.prims import item as prims_item
 from s2sad.ir.prims import (
     Attr,
     broadcast_like,
+    cast_like,
     index_add,
     index_update,
     prod_others,
@@ -941,6 +942,13 @@ def _unbroadcast(draw):
     return Example("unbroadcast(a0, a1)", (g, x), (0,))
 
 
+def _cast_like(draw):
+    s = draw(shapes(0, 3))
+    g = draw(values(s, REAL, scalar=False))
+    x = draw(values(s, REAL, scalar=False))
+    return Example("cast_like(a0, a1)", (g, x), (0,))
+
+
 def _broadcast_like(draw):
     s0, s1 = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3)).input_shapes
     s1 = np.broadcast_shapes(s0, s1)
@@ -1257,6 +1265,7 @@ SPECS = {
     np.select: custom(_select),
     # compiler intrinsics (called directly; the compiler emits them for broadcasting, a[i] = v)
     unbroadcast: custom(_unbroadcast), broadcast_like: custom(_broadcast_like),
+    cast_like: custom(_cast_like),
     index_add: custom(_index_add), index_update: custom(_index_update),
     reshape_items: custom(_reshape_items),
     # numpy.linalg
@@ -1464,7 +1473,7 @@ PRELUDE = """\
 import math
 import numpy as np
 from s2sad.ir.prims import astype as _astype
-from s2sad.ir.prims import broadcast_like, index_add, prod_others, unbroadcast
+from s2sad.ir.prims import broadcast_like, cast_like, index_add, prod_others, unbroadcast
 from s2sad_rules.numpy_construction import reshape_items
 from s2sad_rules.numpy_linalg import EIG_RETURNS_COMPLEX
 """ + ("import scipy.special as sc\nimport scipy.stats as sp_stats\n"
