@@ -372,6 +372,11 @@ def method_item(x): return x.item() * x
 def np_mean(x): return np.mean(x)
 def np_mean_axis1(x): return np.mean(x, axis=1)
 def np_mean_keep(x): return np.mean(x, axis=0, keepdims=True)
+def np_sum_where_initial(x):
+    return np.sum(x, axis=1, where=np.array([True, False, True]), initial=0.5)
+def np_mean_where_rows(x):
+    keep = np.array([[True, False, True], [False, True, True]])
+    return np.mean(x, axis=-1, keepdims=True, where=keep)
 def np_var(x): return np.var(x)
 def np_var_axis0_ddof(x): return np.var(x, axis=0, ddof=1)
 def np_var_keep(x): return np.var(x, axis=1, keepdims=True)
@@ -479,6 +484,8 @@ for _fn in [np_nansum_with_nan, np_nanmean_with_nan]:
     add(_fn, lambda rng: [_mat(rng), np.where(np.arange(12).reshape(3, 4) % 5 == 1, np.nan, 0.0)],
         wrt=(0,), family="reduction")
 add(np_sum_axes, lambda rng: [real(rng, (2, 3, 2))], family="reduction")
+add(np_sum_where_initial, lambda rng: [real(rng, (2, 3))], family="reduction")
+add(np_mean_where_rows, lambda rng: [real(rng, (2, 3))], family="reduction")
 add(np_trace_3d, lambda rng: [real(rng, (2, 3, 3))], family="reduction")
 add(np_average_weights, lambda rng: [real(rng, (3, 4)), pos(rng, (3,))], family="reduction")
 add(np_average_full_weights, lambda rng: [real(rng, (3, 4)), pos(rng, (3, 4))],

@@ -192,6 +192,31 @@ def reduction(call: str, dom=REAL, keepdims=True, tuple_axis=True, extra=None, m
     return spec()
 
 
+def _sum_options(draw, shape):
+    """np.sum's `where=` (a nested list of bools over the shape or its last axis) and
+    `initial=` (a number, not differentiated)."""
+    kws = {}
+    if shape and draw(st.booleans()):
+        over = shape if draw(st.booleans()) else shape[-1:]
+        kws["where"] = draw(hnp.arrays(np.bool_, over)).tolist()
+    if draw(st.booleans()):
+        kws["initial"] = draw(st.sampled_from([0.0, 1.5, -2.0]))
+    return kws
+
+
+def _mean_where(draw):
+    """np.mean with `where=`: a mask that keeps index 0 along the reduced axis, so that no
+    slice is empty (the mean of nothing is nan)."""
+    shape = draw(shapes(1, 4))
+    axis = draw(st.integers(-len(shape), len(shape) - 1))
+    mask = draw(hnp.arrays(np.bool_, shape))
+    np.moveaxis(mask, axis, 0)[0] = True
+    x = draw(values(shape, REAL, scalar=False))
+    keep = draw(st.booleans())
+    return Example(f"np.mean(a0, axis={axis}, keepdims={keep}, where={mask.tolist()!r})",
+                   (x,), (0,))
+
+
 def seq(call: str, dom=REAL, min_size=1, max_size=4):
     """A builtin over a list of Python floats: `call` with `{0}` for the list display."""
 
@@ -1205,8 +1230,10 @@ SPECS = {
     np.copysign: binary("np.copysign({0}, {1})", REAL, NONZERO),
     np.where: custom(_where),
     # reductions and scans
-    np.sum: st.one_of(reduction("np.sum({0}{kw})"), reduction("{0}.sum({kw})", min_rank=1)),
-    np.mean: reduction("np.mean({0}{kw})"), np.prod: reduction("np.prod({0}{kw})", NONZERO),
+    np.sum: st.one_of(reduction("np.sum({0}{kw})", extra=_sum_options),
+                      reduction("{0}.sum({kw})", min_rank=1, extra=_sum_options)),
+    np.mean: st.one_of(reduction("np.mean({0}{kw})"), custom(_mean_where)),
+    np.prod: reduction("np.prod({0}{kw})", NONZERO),
     np.max: reduction("np.max({0}{kw})"), np.min: reduction("np.min({0}{kw})"),
     np.amax: reduction("np.amax({0}{kw})"), np.amin: reduction("np.amin({0}{kw})"),
     np.ptp: reduction("np.ptp({0}{kw})"), np.std: custom(_moments("std")),
