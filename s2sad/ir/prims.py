@@ -516,6 +516,21 @@ def prod_others(a, axis=None, keepdims=False, total=None):
     return np.transpose(others, np.argsort(rest + list(axes)))
 
 
+def cofactor(a):
+    """The cofactor matrix of (a stack of) square matrices `a`, det(a) inv(a)^T: the
+    derivative of np.linalg.det, also where `a` is singular (then from the SVD a = u s vh:
+    det(u) det(vh) conj(u) diag(product of the other singular values) conj(vh), which is
+    zero where two singular values are)."""
+    try:
+        return np.linalg.det(a)[..., None, None] * np.swapaxes(np.linalg.inv(a), -1, -2)
+    except np.linalg.LinAlgError:  # an exactly singular matrix in the stack
+        pass
+    u, s, vh = np.linalg.svd(a)
+    unit = np.linalg.det(u) * np.linalg.det(vh)
+    others = prod_others(s, -1, False, np.prod(s, axis=-1))
+    return unit[..., None, None] * ((np.conj(u) * others[..., None, :]) @ np.conj(vh))
+
+
 def derivative_dtype(dtype):
     """The dtype of a derivative of values of `dtype`: the same float or complex precision
     (float32 stays float32, as NumPy computes it); float64 for ints and bools."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from s2sad.ir.prims import astype as _astype
-from s2sad.ir.prims import broadcast_like, cast_like, unbroadcast
+from s2sad.ir.prims import broadcast_like, cast_like, cofactor, unbroadcast
 from s2sad_rules.numpy_construction import broadcast_items, reshape_items, unbroadcast_items
 from s2sad_rules.numpy_linalg import real_spectrum
 from s2sad_rules.structural import index_add
@@ -670,6 +670,7 @@ for _fn, _sx, _sy in [
 def la_inv(a): return np.linalg.inv(a)
 def la_solve(a, b): return np.linalg.solve(a, b)
 def la_det(a): return np.linalg.det(a)
+def la_cofactor(a): return cofactor(a)
 def la_slogdet(a):
     sign, logdet = np.linalg.slogdet(a)
     return sign * logdet
@@ -718,6 +719,8 @@ for _fn, _make in [
         (la_solve, lambda rng: [wellcond(rng, (3, 3)), real(rng, (3, 2))]),
         (la_det, lambda rng: [wellcond(rng, (3, 3))]),
         (la_det, lambda rng: [wellcond(rng, (2, 3, 3))]),
+        (la_cofactor, lambda rng: [wellcond(rng, (3, 3))]),
+        (la_cofactor, lambda rng: [wellcond(rng, (2, 3, 3))]),
         (la_slogdet, lambda rng: [wellcond(rng, (3, 3))]),
         (la_cholesky, lambda rng: [spd(rng)]), (la_eigh, lambda rng: [real(rng, (3, 3))]),
         (la_eigh, lambda rng: [real(rng, (2, 3, 3))]),

@@ -26,6 +26,7 @@ from s2sad.ir.prims import (
     Attr,
     broadcast_like,
     cast_like,
+    cofactor,
     index_add,
     index_update,
     prod_others,
@@ -1298,6 +1299,7 @@ SPECS = {
     # numpy.linalg
     np.linalg.inv: custom(_linalg("np.linalg.inv({0})", "wellcond")),
     np.linalg.det: custom(_linalg("np.linalg.det({0})", "wellcond")),
+    cofactor: custom(_linalg("cofactor({0})", "wellcond")),
     np.linalg.slogdet: custom(_slogdet), np.linalg.solve: custom(_solve),
     np.linalg.cholesky: custom(_linalg(f"np.linalg.cholesky({SYM})", "spd")),
     np.linalg.eigh: custom(_eigh),
@@ -1500,7 +1502,8 @@ PRELUDE = """\
 import math
 import numpy as np
 from s2sad.ir.prims import astype as _astype
-from s2sad.ir.prims import broadcast_like, cast_like, index_add, prod_others, unbroadcast
+from s2sad.ir.prims import broadcast_like, cast_like, cofactor, index_add, prod_others
+from s2sad.ir.prims import unbroadcast
 from s2sad_rules.numpy_construction import reshape_items
 from s2sad_rules.numpy_linalg import EIG_RETURNS_COMPLEX
 """ + ("import scipy.special as sc\nimport scipy.stats as sp_stats\n"
@@ -1659,6 +1662,7 @@ def complex_refused(rule) -> bool:
 # for complex values, or whose examples are not smooth there
 COMPLEX_PRIMAL_ONLY_REAL = {
     np.linalg.det: "drawn near-singular matrices: finite differences of det are too rough",
+    cofactor: "det's derivative: drawn near-singular matrices are too rough for it as for det",
 }
 
 

@@ -289,6 +289,60 @@ def test_jacrev_of_a_reduction_over_a_tuple_of_axes(f):
         assert_close(np.reshape(jac(f)(B), rows.shape), rows, rtol=1e-6, atol=1e-8)
 
 
+# -- det at singular matrices (JAX's linalg_test: the gradient of det at a singular matrix) ------
+
+def determinant(a): return np.linalg.det(a)
+def determinants_weighted(a): return np.sum(np.linalg.det(a) * np.array([1.0, -2.0]))
+
+
+def cofactors(a):
+    """The textbook cofactor matrix: signed minors."""
+    n = a.shape[0]
+    return np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(a, i, 0), j, 1))
+                      for j in range(n)] for i in range(n)])
+
+
+RANK_TWO = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, -1.0, 2.0]])
+
+
+def test_det_derivative_at_a_singular_matrix_is_its_cofactor_matrix():
+    # NumPy raised LinAlgError("Singular matrix") inside the generated code (the rules
+    # multiplied det by inv(a)); the derivative of det is the cofactor matrix, defined there
+    assert np.linalg.det(RANK_TWO) == 0.0
+    expected = cofactors(RANK_TWO)
+    assert_close(s2sad.grad(determinant)(RANK_TWO), expected, rtol=1e-12, atol=1e-12)
+    direction = np.arange(9.0).reshape(3, 3) / 9.0
+    _, t = s2sad.jvp(determinant)(RANK_TWO, direction)
+    assert_close(t, np.sum(expected * direction), rtol=1e-12, atol=1e-12)
+    # rank 1 (n - 2): every minor vanishes
+    rank_one = np.outer([1.0, 2.0, 0.5], [0.3, -1.0, 2.0])
+    assert_close(s2sad.grad(determinant)(rank_one), np.zeros((3, 3)), rtol=0.0, atol=1e-12)
+    # a stack with one singular matrix
+    well = R.standard_normal((3, 3)) + 3.0 * np.eye(3)
+    g = s2sad.grad(determinants_weighted)(np.stack([well, RANK_TWO]))
+    assert_close(g[0], cofactors(well), rtol=1e-10, atol=1e-12)
+    assert_close(g[1], -2.0 * expected, rtol=1e-12, atol=1e-12)
+
+
+def test_det_derivatives_at_invertible_matrices_to_second_order():
+    well = R.standard_normal((3, 3)) + 3.0 * np.eye(3)
+    check_both_modes(determinant, (well,))
+    stack = np.stack([well, well.T + np.eye(3)])
+    check_both_modes(determinants_weighted, (stack,))
+    assert s2sad.check_grads(determinant, (well,), order=2)
+    assert s2sad.check_grads(determinants_weighted, (stack,), order=2)
+    # d^2 det / da_ij da_kl at the identity: 1 for (i, j, k, l) = (i, i, k, k), i != k, -1 for
+    # (i, k, k, i), i != k
+    h = s2sad.hessian(determinant)(np.eye(3))
+    expected = np.zeros((3, 3, 3, 3))
+    for i in range(3):
+        for k in range(3):
+            if i != k:
+                expected[i, i, k, k] = 1.0
+                expected[i, k, k, i] = -1.0
+    assert_close(h, expected, rtol=1e-12, atol=1e-12)
+
+
 # -- what s2sad refuses, where the user wrote it ----------------------------------------------
 
 def prod_where(x): return np.prod(x, axis=-1, where=MASK)
