@@ -11,8 +11,11 @@ derivatives, keyword-only and default arguments).
 Each function at seeded random float64 points away from kinks: the JVP and the VJP against
 central finite differences and against each other (check_both_modes), second order
 (s2sad.check_grads with order=2) for a representative subset, and a MissingRuleError at the
-user's line for what s2sad does not differentiate (`where=`, `initial=` and `dtype=` of the
-reducers, np.median and the quantiles, np.cov, ...).
+user's line for what s2sad does not differentiate (`where=`/`initial=` of prod, max, var, std;
+`dtype=` of the reducers; order="F"; np.median and the quantiles, np.cov, ...). Also the
+regression tests of what this suite found: np.sum's where=/initial= and np.mean's where=
+(refused before), jacrev over a tuple of axes, the derivative of det at a singular matrix, the
+cotangent's dtype through a cast to float32, and wrt=().
 """
 
 from __future__ import annotations
