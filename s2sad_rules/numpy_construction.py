@@ -17,10 +17,11 @@ are differentiated in their fill value, start, step and stop (their count is a c
 import numpy as np
 
 from s2sad.ir.prims import astype as _astype
-from s2sad.ir.prims import broadcast_like, unbroadcast, zeros_like
+from s2sad.ir.prims import broadcast_like, cast_like, unbroadcast, zeros_like
 from s2sad_rules.kind_tests import is_none, is_sequence, shape_only
 from s2sad_rules.registry import def_linear, def_nondiff, defcheck, defjvp, defvjp
 from s2sad_rules.structural import index_add
+from s2sad_rules.operators import real_like
 
 
 @defjvp(np.atleast_1d, np.atleast_2d, np.atleast_3d)
@@ -476,7 +477,9 @@ def matrix_transpose_vjp(g, x):
 
 
 # x.astype(dtype) (lowered to _astype) and np.astype: float-to-float casts pass derivatives
-# through; a cast to an integer type has an integer result, which carries no derivative
+# through; a cast to an integer type has an integer result, which carries no derivative.
+# The cotangent goes back in x's own dtype (float64 x cast to float32 has a float64
+# cotangent, as in JAX), and real for a real x cast to a complex type
 @defjvp(_astype, np.astype)
 def astype_jvp(x, dtype, x_dot):
     return np.asarray(x_dot, dtype=dtype)
@@ -484,7 +487,7 @@ def astype_jvp(x, dtype, x_dot):
 
 @defvjp(_astype, np.astype, wrt=("x",))
 def astype_vjp(g, x, dtype):
-    return g
+    return cast_like(real_like(g, x), x)
 
 
 @def_nondiff

@@ -44,7 +44,7 @@ builds its tuple with `make_tuple` (see docs/writing_rules.md).
 import numpy as np
 
 from s2sad.ir.kinds import KIND_RULES, Kind, array, array_of_rank
-from s2sad.ir.prims import make_tuple, unbroadcast, zeros_like
+from s2sad.ir.prims import cofactor, make_tuple, unbroadcast, zeros_like
 from s2sad_rules.kind_tests import is_complex
 from s2sad_rules.numpy_reductions import expand_reduced
 from s2sad_rules.operators import real_like
@@ -120,14 +120,32 @@ def solve_vjp(g, ans, a, b):
     return unbroadcast(-(b_bar @ mT(ans)), a), unbroadcast(b_bar, b)
 
 
+# det's derivative is its cofactor matrix det(a) inv(a)^T, which a singular matrix has too
+# (JAX's convention: the adjugate's transpose, zero where the rank is below n - 1)
 @defjvp(np.linalg.det)
 def det_jvp(a, a_dot, ans):
-    return ans * np.trace(np.linalg.solve(a, a_dot), axis1=-2, axis2=-1)
+    return np.sum(cofactor(a) * a_dot, axis=(-2, -1))
 
 
 @defvjp(np.linalg.det)
 def det_vjp(g, ans, a):
-    return np.expand_dims(np.expand_dims(g * ans, -1), -1) * mT(np.linalg.inv(a))
+    return np.expand_dims(np.expand_dims(g, -1), -1) * cofactor(a)
+
+
+# d cofactor(a) = tr(X) cofactor(a) - cofactor(a) X^T with X = inv(a) a_dot (second order:
+# at an invertible matrix only)
+@defjvp(cofactor)
+def cofactor_jvp(a, a_dot, ans):
+    x = np.linalg.solve(a, a_dot)
+    t = np.trace(x, axis1=-2, axis2=-1)
+    return np.expand_dims(np.expand_dims(t, -1), -1) * ans - ans @ mT(x)
+
+
+@defvjp(cofactor)
+def cofactor_vjp(g, ans, a):
+    total = np.sum(g * ans, axis=(-2, -1), keepdims=True)
+    # <g, d cofactor> = <X, total I - g^T cofactor> = <a_dot, inv(a)^T (total I - g^T cofactor)>
+    return np.linalg.solve(mT(a), total * np.eye(np.shape(a)[-1]) - mT(g) @ ans)
 
 
 @defjvp(np.linalg.slogdet)

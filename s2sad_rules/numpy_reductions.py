@@ -3,6 +3,7 @@
 import numpy as np
 
 from s2sad.ir.prims import index_add, prod_others, unbroadcast, zeros_like
+from s2sad_rules.kind_tests import is_none
 from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
 
 
@@ -13,25 +14,42 @@ def expand_reduced(g, a, axis, keepdims):
     return g
 
 
+# `where=` (a mask broadcast against `a`) leaves entries out of the sum or the mean: they get
+# no derivative. (The derivatives select with np.where rather than pass `where=` on, which
+# vector mode could not line up with a batched tangent.) `initial=` of np.sum adds a number
+# that is not differentiated (a derivative reaching it is refused where written).
 @defjvp(np.sum)
-def sum_jvp(a, axis=None, keepdims=False, a_dot=0.0):
-    return np.sum(a_dot, axis=axis, keepdims=keepdims)
+def sum_jvp(a, axis=None, keepdims=False, initial=None, where=None, a_dot=0.0):
+    if is_none(where):
+        return np.sum(a_dot, axis=axis, keepdims=keepdims)
+    return np.sum(np.where(where, a_dot, 0.0), axis=axis, keepdims=keepdims)
 
 
-@defvjp(np.sum)
-def sum_vjp(g, a, axis=None, keepdims=False):
-    return np.broadcast_to(expand_reduced(g, a, axis, keepdims), np.shape(a))
+@defvjp(np.sum, wrt=("a",))
+def sum_vjp(g, a, axis=None, keepdims=False, initial=None, where=None):
+    g_a = np.broadcast_to(expand_reduced(g, a, axis, keepdims), np.shape(a))
+    if is_none(where):
+        return g_a
+    return np.where(where, g_a, 0.0)
 
 
 @defjvp(np.mean)
-def mean_jvp(a, axis=None, keepdims=False, a_dot=0.0):
-    return np.mean(a_dot, axis=axis, keepdims=keepdims)
+def mean_jvp(a, axis=None, keepdims=False, where=None, a_dot=0.0):
+    if is_none(where):
+        return np.mean(a_dot, axis=axis, keepdims=keepdims)
+    kept = np.sum(np.broadcast_to(where, np.shape(a)), axis=axis, keepdims=keepdims)
+    return np.sum(np.where(where, a_dot, 0.0), axis=axis, keepdims=keepdims) / kept
 
 
 @defvjp(np.mean)
-def mean_vjp(g, ans, a, axis=None, keepdims=False):
-    n = np.size(a) / np.size(ans)
-    return np.broadcast_to(expand_reduced(g, a, axis, keepdims) / n, np.shape(a))
+def mean_vjp(g, ans, a, axis=None, keepdims=False, where=None):
+    if is_none(where):
+        n = np.size(a) / np.size(ans)
+        return np.broadcast_to(expand_reduced(g, a, axis, keepdims) / n, np.shape(a))
+    # each kept entry's share: one over the number of kept entries of its slice
+    kept = np.sum(np.broadcast_to(where, np.shape(a)), axis=axis, keepdims=keepdims)
+    return np.where(where, np.broadcast_to(expand_reduced(g / kept, a, axis, keepdims),
+                                           np.shape(a)), 0.0)
 
 
 @defjvp(np.max, np.amax, np.nanmax)

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from s2sad.ir.prims import unbroadcast
+from s2sad.ir.prims import cast_like, unbroadcast
 from s2sad_rules.kind_tests import is_complex, shape_only
 from s2sad_rules.numpy_construction import reshape_items, shape_stand_ins
 from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
@@ -126,7 +126,8 @@ def copy_vjp(g, a):
 
 # np.array / np.asarray with a float or complex `dtype` pass derivatives through (a JVP rule
 # emits np.array(..., dtype=float), so that this keeps every generated JVP differentiable);
-# an integer dtype gives an integer result, which carries no derivative.
+# an integer dtype gives an integer result, which carries no derivative. The cotangent goes
+# back in the argument's own precision (a float64 array's through dtype=np.float32 is float64).
 @defjvp(np.asarray)
 def asarray_jvp(a, dtype=None, a_dot=0.0):
     return np.asarray(a_dot, dtype=dtype)
@@ -134,7 +135,7 @@ def asarray_jvp(a, dtype=None, a_dot=0.0):
 
 @defvjp(np.asarray, wrt=("a",))
 def asarray_vjp(g, a, dtype=None):
-    return g
+    return cast_like(g, a)
 
 
 @defjvp(np.array)
@@ -149,7 +150,7 @@ def array_jvp(object, dtype=None, object_dot=0.0, ans=0.0):
 @defvjp(np.array, wrt=("object",))
 def array_vjp(g, object, dtype=None):
     # a list's cotangent is anything whose items are the items' cotangents: the array itself
-    return g
+    return cast_like(g, object)
 
 
 @defjvp(np.concatenate)

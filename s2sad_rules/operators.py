@@ -15,7 +15,7 @@ import operator
 
 import numpy as np
 
-from s2sad.ir.prims import unbroadcast, zeros_like
+from s2sad.ir.prims import cast_like, unbroadcast, zeros_like
 from s2sad_rules.kind_tests import is_complex, is_none, is_safe_exponent
 from s2sad_rules.registry import def_linear, defjvp, defvjp
 
@@ -258,7 +258,8 @@ def float_vjp(g, x):
 
 
 # NumPy's float scalar types called as casts: np.float64(x) as float(x); np.float32(x) and
-# np.float16(x) round the value, and their tangent alike (the cotangent stays as it comes)
+# np.float16(x) round the value, and their tangent alike (the cotangent goes back in x's own
+# precision: a float64 array's through np.float32 is float64)
 
 
 @defjvp(np.float64)
@@ -278,7 +279,7 @@ def float16_jvp(x, x_dot):
 
 @defvjp(np.float64, np.float32, np.float16)
 def float_type_vjp(g, x):
-    return g
+    return cast_like(g, x)
 
 
 # complex(x), np.complex128(x), np.complex64(x) of one number or array: casts (the tangent

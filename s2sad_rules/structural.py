@@ -8,6 +8,7 @@ from s2sad.ir import prims
 from s2sad.ir.prims import (
     Attr,
     broadcast_like,
+    cast_like,
     index_add,
     index_update,
     sum_to_shape,
@@ -107,6 +108,17 @@ def real_vjp(g, x):
     return g
 
 
+@defjvp(cast_like)
+def cast_like_jvp(g, x, g_dot, x_dot):
+    return cast_like(g_dot, x)  # x only contributes its dtype
+
+
+@defvjp(cast_like, wrt=("t", "x"))
+def cast_like_vjp(g, t, x):
+    # the primitive's own first parameter is renamed `t`: `g` is the cotangent here
+    return cast_like(g, t), zeros_like(x)
+
+
 @defjvp(unbroadcast)
 def unbroadcast_jvp(g, x, g_dot, x_dot):
     # x only contributes its shape: its tangent (x_dot) has no effect
@@ -129,8 +141,8 @@ def broadcast_like_vjp(g, t, x):
     return unbroadcast(g, t), zeros_like(x)
 
 
-def_linear(operator.getitem, prims.item, Attr("T"), Attr("real"), unbroadcast, broadcast_like, take_slot,
-           sum_to_shape, wrt=(0,))
+def_linear(operator.getitem, prims.item, Attr("T"), Attr("real"), unbroadcast, broadcast_like,
+           cast_like, take_slot, sum_to_shape, wrt=(0,))
 # index_add is linear in (acc, g) jointly, like +: the simplifier handles its zeros
 def_nondiff(zeros_like, Attr("shape"), Attr("ndim"), Attr("size"), Attr("dtype"), slice, len,
             prims.new_tape, prims.tape_push, prims.tape_pop, prims.tape_reader, prims.tape_next,

@@ -458,8 +458,9 @@ def _reads(expr: str, name: str) -> bool:
 
 
 def _bare(text: str) -> str:
-    """Drop the parentheses astor puts around a whole expression."""
-    if text.startswith("(") and text.endswith(")"):
+    """Drop the parentheses astor puts around a whole expression (not an empty tuple's: a
+    bare `return` would give None where `()` was meant)."""
+    if text.startswith("(") and text.endswith(")") and text != "()":
         depth = 0
         for i, ch in enumerate(text):
             depth += ch == "("

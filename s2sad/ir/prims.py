@@ -300,6 +300,21 @@ def unbroadcast(g, x):
     return sum_to_shape(g, shape)
 
 
+def cast_like(g, x):
+    """The cotangent `g` in the precision of `x`, a NumPy float or complex value (a float64
+    array's cotangent through a cast to float32 is float64, as in JAX); `g` unchanged where
+    `x` has no such dtype, `g` is already in it or is of another kind (real, complex)."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or dtype.kind not in "fc" or getattr(g, "dtype", None) == dtype:
+        return g
+    if isinstance(g, np.ndarray):  # a precision, never a kind (real_like takes real parts)
+        return g.astype(dtype) if g.dtype.kind == dtype.kind else g
+    if isinstance(g, (float, np.floating)) and dtype.kind == "f" or \
+            isinstance(g, (complex, np.complexfloating)) and dtype.kind == "c":
+        return dtype.type(g)
+    return g
+
+
 def sum_to_shape(g, shape):
     """Sum the broadcast axes of `g` so that the result has `shape`."""
     g = np.asarray(g)
@@ -499,6 +514,21 @@ def prod_others(a, axis=None, keepdims=False, total=None):
     after = np.cumprod(np.concatenate([ones, groups[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
     others = (before * after).reshape(moved.shape)
     return np.transpose(others, np.argsort(rest + list(axes)))
+
+
+def cofactor(a):
+    """The cofactor matrix of (a stack of) square matrices `a`, det(a) inv(a)^T: the
+    derivative of np.linalg.det, also where `a` is singular (then from the SVD a = u s vh:
+    det(u) det(vh) conj(u) diag(product of the other singular values) conj(vh), which is
+    zero where two singular values are)."""
+    try:
+        return np.linalg.det(a)[..., None, None] * np.swapaxes(np.linalg.inv(a), -1, -2)
+    except np.linalg.LinAlgError:  # an exactly singular matrix in the stack
+        pass
+    u, s, vh = np.linalg.svd(a)
+    unit = np.linalg.det(u) * np.linalg.det(vh)
+    others = prod_others(s, -1, False, np.prod(s, axis=-1))
+    return unit[..., None, None] * ((np.conj(u) * others[..., None, :]) @ np.conj(vh))
 
 
 def derivative_dtype(dtype):

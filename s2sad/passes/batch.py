@@ -355,7 +355,10 @@ class BatchPass:
         axis = args[1] if len(args) > 1 else dict(kw).get("axis")
         if not isinstance(axis, Const):
             return False
-        self.emit(em, s, np.expand_dims, [args[0], Const(self.axes(axis.value, r + 1))])
+        # the result has one axis more per axis inserted (a tuple inserts several): its
+        # rank, not r + 1, normalises them
+        added = len(axis.value) if isinstance(axis.value, (tuple, list)) else 1
+        self.emit(em, s, np.expand_dims, [args[0], Const(self.axes(axis.value, r + added))])
         return True
 
     def _squeeze(self, em, s, args, kw, flags, r):

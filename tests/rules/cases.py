@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from s2sad.ir.prims import astype as _astype
-from s2sad.ir.prims import broadcast_like, unbroadcast
+from s2sad.ir.prims import broadcast_like, cast_like, cofactor, unbroadcast
 from s2sad_rules.numpy_construction import broadcast_items, reshape_items, unbroadcast_items
 from s2sad_rules.numpy_linalg import real_spectrum
 from s2sad_rules.structural import index_add
@@ -372,6 +372,11 @@ def method_item(x): return x.item() * x
 def np_mean(x): return np.mean(x)
 def np_mean_axis1(x): return np.mean(x, axis=1)
 def np_mean_keep(x): return np.mean(x, axis=0, keepdims=True)
+def np_sum_where_initial(x):
+    return np.sum(x, axis=1, where=np.array([True, False, True]), initial=0.5)
+def np_mean_where_rows(x):
+    keep = np.array([[True, False, True], [False, True, True]])
+    return np.mean(x, axis=-1, keepdims=True, where=keep)
 def np_var(x): return np.var(x)
 def np_var_axis0_ddof(x): return np.var(x, axis=0, ddof=1)
 def np_var_keep(x): return np.var(x, axis=1, keepdims=True)
@@ -479,6 +484,8 @@ for _fn in [np_nansum_with_nan, np_nanmean_with_nan]:
     add(_fn, lambda rng: [_mat(rng), np.where(np.arange(12).reshape(3, 4) % 5 == 1, np.nan, 0.0)],
         wrt=(0,), family="reduction")
 add(np_sum_axes, lambda rng: [real(rng, (2, 3, 2))], family="reduction")
+add(np_sum_where_initial, lambda rng: [real(rng, (2, 3))], family="reduction")
+add(np_mean_where_rows, lambda rng: [real(rng, (2, 3))], family="reduction")
 add(np_trace_3d, lambda rng: [real(rng, (2, 3, 3))], family="reduction")
 add(np_average_weights, lambda rng: [real(rng, (3, 4)), pos(rng, (3,))], family="reduction")
 add(np_average_full_weights, lambda rng: [real(rng, (3, 4)), pos(rng, (3, 4))],
@@ -663,6 +670,7 @@ for _fn, _sx, _sy in [
 def la_inv(a): return np.linalg.inv(a)
 def la_solve(a, b): return np.linalg.solve(a, b)
 def la_det(a): return np.linalg.det(a)
+def la_cofactor(a): return cofactor(a)
 def la_slogdet(a):
     sign, logdet = np.linalg.slogdet(a)
     return sign * logdet
@@ -711,6 +719,8 @@ for _fn, _make in [
         (la_solve, lambda rng: [wellcond(rng, (3, 3)), real(rng, (3, 2))]),
         (la_det, lambda rng: [wellcond(rng, (3, 3))]),
         (la_det, lambda rng: [wellcond(rng, (2, 3, 3))]),
+        (la_cofactor, lambda rng: [wellcond(rng, (3, 3))]),
+        (la_cofactor, lambda rng: [wellcond(rng, (2, 3, 3))]),
         (la_slogdet, lambda rng: [wellcond(rng, (3, 3))]),
         (la_cholesky, lambda rng: [spd(rng)]), (la_eigh, lambda rng: [real(rng, (3, 3))]),
         (la_eigh, lambda rng: [real(rng, (2, 3, 3))]),
@@ -738,6 +748,7 @@ for _fn, _make in [
 
 def prim_unbroadcast(g, x): return unbroadcast(g, x)
 def prim_broadcast_like(t, x): return broadcast_like(t, x)
+def prim_cast_like(g, x): return cast_like(g * x, x)
 def prim_index_add(acc, g): return index_add(acc, np.array([0, 2, 0]), g)
 def prim_reshape_items(a, b):
     parts = reshape_items([a, b], [np.zeros(3), np.zeros((2, 2))])
@@ -747,6 +758,7 @@ def prim_astype(x): return _astype(x, np.float64)
 
 add(prim_unbroadcast, lambda rng: [real(rng, (2, 3)), real(rng, (3,))], wrt=(0,))
 add(prim_broadcast_like, lambda rng: [real(rng, (3,)), real(rng, (2, 3))], wrt=(0,))
+add(prim_cast_like, lambda rng: [real(rng, (2, 3)), real(rng, (2, 3))], wrt=(0,))
 add(prim_index_add, lambda rng: [real(rng, (4, 2)), real(rng, (3, 2))])
 add(prim_reshape_items, lambda rng: [real(rng, (1, 3)), real(rng, (4,))])
 add(prim_astype, lambda rng: [real(rng, (3,))])

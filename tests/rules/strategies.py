@@ -25,6 +25,8 @@ from s2sad.ir.prims import item as prims_item
 from s2sad.ir.prims import (
     Attr,
     broadcast_like,
+    cast_like,
+    cofactor,
     index_add,
     index_update,
     prod_others,
@@ -189,6 +191,31 @@ def reduction(call: str, dom=REAL, keepdims=True, tuple_axis=True, extra=None, m
         return Example(call.format("a0", kw=kw_text(kws)), (x,), (0,))
 
     return spec()
+
+
+def _sum_options(draw, shape):
+    """np.sum's `where=` (a nested list of bools over the shape or its last axis) and
+    `initial=` (a number, not differentiated)."""
+    kws = {}
+    if shape and draw(st.booleans()):
+        over = shape if draw(st.booleans()) else shape[-1:]
+        kws["where"] = draw(hnp.arrays(np.bool_, over)).tolist()
+    if draw(st.booleans()):
+        kws["initial"] = draw(st.sampled_from([0.0, 1.5, -2.0]))
+    return kws
+
+
+def _mean_where(draw):
+    """np.mean with `where=`: a mask that keeps index 0 along the reduced axis, so that no
+    slice is empty (the mean of nothing is nan)."""
+    shape = draw(shapes(1, 4))
+    axis = draw(st.integers(-len(shape), len(shape) - 1))
+    mask = draw(hnp.arrays(np.bool_, shape))
+    np.moveaxis(mask, axis, 0)[0] = True
+    x = draw(values(shape, REAL, scalar=False))
+    keep = draw(st.booleans())
+    return Example(f"np.mean(a0, axis={axis}, keepdims={keep}, where={mask.tolist()!r})",
+                   (x,), (0,))
 
 
 def seq(call: str, dom=REAL, min_size=1, max_size=4):
@@ -941,6 +968,13 @@ def _unbroadcast(draw):
     return Example("unbroadcast(a0, a1)", (g, x), (0,))
 
 
+def _cast_like(draw):
+    s = draw(shapes(0, 3))
+    g = draw(values(s, REAL, scalar=False))
+    x = draw(values(s, REAL, scalar=False))
+    return Example("cast_like(a0, a1)", (g, x), (0,))
+
+
 def _broadcast_like(draw):
     s0, s1 = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3)).input_shapes
     s1 = np.broadcast_shapes(s0, s1)
@@ -1197,8 +1231,10 @@ SPECS = {
     np.copysign: binary("np.copysign({0}, {1})", REAL, NONZERO),
     np.where: custom(_where),
     # reductions and scans
-    np.sum: st.one_of(reduction("np.sum({0}{kw})"), reduction("{0}.sum({kw})", min_rank=1)),
-    np.mean: reduction("np.mean({0}{kw})"), np.prod: reduction("np.prod({0}{kw})", NONZERO),
+    np.sum: st.one_of(reduction("np.sum({0}{kw})", extra=_sum_options),
+                      reduction("{0}.sum({kw})", min_rank=1, extra=_sum_options)),
+    np.mean: st.one_of(reduction("np.mean({0}{kw})"), custom(_mean_where)),
+    np.prod: reduction("np.prod({0}{kw})", NONZERO),
     np.max: reduction("np.max({0}{kw})"), np.min: reduction("np.min({0}{kw})"),
     np.amax: reduction("np.amax({0}{kw})"), np.amin: reduction("np.amin({0}{kw})"),
     np.ptp: reduction("np.ptp({0}{kw})"), np.std: custom(_moments("std")),
@@ -1257,11 +1293,13 @@ SPECS = {
     np.select: custom(_select),
     # compiler intrinsics (called directly; the compiler emits them for broadcasting, a[i] = v)
     unbroadcast: custom(_unbroadcast), broadcast_like: custom(_broadcast_like),
+    cast_like: custom(_cast_like),
     index_add: custom(_index_add), index_update: custom(_index_update),
     reshape_items: custom(_reshape_items),
     # numpy.linalg
     np.linalg.inv: custom(_linalg("np.linalg.inv({0})", "wellcond")),
     np.linalg.det: custom(_linalg("np.linalg.det({0})", "wellcond")),
+    cofactor: custom(_linalg("cofactor({0})", "wellcond")),
     np.linalg.slogdet: custom(_slogdet), np.linalg.solve: custom(_solve),
     np.linalg.cholesky: custom(_linalg(f"np.linalg.cholesky({SYM})", "spd")),
     np.linalg.eigh: custom(_eigh),
@@ -1464,7 +1502,8 @@ PRELUDE = """\
 import math
 import numpy as np
 from s2sad.ir.prims import astype as _astype
-from s2sad.ir.prims import broadcast_like, index_add, prod_others, unbroadcast
+from s2sad.ir.prims import broadcast_like, cast_like, cofactor, index_add, prod_others
+from s2sad.ir.prims import unbroadcast
 from s2sad_rules.numpy_construction import reshape_items
 from s2sad_rules.numpy_linalg import EIG_RETURNS_COMPLEX
 """ + ("import scipy.special as sc\nimport scipy.stats as sp_stats\n"
@@ -1623,6 +1662,7 @@ def complex_refused(rule) -> bool:
 # for complex values, or whose examples are not smooth there
 COMPLEX_PRIMAL_ONLY_REAL = {
     np.linalg.det: "drawn near-singular matrices: finite differences of det are too rough",
+    cofactor: "det's derivative: drawn near-singular matrices are too rough for it as for det",
 }
 
 
