@@ -121,6 +121,9 @@ class Compiled:
     table_version: int = -1  # the rule table's generation it was compiled with
     namespace: object = None  # the generated module's globals (for the disk cache)
     name: str = ""  # the generated function's name
+    # the list, namedtuple or dict structure of the function's output, which the generated
+    # code returns as tuples (frontend.lower.output_structure); None for any other output
+    out_structure: object = None
 
 
 MODES = ("jvp", "vjp", "grad", "value_and_grad")
@@ -667,8 +670,22 @@ def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
         done = _generate(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
     if backend == "numba":
         generic = bool(arg_kinds) and all(k.tag == "unknown" for k in arg_kinds)
-        return _numba_compiled(done, func, jit_cache, generic, arg_kinds)
+        done = _numba_compiled(done, func, jit_cache, generic, arg_kinds)
+    done.out_structure = output_structure(func, mode, arg_kinds)
     return done
+
+
+STRUCTURED_MODES = ("jvp", "vjp", "jacfwd", "jacrev")  # whose results keep the output's structure
+
+
+def output_structure(func, mode: str, arg_kinds: list):
+    """The structure of what `func` returns where a derivative in `mode` gives it back (a
+    list, namedtuple or dict: frontend.lower.output_structure), else None. A derivative of
+    a derivative (jvp(grad(f))) returns its inner derivative's layout: None."""
+    if split_mode(mode)[0] not in STRUCTURED_MODES or prims.is_derivative(func):
+        return None
+    ir = lowered(func, tuple(structure_view(k) for k in arg_kinds))
+    return ir.meta.get("out_structure")
 
 
 def _numba_compiled(done: Compiled, func, jit_cache, generic: bool,
