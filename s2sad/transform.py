@@ -593,9 +593,13 @@ def _scalar_output_shape(ir, mode, kinds, generic: bool = False) -> tuple:
     one of a single entry (np.sum(..., keepdims=True)); anything else is refused."""
     results = ir.body.results
     if ir.returns_tuple:
+        structure = ir.meta.get("out_structure")
+        what = "a tuple" if structure is None or structure[0] == "tuple" else \
+            f"a {structure[1].__name__} (a namedtuple)" if structure[0] == "record" else \
+            f"a {structure[0]}"
         raise NonDifferentiableError(
             f"{mode} needs a function with one scalar output, but {ir.name} returns "
-            f"a tuple", ir.loc, "use s2sad.vjp, or s2sad.jacrev for the Jacobian")
+            f"{what}", ir.loc, "use s2sad.vjp, or s2sad.jacrev for the Jacobian")
     k = kinds.get(results[0], UNKNOWN) if not hasattr(results[0], "value") else \
         kind_of_value(results[0].value)
     one_entry = k.tag == "array" and k.shape is not None and int(np.prod(k.shape)) == 1

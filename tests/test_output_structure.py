@@ -133,6 +133,10 @@ def test_jvp_returns_the_output_structure(f, shapes):
         assert_close(as_tuples(out), as_tuples(f(*args)), check_kind=False)
         fd = numerical_jvp(flat_f(f), args, range(len(args)), tangents)
         assert_close(as_tuples(out_dot), fd, check_kind=False, what="out_dot")
+    slow = d._slow_calls
+    out, out_dot = d(*args, *tangents)
+    assert d._slow_calls == slow  # served by the dispatcher's fast path
+    same_structure(out_dot, f(*args), "out_dot")
 
 
 @pytest.mark.parametrize("f, shapes", CASES, ids=lambda c: getattr(c, "__name__", str(c)))
@@ -155,6 +159,10 @@ def test_vjp_returns_the_output_structure_and_takes_its_seed(f, shapes):
             cotangents = pullback(given)
             assert_close(tuple(np.asarray(c, float) for c in cotangents),
                          tuple(np.asarray(c, float) for c in fd), check_kind=False)
+    slow = d._slow_calls
+    out, pullback = d(*args)
+    assert d._slow_calls == slow  # served by the dispatcher's fast path
+    same_structure(out, expected)
     # the dot-product test: <seed, J v> == <J^T seed, v>
     tangents = [rng.uniform(-1.0, 1.0, np.shape(a)) if np.ndim(a) else 0.7 for a in args]
     _, out_dot = s2sad.jvp(f)(*args, *tangents)
@@ -348,3 +356,14 @@ def test_an_ahead_of_time_module_keeps_the_structure(
     assert type(out_dot) is mod.Pair and type(out_dot.v) is list
     assert_close(out_dot.u, 2.0 * x)
     assert_close(out_dot.v[1]["k"], np.ones(3))
+
+
+def one_pair(x):
+    return Pair(np.sum(x), np.sum(x * x))
+
+
+def test_a_gradient_names_the_structure_it_refuses():
+    for f, what in ((one_pair, r"a Pair \(a namedtuple\)"), (list_of, "a list"),
+                    (flat_dict, "a dict"), (plain_tuple, "a tuple")):
+        with pytest.raises(s2sad.S2SADError, match=f"returns {what}"):
+            s2sad.grad(f)(np.ones(2))
