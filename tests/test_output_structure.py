@@ -367,3 +367,24 @@ def test_a_gradient_names_the_structure_it_refuses():
                     (flat_dict, "a dict"), (plain_tuple, "a tuple")):
         with pytest.raises(s2sad.S2SADError, match=f"returns {what}"):
             s2sad.grad(f)(np.ones(2))
+
+
+def pair_by_branch(x):
+    if x > 0.0:
+        return Pair(x * x, np.sin(x))
+    return Pair(-x, np.cos(x))
+
+
+def reads_a_helpers_pair(x):
+    return pair_by_branch(x).v * x
+
+
+def test_a_namedtuple_returned_by_both_branches_keeps_its_class():
+    for x in (0.7, -0.4):
+        out, out_dot = s2sad.jvp(pair_by_branch)(x, 1.0)
+        assert type(out) is Pair and type(out_dot) is Pair
+        assert_close(tuple(out_dot), numerical_jvp(flat_f(pair_by_branch), [x], (0,), [1.0]),
+                     check_kind=False)
+        # ... and a helper's caller reads its fields
+        assert_close(s2sad.grad(reads_a_helpers_pair)(x),
+                     numerical_jvp(reads_a_helpers_pair, [x], (0,), [1.0]))
