@@ -88,7 +88,8 @@ def jvp(f: Callable[..., R] | None = None, wrt: WrtSpec = None, *, backend: Back
     `jvp(f)(*args, *tangents)` takes `f`'s arguments, then one tangent per differentiated
     argument (every positional parameter by default; `wrt` picks some), and returns
     `(out, out_dot)`: `f(*args)` and its directional derivative along the tangents, of the
-    structure of `out`. As a decorator: `@s2sad.jvp` or `@s2sad.jvp(wrt=...)`.
+    structure of `out` (a list, namedtuple or dict that `f` returns comes back as one, both
+    as `out` and as `out_dot`). As a decorator: `@s2sad.jvp` or `@s2sad.jvp(wrt=...)`.
 
     Returns:
         A `Derivative`; its calls return `(out, out_dot)`.
@@ -127,7 +128,9 @@ def vjp(f: Callable[P, R] | None = None, wrt: WrtSpec = None, *,
     """Reverse mode: the vector-Jacobian product of `f`.
 
     `vjp(f)(*args)` takes `f`'s arguments and returns `(out, pullback)`: `f(*args)` and a
-    function from a cotangent `out_bar` (of the shape of `out`) to the tuple of cotangents
+    function from a cotangent `out_bar` (of the shape and structure of `out`: a list,
+    namedtuple or dict that `f` returns is one in `out`, and its seed is one too, or tuples
+    standing for it) to the tuple of cotangents
     of the differentiated arguments, one per `wrt` parameter (every positional parameter
     by default). The pullback keeps what the forward sweep saved; call it as often as you
     like. As a decorator: `@s2sad.vjp` or `@s2sad.vjp(wrt=...)`. `checkpoints=K`: each loop
@@ -265,7 +268,8 @@ def jacfwd(f: Callable[P, Any] | None = None, wrt: WrtSpec = 0, *, backend: Back
 
     `jacfwd(f)(*args)` returns the Jacobian of `f(*args)` with respect to argument `wrt`,
     of shape `out.shape + arg.shape`; a tuple `wrt` gives a tuple of blocks, a tuple output
-    a tuple of Jacobians.
+    a tuple of Jacobians (a list, namedtuple or dict output: the same structure holding
+    one Jacobian per item).
 
     Returns:
         A `Derivative` with `f`'s parameters; its calls return the Jacobian.

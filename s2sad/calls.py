@@ -366,3 +366,60 @@ def check_tangents(d, pos, names):
     for j, i in enumerate(d._wrt):
         if n + j < len(pos):
             check_tangent(pos[n + j], pos[i], d.__name__, names[i] + "_dot")
+
+
+# -- a list, namedtuple or dict returned: the generated code returns tuples ---------------
+
+def rebuilt_output(structure, flat):
+    """`flat` (tuples, as the generated code returns them) given the structure of the
+    function's output (frontend.lower.output_structure): a list, the namedtuple's class, a
+    dict of the same keys, at any depth; a leaf (None) as it is."""
+    if structure is None or type(flat) is not tuple:
+        return flat
+    what, detail, shapes = structure
+    items = [rebuilt_output(s, v) for s, v in zip(shapes, flat)]
+    if what == "list":
+        return items
+    if what == "record":
+        return detail(*items)
+    if what == "dict":
+        return dict(zip(detail, items))
+    return tuple(items)
+
+
+def flat_seed(seed, structure):
+    """A pullback's seed given with the output's structure (or as tuples) as the tuples the
+    generated code takes; anything unlike it is left for check_seed to refuse."""
+    if structure is None:
+        return seed
+    what, detail, shapes = structure
+    if what == "dict" and type(seed) is dict:
+        if list(seed) != list(detail) and set(seed) != set(detail):
+            raise ValueError(f"the pullback's seed needs the keys {list(detail)} of the "
+                             f"output, got {list(seed)}")
+        seed = [seed[k] for k in detail]
+    if isinstance(seed, (tuple, list)) and len(seed) == len(shapes):
+        return tuple(flat_seed(s, st) for s, st in zip(seed, shapes))
+    return seed
+
+
+def structured_result(mode: str, structure, name: str):
+    """A function taking what a derivative's generated function returned (a vjp's result
+    after checked_vjp) and giving it the output's `structure`: (out, out_dot) of a jvp, out
+    and the pullback's seed of a vjp, the Jacobians of jacfwd and jacrev."""
+    if mode == "jvp":
+        def result(r):
+            return rebuilt_output(structure, r[0]), rebuilt_output(structure, r[1])
+    elif mode == "vjp":
+        def result(r):
+            out, checked = r
+
+            def pullback(out_bar):
+                return checked(flat_seed(out_bar, structure))
+            pullback.__doc__ = checked.__doc__
+            pullback.__wrapped__ = checked
+            return rebuilt_output(structure, out), pullback
+    else:  # jacfwd, jacrev: one Jacobian (or a tuple of them, one per wrt) per output
+        def result(r):
+            return rebuilt_output(structure, r)
+    return result

@@ -30,6 +30,7 @@ from s2sad.calls import (
     is_structured,
     refuse_argument,
     structured_call,
+    structured_result,
 )
 from s2sad.calls import sample as sample_of
 from s2sad.errors import RecursionLimitError, S2SADError, WrtError
@@ -538,7 +539,11 @@ class Derivative(_Generic[P, Out]):
             out = fn(*pos, **kw)
         except RecursionError as e:
             raise RecursionLimitError.of(self.__name__, e) from None
-        return checked_vjp(out, self.__name__) if self.mode == "vjp" else out
+        if self.mode == "vjp":
+            out = checked_vjp(out, self.__name__)
+        if hit.out_structure is not None:  # a list, namedtuple or dict returned
+            out = structured_result(self.mode, hit.out_structure, self.__name__)(out)
+        return out
 
     def _primitive_variant(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The derivative serving a call of a primitive's derivative that gives options
@@ -737,9 +742,14 @@ class Derivative(_Generic[P, Out]):
             env[f"{_PREFIX}F{k}"] = (direct(sample) or fn) if direct is not None else fn
             test = " and ".join(tests) if tests else "True"
             result = f"{_PREFIX}F{k}({call})"
+            if wrap:
+                result = f"{wrap}({result})"
+            if hit.out_structure is not None:  # a list, namedtuple or dict returned
+                env[f"{_PREFIX}O{k}"] = structured_result(self.mode, hit.out_structure,
+                                                          self.__name__)
+                result = f"{_PREFIX}O{k}({result})"
             lines.append(f"        if {test}:")
-            lines.append(f"            return {wrap}({result})" if wrap else
-                         f"            return {result}")
+            lines.append(f"            return {result}")
         return lines
 
     def _tangent_tests(self, k: int, sample: list[Any], env: dict[str, Any]) -> list[str]:

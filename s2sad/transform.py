@@ -121,6 +121,9 @@ class Compiled:
     table_version: int = -1  # the rule table's generation it was compiled with
     namespace: object = None  # the generated module's globals (for the disk cache)
     name: str = ""  # the generated function's name
+    # the list, namedtuple or dict structure of the function's output, which the generated
+    # code returns as tuples (frontend.lower.output_structure); None for any other output
+    out_structure: object = None
 
 
 MODES = ("jvp", "vjp", "grad", "value_and_grad")
@@ -590,9 +593,13 @@ def _scalar_output_shape(ir, mode, kinds, generic: bool = False) -> tuple:
     one of a single entry (np.sum(..., keepdims=True)); anything else is refused."""
     results = ir.body.results
     if ir.returns_tuple:
+        structure = ir.meta.get("out_structure")
+        what = "a tuple" if structure is None or structure[0] == "tuple" else \
+            f"a {structure[1].__name__} (a namedtuple)" if structure[0] == "record" else \
+            f"a {structure[0]}"
         raise NonDifferentiableError(
             f"{mode} needs a function with one scalar output, but {ir.name} returns "
-            f"a tuple", ir.loc, "use s2sad.vjp, or s2sad.jacrev for the Jacobian")
+            f"{what}", ir.loc, "use s2sad.vjp, or s2sad.jacrev for the Jacobian")
     k = kinds.get(results[0], UNKNOWN) if not hasattr(results[0], "value") else \
         kind_of_value(results[0].value)
     one_entry = k.tag == "array" and k.shape is not None and int(np.prod(k.shape)) == 1
@@ -667,8 +674,22 @@ def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
         done = _generate(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
     if backend == "numba":
         generic = bool(arg_kinds) and all(k.tag == "unknown" for k in arg_kinds)
-        return _numba_compiled(done, func, jit_cache, generic, arg_kinds)
+        done = _numba_compiled(done, func, jit_cache, generic, arg_kinds)
+    done.out_structure = output_structure(func, mode, arg_kinds)
     return done
+
+
+STRUCTURED_MODES = ("jvp", "vjp", "jacfwd", "jacrev")  # whose results keep the output's structure
+
+
+def output_structure(func, mode: str, arg_kinds: list):
+    """The structure of what `func` returns where a derivative in `mode` gives it back (a
+    list, namedtuple or dict: frontend.lower.output_structure), else None. A derivative of
+    a derivative (jvp(grad(f))) returns its inner derivative's layout: None."""
+    if split_mode(mode)[0] not in STRUCTURED_MODES or prims.is_derivative(func):
+        return None
+    ir = lowered(func, tuple(structure_view(k) for k in arg_kinds))
+    return ir.meta.get("out_structure")
 
 
 def _numba_compiled(done: Compiled, func, jit_cache, generic: bool,

@@ -57,6 +57,7 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         # where the user's code called into a library whose source is being inlined: a
         # refusal deep inside the library is reported there (see library_refusal)
         self.library_entry = None
+        self.out_structure = None  # what the function returns (see output_structure)
         self.scope: Scope | None = None
         self.view_base: dict = {}  # a view's variable -> the array it looks into
         # a loop's or an if's variable -> the values it may be (its start, the branches'):
@@ -166,6 +167,8 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
             fn.meta["inplace_updates"] = tuple(self.inplace_updates)
         if self.aug_assignments:
             fn.meta["aug_assignments"] = tuple(self.aug_assignments)
+        if self.out_structure is not None:
+            fn.meta["out_structure"] = self.out_structure
         return fn
 
     def structured(self, value: Var, view, name: str, node):
@@ -222,7 +225,9 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
                            "a value", node, "add a `return` at the end of the function")
             return [Const(None)], False
         try:
-            return self.flatten_return(outcome)
+            # a list, namedtuple or dict returned: its values, rebuilt around the result
+            self.out_structure = output_structure(outcome)
+            return self.flatten_return(as_tuples(outcome, self.out_structure))
         except Abort:  # reported (a value that cannot be returned)
             return [Const(None)], False
 
@@ -237,6 +242,34 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         if isinstance(atom, Var) and atom in self.grown:
             return self.emit(prims.as_list, [atom], hint="_list")
         return atom
+
+
+def output_structure(value):
+    """The structure a returned value has that its generated code returns as tuples: a list,
+    namedtuple or dict written in the function, at any depth, as ("list", None, items),
+    ("record", cls, items) or ("dict", keys, items), with ("tuple", None, items) for a tuple
+    holding one and None for anything else (returned as it is). Kept in the lowered
+    function's meta["out_structure"]; s2sad.calls.rebuild_output applies it."""
+    if isinstance(value, StaticDict):
+        return ("dict", tuple(value.keys), tuple(output_structure(v) for v in value.values))
+    if isinstance(value, Record):
+        return ("record", value.cls, tuple(output_structure(v) for v in value.items))
+    if isinstance(value, StaticSeq):
+        items = tuple(output_structure(v) for v in value.items)
+        if value.is_list:
+            return ("list", None, items)
+        if any(i is not None for i in items):
+            return ("tuple", None, items)
+    return None
+
+
+def as_tuples(value, structure):
+    """A returned `value` with each list, namedtuple and dict that `structure` records made
+    a tuple of its values (the generated code returns tuples; the call rebuilds them)."""
+    if structure is None:
+        return value
+    items = value.values if isinstance(value, StaticDict) else value.items
+    return StaticSeq(tuple(as_tuples(v, s) for v, s in zip(items, structure[2])))
 
 
 def lower(func, table, views: tuple = ()) -> Function:

@@ -183,6 +183,9 @@ class ControlFlowLowering:
         # a list returned on both paths stays a list (it became a tuple: `isinstance(out,
         # list)` of a helper's result was False where the helper had branches)
         both_lists = all(isinstance(v, StaticSeq) and v.is_list for v in (then_out, else_out))
+        if isinstance(then_out, Record) and isinstance(else_out, Record) and \
+                then_out.cls is else_out.cls:
+            return Record(outs, False, then_out.cls)  # the same namedtuple on both paths
         return StaticSeq(outs, both_lists)
 
     def flatten_in(self, stmts, value):

@@ -144,8 +144,8 @@ class StatementLowering:
                     return Const(None)
                 try:
                     out = self.expr(value)
-                    if isinstance(out, StaticDict):
-                        self.materialize(out)  # refused here, at the `return`
+                    if isinstance(out, StaticDict) and len(self.inline_stack) > 1:
+                        self.materialize(out)  # refused here, at a helper's `return`
                     return out
                 except Abort:
                     return Const(None)  # already reported; the path still returns

@@ -115,11 +115,12 @@ def write_module(specs: list) -> str:
                       (f"; specialised for {spec.args_text}" if spec.args_text else ""))
         header.append(f"#   source hash {fingerprint}")
         bodies.append(source.rstrip("\n"))
+        output = _output_text(compiled, spec)
         table.append({"target": spec.target, "function": name, "mode": mode,
                       "wrt": tuple(wrt), "wrt_tuple": bool(wrt_tuple), "kinds": kinds_key,
                       "source_hash": fingerprint, "primitives": primitives,
                       "rules_hash": rules_hash(primitives), "s2sad": VERSION,
-                      "numpy": numpy_major()})
+                      "numpy": numpy_major(), **({"output": output} if output else {})})
     for text in helpers.values():  # the helpers copied in read NumPy (and math) too
         for alias in names_read(text) & {"np", "math"}:
             imports.setdefault(alias, {"np": ("numpy", None), "math": ("math", None)}[alias])
@@ -335,7 +336,7 @@ def load_ahead_of_time(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: 
                and bool(e.get("wrt_tuple")) == bool(wrt_tuple)]
     if not entries:
         return None
-    from s2sad.store.cache_entries import cached_compiled
+    from s2sad.store.cache_entries import cached_compiled, structure_from_text
     from s2sad.store.fingerprint import kinds_text
 
     wanted = None if kw_kinds else kinds_text(arg_kinds)
@@ -357,6 +358,12 @@ def load_ahead_of_time(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: 
     if fn is None:
         return None
 
+    try:
+        output = entry.get("output")
+        structure = structure_from_text(output) if output is not None else None
+    except Exception:  # (a namedtuple class that no longer imports: compiled afresh)
+        return None
+
     def rebuild_ir():
         from s2sad.transform import derivative_ir, split_backend
 
@@ -368,8 +375,29 @@ def load_ahead_of_time(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: 
 
         source = inspect.getsource(module)
         fn = guarded(fn, source, module.__file__, getattr(func.__code__, "co_filename", None))
-        return cached_compiled(source, fn, rebuild_ir)
-    return cached_compiled(lambda: inspect.getsource(fn), fn, rebuild_ir)
+        hit = cached_compiled(source, fn, rebuild_ir)
+    else:
+        hit = cached_compiled(lambda: inspect.getsource(fn), fn, rebuild_ir)
+    hit.out_structure = structure
+    return hit
+
+
+def _output_text(compiled, spec) -> str | None:
+    """The structure of the list, namedtuple or dict the function returns, as the module's
+    table keeps it (cache_entries.structure_text); None for any other output."""
+    from s2sad.store.cache_entries import structure_text
+
+    if compiled.out_structure is None:
+        return None
+    text = structure_text(compiled.out_structure)
+    if text is None:
+        raise AheadOfTimeError(
+            f"{spec.target} returns a namedtuple whose class cannot be imported by its module "
+            "and name (defined inside a function), or a dict with keys that are not "
+            "literals: an ahead-of-time module could not give its derivatives that structure",
+            hint="define the namedtuple class at the top level of a module, or leave this "
+                 "derivative out of the build (it is compiled when first called)")
+    return text
 
 
 def stale_reason(entry: dict, func) -> str | None:

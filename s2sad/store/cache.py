@@ -28,6 +28,7 @@ from s2sad.store.cache_entries import (
     load_entry,
     portable_imports,
     signed,
+    structure_text,
 )
 from s2sad.store.cache_files import (
     ENTRY_SUFFIX,
@@ -240,19 +241,26 @@ class Slot:
         self.hit = hit
         self.spec = spec  # (mode, wrt, wrt_tuple, arg_kinds, kw_kinds), to rebuild the IR
 
-    def fill(self, source: str, ns, name: str) -> bool:
-        """Store the generated code if it is safe to reload in another process."""
+    def fill(self, source: str, ns, name: str, out_structure=None) -> bool:
+        """Store the generated code if it is safe to reload in another process (and the
+        structure of a list, namedtuple or dict it returns, if that can be read back)."""
         if self.path is None:
             return False
         try:
             imports = portable_imports(ns)
             if imports is None or not covers_ir(self.func):
                 return False
+            output = None
+            if out_structure is not None:
+                output = structure_text(out_structure)
+                if output is None:
+                    return False
             from s2sad.codegen.compile import code_filename
             from s2sad.codegen.imports import executable
 
             code = compile(executable(source), code_filename(source, name), "exec")
-            payload = format_payload(self.key, name, imports, source, marshal.dumps(code))
+            payload = format_payload(self.key, name, imports, source, marshal.dumps(code),
+                                     output)
         except Exception:  # never let the cache break a compile that succeeded
             return False
         return write_entry(self.path, payload)

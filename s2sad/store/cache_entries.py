@@ -1,17 +1,19 @@
 """The format of a disk cache entry, and an entry back to a compiled derivative.
 
 An entry is a header (format, HMAC of the payload under the user's secret) and a payload:
-the key, the function's name, its imports and source, then the marshalled code object.
+the key, the function's name, the structure of its output (a list, namedtuple or
+dict returned; when there is one), its imports and source, then the marshalled code object.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import hmac
 import importlib
 import marshal
 
-ENTRY_FORMAT = 2
+ENTRY_FORMAT = 3  # (3: an `output` line, the structure of a list, namedtuple or dict returned)
 MAGIC = "s2sad-cache"
 
 
@@ -50,14 +52,74 @@ def load_entry(func, key, payload: bytes, spec):
             ns.values[alias] = _resolve_import(module, qual)
             ns.imports[alias] = (module, qual)
         fn = compile_source(source, ns, name, code)
+        output = payload_output(payload)
+        structure = structure_from_text(output) if output is not None else None
     except Exception:  # an entry that no longer resolves is regenerated
         return None
-    return cached_compiled(source, fn, lambda: _rebuild_ir(func, spec))
+    hit = cached_compiled(source, fn, lambda: _rebuild_ir(func, spec))
+    hit.out_structure = structure
+    return hit
 
 
-def format_payload(key: str, name: str, imports: dict, source: str, code: bytes) -> bytes:
-    """Text (key, name, imports, source), a NUL, then the marshalled code object."""
-    lines = [f"key {key}", f"name {name}"]
+def payload_output(payload: bytes) -> str | None:
+    """The text of the `output` line of an entry (structure_text), or None."""
+    head = payload.partition(b"\0")[0].decode().partition("\nsource\n")[0]
+    for line in head.split("\n")[2:]:
+        if line.startswith("output "):
+            return line.removeprefix("output ")
+    return None
+
+
+def structure_text(structure) -> str | None:
+    """The structure of a function's output (frontend.lower.output_structure) as one line
+    of text that structure_from_text reads back: a namedtuple class by its module and
+    qualified name. None where it cannot be (a class defined in a function, dict keys
+    that are not literals): such a derivative is compiled afresh in each process."""
+    def encoded(st):
+        if st is None:
+            return None
+        what, detail, items = st
+        if what == "record":
+            module, qual = getattr(detail, "__module__", None), detail.__qualname__
+            try:
+                if "<" in qual or _resolve_import(module, qual) is not detail:
+                    raise ValueError
+            except Exception:
+                raise ValueError(f"{detail!r} cannot be imported back") from None
+            detail = f"{module}:{qual}"
+        return (what, detail, tuple(encoded(i) for i in items))
+
+    try:
+        value = encoded(structure)
+        text = repr(value)
+        if "\n" in text or ast.literal_eval(text) != value:
+            return None
+    except Exception:
+        return None
+    return text
+
+
+def structure_from_text(text: str):
+    """The structure structure_text wrote (its namedtuple classes imported)."""
+    def decoded(st):
+        if st is None:
+            return None
+        what, detail, items = st
+        if what == "record":
+            module, _, qual = detail.partition(":")
+            detail = _resolve_import(module, qual)
+        elif what not in ("list", "tuple", "dict"):
+            raise ValueError(f"unknown output structure {what!r}")
+        return (what, detail, tuple(decoded(i) for i in items))
+
+    return decoded(ast.literal_eval(text))
+
+
+def format_payload(key: str, name: str, imports: dict, source: str, code: bytes,
+                   output: str | None = None) -> bytes:
+    """Text (key, name, the output's structure if any, imports, source), a NUL, then the
+    marshalled code object."""
+    lines = [f"key {key}", f"name {name}"] + ([f"output {output}"] if output else [])
     lines += [f"import {alias} {module} {qual or '-'}"
               for alias, (module, qual) in sorted(imports.items())]
     text = "\n".join(lines) + "\nsource\n" + source
@@ -77,6 +139,8 @@ def parse_payload(payload: bytes):
     name = lines[1].removeprefix("name ")
     imports = {}
     for line in lines[2:]:
+        if line.startswith("output "):
+            continue  # (read by payload_output)
         word, alias, module, qual = line.split(" ")
         if word != "import":
             raise ValueError(f"bad line in cache entry: {line!r}")

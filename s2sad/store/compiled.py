@@ -25,5 +25,5 @@ def compiled(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
     if slot.hit is not None:
         return slot.hit
     result = generate(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
-    slot.fill(result.source, result.namespace, result.name)
+    slot.fill(result.source, result.namespace, result.name, result.out_structure)
     return result
