@@ -25,7 +25,14 @@ import operator
 
 import numpy as np
 
-from s2sad.ir.prims import index_update, make_tuple, once_differentiable, unbroadcast, zeros_like
+from s2sad.ir.prims import (
+    index_update,
+    make_tuple,
+    once_differentiable,
+    prod_others,
+    unbroadcast,
+    zeros_like,
+)
 from s2sad_rules.kind_tests import is_absent, is_complex, is_none
 from s2sad_rules.numpy_reductions import expand_reduced
 from s2sad_rules.refusals import supported
@@ -602,3 +609,86 @@ def trapezoid_vjp(g, ans, y, x=None, dx=1.0, axis=-1):
     y_bar = expand_reduced(g, y, axis, False) * trapezoid_weights(y, x, dx, axis)
     dx_bar = None if not is_none(x) else np.sum(g * ans) / dx
     return y_bar, dx_bar
+
+
+# -- NaN-aware products, spreads and scans: NaN entries get no derivative -------------------
+# (each is the plain rule applied with NaN entries replaced by the operation's neutral value:
+# 1 for products, 0 for sums, the slice's mean for spreads, and their tangents by 0)
+
+
+@defjvp(np.nanprod)
+def nanprod_jvp(a, axis=None, dtype=None, out=None, keepdims=False, a_dot=0.0, ans=0.0):
+    hole = np.isnan(a)
+    b = np.where(hole, 1.0, a)
+    return np.sum(np.where(hole, 0.0, a_dot) * prod_others(b, axis, keepdims, ans), axis=axis,
+                  keepdims=keepdims)
+
+
+@defvjp(np.nanprod)
+def nanprod_vjp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    hole = np.isnan(a)
+    b = np.where(hole, 1.0, a)
+    return np.where(hole, 0.0, expand_reduced(g, a, axis, keepdims) *
+                    prod_others(b, axis, keepdims, ans))
+
+
+def nan_centered(a, kept, axis):
+    """a minus the mean of its slice's non-NaN entries, 0 at the NaN entries."""
+    mean = np.nansum(a, axis=axis, keepdims=True) / np.sum(kept, axis=axis, keepdims=True)
+    return np.where(kept, a - mean, 0.0)
+
+
+@defjvp(np.nanvar)
+def nanvar_jvp(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, a_dot=0.0):
+    kept = ~np.isnan(a)
+    n = np.sum(kept, axis=axis, keepdims=keepdims)
+    return 2.0 * np.sum(nan_centered(a, kept, axis) * np.where(kept, a_dot, 0.0), axis=axis,
+                        keepdims=keepdims) / (n - ddof)
+
+
+@defvjp(np.nanvar)
+def nanvar_vjp(g, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    kept = ~np.isnan(a)
+    n = np.sum(kept, axis=axis, keepdims=True)
+    return 2.0 * expand_reduced(g, a, axis, keepdims) * nan_centered(a, kept, axis) / (n - ddof)
+
+
+@defjvp(np.nanstd)
+def nanstd_jvp(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, a_dot=0.0,
+               ans=0.0):
+    kept = ~np.isnan(a)
+    n = np.sum(kept, axis=axis, keepdims=keepdims)
+    spread = ans + (ans == 0)  # 1 where std is 0: the numerator is 0 there too (as np.std)
+    return np.sum(nan_centered(a, kept, axis) * np.where(kept, a_dot, 0.0), axis=axis,
+                  keepdims=keepdims) / ((n - ddof) * spread)
+
+
+@defvjp(np.nanstd)
+def nanstd_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    kept = ~np.isnan(a)
+    n = np.sum(kept, axis=axis, keepdims=True)
+    scale = expand_reduced(g / (ans + (ans == 0)), a, axis, keepdims) / (n - ddof)
+    return scale * nan_centered(a, kept, axis)
+
+
+@defjvp(np.nancumsum)
+def nancumsum_jvp(a, axis=None, dtype=None, out=None, a_dot=0.0):
+    return np.cumsum(np.where(np.isnan(a), 0.0, a_dot), axis=axis)
+
+
+@defvjp(np.nancumsum)
+def nancumsum_vjp(g, a, axis=None, dtype=None, out=None):
+    return np.where(np.isnan(a), 0.0, np.reshape(reverse_cumsum(g, axis), np.shape(a)))
+
+
+@defjvp(np.nancumprod)
+def nancumprod_jvp(a, axis=None, dtype=None, out=None, a_dot=0.0, ans=0.0):
+    hole = np.isnan(a)
+    return cumprod_jvp(np.where(hole, 1.0, a), axis, dtype, out, np.where(hole, 0.0, a_dot),
+                       ans)
+
+
+@defvjp(np.nancumprod)
+def nancumprod_vjp(g, ans, a, axis=None, dtype=None, out=None):
+    hole = np.isnan(a)
+    return np.where(hole, 0.0, cumprod_vjp(g, ans, np.where(hole, 1.0, a), axis, dtype, out))

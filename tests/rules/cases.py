@@ -484,6 +484,27 @@ for _fn in [np_nansum_with_nan, np_nanmean_with_nan]:
     add(_fn, lambda rng: [_mat(rng), np.where(np.arange(12).reshape(3, 4) % 5 == 1, np.nan, 0.0)],
         wrt=(0,), family="reduction")
 add(np_sum_axes, lambda rng: [real(rng, (2, 3, 2))], family="reduction")
+
+
+def np_nanprod_with_nan(x, holes): return np.nanprod(x + holes, axis=0)
+def np_nanprod_keep(x): return np.nanprod(x, axis=(0, -1), keepdims=True)
+def np_nanvar_with_nan(x, holes): return np.nanvar(x + holes, axis=1, ddof=1)
+def np_nanvar_keep(x): return np.nanvar(x, axis=-1, keepdims=True)
+def np_nanstd_with_nan(x, holes): return np.nanstd(x + holes)
+def np_nanstd_axis0(x): return np.nanstd(x, axis=0, ddof=1)
+def np_nancumsum_with_nan(x, holes): return np.nancumsum(x + holes, axis=1)
+def np_nancumsum(x): return np.nancumsum(x)
+def np_nancumprod_with_nan(x, holes): return np.nancumprod(x + holes, axis=-2)
+def np_nancumprod(x): return np.nancumprod(x)
+
+
+for _fn in [np_nanprod_with_nan, np_nanvar_with_nan, np_nanstd_with_nan,
+            np_nancumsum_with_nan, np_nancumprod_with_nan]:
+    add(_fn, lambda rng: [pos(rng, (3, 4)),
+                          np.where(np.arange(12).reshape(3, 4) % 5 == 1, np.nan, 0.0)],
+        wrt=(0,), second_order=True, family="reduction")
+for _fn in [np_nanprod_keep, np_nanvar_keep, np_nanstd_axis0, np_nancumsum, np_nancumprod]:
+    add(_fn, lambda rng: [pos(rng, (3, 4))], second_order=True, family="reduction")
 add(np_sum_where_initial, lambda rng: [real(rng, (2, 3))], family="reduction")
 add(np_mean_where_rows, lambda rng: [real(rng, (2, 3))], family="reduction")
 add(np_trace_3d, lambda rng: [real(rng, (2, 3, 3))], family="reduction")

@@ -459,20 +459,40 @@ def _moments(name):
     return draw_moment
 
 
-def _nan_reduction(name):
+def _nan_reduction(name, dom=REAL):
     def draw_nan(draw):
         shape = draw(shapes(1, 4))
-        x = draw(values(shape, REAL, scalar=False))
+        x = draw(values(shape, dom, scalar=False))
         holes = np.where(draw(hnp.arrays(np.bool_, shape)), np.nan, 0.0)
         axis = axis_for(draw, len(shape))
         kws = drop_defaults(draw, {"axis": axis, "keepdims": draw(st.booleans())},
                             {"axis": None, "keepdims": False})
-        if name in ("nanmean", "nanmax", "nanmin"):  # a slice of only NaN has no mean or extremum
+        if name in ("nanmean", "nanmax", "nanmin", "nanvar", "nanstd"):
+            # a slice of only NaN has no mean or extremum (nor spread)
             holes.reshape(-1)[0] = 0.0
             if axis is not None:
                 holes[...] = 0.0
+        if name in ("nanvar", "nanstd"):
+            # ddof below the number of kept entries (of at least 2 when ddof is 1)
+            kept = int(np.sum(~np.isnan(holes)))
+            slice_n = kept if axis is None else int(np.prod(
+                [shape[a] for a in np.atleast_1d(axis)]))
+            kws = dict(kws, ddof=draw(st.integers(0, 1))) if slice_n >= 2 else kws
         return Example(f"np.{name}(a0 + a1{kw_text(kws)})", (x, holes), (0,))
     return draw_nan
+
+
+def _nan_scan(name):
+    """np.nancumsum / np.nancumprod of an array with NaN holes (which get no derivative)."""
+
+    def draw_nan_scan(draw):
+        shape = draw(shapes(1, 4))
+        x = draw(values(shape, NONZERO if name == "nancumprod" else REAL, scalar=False))
+        holes = np.where(draw(hnp.arrays(np.bool_, shape)), np.nan, 0.0)
+        axis = axis_for(draw, len(shape), allow_tuple=False)
+        kws = drop_defaults(draw, {"axis": axis}, {"axis": None})
+        return Example(f"np.{name}(a0 + a1{kw_text(kws)})", (x, holes), (0,))
+    return draw_nan_scan
 
 
 def _products(name, spelling="np"):
@@ -1245,6 +1265,9 @@ SPECS = {
     np.correlate: custom(_convolve("correlate")), np.interp: custom(_interp),
     np.trapezoid: custom(_trapezoid),
     np.cumsum: custom(_scan("cumsum")), np.cumprod: custom(_scan("cumprod")),
+    np.nanprod: custom(_nan_reduction("nanprod", NONZERO)),
+    np.nanvar: custom(_nan_reduction("nanvar")), np.nanstd: custom(_nan_reduction("nanstd")),
+    np.nancumsum: custom(_nan_scan("nancumsum")), np.nancumprod: custom(_nan_scan("nancumprod")),
     np.diff: custom(_diff), np.trace: custom(_trace),
     # products
     np.dot: custom(_products("dot")), np.inner: custom(_products("inner")),
