@@ -73,30 +73,57 @@ def spread_check(dtype=None, out=None):
     return None
 
 
+# `where=` leaves entries out of var and std: they get no derivative, the mean and the count
+# are those of the kept entries of each slice
 @defjvp(np.var)
-def var_jvp(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, a_dot=0.0, ans=0.0):
-    n = count_reduced(a, ans)
-    return 2.0 * spread_tangent(centered_conj(a, axis), a_dot, axis, keepdims) / (n - ddof)
+def var_jvp(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, a_dot=0.0,
+            ans=0.0):
+    n = spread_count(a, ans, axis, keepdims, where)
+    c = spread_slope(a, axis, where)
+    return 2.0 * spread_tangent(c, a_dot, axis, keepdims) / (n - ddof)
 
 
 @defvjp(np.var)
-def var_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    n = count_reduced(a, ans)
-    return 2.0 * expand_reduced(g, a, axis, keepdims) * centered_conj(a, axis) / (n - ddof)
+def var_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+    n = spread_count(a, ans, axis, True, where)
+    return 2.0 * expand_reduced(g, a, axis, keepdims) * spread_slope(a, axis, where) / (n - ddof)
 
 
 @defjvp(np.std)
-def std_jvp(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, a_dot=0.0, ans=0.0):
-    n = count_reduced(a, ans)
+def std_jvp(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, a_dot=0.0,
+            ans=0.0):
+    n = spread_count(a, ans, axis, keepdims, where)
     spread = ans + (ans == 0)  # 1 where std is 0: the numerator is 0 there too
-    return spread_tangent(centered_conj(a, axis), a_dot, axis, keepdims) / ((n - ddof) * spread)
+    c = spread_slope(a, axis, where)
+    return spread_tangent(c, a_dot, axis, keepdims) / ((n - ddof) * spread)
 
 
 @defvjp(np.std)
-def std_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    n = count_reduced(a, ans)
+def std_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+    n = spread_count(a, ans, axis, True, where)
     scale = expand_reduced(g / (ans + (ans == 0)), a, axis, keepdims) / (n - ddof)
-    return scale * centered_conj(a, axis)
+    return scale * spread_slope(a, axis, where)
+
+
+def spread_count(a, ans, axis, keepdims, where):
+    """How many entries each result entry of var/std summarises (the kept ones with
+    `where=`), shaped as the result (keepdims=True: as `a`'s reduced shape)."""
+    if is_none(where):
+        return count_reduced(a, ans)
+    return np.sum(np.broadcast_to(where, np.shape(a)), axis=axis, keepdims=keepdims)
+
+
+def spread_slope(a, axis, where):
+    """centered_conj(a) over the entries kept by `where=` (0 at the others)."""
+    if is_none(where):
+        return centered_conj(a, axis)
+    kept = np.broadcast_to(where, np.shape(a))
+    mean = np.sum(np.where(kept, a, 0.0), axis=axis, keepdims=True) / np.sum(
+        kept, axis=axis, keepdims=True)
+    c = np.where(kept, a - mean, 0.0)
+    if is_complex(a):
+        return np.conj(c)
+    return c
 
 
 def extreme_share(a, ans, axis, keepdims):

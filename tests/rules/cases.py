@@ -377,6 +377,18 @@ def np_sum_where_initial(x):
 def np_mean_where_rows(x):
     keep = np.array([[True, False, True], [False, True, True]])
     return np.mean(x, axis=-1, keepdims=True, where=keep)
+def np_prod_where(x): return np.prod(x, axis=-1, where=[True, False, True, True])
+def np_prod_where_initial(x):
+    keep = np.array([[True, False, True, True], [False, True, True, False], [True] * 4])
+    return np.prod(x, axis=(0, 1), where=keep, initial=1.5, keepdims=True)
+def np_max_where(x):
+    keep = np.array([[True, False, True, True], [False, True, True, False], [True] * 4])
+    return np.max(x, axis=1, where=keep, initial=-5.0)
+def np_amin_initial(x): return np.amin(x, axis=0, initial=-0.5)
+def np_var_where(x):
+    keep = np.array([[True, False, True, True], [False, True, True, True], [True] * 4])
+    return np.var(x, axis=-1, ddof=1, where=keep)
+def np_std_where(x): return np.std(x, axis=(0, 1), keepdims=True, where=[True, True, False, True])
 def np_var(x): return np.var(x)
 def np_var_axis0_ddof(x): return np.var(x, axis=0, ddof=1)
 def np_var_keep(x): return np.var(x, axis=1, keepdims=True)
@@ -484,6 +496,10 @@ for _fn in [np_nansum_with_nan, np_nanmean_with_nan]:
     add(_fn, lambda rng: [_mat(rng), np.where(np.arange(12).reshape(3, 4) % 5 == 1, np.nan, 0.0)],
         wrt=(0,), family="reduction")
 add(np_sum_axes, lambda rng: [real(rng, (2, 3, 2))], family="reduction")
+for _fn in [np_prod_where, np_prod_where_initial]:
+    add(_fn, lambda rng: [real(rng, (3, 4), 0.5, 1.5)], second_order=True, family="reduction")
+for _fn in [np_max_where, np_amin_initial, np_var_where, np_std_where]:
+    add(_fn, lambda rng: [distinct(rng, (3, 4))], second_order=True, family="reduction")
 
 
 def np_nanprod_with_nan(x, holes): return np.nanprod(x + holes, axis=0)

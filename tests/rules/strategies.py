@@ -454,9 +454,39 @@ def _moments(name):
         kws = {"axis": axis, "ddof": draw(st.integers(0, min(1, n - 1))),
                "keepdims": draw(st.booleans())}
         kws = drop_defaults(draw, kws, {"axis": None, "ddof": 0, "keepdims": False})
+        if draw(st.booleans()):
+            kws["where"] = _spread_mask(draw, shape, axis).tolist()
         x = draw(values(shape, REAL, scalar=False))
         return Example(f"np.{name}(a0{kw_text(kws)})", (x,), (0,), notes=(("axis", axis),))
     return draw_moment
+
+
+def _spread_mask(draw, shape, axis):
+    """A `where=` mask for var/std keeping at least two entries of each reduced slice (one
+    where the slice has one), so that ddof 0 or 1 leaves a count above 0."""
+    mask = draw(hnp.arrays(np.bool_, shape))
+    axes = tuple(range(len(shape))) if axis is None else tuple(
+        a % len(shape) for a in np.atleast_1d(axis))
+    last = tuple(range(-len(axes), 0))
+    moved = np.moveaxis(mask, axes, last).copy()
+    flat = moved.reshape(moved.shape[:len(shape) - len(axes)] + (-1,))
+    flat[..., :2] = True
+    return np.moveaxis(flat.reshape(moved.shape), last, axes)
+
+
+def _extreme_options(name):
+    def options(draw, shape):
+        """`where=` of max/min with the `initial=` NumPy then requires: far above or below
+        every entry (it wins everywhere, or nowhere; no tie with an entry)."""
+        kws = {}
+        if shape and draw(st.booleans()):
+            over = shape if draw(st.booleans()) else shape[-1:]
+            kws["where"] = draw(hnp.arrays(np.bool_, over)).tolist()
+            kws["initial"] = draw(st.sampled_from([-1e3, 1e3]))
+        elif draw(st.booleans()):
+            kws["initial"] = draw(st.sampled_from([-1e3, 1e3]))
+        return kws
+    return options
 
 
 def _nan_reduction(name, dom=REAL):
@@ -1254,9 +1284,11 @@ SPECS = {
     np.sum: st.one_of(reduction("np.sum({0}{kw})", extra=_sum_options),
                       reduction("{0}.sum({kw})", min_rank=1, extra=_sum_options)),
     np.mean: st.one_of(reduction("np.mean({0}{kw})"), custom(_mean_where)),
-    np.prod: reduction("np.prod({0}{kw})", NONZERO),
-    np.max: reduction("np.max({0}{kw})"), np.min: reduction("np.min({0}{kw})"),
-    np.amax: reduction("np.amax({0}{kw})"), np.amin: reduction("np.amin({0}{kw})"),
+    np.prod: reduction("np.prod({0}{kw})", NONZERO, extra=_sum_options),
+    np.max: reduction("np.max({0}{kw})", extra=_extreme_options("max")),
+    np.min: reduction("np.min({0}{kw})", extra=_extreme_options("min")),
+    np.amax: reduction("np.amax({0}{kw})", extra=_extreme_options("amax")),
+    np.amin: reduction("np.amin({0}{kw})", extra=_extreme_options("amin")),
     np.ptp: reduction("np.ptp({0}{kw})"), np.std: custom(_moments("std")),
     np.var: custom(_moments("var")), np.nansum: custom(_nan_reduction("nansum")),
     np.nanmean: custom(_nan_reduction("nanmean")), np.average: custom(_average),

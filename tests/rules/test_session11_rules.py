@@ -89,3 +89,82 @@ def test_nan_spreads_refuse_a_complex_argument_where_written(f):
         s2sad.vjp(f)(X)
     assert "complex" in str(err.value)
     assert err.value.filename == __file__ and err.value.lineno is not None
+
+
+# -- where= (and initial=) of np.prod, np.max/np.min, np.var, np.std --------------------------
+
+KEEP = np.array([[True, False, True, True], [False, True, True, False], [True, True, False, True]])
+KEEP_ROW = [True, False, True, True]  # a list, broadcast along the last axis
+
+def prod_where_rows(x): return np.prod(x, axis=-1, where=KEEP)
+def prod_where_list_initial(x): return np.prod(x, where=KEEP_ROW, initial=2.0)
+def prod_initial_kept(x): return np.prod(x, axis=0, keepdims=True, initial=0.5)
+def prod_where_tuple(x): return np.prod(x, axis=(0, 2), where=KEEP_ROW, initial=-1.5)
+def max_where_rows(x): return np.max(x, axis=1, where=KEEP, initial=0.0)
+def max_initial_wins_somewhere(x): return np.max(x, axis=0, initial=1.2)
+def amin_where_kept(x): return np.amin(x, axis=(0,), keepdims=True, where=KEEP_ROW, initial=5.0)
+def min_where_all(x): return np.min(x, where=KEEP, initial=0.7)
+def method_max_where(x): return x.max(axis=-1, where=KEEP_ROW, initial=-1.0)
+def nanmax_initial(x): return np.nanmax(x + HOLES, axis=-1, initial=1.0)
+def var_where_rows(x): return np.var(x, axis=1, where=KEEP)
+def var_where_list_ddof(x): return np.var(x, where=KEEP_ROW, ddof=1)
+def var_where_tuple_kept(x): return np.var(x, axis=(0, -1), keepdims=True, where=KEEP_ROW)
+def std_where_all(x): return np.std(x, where=KEEP)
+def std_where_columns_ddof(x): return np.std(x, axis=-2, ddof=1, keepdims=True, where=KEEP)
+def method_std_where(x): return x.std(axis=0, where=KEEP)
+
+WHERE_CASES = [prod_where_rows, prod_where_list_initial, prod_initial_kept, prod_where_tuple,
+               max_where_rows, max_initial_wins_somewhere, amin_where_kept, min_where_all,
+               method_max_where, nanmax_initial, var_where_rows, var_where_list_ddof,
+               var_where_tuple_kept, std_where_all, std_where_columns_ddof, method_std_where]
+X_DISTINCT = (np.linspace(0.1, 1.9, 12) + R.uniform(0, 0.01, 12))[R.permutation(12)].reshape(3, 4)
+
+
+@pytest.mark.parametrize("f", WHERE_CASES, ids=[f.__name__ for f in WHERE_CASES])
+def test_where_and_initial_of_reductions(f):
+    x = X3 if f is prod_where_tuple else X_DISTINCT
+    check_both_modes(f, (x,))
+    for jac in (s2sad.jacfwd, s2sad.jacrev):  # vector mode: the mask lines up with the batch
+        J = np.reshape(jac(f)(x), (np.size(f(x)), np.size(x)))
+        for v in np.eye(np.size(x)):
+            v = v.reshape(x.shape)
+            assert_close(J @ v.ravel(), np.ravel(numerical_jvp(f, (x,), (0,), (v,))),
+                         rtol=1e-5, atol=1e-7, check_kind=False)
+
+
+def test_where_left_out_entries_and_a_winning_initial_get_no_derivative():
+    assert np.all(s2sad.grad(prod_where_list_initial)(X)[:, 1] == 0.0)
+    # initial 1.2 is above every entry of some columns: those get nothing
+    x = np.array([[0.1, 1.5, 0.3, 1.8], [0.4, 0.2, 1.7, 0.5], [0.6, 0.9, 0.7, 1.1]])
+    g = s2sad.vjp(max_initial_wins_somewhere)(x)[1](np.ones(4))[0]
+    wins = np.max(x, axis=0) < 1.2
+    assert np.any(wins) and np.all(g[:, wins] == 0.0)
+    assert_close(np.sum(g, axis=0), (~wins).astype(float))
+
+
+@pytest.mark.parametrize("f", [prod_where_rows, max_where_rows, var_where_list_ddof,
+                               std_where_all, prod_initial_kept])
+def test_where_second_order(f):
+    assert s2sad.check_grads(f, (X_DISTINCT,), order=2)
+
+
+def var_where_complex(z): return np.var(z, axis=1, where=KEEP)
+def std_where_complex(z): return np.std(z, where=KEEP_ROW)
+
+
+@pytest.mark.parametrize("f", [var_where_complex, std_where_complex])
+def test_var_and_std_where_of_a_complex_argument(f):
+    z = X + 1j * X[::-1]
+    assert s2sad.check_grads(f, (z,))
+
+
+def sum_where_list(x): return np.sum(x, axis=0, where=KEEP_ROW)
+
+
+def test_jacrev_of_a_sum_with_a_where_list():
+    # regression: vector mode left a constant list operand of np.where (the rule's selection
+    # of the kept entries) unexpanded, so it broadcast along the batch axis: jacrev of
+    # np.sum(x, where=[...]) was all ones (batch.py now gives it the trailing unit axis)
+    J = s2sad.jacrev(sum_where_list)(X)
+    assert_close(J, s2sad.jacfwd(sum_where_list)(X))
+    assert np.all(J[:, :, 1] == 0.0) and np.sum(J) == 3 * 3
