@@ -719,3 +719,84 @@ def nancumprod_jvp(a, axis=None, dtype=None, out=None, a_dot=0.0, ans=0.0):
 def nancumprod_vjp(g, ans, a, axis=None, dtype=None, out=None):
     hole = np.isnan(a)
     return np.where(hole, 0.0, cumprod_vjp(g, ans, np.where(hole, 1.0, a), axis, dtype, out))
+
+
+# -- np.median, np.quantile, np.percentile (method "linear"): q is not differentiated -------
+# The result interpolates linearly between the two entries of each slice ranked at floor and
+# ceil of q (n - 1): its derivative is (1 - frac, frac) on those two entries. Ties are ranked
+# as np.sort's rule ranks them (a stable sort: the first in the slice ranks lowest).
+
+
+@def_nondiff
+def quantile_weights(a, q, axis):
+    """Each entry's weight in the linear quantile `q` (a number in [0, 1]) of its slice along
+    `axis` (None: the whole array; an int or a tuple of axes), as an array of `a`'s shape."""
+    a = np.asarray(a)
+    axes = list(range(a.ndim)) if axis is None else \
+        [int(i) % a.ndim for i in np.atleast_1d(axis)]
+    rest = [i for i in range(a.ndim) if i not in axes]
+    moved = np.transpose(a, rest + axes)
+    flat = moved.reshape(moved.shape[:len(rest)] + (-1,))
+    m = flat.shape[-1]
+    h = float(q) * (m - 1)
+    lo = min(int(np.floor(h)), m - 1)
+    hi = min(lo + 1, m - 1)
+    frac = h - lo
+    rank = np.argsort(np.argsort(flat, axis=-1, kind="stable"), axis=-1, kind="stable")
+    w = (rank == lo) * (1.0 - frac) + (rank == hi) * frac
+    return np.transpose(w.reshape(moved.shape), np.argsort(rest + axes))
+
+
+@defcheck(np.quantile, np.percentile)
+def quantile_check(q=None, method="linear", out=None):
+    if out is not None:
+        return "`out=` (write the result to a new array)"
+    if isinstance(q, Unknown):
+        if q.ndim not in (0, None):
+            return "several quantiles at once (an array `q`: call it once per quantile)"
+    elif np.ndim(q) != 0:
+        return "several quantiles at once (an array `q`: call it once per quantile)"
+    if method != "linear":
+        return f"method={method!r} (only the default, 'linear', is differentiated)"
+    return None
+
+
+@defcheck(np.median)
+def median_check(out=None):
+    if out is not None:
+        return "`out=` (write the result to a new array)"
+    return None
+
+
+@defjvp(np.median)
+def median_jvp(a, axis=None, out=None, overwrite_input=False, keepdims=False, a_dot=0.0):
+    return np.sum(quantile_weights(a, 0.5, axis) * a_dot, axis=axis, keepdims=keepdims)
+
+
+@defvjp(np.median)
+def median_vjp(g, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    return quantile_weights(a, 0.5, axis) * expand_reduced(g, a, axis, keepdims)
+
+
+@defjvp(np.quantile)
+def quantile_jvp(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                 keepdims=False, a_dot=0.0):
+    return np.sum(quantile_weights(a, q, axis) * a_dot, axis=axis, keepdims=keepdims)
+
+
+@defvjp(np.quantile, wrt=("a",))
+def quantile_vjp(g, a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                 keepdims=False):
+    return quantile_weights(a, q, axis) * expand_reduced(g, a, axis, keepdims)
+
+
+@defjvp(np.percentile)
+def percentile_jvp(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                   keepdims=False, a_dot=0.0):
+    return np.sum(quantile_weights(a, q / 100.0, axis) * a_dot, axis=axis, keepdims=keepdims)
+
+
+@defvjp(np.percentile, wrt=("a",))
+def percentile_vjp(g, a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                   keepdims=False):
+    return quantile_weights(a, q / 100.0, axis) * expand_reduced(g, a, axis, keepdims)

@@ -389,6 +389,12 @@ def np_var_where(x):
     keep = np.array([[True, False, True, True], [False, True, True, True], [True] * 4])
     return np.var(x, axis=-1, ddof=1, where=keep)
 def np_std_where(x): return np.std(x, axis=(0, 1), keepdims=True, where=[True, True, False, True])
+def np_median(x): return np.median(x)
+def np_median_axis1(x): return np.median(x, axis=1)
+def np_quantile_axis0(x): return np.quantile(x, 0.3, axis=0)
+def np_quantile_tuple_keep(x): return np.quantile(x, 0.8, axis=(0, -1), keepdims=True)
+def np_percentile_last(x): return np.percentile(x, 40.0, axis=-1)
+def np_percentile_all_keep(x): return np.percentile(x, 65.0, keepdims=True)
 def np_var(x): return np.var(x)
 def np_var_axis0_ddof(x): return np.var(x, axis=0, ddof=1)
 def np_var_keep(x): return np.var(x, axis=1, keepdims=True)
@@ -496,6 +502,9 @@ for _fn in [np_nansum_with_nan, np_nanmean_with_nan]:
     add(_fn, lambda rng: [_mat(rng), np.where(np.arange(12).reshape(3, 4) % 5 == 1, np.nan, 0.0)],
         wrt=(0,), family="reduction")
 add(np_sum_axes, lambda rng: [real(rng, (2, 3, 2))], family="reduction")
+for _fn in [np_median, np_median_axis1, np_quantile_axis0, np_quantile_tuple_keep,
+            np_percentile_last, np_percentile_all_keep]:
+    add(_fn, lambda rng: [distinct(rng, (3, 4))], second_order=True, family="reduction")
 for _fn in [np_prod_where, np_prod_where_initial]:
     add(_fn, lambda rng: [real(rng, (3, 4), 0.5, 1.5)], second_order=True, family="reduction")
 for _fn in [np_max_where, np_amin_initial, np_var_where, np_std_where]:

@@ -489,6 +489,26 @@ def _extreme_options(name):
     return options
 
 
+def _quantile(name):
+    """np.median / np.quantile / np.percentile: distinct entries (no tie to cross), q a
+    number (a percentage for percentile), axis None/int/negative/tuple, keepdims."""
+
+    def draw_quantile(draw):
+        shape = draw(shapes(1, 4))
+        n = int(np.prod(shape))
+        x = np.linspace(-1.0, 1.0, n)[np.asarray(draw(st.permutations(range(n))))]
+        x = x.reshape(shape) + draw(st.floats(0.0, 0.01))
+        kws = drop_defaults(draw, {"axis": axis_for(draw, len(shape)),
+                                   "keepdims": draw(st.booleans())},
+                            {"axis": None, "keepdims": False})
+        if name == "median":
+            return Example(f"np.median(a0{kw_text(kws)})", (x,), (0,))
+        q = draw(st.sampled_from([0.0, 0.25, 0.3, 0.5, 0.77, 1.0]))
+        q = q * 100.0 if name == "percentile" else q
+        return Example(f"np.{name}(a0, {q!r}{kw_text(kws)})", (x,), (0,))
+    return draw_quantile
+
+
 def _nan_reduction(name, dom=REAL):
     def draw_nan(draw):
         shape = draw(shapes(1, 4))
@@ -1297,6 +1317,8 @@ SPECS = {
     np.correlate: custom(_convolve("correlate")), np.interp: custom(_interp),
     np.trapezoid: custom(_trapezoid),
     np.cumsum: custom(_scan("cumsum")), np.cumprod: custom(_scan("cumprod")),
+    np.median: custom(_quantile("median")), np.quantile: custom(_quantile("quantile")),
+    np.percentile: custom(_quantile("percentile")),
     np.nanprod: custom(_nan_reduction("nanprod", NONZERO)),
     np.nanvar: custom(_nan_reduction("nanvar")), np.nanstd: custom(_nan_reduction("nanstd")),
     np.nancumsum: custom(_nan_scan("nancumsum")), np.nancumprod: custom(_nan_scan("nancumprod")),

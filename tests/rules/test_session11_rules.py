@@ -168,3 +168,74 @@ def test_jacrev_of_a_sum_with_a_where_list():
     J = s2sad.jacrev(sum_where_list)(X)
     assert_close(J, s2sad.jacfwd(sum_where_list)(X))
     assert np.all(J[:, :, 1] == 0.0) and np.sum(J) == 3 * 3
+
+
+# -- np.median, np.quantile, np.percentile (method "linear"; q not differentiated) -----------
+
+def median_rows(x): return np.median(x, axis=1)
+def median_all(x): return np.median(x)
+def median_tuple(x): return np.median(x, axis=(-1, 0))
+def quantile_columns(x): return np.quantile(x, 0.3, axis=0)
+def quantile_tuple_kept(x): return np.quantile(x, 0.7, axis=(0, 2), keepdims=True)
+def quantile_ends(x): return np.quantile(x, 0.0, axis=1) + np.quantile(x, 1.0, axis=-1)
+def percentile_rows_kept(x): return np.percentile(x, 40.0, axis=-1, keepdims=True)
+def percentile_all(x): return np.percentile(x, 100.0 / 3.0)
+
+QUANTILE_CASES = [median_rows, median_all, median_tuple, quantile_columns, quantile_tuple_kept,
+                  quantile_ends, percentile_rows_kept, percentile_all]
+
+
+@pytest.mark.parametrize("f", QUANTILE_CASES, ids=[f.__name__ for f in QUANTILE_CASES])
+def test_median_and_quantiles(f):
+    x = X3 if f in (median_tuple, quantile_tuple_kept) else X
+    check_both_modes(f, (x,))
+    for jac in (s2sad.jacfwd, s2sad.jacrev):
+        J = np.reshape(jac(f)(x), (np.size(f(x)), np.size(x)))
+        for v in np.eye(np.size(x))[:5]:
+            v = v.reshape(x.shape)
+            assert_close(J @ v.ravel(), np.ravel(numerical_jvp(f, (x,), (0,), (v,))),
+                         rtol=1e-5, atol=1e-7, check_kind=False)
+
+
+@pytest.mark.parametrize("f", [median_rows, quantile_columns, percentile_all])
+def test_quantiles_second_order(f):
+    assert s2sad.check_grads(f, (X,), order=2)
+
+
+def test_median_of_an_even_count_is_the_mean_of_the_middle_two():
+    # textbook: the median of 4 numbers averages the 2nd and 3rd smallest
+    x = np.array([0.9, -0.4, 0.3, 1.7])
+    assert_close(s2sad.grad(median_of)(x), np.array([0.5, 0.0, 0.5, 0.0]))
+
+
+def median_of(x): return np.median(x)
+
+
+def test_quantile_ties_follow_the_sort_rule():
+    # np.sort's rule ranks tied entries in order (a stable sort): the median of
+    # [1, 1, 1] is the entry ranked second, the second one
+    x = np.array([1.0, 1.0, 1.0])
+    assert_close(s2sad.grad(median_of)(x), np.array([0.0, 1.0, 0.0]))
+    assert_close(s2sad.grad(median_of)(x), s2sad.grad(sorted_middle)(x))
+
+
+def sorted_middle(x): return np.sort(x)[1]
+
+
+def quantile_several(x): return np.quantile(x, [0.2, 0.5])
+def quantile_nearest(x): return np.quantile(x, 0.2, method="nearest")
+def quantile_differentiated_q(x, q): return np.quantile(x, q)
+def median_complex(z): return np.median(z * 1j)
+
+
+@pytest.mark.parametrize("f, args, word", [
+    (quantile_several, (X,), "several quantiles"),
+    (quantile_nearest, (X,), "method='nearest'"),
+    (quantile_differentiated_q, (X, 0.3), "`q`"),
+    (median_complex, (X,), "complex"),
+])
+def test_quantile_options_without_a_rule_are_refused_where_written(f, args, word):
+    with pytest.raises(s2sad.S2SADError) as err:
+        s2sad.vjp(f)(*args)
+    assert word in str(err.value)
+    assert err.value.filename == __file__ and err.value.lineno is not None
