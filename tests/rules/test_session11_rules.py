@@ -239,3 +239,32 @@ def test_quantile_options_without_a_rule_are_refused_where_written(f, args, word
         s2sad.vjp(f)(*args)
     assert word in str(err.value)
     assert err.value.filename == __file__ and err.value.lineno is not None
+
+
+# -- np.logaddexp / np.logaddexp2 at infinite arguments (JAX gives finite derivatives) ------
+
+def logaddexp_of(x, y): return np.logaddexp(x, y)
+def logaddexp2_of(x, y): return np.logaddexp2(x, y)
+
+
+@pytest.mark.parametrize("f", [logaddexp_of, logaddexp2_of])
+@pytest.mark.parametrize("x, y, expected", [
+    (np.inf, 0.0, (1.0, 0.0)), (0.0, np.inf, (0.0, 1.0)), (-np.inf, 0.3, (0.0, 1.0)),
+    (-np.inf, -np.inf, (0.5, 0.5)), (np.inf, np.inf, (0.5, 0.5)), (0.3, 0.3, (0.5, 0.5)),
+])
+def test_logaddexp_at_infinite_arguments(f, x, y, expected):
+    # analytic: the shares are the softmax weights of (x, y) (base 2 for logaddexp2), their
+    # limits at infinities; NaN before (exp(inf - inf))
+    with np.errstate(all="raise"):
+        _, pullback = s2sad.vjp(f)(x, y)
+        assert_close(pullback(1.0), expected, rtol=1e-12, atol=0.0)
+        for i in (0, 1):
+            t = (1.0, 0.0) if i == 0 else (0.0, 1.0)
+            assert_close(s2sad.jvp(f)(x, y, *t)[1], expected[i], rtol=1e-12, atol=0.0)
+
+
+@pytest.mark.parametrize("f", [logaddexp_of, logaddexp2_of])
+def test_logaddexp_finite_arguments_still_second_order(f):
+    x, y = np.array([0.3, -1.2, 2.0]), np.array([0.3, 0.5, -0.7])
+    assert s2sad.check_grads(f, (x, y), order=2)
+    check_both_modes(f, (x, y))
