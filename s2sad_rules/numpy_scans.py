@@ -800,3 +800,28 @@ def percentile_jvp(a, q, axis=None, out=None, overwrite_input=False, method="lin
 def percentile_vjp(g, a, q, axis=None, out=None, overwrite_input=False, method="linear",
                    keepdims=False):
     return quantile_weights(a, q / 100.0, axis) * expand_reduced(g, a, axis, keepdims)
+
+
+# -- np.cumulative_sum (NumPy >= 2.1): np.cumsum with `include_initial` (a leading 0) -------
+
+if hasattr(np, "cumulative_sum"):
+
+    @def_nondiff
+    def after_first(ndim, axis):
+        """The index dropping the first entry along `axis` (None: a 1-d array's only axis)."""
+        axis = 0 if axis is None else axis % ndim
+        return (slice(None),) * axis + (slice(1, None),)
+
+    @defjvp(np.cumulative_sum)
+    def cumulative_sum_jvp(x, axis=None, dtype=None, out=None, include_initial=False,
+                           x_dot=0.0):
+        return np.cumulative_sum(x_dot, axis=axis, include_initial=include_initial)
+
+    @defvjp(np.cumulative_sum)
+    def cumulative_sum_vjp(g, x, axis=None, dtype=None, out=None, include_initial=False):
+        along = 0 if axis is None else axis
+        if include_initial:
+            return reverse_cumsum(g, along)[after_first(np.ndim(x), axis)]
+        return reverse_cumsum(g, along)
+
+    def_linear(np.cumulative_sum, wrt=(0,))

@@ -502,6 +502,12 @@ for _fn in [np_nansum_with_nan, np_nanmean_with_nan]:
     add(_fn, lambda rng: [_mat(rng), np.where(np.arange(12).reshape(3, 4) % 5 == 1, np.nan, 0.0)],
         wrt=(0,), family="reduction")
 add(np_sum_axes, lambda rng: [real(rng, (2, 3, 2))], family="reduction")
+if hasattr(np, "cumulative_sum"):  # (NumPy >= 2.1)
+    def np_cumulative_sum_initial(x): return np.cumulative_sum(x, axis=1, include_initial=True)
+    def np_cumulative_sum_rows(x): return np.cumulative_sum(x, axis=-2)
+
+    for _fn in [np_cumulative_sum_initial, np_cumulative_sum_rows]:
+        add(_fn, lambda rng: [real(rng, (3, 4))], second_order=True, family="reduction")
 for _fn in [np_median, np_median_axis1, np_quantile_axis0, np_quantile_tuple_keep,
             np_percentile_last, np_percentile_all_keep]:
     add(_fn, lambda rng: [distinct(rng, (3, 4))], second_order=True, family="reduction")

@@ -489,6 +489,18 @@ def _extreme_options(name):
     return options
 
 
+def _cumulative_sum(draw):
+    """np.cumulative_sum: `axis` (required above one dimension), `include_initial`."""
+    shape = draw(shapes(1, 4))
+    x = draw(values(shape, REAL, scalar=False))
+    kws = {}
+    if len(shape) > 1 or draw(st.booleans()):
+        kws["axis"] = draw(st.integers(-len(shape), len(shape) - 1))
+    if draw(st.booleans()):
+        kws["include_initial"] = draw(st.booleans())
+    return Example(f"np.cumulative_sum(a0{kw_text(kws)})", (x,), (0,))
+
+
 def _quantile(name):
     """np.median / np.quantile / np.percentile: distinct entries (no tie to cross), q a
     number (a percentage for percentile), axis None/int/negative/tuple, keepdims."""
@@ -1317,6 +1329,7 @@ SPECS = {
     np.correlate: custom(_convolve("correlate")), np.interp: custom(_interp),
     np.trapezoid: custom(_trapezoid),
     np.cumsum: custom(_scan("cumsum")), np.cumprod: custom(_scan("cumprod")),
+    **({np.cumulative_sum: custom(_cumulative_sum)} if hasattr(np, "cumulative_sum") else {}),
     np.median: custom(_quantile("median")), np.quantile: custom(_quantile("quantile")),
     np.percentile: custom(_quantile("percentile")),
     np.nanprod: custom(_nan_reduction("nanprod", NONZERO)),

@@ -268,3 +268,19 @@ def test_logaddexp_finite_arguments_still_second_order(f):
     x, y = np.array([0.3, -1.2, 2.0]), np.array([0.3, 0.5, -0.7])
     assert s2sad.check_grads(f, (x, y), order=2)
     check_both_modes(f, (x, y))
+
+
+# -- np.cumulative_sum (NumPy >= 2.1) ---------------------------------------------------------
+
+def cumulative_sum_initial(x): return np.cumulative_sum(x, axis=1, include_initial=True)
+def cumulative_sum_rows(x): return np.cumulative_sum(x, axis=-2)
+def cumulative_sum_vector(x): return np.cumulative_sum(x[0], include_initial=True)
+
+
+@pytest.mark.skipif(not hasattr(np, "cumulative_sum"), reason="NumPy < 2.1")
+@pytest.mark.parametrize("f", [cumulative_sum_initial, cumulative_sum_rows,
+                               cumulative_sum_vector])
+def test_cumulative_sum(f):
+    check_both_modes(f, (X,))
+    assert s2sad.check_grads(f, (X,), order=2)
+    assert_close(s2sad.jacrev(f)(X), s2sad.jacfwd(f)(X))
