@@ -825,3 +825,36 @@ if hasattr(np, "cumulative_sum"):
         return reverse_cumsum(g, along)
 
     def_linear(np.cumulative_sum, wrt=(0,))
+
+
+# -- np.ediff1d: the differences of the flattened array, between optional parts -------------
+
+
+@defjvp(np.ediff1d)
+def ediff1d_jvp(ary, to_end=None, to_begin=None, ary_dot=0.0, to_end_dot=0.0,
+                to_begin_dot=0.0):
+    if is_none(to_end) and is_none(to_begin):
+        return np.diff(np.ravel(ary_dot))
+    if is_none(to_end):
+        return np.ediff1d(ary_dot, None, to_begin_dot)
+    if is_none(to_begin):
+        return np.ediff1d(ary_dot, to_end_dot)
+    return np.ediff1d(ary_dot, to_end_dot, to_begin_dot)
+
+
+@defvjp(np.ediff1d, wrt=("ary", "to_end", "to_begin"))
+def ediff1d_vjp(g, ary, to_end=None, to_begin=None):
+    nb = 0 if is_none(to_begin) else np.size(to_begin)
+    ne = 0 if is_none(to_end) else np.size(to_end)
+    middle = g[nb:np.size(g) - ne]
+    ary_bar = np.reshape(-np.diff(np.pad(middle, 1)), np.shape(ary))
+    end_bar = None if is_none(to_end) else ediff1d_part_bar(g[np.size(g) - ne:], to_end)
+    begin_bar = None if is_none(to_begin) else ediff1d_part_bar(g[:nb], to_begin)
+    return ary_bar, end_bar, begin_bar
+
+
+def ediff1d_part_bar(g, part):
+    """The cotangent of a part of np.ediff1d: a number for a number."""
+    if np.ndim(part) == 0:
+        return g[0]
+    return np.reshape(g, np.shape(part))

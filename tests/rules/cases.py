@@ -508,6 +508,13 @@ if hasattr(np, "cumulative_sum"):  # (NumPy >= 2.1)
 
     for _fn in [np_cumulative_sum_initial, np_cumulative_sum_rows]:
         add(_fn, lambda rng: [real(rng, (3, 4))], second_order=True, family="reduction")
+def np_ediff1d(x): return np.ediff1d(x)
+def np_ediff1d_parts(x, b, e): return np.ediff1d(x, to_end=e, to_begin=b)
+
+
+add(np_ediff1d, lambda rng: [real(rng, (3, 4))], second_order=True, family="reduction")
+add(np_ediff1d_parts, lambda rng: [real(rng, (4,)), real(rng, (2,)), real(rng)],
+    second_order=True, family="reduction")
 for _fn in [np_median, np_median_axis1, np_quantile_axis0, np_quantile_tuple_keep,
             np_percentile_last, np_percentile_all_keep]:
     add(_fn, lambda rng: [distinct(rng, (3, 4))], second_order=True, family="reduction")

@@ -501,6 +501,21 @@ def _cumulative_sum(draw):
     return Example(f"np.cumulative_sum(a0{kw_text(kws)})", (x,), (0,))
 
 
+def _ediff1d(draw):
+    """np.ediff1d of any shape (flattened), each part absent, a number or an array."""
+    shape = draw(shapes(0, 3))
+    args = [draw(values(shape, REAL, scalar=False))]
+    kws = []
+    for part in ("to_end", "to_begin"):
+        form = draw(st.sampled_from(["none", "number", "array"]))
+        if form == "none":
+            continue
+        part_shape = () if form == "number" else draw(shapes(1, 2))
+        args.append(draw(values(part_shape, REAL)))
+        kws.append(f", {part}=a{len(args) - 1}")
+    return Example(f"np.ediff1d(a0{''.join(kws)})", tuple(args), tuple(range(len(args))))
+
+
 def _quantile(name):
     """np.median / np.quantile / np.percentile: distinct entries (no tie to cross), q a
     number (a percentage for percentile), axis None/int/negative/tuple, keepdims."""
@@ -1330,6 +1345,7 @@ SPECS = {
     np.trapezoid: custom(_trapezoid),
     np.cumsum: custom(_scan("cumsum")), np.cumprod: custom(_scan("cumprod")),
     **({np.cumulative_sum: custom(_cumulative_sum)} if hasattr(np, "cumulative_sum") else {}),
+    np.ediff1d: custom(_ediff1d),
     np.median: custom(_quantile("median")), np.quantile: custom(_quantile("quantile")),
     np.percentile: custom(_quantile("percentile")),
     np.nanprod: custom(_nan_reduction("nanprod", NONZERO)),

@@ -284,3 +284,23 @@ def test_cumulative_sum(f):
     check_both_modes(f, (X,))
     assert s2sad.check_grads(f, (X,), order=2)
     assert_close(s2sad.jacrev(f)(X), s2sad.jacfwd(f)(X))
+
+
+# -- np.ediff1d ---------------------------------------------------------------------------------
+
+def ediff1d_matrix(x): return np.ediff1d(x)
+def ediff1d_constant_parts(x): return np.ediff1d(x, to_begin=[1.0], to_end=2.0)
+def ediff1d_differentiated_parts(x, b): return np.ediff1d(x[0], b * 2.0, b[::-1])
+
+
+@pytest.mark.parametrize("f, args", [
+    (ediff1d_matrix, (X,)), (ediff1d_constant_parts, (X[1],)),
+    (ediff1d_differentiated_parts, (X, np.array([0.3, -0.4]))),
+])
+def test_ediff1d(f, args):
+    check_both_modes(f, args)
+    assert s2sad.check_grads(f, args, order=2)
+    J = s2sad.jacrev(f, wrt=0)(*args)
+    assert_close(np.reshape(J, (-1, np.size(args[0]))) @ np.ravel(args[0]),
+                 np.ravel(numerical_jvp(f, args, (0,), (args[0],))), rtol=1e-5, atol=1e-7,
+                 check_kind=False)
