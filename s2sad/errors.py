@@ -129,12 +129,12 @@ class MissingRuleError(S2SADError):
     Examples:
         >>> import numpy as np
         >>> import s2sad
-        >>> def middle(x):
-        ...     return np.median(x)
-        >>> s2sad.grad(middle)(np.ones(3))
+        >>> def phase(x):
+        ...     return np.sum(np.unwrap(x))
+        >>> s2sad.grad(phase)(np.ones(3))
         Traceback (most recent call last):
             ...
-        s2sad.errors.MissingRuleError: ...no derivative rule for `np.median`...
+        s2sad.errors.MissingRuleError: ...no derivative rule for `np.unwrap`...
     """
 
     kind = "missing rule"

@@ -15,6 +15,7 @@ import numpy as np
 
 from s2sad.ir.prims import make_tuple, unbroadcast, zeros_like
 from s2sad_rules.kind_tests import is_complex
+from s2sad_rules.numpy_elementwise import gap_to_result, infinite_split
 from s2sad_rules.registry import defjvp, defvjp
 
 LN2 = 0.6931471805599453
@@ -70,14 +71,22 @@ def fmin_vjp(g, x1, x2):
     return unbroadcast(g * w, x1), unbroadcast(g * (1.0 - w), x2)
 
 
+def logaddexp2_share(x, other, ans):
+    """x's share 2 ** (x - ans) of logaddexp2, finite at infinite arguments (as
+    numpy_elementwise.logaddexp_share)."""
+    return infinite_split(x, other, np.exp2(gap_to_result(x, ans)))
+
+
 @defjvp(np.logaddexp2)
 def logaddexp2_jvp(x1, x2, x1_dot, x2_dot, ans):
-    return x1_dot * np.exp2(x1 - ans) + x2_dot * np.exp2(x2 - ans)
+    return x1_dot * logaddexp2_share(x1, x2, ans) + \
+        x2_dot * logaddexp2_share(x2, x1, ans)
 
 
 @defvjp(np.logaddexp2)
 def logaddexp2_vjp(g, ans, x1, x2):
-    return unbroadcast(g * np.exp2(x1 - ans), x1), unbroadcast(g * np.exp2(x2 - ans), x2)
+    return unbroadcast(g * logaddexp2_share(x1, x2, ans), x1), \
+        unbroadcast(g * logaddexp2_share(x2, x1, ans), x2)
 
 
 @defjvp(np.mod, np.remainder, operator.mod)

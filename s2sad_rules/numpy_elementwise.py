@@ -237,12 +237,31 @@ def heaviside_vjp(g, x1, x2):
 
 @defjvp(np.logaddexp)
 def logaddexp_jvp(x, y, x_dot, y_dot, ans):
-    return x_dot * np.exp(x - ans) + y_dot * np.exp(y - ans)
+    return x_dot * logaddexp_share(x, y, ans) + y_dot * logaddexp_share(y, x, ans)
 
 
 @defvjp(np.logaddexp)
 def logaddexp_vjp(g, ans, x, y):
-    return unbroadcast(g * np.exp(x - ans), x), unbroadcast(g * np.exp(y - ans), y)
+    return unbroadcast(g * logaddexp_share(x, y, ans), x), \
+        unbroadcast(g * logaddexp_share(y, x, ans), y)
+
+
+def logaddexp_share(x, other, ans):
+    """x's share exp(x - ans) of logaddexp, also at infinite arguments, as JAX: 1 where x is
+    the infinite result (not exp(inf - inf)), 0 for -inf beside a larger argument, 1/2 each
+    where both are the same infinity."""
+    return infinite_split(x, other, np.exp(gap_to_result(x, ans)))
+
+
+def gap_to_result(x, ans):
+    """x - ans, 0 where x is the result itself (also an infinite one: no inf - inf)."""
+    same = x == ans
+    return np.where(same, 0.0, x) - np.where(same, 0.0, ans)
+
+
+def infinite_split(x, other, share):
+    """`share`, 1/2 where both arguments are the same infinity."""
+    return np.where(np.isinf(x) & (x == other), 0.5, share)
 
 
 @defjvp(np.where)

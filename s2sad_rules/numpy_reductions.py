@@ -52,13 +52,27 @@ def mean_vjp(g, ans, a, axis=None, keepdims=False, where=None):
                                            np.shape(a)), 0.0)
 
 
+# `where=` (with the `initial=` NumPy then requires) leaves entries out of max and min: only
+# the kept entries equal to the result share its derivative; where `initial` is the result
+# (above every kept entry) no entry gets any (`initial` is not differentiated: a derivative
+# reaching it is refused where written). Ties between `initial` and kept entries leave it
+# to the entries.
 @defjvp(np.max, np.amax, np.nanmax)
-def max_jvp(a, axis=None, keepdims=False, a_dot=0.0, ans=0.0):
+def max_jvp(a, axis=None, keepdims=False, initial=None, where=None, a_dot=0.0, ans=0.0):
+    return extreme_tangent(a, a_dot, ans, axis, keepdims, initial, where)
+
+
+def extreme_tangent(a, a_dot, ans, axis, keepdims, initial, where):
     # ties share the derivative evenly; a NaN equals no extremum, so np.nanmax's and
     # np.nanmin's NaN entries get none of it
     mask = a == expand_reduced(ans, a, axis, keepdims)
-    return np.sum(a_dot * mask, axis=axis, keepdims=keepdims) / np.sum(
-        mask, axis=axis, keepdims=keepdims)
+    if is_none(where) and is_none(initial):
+        return np.sum(a_dot * mask, axis=axis, keepdims=keepdims) / np.sum(
+            mask, axis=axis, keepdims=keepdims)
+    if not is_none(where):
+        mask = mask & np.asarray(where)
+    return np.sum(a_dot * mask, axis=axis, keepdims=keepdims) / np.maximum(
+        np.sum(mask, axis=axis, keepdims=keepdims), 1)
 
 
 @def_nondiff
@@ -88,31 +102,69 @@ def extreme_bar(g, ans, a, axis, keepdims):
     return (np.reshape(g, shape) / count) * mask
 
 
+def masked_extreme_bar(g, ans, a, axis, keepdims, initial, where):
+    """extreme_bar with `where=`/`initial=`: only kept entries equal to the result share g
+    (none where `initial` is the result)."""
+    if is_none(where) and is_none(initial):
+        return extreme_bar(g, ans, a, axis, keepdims)
+    shape = kept_shape(np.shape(a), axis)
+    mask = a == np.reshape(ans, shape)
+    if not is_none(where):
+        mask = mask & np.asarray(where)
+    count = np.maximum(np.sum(mask, axis=axis, keepdims=True), 1)
+    return (np.reshape(g, shape) / count) * mask
+
+
 @defvjp(np.max, np.amax, np.nanmax)
-def max_vjp(g, ans, a, axis=None, keepdims=False):
-    return extreme_bar(g, ans, a, axis, keepdims)
+def max_vjp(g, ans, a, axis=None, keepdims=False, initial=None, where=None):
+    return masked_extreme_bar(g, ans, a, axis, keepdims, initial, where)
 
 
 @defjvp(np.min, np.amin, np.nanmin)
-def min_jvp(a, axis=None, keepdims=False, a_dot=0.0, ans=0.0):
-    mask = a == expand_reduced(ans, a, axis, keepdims)
-    return np.sum(a_dot * mask, axis=axis, keepdims=keepdims) / np.sum(
-        mask, axis=axis, keepdims=keepdims)
+def min_jvp(a, axis=None, keepdims=False, initial=None, where=None, a_dot=0.0, ans=0.0):
+    return extreme_tangent(a, a_dot, ans, axis, keepdims, initial, where)
 
 
 @defvjp(np.min, np.amin, np.nanmin)
-def min_vjp(g, ans, a, axis=None, keepdims=False):
-    return extreme_bar(g, ans, a, axis, keepdims)
+def min_vjp(g, ans, a, axis=None, keepdims=False, initial=None, where=None):
+    return masked_extreme_bar(g, ans, a, axis, keepdims, initial, where)
 
 
+# `where=` of np.prod takes the left-out entries as ones (they get no derivative); `initial=`
+# multiplies the product by a number that is not differentiated
 @defjvp(np.prod)
-def prod_jvp(a, axis=None, keepdims=False, a_dot=0.0, ans=0.0):
-    return np.sum(a_dot * prod_others(a, axis, keepdims, ans), axis=axis, keepdims=keepdims)
+def prod_jvp(a, axis=None, keepdims=False, initial=None, where=None, a_dot=0.0, ans=0.0):
+    if is_none(where) and is_none(initial):
+        return np.sum(a_dot * prod_others(a, axis, keepdims, ans), axis=axis,
+                      keepdims=keepdims)
+    b = masked_factors(a, where)
+    others = prod_others(b, axis, keepdims, np.prod(b, axis=axis, keepdims=keepdims))
+    if not is_none(where):
+        others = np.where(where, others, 0.0)
+    if not is_none(initial):
+        others = initial * others
+    return np.sum(a_dot * others, axis=axis, keepdims=keepdims)
+
+
+def masked_factors(a, where):
+    """np.prod's factors with the entries left out by `where=` taken as ones."""
+    if is_none(where):
+        return a
+    return np.where(where, a, 1.0)
 
 
 @defvjp(np.prod)
-def prod_vjp(g, ans, a, axis=None, keepdims=False):
-    return expand_reduced(g, a, axis, keepdims) * prod_others(a, axis, keepdims, ans)
+def prod_vjp(g, ans, a, axis=None, keepdims=False, initial=None, where=None):
+    if is_none(where) and is_none(initial):
+        return expand_reduced(g, a, axis, keepdims) * prod_others(a, axis, keepdims, ans)
+    b = masked_factors(a, where)
+    others = prod_others(b, axis, keepdims, np.prod(b, axis=axis, keepdims=keepdims))
+    if not is_none(initial):
+        others = initial * others
+    a_bar = expand_reduced(g, a, axis, keepdims) * others
+    if is_none(where):
+        return a_bar
+    return np.where(where, a_bar, 0.0)
 
 
 @defjvp(prod_others)

@@ -25,7 +25,14 @@ import operator
 
 import numpy as np
 
-from s2sad.ir.prims import index_update, make_tuple, once_differentiable, unbroadcast, zeros_like
+from s2sad.ir.prims import (
+    index_update,
+    make_tuple,
+    once_differentiable,
+    prod_others,
+    unbroadcast,
+    zeros_like,
+)
 from s2sad_rules.kind_tests import is_absent, is_complex, is_none
 from s2sad_rules.numpy_reductions import expand_reduced
 from s2sad_rules.refusals import supported
@@ -66,30 +73,57 @@ def spread_check(dtype=None, out=None):
     return None
 
 
+# `where=` leaves entries out of var and std: they get no derivative, the mean and the count
+# are those of the kept entries of each slice
 @defjvp(np.var)
-def var_jvp(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, a_dot=0.0, ans=0.0):
-    n = count_reduced(a, ans)
-    return 2.0 * spread_tangent(centered_conj(a, axis), a_dot, axis, keepdims) / (n - ddof)
+def var_jvp(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, a_dot=0.0,
+            ans=0.0):
+    n = spread_count(a, ans, axis, keepdims, where)
+    c = spread_slope(a, axis, where)
+    return 2.0 * spread_tangent(c, a_dot, axis, keepdims) / (n - ddof)
 
 
 @defvjp(np.var)
-def var_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    n = count_reduced(a, ans)
-    return 2.0 * expand_reduced(g, a, axis, keepdims) * centered_conj(a, axis) / (n - ddof)
+def var_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+    n = spread_count(a, ans, axis, True, where)
+    return 2.0 * expand_reduced(g, a, axis, keepdims) * spread_slope(a, axis, where) / (n - ddof)
 
 
 @defjvp(np.std)
-def std_jvp(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, a_dot=0.0, ans=0.0):
-    n = count_reduced(a, ans)
+def std_jvp(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, a_dot=0.0,
+            ans=0.0):
+    n = spread_count(a, ans, axis, keepdims, where)
     spread = ans + (ans == 0)  # 1 where std is 0: the numerator is 0 there too
-    return spread_tangent(centered_conj(a, axis), a_dot, axis, keepdims) / ((n - ddof) * spread)
+    c = spread_slope(a, axis, where)
+    return spread_tangent(c, a_dot, axis, keepdims) / ((n - ddof) * spread)
 
 
 @defvjp(np.std)
-def std_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    n = count_reduced(a, ans)
+def std_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+    n = spread_count(a, ans, axis, True, where)
     scale = expand_reduced(g / (ans + (ans == 0)), a, axis, keepdims) / (n - ddof)
-    return scale * centered_conj(a, axis)
+    return scale * spread_slope(a, axis, where)
+
+
+def spread_count(a, ans, axis, keepdims, where):
+    """How many entries each result entry of var/std summarises (the kept ones with
+    `where=`), shaped as the result (keepdims=True: as `a`'s reduced shape)."""
+    if is_none(where):
+        return count_reduced(a, ans)
+    return np.sum(np.broadcast_to(where, np.shape(a)), axis=axis, keepdims=keepdims)
+
+
+def spread_slope(a, axis, where):
+    """centered_conj(a) over the entries kept by `where=` (0 at the others)."""
+    if is_none(where):
+        return centered_conj(a, axis)
+    kept = np.broadcast_to(where, np.shape(a))
+    mean = np.sum(np.where(kept, a, 0.0), axis=axis, keepdims=True) / np.sum(
+        kept, axis=axis, keepdims=True)
+    c = np.where(kept, a - mean, 0.0)
+    if is_complex(a):
+        return np.conj(c)
+    return c
 
 
 def extreme_share(a, ans, axis, keepdims):
@@ -602,3 +636,225 @@ def trapezoid_vjp(g, ans, y, x=None, dx=1.0, axis=-1):
     y_bar = expand_reduced(g, y, axis, False) * trapezoid_weights(y, x, dx, axis)
     dx_bar = None if not is_none(x) else np.sum(g * ans) / dx
     return y_bar, dx_bar
+
+
+# -- NaN-aware products, spreads and scans: NaN entries get no derivative -------------------
+# (each is the plain rule applied with NaN entries replaced by the operation's neutral value:
+# 1 for products, 0 for sums, the slice's mean for spreads, and their tangents by 0)
+
+
+@defjvp(np.nanprod)
+def nanprod_jvp(a, axis=None, dtype=None, out=None, keepdims=False, a_dot=0.0, ans=0.0):
+    hole = np.isnan(a)
+    b = np.where(hole, 1.0, a)
+    return np.sum(np.where(hole, 0.0, a_dot) * prod_others(b, axis, keepdims, ans), axis=axis,
+                  keepdims=keepdims)
+
+
+@defvjp(np.nanprod)
+def nanprod_vjp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    hole = np.isnan(a)
+    b = np.where(hole, 1.0, a)
+    return np.where(hole, 0.0, expand_reduced(g, a, axis, keepdims) *
+                    prod_others(b, axis, keepdims, ans))
+
+
+def nan_centered(a, kept, axis):
+    """a minus the mean of its slice's non-NaN entries, 0 at the NaN entries."""
+    mean = np.nansum(a, axis=axis, keepdims=True) / np.sum(kept, axis=axis, keepdims=True)
+    return np.where(kept, a - mean, 0.0)
+
+
+@defjvp(np.nanvar)
+def nanvar_jvp(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, a_dot=0.0):
+    kept = ~np.isnan(a)
+    n = np.sum(kept, axis=axis, keepdims=keepdims)
+    return 2.0 * np.sum(nan_centered(a, kept, axis) * np.where(kept, a_dot, 0.0), axis=axis,
+                        keepdims=keepdims) / (n - ddof)
+
+
+@defvjp(np.nanvar)
+def nanvar_vjp(g, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    kept = ~np.isnan(a)
+    n = np.sum(kept, axis=axis, keepdims=True)
+    return 2.0 * expand_reduced(g, a, axis, keepdims) * nan_centered(a, kept, axis) / (n - ddof)
+
+
+@defjvp(np.nanstd)
+def nanstd_jvp(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, a_dot=0.0,
+               ans=0.0):
+    kept = ~np.isnan(a)
+    n = np.sum(kept, axis=axis, keepdims=keepdims)
+    spread = ans + (ans == 0)  # 1 where std is 0: the numerator is 0 there too (as np.std)
+    return np.sum(nan_centered(a, kept, axis) * np.where(kept, a_dot, 0.0), axis=axis,
+                  keepdims=keepdims) / ((n - ddof) * spread)
+
+
+@defvjp(np.nanstd)
+def nanstd_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    kept = ~np.isnan(a)
+    n = np.sum(kept, axis=axis, keepdims=True)
+    scale = expand_reduced(g / (ans + (ans == 0)), a, axis, keepdims) / (n - ddof)
+    return scale * nan_centered(a, kept, axis)
+
+
+@defjvp(np.nancumsum)
+def nancumsum_jvp(a, axis=None, dtype=None, out=None, a_dot=0.0):
+    return np.cumsum(np.where(np.isnan(a), 0.0, a_dot), axis=axis)
+
+
+@defvjp(np.nancumsum)
+def nancumsum_vjp(g, a, axis=None, dtype=None, out=None):
+    return np.where(np.isnan(a), 0.0, np.reshape(reverse_cumsum(g, axis), np.shape(a)))
+
+
+@defjvp(np.nancumprod)
+def nancumprod_jvp(a, axis=None, dtype=None, out=None, a_dot=0.0, ans=0.0):
+    hole = np.isnan(a)
+    return cumprod_jvp(np.where(hole, 1.0, a), axis, dtype, out, np.where(hole, 0.0, a_dot),
+                       ans)
+
+
+@defvjp(np.nancumprod)
+def nancumprod_vjp(g, ans, a, axis=None, dtype=None, out=None):
+    hole = np.isnan(a)
+    return np.where(hole, 0.0, cumprod_vjp(g, ans, np.where(hole, 1.0, a), axis, dtype, out))
+
+
+# -- np.median, np.quantile, np.percentile (method "linear"): q is not differentiated -------
+# The result interpolates linearly between the two entries of each slice ranked at floor and
+# ceil of q (n - 1): its derivative is (1 - frac, frac) on those two entries. Ties are ranked
+# as np.sort's rule ranks them (a stable sort: the first in the slice ranks lowest).
+
+
+@def_nondiff
+def quantile_weights(a, q, axis):
+    """Each entry's weight in the linear quantile `q` (a number in [0, 1]) of its slice along
+    `axis` (None: the whole array; an int or a tuple of axes), as an array of `a`'s shape."""
+    a = np.asarray(a)
+    axes = list(range(a.ndim)) if axis is None else \
+        [int(i) % a.ndim for i in np.atleast_1d(axis)]
+    rest = [i for i in range(a.ndim) if i not in axes]
+    moved = np.transpose(a, rest + axes)
+    flat = moved.reshape(moved.shape[:len(rest)] + (-1,))
+    m = flat.shape[-1]
+    h = float(q) * (m - 1)
+    lo = min(int(np.floor(h)), m - 1)
+    hi = min(lo + 1, m - 1)
+    frac = h - lo
+    rank = np.argsort(np.argsort(flat, axis=-1, kind="stable"), axis=-1, kind="stable")
+    w = (rank == lo) * (1.0 - frac) + (rank == hi) * frac
+    return np.transpose(w.reshape(moved.shape), np.argsort(rest + axes))
+
+
+@defcheck(np.quantile, np.percentile)
+def quantile_check(q=None, method="linear", out=None):
+    if out is not None:
+        return "`out=` (write the result to a new array)"
+    if isinstance(q, Unknown):
+        if q.ndim not in (0, None):
+            return "several quantiles at once (an array `q`: call it once per quantile)"
+    elif np.ndim(q) != 0:
+        return "several quantiles at once (an array `q`: call it once per quantile)"
+    if method != "linear":
+        return f"method={method!r} (only the default, 'linear', is differentiated)"
+    return None
+
+
+@defcheck(np.median)
+def median_check(out=None):
+    if out is not None:
+        return "`out=` (write the result to a new array)"
+    return None
+
+
+@defjvp(np.median)
+def median_jvp(a, axis=None, out=None, overwrite_input=False, keepdims=False, a_dot=0.0):
+    return np.sum(quantile_weights(a, 0.5, axis) * a_dot, axis=axis, keepdims=keepdims)
+
+
+@defvjp(np.median)
+def median_vjp(g, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    return quantile_weights(a, 0.5, axis) * expand_reduced(g, a, axis, keepdims)
+
+
+@defjvp(np.quantile)
+def quantile_jvp(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                 keepdims=False, a_dot=0.0):
+    return np.sum(quantile_weights(a, q, axis) * a_dot, axis=axis, keepdims=keepdims)
+
+
+@defvjp(np.quantile, wrt=("a",))
+def quantile_vjp(g, a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                 keepdims=False):
+    return quantile_weights(a, q, axis) * expand_reduced(g, a, axis, keepdims)
+
+
+@defjvp(np.percentile)
+def percentile_jvp(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                   keepdims=False, a_dot=0.0):
+    return np.sum(quantile_weights(a, q / 100.0, axis) * a_dot, axis=axis, keepdims=keepdims)
+
+
+@defvjp(np.percentile, wrt=("a",))
+def percentile_vjp(g, a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                   keepdims=False):
+    return quantile_weights(a, q / 100.0, axis) * expand_reduced(g, a, axis, keepdims)
+
+
+# -- np.cumulative_sum (NumPy >= 2.1): np.cumsum with `include_initial` (a leading 0) -------
+
+if hasattr(np, "cumulative_sum"):
+
+    @def_nondiff
+    def after_first(ndim, axis):
+        """The index dropping the first entry along `axis` (None: a 1-d array's only axis)."""
+        axis = 0 if axis is None else axis % ndim
+        return (slice(None),) * axis + (slice(1, None),)
+
+    @defjvp(np.cumulative_sum)
+    def cumulative_sum_jvp(x, axis=None, dtype=None, out=None, include_initial=False,
+                           x_dot=0.0):
+        return np.cumulative_sum(x_dot, axis=axis, include_initial=include_initial)
+
+    @defvjp(np.cumulative_sum)
+    def cumulative_sum_vjp(g, x, axis=None, dtype=None, out=None, include_initial=False):
+        along = 0 if axis is None else axis
+        if include_initial:
+            return reverse_cumsum(g, along)[after_first(np.ndim(x), axis)]
+        return reverse_cumsum(g, along)
+
+    def_linear(np.cumulative_sum, wrt=(0,))
+
+
+# -- np.ediff1d: the differences of the flattened array, between optional parts -------------
+
+
+@defjvp(np.ediff1d)
+def ediff1d_jvp(ary, to_end=None, to_begin=None, ary_dot=0.0, to_end_dot=0.0,
+                to_begin_dot=0.0):
+    if is_none(to_end) and is_none(to_begin):
+        return np.diff(np.ravel(ary_dot))
+    if is_none(to_end):
+        return np.ediff1d(ary_dot, None, to_begin_dot)
+    if is_none(to_begin):
+        return np.ediff1d(ary_dot, to_end_dot)
+    return np.ediff1d(ary_dot, to_end_dot, to_begin_dot)
+
+
+@defvjp(np.ediff1d, wrt=("ary", "to_end", "to_begin"))
+def ediff1d_vjp(g, ary, to_end=None, to_begin=None):
+    nb = 0 if is_none(to_begin) else np.size(to_begin)
+    ne = 0 if is_none(to_end) else np.size(to_end)
+    middle = g[nb:np.size(g) - ne]
+    ary_bar = np.reshape(-np.diff(np.pad(middle, 1)), np.shape(ary))
+    end_bar = None if is_none(to_end) else ediff1d_part_bar(g[np.size(g) - ne:], to_end)
+    begin_bar = None if is_none(to_begin) else ediff1d_part_bar(g[:nb], to_begin)
+    return ary_bar, end_bar, begin_bar
+
+
+def ediff1d_part_bar(g, part):
+    """The cotangent of a part of np.ediff1d: a number for a number."""
+    if np.ndim(part) == 0:
+        return g[0]
+    return np.reshape(g, np.shape(part))

@@ -24,7 +24,7 @@ REAL_ONLY = (
     np.hypot, np.arctan2, np.copysign, np.fabs, np.logaddexp, np.logaddexp2, np.cbrt, float,
     np.float64, np.float32, np.float16, np.heaviside,
     np.correlate, np.nan_to_num, np.deg2rad, np.rad2deg, np.degrees, np.radians,
-    np.gradient,
+    np.gradient, np.nanvar, np.nanstd, np.median, np.quantile, np.percentile,
 ) + tuple(
     # math.*: real functions (a complex argument raises TypeError; cmath is not covered)
     _f for _f in (getattr(math, _n) for _n in sorted(dir(math)) if not _n.startswith("_"))

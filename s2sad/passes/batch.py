@@ -246,10 +246,13 @@ class BatchPass:
                 tag = self.kind(a).tag if not f else ""
                 if tag == "array":
                     a = em.call(operator.getitem, (a, Const((Ellipsis, None))), hint="_u")
-                elif not f and tag != "scalar" and not isinstance(a, Const):
+                elif not f and tag != "scalar" and (not isinstance(a, Const) or (
+                        isinstance(a.value, (list, tuple, np.ndarray)) and
+                        np.ndim(a.value) > 0)):
                     # an array or a number: which one, only the value tells (a value
                     # taken from a list's cotangent); guessing a number would broadcast an
-                    # array along its own last axis, silently where the sizes agree
+                    # array along its own last axis, silently where the sizes agree (a
+                    # constant list or array too: the `where=` mask of np.sum's rules)
                     a = em.call(unbatched_operand, (a,), hint="_u")
                 new.append(a)
             self.emit(em, s, fn, new)

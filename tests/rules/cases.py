@@ -377,6 +377,24 @@ def np_sum_where_initial(x):
 def np_mean_where_rows(x):
     keep = np.array([[True, False, True], [False, True, True]])
     return np.mean(x, axis=-1, keepdims=True, where=keep)
+def np_prod_where(x): return np.prod(x, axis=-1, where=[True, False, True, True])
+def np_prod_where_initial(x):
+    keep = np.array([[True, False, True, True], [False, True, True, False], [True] * 4])
+    return np.prod(x, axis=(0, 1), where=keep, initial=1.5, keepdims=True)
+def np_max_where(x):
+    keep = np.array([[True, False, True, True], [False, True, True, False], [True] * 4])
+    return np.max(x, axis=1, where=keep, initial=-5.0)
+def np_amin_initial(x): return np.amin(x, axis=0, initial=-0.5)
+def np_var_where(x):
+    keep = np.array([[True, False, True, True], [False, True, True, True], [True] * 4])
+    return np.var(x, axis=-1, ddof=1, where=keep)
+def np_std_where(x): return np.std(x, axis=(0, 1), keepdims=True, where=[True, True, False, True])
+def np_median(x): return np.median(x)
+def np_median_axis1(x): return np.median(x, axis=1)
+def np_quantile_axis0(x): return np.quantile(x, 0.3, axis=0)
+def np_quantile_tuple_keep(x): return np.quantile(x, 0.8, axis=(0, -1), keepdims=True)
+def np_percentile_last(x): return np.percentile(x, 40.0, axis=-1)
+def np_percentile_all_keep(x): return np.percentile(x, 65.0, keepdims=True)
 def np_var(x): return np.var(x)
 def np_var_axis0_ddof(x): return np.var(x, axis=0, ddof=1)
 def np_var_keep(x): return np.var(x, axis=1, keepdims=True)
@@ -484,6 +502,47 @@ for _fn in [np_nansum_with_nan, np_nanmean_with_nan]:
     add(_fn, lambda rng: [_mat(rng), np.where(np.arange(12).reshape(3, 4) % 5 == 1, np.nan, 0.0)],
         wrt=(0,), family="reduction")
 add(np_sum_axes, lambda rng: [real(rng, (2, 3, 2))], family="reduction")
+if hasattr(np, "cumulative_sum"):  # (NumPy >= 2.1)
+    def np_cumulative_sum_initial(x): return np.cumulative_sum(x, axis=1, include_initial=True)
+    def np_cumulative_sum_rows(x): return np.cumulative_sum(x, axis=-2)
+
+    for _fn in [np_cumulative_sum_initial, np_cumulative_sum_rows]:
+        add(_fn, lambda rng: [real(rng, (3, 4))], second_order=True, family="reduction")
+def np_ediff1d(x): return np.ediff1d(x)
+def np_ediff1d_parts(x, b, e): return np.ediff1d(x, to_end=e, to_begin=b)
+
+
+add(np_ediff1d, lambda rng: [real(rng, (3, 4))], second_order=True, family="reduction")
+add(np_ediff1d_parts, lambda rng: [real(rng, (4,)), real(rng, (2,)), real(rng)],
+    second_order=True, family="reduction")
+for _fn in [np_median, np_median_axis1, np_quantile_axis0, np_quantile_tuple_keep,
+            np_percentile_last, np_percentile_all_keep]:
+    add(_fn, lambda rng: [distinct(rng, (3, 4))], second_order=True, family="reduction")
+for _fn in [np_prod_where, np_prod_where_initial]:
+    add(_fn, lambda rng: [real(rng, (3, 4), 0.5, 1.5)], second_order=True, family="reduction")
+for _fn in [np_max_where, np_amin_initial, np_var_where, np_std_where]:
+    add(_fn, lambda rng: [distinct(rng, (3, 4))], second_order=True, family="reduction")
+
+
+def np_nanprod_with_nan(x, holes): return np.nanprod(x + holes, axis=0)
+def np_nanprod_keep(x): return np.nanprod(x, axis=(0, -1), keepdims=True)
+def np_nanvar_with_nan(x, holes): return np.nanvar(x + holes, axis=1, ddof=1)
+def np_nanvar_keep(x): return np.nanvar(x, axis=-1, keepdims=True)
+def np_nanstd_with_nan(x, holes): return np.nanstd(x + holes)
+def np_nanstd_axis0(x): return np.nanstd(x, axis=0, ddof=1)
+def np_nancumsum_with_nan(x, holes): return np.nancumsum(x + holes, axis=1)
+def np_nancumsum(x): return np.nancumsum(x)
+def np_nancumprod_with_nan(x, holes): return np.nancumprod(x + holes, axis=-2)
+def np_nancumprod(x): return np.nancumprod(x)
+
+
+for _fn in [np_nanprod_with_nan, np_nanvar_with_nan, np_nanstd_with_nan,
+            np_nancumsum_with_nan, np_nancumprod_with_nan]:
+    add(_fn, lambda rng: [pos(rng, (3, 4)),
+                          np.where(np.arange(12).reshape(3, 4) % 5 == 1, np.nan, 0.0)],
+        wrt=(0,), second_order=True, family="reduction")
+for _fn in [np_nanprod_keep, np_nanvar_keep, np_nanstd_axis0, np_nancumsum, np_nancumprod]:
+    add(_fn, lambda rng: [pos(rng, (3, 4))], second_order=True, family="reduction")
 add(np_sum_where_initial, lambda rng: [real(rng, (2, 3))], family="reduction")
 add(np_mean_where_rows, lambda rng: [real(rng, (2, 3))], family="reduction")
 add(np_trace_3d, lambda rng: [real(rng, (2, 3, 3))], family="reduction")

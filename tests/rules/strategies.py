@@ -454,25 +454,122 @@ def _moments(name):
         kws = {"axis": axis, "ddof": draw(st.integers(0, min(1, n - 1))),
                "keepdims": draw(st.booleans())}
         kws = drop_defaults(draw, kws, {"axis": None, "ddof": 0, "keepdims": False})
+        if draw(st.booleans()):
+            kws["where"] = _spread_mask(draw, shape, axis).tolist()
         x = draw(values(shape, REAL, scalar=False))
         return Example(f"np.{name}(a0{kw_text(kws)})", (x,), (0,), notes=(("axis", axis),))
     return draw_moment
 
 
-def _nan_reduction(name):
+def _spread_mask(draw, shape, axis):
+    """A `where=` mask for var/std keeping at least two entries of each reduced slice (one
+    where the slice has one), so that ddof 0 or 1 leaves a count above 0."""
+    mask = draw(hnp.arrays(np.bool_, shape))
+    axes = tuple(range(len(shape))) if axis is None else tuple(
+        a % len(shape) for a in np.atleast_1d(axis))
+    last = tuple(range(-len(axes), 0))
+    moved = np.moveaxis(mask, axes, last).copy()
+    flat = moved.reshape(moved.shape[:len(shape) - len(axes)] + (-1,))
+    flat[..., :2] = True
+    return np.moveaxis(flat.reshape(moved.shape), last, axes)
+
+
+def _extreme_options(name):
+    def options(draw, shape):
+        """`where=` of max/min with the `initial=` NumPy then requires: far above or below
+        every entry (it wins everywhere, or nowhere; no tie with an entry)."""
+        kws = {}
+        if shape and draw(st.booleans()):
+            over = shape if draw(st.booleans()) else shape[-1:]
+            kws["where"] = draw(hnp.arrays(np.bool_, over)).tolist()
+            kws["initial"] = draw(st.sampled_from([-1e3, 1e3]))
+        elif draw(st.booleans()):
+            kws["initial"] = draw(st.sampled_from([-1e3, 1e3]))
+        return kws
+    return options
+
+
+def _cumulative_sum(draw):
+    """np.cumulative_sum: `axis` (required above one dimension), `include_initial`."""
+    shape = draw(shapes(1, 4))
+    x = draw(values(shape, REAL, scalar=False))
+    kws = {}
+    if len(shape) > 1 or draw(st.booleans()):
+        kws["axis"] = draw(st.integers(-len(shape), len(shape) - 1))
+    if draw(st.booleans()):
+        kws["include_initial"] = draw(st.booleans())
+    return Example(f"np.cumulative_sum(a0{kw_text(kws)})", (x,), (0,))
+
+
+def _ediff1d(draw):
+    """np.ediff1d of any shape (flattened), each part absent, a number or an array."""
+    shape = draw(shapes(0, 3))
+    args = [draw(values(shape, REAL, scalar=False))]
+    kws = []
+    for part in ("to_end", "to_begin"):
+        form = draw(st.sampled_from(["none", "number", "array"]))
+        if form == "none":
+            continue
+        part_shape = () if form == "number" else draw(shapes(1, 2))
+        args.append(draw(values(part_shape, REAL)))
+        kws.append(f", {part}=a{len(args) - 1}")
+    return Example(f"np.ediff1d(a0{''.join(kws)})", tuple(args), tuple(range(len(args))))
+
+
+def _quantile(name):
+    """np.median / np.quantile / np.percentile: distinct entries (no tie to cross), q a
+    number (a percentage for percentile), axis None/int/negative/tuple, keepdims."""
+
+    def draw_quantile(draw):
+        shape = draw(shapes(1, 4))
+        n = int(np.prod(shape))
+        x = np.linspace(-1.0, 1.0, n)[np.asarray(draw(st.permutations(range(n))))]
+        x = x.reshape(shape) + draw(st.floats(0.0, 0.01))
+        kws = drop_defaults(draw, {"axis": axis_for(draw, len(shape)),
+                                   "keepdims": draw(st.booleans())},
+                            {"axis": None, "keepdims": False})
+        if name == "median":
+            return Example(f"np.median(a0{kw_text(kws)})", (x,), (0,))
+        q = draw(st.sampled_from([0.0, 0.25, 0.3, 0.5, 0.77, 1.0]))
+        q = q * 100.0 if name == "percentile" else q
+        return Example(f"np.{name}(a0, {q!r}{kw_text(kws)})", (x,), (0,))
+    return draw_quantile
+
+
+def _nan_reduction(name, dom=REAL):
     def draw_nan(draw):
         shape = draw(shapes(1, 4))
-        x = draw(values(shape, REAL, scalar=False))
+        x = draw(values(shape, dom, scalar=False))
         holes = np.where(draw(hnp.arrays(np.bool_, shape)), np.nan, 0.0)
         axis = axis_for(draw, len(shape))
         kws = drop_defaults(draw, {"axis": axis, "keepdims": draw(st.booleans())},
                             {"axis": None, "keepdims": False})
-        if name in ("nanmean", "nanmax", "nanmin"):  # a slice of only NaN has no mean or extremum
+        if name in ("nanmean", "nanmax", "nanmin", "nanvar", "nanstd"):
+            # a slice of only NaN has no mean or extremum (nor spread)
             holes.reshape(-1)[0] = 0.0
             if axis is not None:
                 holes[...] = 0.0
+        if name in ("nanvar", "nanstd"):
+            # ddof below the number of kept entries (of at least 2 when ddof is 1)
+            kept = int(np.sum(~np.isnan(holes)))
+            slice_n = kept if axis is None else int(np.prod(
+                [shape[a] for a in np.atleast_1d(axis)]))
+            kws = dict(kws, ddof=draw(st.integers(0, 1))) if slice_n >= 2 else kws
         return Example(f"np.{name}(a0 + a1{kw_text(kws)})", (x, holes), (0,))
     return draw_nan
+
+
+def _nan_scan(name):
+    """np.nancumsum / np.nancumprod of an array with NaN holes (which get no derivative)."""
+
+    def draw_nan_scan(draw):
+        shape = draw(shapes(1, 4))
+        x = draw(values(shape, NONZERO if name == "nancumprod" else REAL, scalar=False))
+        holes = np.where(draw(hnp.arrays(np.bool_, shape)), np.nan, 0.0)
+        axis = axis_for(draw, len(shape), allow_tuple=False)
+        kws = drop_defaults(draw, {"axis": axis}, {"axis": None})
+        return Example(f"np.{name}(a0 + a1{kw_text(kws)})", (x, holes), (0,))
+    return draw_nan_scan
 
 
 def _products(name, spelling="np"):
@@ -1234,9 +1331,11 @@ SPECS = {
     np.sum: st.one_of(reduction("np.sum({0}{kw})", extra=_sum_options),
                       reduction("{0}.sum({kw})", min_rank=1, extra=_sum_options)),
     np.mean: st.one_of(reduction("np.mean({0}{kw})"), custom(_mean_where)),
-    np.prod: reduction("np.prod({0}{kw})", NONZERO),
-    np.max: reduction("np.max({0}{kw})"), np.min: reduction("np.min({0}{kw})"),
-    np.amax: reduction("np.amax({0}{kw})"), np.amin: reduction("np.amin({0}{kw})"),
+    np.prod: reduction("np.prod({0}{kw})", NONZERO, extra=_sum_options),
+    np.max: reduction("np.max({0}{kw})", extra=_extreme_options("max")),
+    np.min: reduction("np.min({0}{kw})", extra=_extreme_options("min")),
+    np.amax: reduction("np.amax({0}{kw})", extra=_extreme_options("amax")),
+    np.amin: reduction("np.amin({0}{kw})", extra=_extreme_options("amin")),
     np.ptp: reduction("np.ptp({0}{kw})"), np.std: custom(_moments("std")),
     np.var: custom(_moments("var")), np.nansum: custom(_nan_reduction("nansum")),
     np.nanmean: custom(_nan_reduction("nanmean")), np.average: custom(_average),
@@ -1245,6 +1344,13 @@ SPECS = {
     np.correlate: custom(_convolve("correlate")), np.interp: custom(_interp),
     np.trapezoid: custom(_trapezoid),
     np.cumsum: custom(_scan("cumsum")), np.cumprod: custom(_scan("cumprod")),
+    **({np.cumulative_sum: custom(_cumulative_sum)} if hasattr(np, "cumulative_sum") else {}),
+    np.ediff1d: custom(_ediff1d),
+    np.median: custom(_quantile("median")), np.quantile: custom(_quantile("quantile")),
+    np.percentile: custom(_quantile("percentile")),
+    np.nanprod: custom(_nan_reduction("nanprod", NONZERO)),
+    np.nanvar: custom(_nan_reduction("nanvar")), np.nanstd: custom(_nan_reduction("nanstd")),
+    np.nancumsum: custom(_nan_scan("nancumsum")), np.nancumprod: custom(_nan_scan("nancumprod")),
     np.diff: custom(_diff), np.trace: custom(_trace),
     # products
     np.dot: custom(_products("dot")), np.inner: custom(_products("inner")),
