@@ -157,8 +157,8 @@ def _primitive_function(fn: Callable[..., Any], options: tuple[Any, ...] = (),
     It takes `fn`'s parameters without defaults; `options` are named parameters with
     defaults that a call gives (`ord` of np.linalg.norm), passed on by keyword and never
     differentiated: a name is a keyword-only parameter of the wrapper, a pair (name, the
-    source of a literal) is written into its call. `n_args`: the number of positional parameters of a primitive
-    whose signature Python cannot tell (math.hypot)."""
+    source of a literal) is written into its call. `n_args`: the number of positional
+    parameters of a primitive whose signature Python cannot tell (math.hypot)."""
     try:
         if not TABLE.is_primitive(fn):
             return None
@@ -212,16 +212,19 @@ def _primitive_function(fn: Callable[..., Any], options: tuple[Any, ...] = (),
 _PRIMITIVE_VARIANTS: dict[Any, Callable[..., Any]] = {}
 
 
-def _options_of(fn: Callable[..., Any]) -> list[str] | None:
+@functools.lru_cache(maxsize=512)
+def _options_of(fn: Callable[..., Any]) -> tuple[str, ...] | None:
     """The parameters with defaults that a call of primitive `fn` may name or pass after
-    its required ones ([] where it has none); None where Python cannot tell its signature
-    (a builtin taking *args: its wrapper is made per number of arguments)."""
+    its required ones (() where it has none); None where Python cannot tell its signature
+    (a builtin taking *args: its wrapper is made per number of arguments). Asked on every
+    call giving options: read once per primitive."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return None
-    return [p.name for p in sig.parameters.values()
-            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is not p.empty]
+    return tuple(p.name for p in sig.parameters.values()
+                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and
+                 p.default is not p.empty)
 
 
 class Derivative(_Generic[P, Out]):
@@ -549,9 +552,9 @@ class Derivative(_Generic[P, Out]):
         """The derivative serving a call of a primitive's derivative that gives options
         (`grad(np.linalg.norm)(x, ord=1)`, `grad(np.var)(x, 0, ddof=1)`), or arguments a
         builtin takes by *args (`grad(math.hypot)(x, y)`): a derivative of a wrapper taking
-        them, made once per set of options; the options are never differentiated. Its
-        `_n_args` is how many of `args` it takes by position (the rest went into `kwargs`).
-        None where the call gives no option (this derivative serves it)."""
+        them, made once per set of options; the options are never differentiated, and
+        those given by position are moved into `kwargs`. None where the call gives no
+        option (this derivative serves it)."""
         fn, options = self._primitive, _options_of(self._primitive)
         n_tangents = 0
         if self.mode in ("jvp", "hvp"):
@@ -915,9 +918,11 @@ def _literal(value: Any) -> str | None:
     return None
 
 
-def _positional_names(fn: Callable[..., Any]) -> set[str]:
+@functools.lru_cache(maxsize=512)
+def _positional_names(fn: Callable[..., Any]) -> frozenset[str]:
     sig = inspect.signature(fn)
-    return {p.name for p in sig.parameters.values() if p.kind is p.POSITIONAL_OR_KEYWORD}
+    return frozenset(p.name for p in sig.parameters.values()
+                     if p.kind is p.POSITIONAL_OR_KEYWORD)
 
 
 class _Dropping:
