@@ -185,7 +185,7 @@ def check_grads(f: Callable[..., Any], args: Iterable[Any],
         base = _generated(f"return _s2sad_d({_params(len(args))}, {_keywords(kwargs)})",
                           len(args), False, f, kwargs) if kwargs else f
         value = f(*args, **kwargs)
-        if isinstance(value, tuple):  # each output on its own (a JVP of a tuple of outputs
+        if isinstance(value, (tuple, list)):  # each output on its own (a JVP of a tuple of outputs
             for k, item in enumerate(value):  # is a nested tuple, which s2sad cannot inline)
                 if item is not None and not _is_int(item):
                     part = _generated(f"return _s2sad_d({_params(len(args))})[{k}]",
@@ -241,7 +241,7 @@ def _pairing(f: Callable[..., Any], n: int, out: Any) -> Any:
     no derivative): a function s2sad reads, whose gradient in the arguments is the VJP
     J^T u, differentiated again by check_grads (forward and reverse over reverse)."""
     call = f"_s2sad_d({_params(n)})"
-    if isinstance(out, tuple):
+    if isinstance(out, (tuple, list)):
         terms = [f"np.real(np.sum(u[{k}] * out[{k}]))" for k, o in enumerate(out)
                  if not _is_int(o)]
         body = f"out = {call}\n    return {' + '.join(terms) or '0.0'}"

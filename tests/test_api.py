@@ -481,6 +481,7 @@ def test_check_grads_to_higher_order():
     x, y = np.array([0.3, -0.4, 0.8]), np.array([1.2, 0.5, -0.7])
     assert check_grads(two_outputs, (x, y), order=2, kwargs={"scale": 2.0})
     assert check_grads(sine_sum, (x,), order=3)
+    assert check_grads(two_as_a_list, (0.7,), order=2)  # a list of outputs
     assert check_grads(sine_sum, (x,), order=2, modes=("rev",))
     with restored_rule_table():
         s2sad.defjvp(np.cos)(lambda x, x_dot: np.sin(x) * x_dot)
