@@ -57,8 +57,10 @@ LOW_PRECISION = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.complex
 
 
 def sample(primal, kw, kwonly) -> list:
-    """(type, shape, dtype) of each argument: what the dispatcher tests."""
-    return [(type(a), getattr(a, "shape", None), getattr(a, "dtype", None))
+    """(type, shape, dtype) of each argument: what the dispatcher tests; a flag or an
+    option string, whose value is part of the specialisation, has ("=", value) for a shape."""
+    return [(type(a), ("=", a), None) if type(a) is bool or type(a) is str else
+            (type(a), getattr(a, "shape", None), getattr(a, "dtype", None))
             for a in list(primal) + [kw[n] for n in kwonly]]
 
 

@@ -93,6 +93,8 @@ def _arg_key(a: Any) -> Any:
         return (t, tuple(a), tuple(map(_arg_key, a.values())))
     if array_family(a):  # a Dask or CuPy array: its own specialisation, on shape and dtype
         return (t, a.shape, a.dtype.char)
+    if t is bool or t is str:  # a flag or an option string: its value decides branches
+        return (t, a)
     return t
 
 
@@ -964,6 +966,10 @@ def _sample_tests(k: int, arg_names: list[str], sample: list[Any],
             return None
         env[f"{_PREFIX}T{k}_{name}"] = t
         tests.append(f"type({name}) is {_PREFIX}T{k}_{name}")
+        if t is bool or t is str:  # (the value: see calls.sample)
+            env[f"{_PREFIX}V{k}_{name}"] = shape[1]
+            tests.append(f"{name} == {_PREFIX}V{k}_{name}")
+            continue
         if t is _ndarray or (shape is not None and hasattr(t, "__array_function__")):
             env[f"{_PREFIX}S{k}_{name}"] = shape
             env[f"{_PREFIX}D{k}_{name}"] = dtype

@@ -211,6 +211,8 @@ def _structure_kind(view) -> Kind:
     """A kind with only the structure `view` (kinds.structure_view) known."""
     if view is None:
         return UNKNOWN
+    if view[0] == "fact":
+        return kind_of_value(view[1])
     (what, detail), items = view
     inner = tuple(_structure_kind(v) for v in items)
     if what == "seq":

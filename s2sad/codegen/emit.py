@@ -227,11 +227,39 @@ class Emitter(ExpressionEmitter):
             message = f", {self.src(self.atom(args[1]))}" if len(args) > 1 else ""
             self.out(indent, f"assert {test}{message}")
             return
+        if isinstance(fn, prims.Opaque) and self.effect_stmt(s, indent):
+            return
         node = self.call_expr(fn, args, kw)
-        if fn in (prims.tape_push, prims.print_values, np.random.seed, prims.revolve.snapshot):
+        if fn in (prims.tape_push, prims.print_values, np.random.seed, prims.revolve.snapshot) \
+                or (isinstance(fn, prims.Opaque) and fn.effect_only and self.pos.count(t) == 0):
             self.out(indent, self.src(node))
         else:
             self.assign(indent, [self.names.name(t)], node)
+
+    def effect_stmt(self, s: Call, indent) -> bool:
+        """A statement the user wrote for its effect, printed as written: `obj.name = v`,
+        `raise exc`, and a write into a copy (`m_1 = m.copy()` then `np.fill_diagonal(m_1,
+        v)`); False for any other Opaque call."""
+        inner, args = s.fn.func, s.args
+        if isinstance(inner, prims.SetAttr):
+            self.out(indent, f"{self.src(self.atom(args[0]))}.{inner.name} = "
+                             f"{_bare(self.src(self.atom(args[1])))}")
+            return True
+        if inner is prims.raise_exception:
+            self.out(indent, f"raise {_bare(self.src(self.atom(args[0])))}" if args else "raise")
+            return True
+        if isinstance(inner, prims.WrittenCopy):
+            name = self.names.name(s.target)
+            self.out(indent, f"{name} = {self.src(self.atom(args[0]))}.copy()")
+            writer, rest, kw = inner.writer, (s.target,) + tuple(args[1:]), s.kwargs
+            if isinstance(writer, prims.OutWriter):  # f(..., out=m_1)
+                writer, rest = writer.fn, rest[1:]
+                kw = tuple((n, a) for n, a in kw if n != "out") + (("out", s.target),)
+            if isinstance(writer, prims.MethodCall):
+                writer = prims.Opaque(writer, [])
+            self.out(indent, self.src(self.call_expr(writer, rest, kw)))
+            return True
+        return False
 
     def if_stmt(self, s: If, indent):
         """An if statement, or a conditional expression when both branches are one value."""

@@ -202,6 +202,13 @@ class ExpressionEmitter:
             return gast.List(elts=[self.atom(a) for a in args], ctx=LOAD)
         if isinstance(fn, prims.Attr):
             return gast.Attribute(value=self.atom(args[0]), attr=fn.name, ctx=LOAD)
+        if isinstance(fn, prims.Opaque) and isinstance(fn.func, prims.Attr):
+            # an attribute the function writes, read where the code runs (`self.nfev`)
+            return gast.Attribute(value=self.atom(args[0]), attr=fn.func.name, ctx=LOAD)
+        if isinstance(fn, prims.Opaque) and isinstance(fn.func, prims.ContextCall):
+            method = gast.Attribute(value=self.atom(args[0]), attr=fn.func.__name__, ctx=LOAD)
+            return gast.Call(func=method, args=[gast.Constant(value=None, kind=None)] * 3
+                             if fn.func.exit else [], keywords=[])
         if isinstance(fn, prims.Opaque) and isinstance(fn.func, prims.MethodCall):
             method = gast.Attribute(value=self.atom(args[0]), attr=fn.func.name,
                                     ctx=LOAD)

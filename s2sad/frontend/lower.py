@@ -72,6 +72,11 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         self.stmt_stack: list = []  # (statement list, index, in a loop body) being lowered
         self.grown: set = set()  # variables holding lists grown by `append` at run time
         self.alias_checked: set = set()  # (function body, list name) checked for aliases
+        # attributes of objects the function was given that it writes: (id(obj), name) ->
+        # obj; read where the code runs (see StatementLowering.store_attribute)
+        self.written_attrs: dict = {}
+        self.attribute_stores: list = []  # (the Opaque call storing it, attribute name)
+        self.attribute_reads: set = set()  # names of attributes read where the code runs
 
     def fresh(self, hint: str) -> Var:
         """A variable never handed out before: `hint`, `hint_1`, ... (a user's own `t_1`
@@ -145,8 +150,12 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         for i, a in enumerate(positional):
             params.append(self.reserve(a.id))
             view = views[i] if i < len(views) else None
-            self.scope.env[a.id] = params[-1] if view is None else \
-                self.structured(params[-1], view, a.id, a)
+            if view is None:
+                self.scope.env[a.id] = params[-1]
+            elif view[0] == "fact":  # a flag, option string or None: known while compiling
+                self.scope.env[a.id] = Static(view[1], a.id)
+            else:
+                self.scope.env[a.id] = self.structured(params[-1], view, a.id, a)
         if args.vararg is not None:  # `*args`: one more parameter, the tuple of them
             params.append(self.reserve(args.vararg.id))
             self.scope.env[args.vararg.id] = params[-1]
@@ -158,7 +167,11 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
                 func.__kwdefaults__) else inspect.Parameter.empty
             kwonly.append((v, default))
         self._check_signature(node, varargs=True)
+        self.prescan_attribute_writes(node.body)
         results, is_tuple = self.lower_body(node.body, node)
+        for store, attr in self.attribute_stores:
+            if attr in self.attribute_reads:  # read back: no derivative may be stored
+                store.effect_only = False
         fn = Function(node.name, tuple(params), Block(tuple(self.stmts), tuple(results)),
                       is_tuple, tuple(kwonly), tuple(func.__defaults__ or ()),
                       parsed.loc(node), tuple(parsed.lines), parsed.first_line)
@@ -215,6 +228,10 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         outcome = self.lower_stmts(stmts, in_loop=False)
         if outcome is None and len(self.errors) > n_errors:
             return [Const(None)], False  # the missing return follows from reported errors
+        if outcome == "raise":
+            self.error(UnsupportedSyntaxError, "the function raises an exception on every "
+                       "path", fnode, "differentiate a function that returns a value")
+            return [Const(None)], False
         if outcome is None:
             node = stmts[-1] if stmts else fnode
             if ret is None:

@@ -325,7 +325,7 @@ class CallLowering:
         wrt = d._resolve()
 
         def one(value, i):
-            if views[i] is None or not isinstance(value, Var):
+            if views[i] is None or views[i][0] == "fact" or not isinstance(value, Var):
                 return value
             return self.structured(value, views[i], f"_bar{i}", node)
 
@@ -418,7 +418,12 @@ class CallLowering:
         try:
             if not isinstance(fnode, gast.Lambda):
                 self._check_signature(fnode, varargs=isinstance(key, types.FunctionType))
+                self.prescan_attribute_writes(body)
             out = self.lower_stmts(normalize_exits(lift_loop_returns(body)), in_loop=False)
+            if out == "raise":  # (called as it is where it cannot be read: see inline_call)
+                self.error(UnsupportedSyntaxError, "the function raises an exception on "
+                           "every path", fnode)
+                raise Abort
             if out is None:
                 if len(self.errors) == n_errors:
                     self.error(UnsupportedSyntaxError, missing_return[0], fnode,

@@ -73,6 +73,9 @@ class ControlFlowLowering:
         else_stmts, else_out = self.sub_block(lambda: self.lower_stmts(s.orelse, in_loop))
         else_env = self.scope.env
         self.scope.env = dict(env0)
+        if then_out == "raise" or else_out == "raise":
+            return self.merge_raising(s, cond, (then_stmts, then_out, then_env),
+                                      (else_stmts, else_out, else_env))
         if in_loop:
             # Loop bodies: "continue"/None fall through to the next iteration; "break" ends it.
             return self.merge_loop_if(s, cond, env0, (then_stmts, then_out, then_env),
@@ -85,6 +88,23 @@ class ControlFlowLowering:
             raise Abort
         self.merge_envs(s, cond, env0, then_stmts, then_env, else_stmts, else_env)
         return None
+
+    def merge_raising(self, s, cond, then, other):
+        """An `if` one of whose branches raises: that branch is an `if` of its own, and the
+        other's statements follow it (they run only where it did not raise)."""
+        (ts, tout, tenv), (es, eout, eenv) = then, other
+        if tout == "raise" and eout == "raise":
+            self.stmts.append(If(cond, Block(tuple(ts)), Block(tuple(es)), (), self.loc(s)))
+            return "raise"
+        if tout == "raise":
+            self.stmts.append(If(cond, Block(tuple(ts)), Block(()), (), self.loc(s)))
+            self.stmts.extend(es)
+            self.scope.env = eenv
+            return eout
+        self.stmts.append(If(cond, Block(()), Block(tuple(es)), (), self.loc(s)))
+        self.stmts.extend(ts)
+        self.scope.env = tenv
+        return tout
 
     def static_truth(self, test):
         """True or False for a test whose value lowering knows without emitting code: a
@@ -123,7 +143,8 @@ class ControlFlowLowering:
                 if isinstance(a, gast.Constant):
                     args.append(a.value)
                     continue
-                if isinstance(a, gast.Name) and self.scope.binding(a.id) is not None:
+                if isinstance(a, gast.Name) and self.scope.binding(a.id) is not None and \
+                        not isinstance(self.scope.binding(a.id), Static):
                     seq_type = _static_seq_type(self.scope.binding(a.id))
                     if fn.obj is not isinstance or i != 0 or seq_type is None:
                         return None
@@ -153,7 +174,14 @@ class ControlFlowLowering:
             return _UNKNOWN if any(i is _UNKNOWN for i in items) else items
         if isinstance(node, (gast.Name, gast.Attribute)):
             if isinstance(node, gast.Name) and self.scope.binding(node.id) is not None:
-                return _UNKNOWN  # (a local name)
+                # a local name: known where it is bound to a constant or to a fact of the
+                # compile (a flag or option string argument, the object of a method)
+                bound = self.scope.binding(node.id)
+                if isinstance(bound, Const) and _simple(bound.value):
+                    return bound.value
+                if isinstance(bound, Static) and _simple(bound.obj):
+                    return bound.obj
+                return _UNKNOWN
             v = self.peek_static(node)
             if v is not None and _simple(v.obj):
                 return v.obj

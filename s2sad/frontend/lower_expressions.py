@@ -371,6 +371,8 @@ class ExpressionLowering:
 
     def lower_attribute(self, base, attr, node):
         bv = self.expr(base)
+        if isinstance(bv, Static) and (id(bv.obj), attr) in self.written_attrs:
+            return self.attribute_read_now(bv, attr, node)
         if isinstance(bv, Static):
             try:
                 obj = getattr(bv.obj, attr)

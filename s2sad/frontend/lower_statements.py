@@ -6,12 +6,19 @@ from __future__ import annotations
 
 import importlib
 import operator
+import types
 
 import gast
 import numpy as np
 
-from s2sad.errors import NameResolutionError, NonDifferentiableError, UnsupportedSyntaxError
+from s2sad.errors import (
+    NameResolutionError,
+    NonDifferentiableError,
+    S2SADError,
+    UnsupportedSyntaxError,
+)
 from s2sad.frontend.normalize import assigned_names
+from s2sad.frontend.source import parse_function
 from s2sad.frontend.values import (
     BINOPS,
     Abort,
@@ -96,6 +103,12 @@ class StatementLowering:
                 old = self.expr(target)
                 new = self.call_value(BINOPS.get(type(op)), [old, self.expr(value)], [], s)
                 self.store_subscript(base, index, new, target)
+            case gast.AugAssign(target=gast.Attribute(value=base, attr=attr) as target, op=op,
+                                value=value):
+                # `self.nfev += 1` on an object the function was given: run as written
+                old = self.expr(target)
+                new = self.call_value(BINOPS.get(type(op)), [old, self.expr(value)], [], s)
+                self.store_attribute(base, attr, new, target)
             case gast.AugAssign(target=target, op=op, value=value):
                 if not isinstance(target, gast.Name):
                     self.error(UnsupportedSyntaxError,
@@ -149,6 +162,11 @@ class StatementLowering:
                     return out
                 except Abort:
                     return Const(None)  # already reported; the path still returns
+            case gast.Raise(exc=exc):
+                self.lower_raise(exc, s)
+                return "raise"
+            case gast.With(items=items, body=body):
+                return self.lower_with(items, body, s, in_loop)
             case gast.Continue():
                 if not in_loop:
                     return None
@@ -203,19 +221,175 @@ class StatementLowering:
             case gast.Expr(value=value):
                 if isinstance(value, gast.Constant):
                     return None
-                if isinstance(value, gast.Call):  # (np.put(a, i, v), a.sort(), a.fill(0))
-                    self.error(UnsupportedSyntaxError, "a call whose result is not used: "
-                               "differentiated code keeps no side effect but print() and "
-                               "assert, so a call that modifies an array in place is not "
-                               "supported", s,
-                               "assign into the array (`a[i] = v`, on an array the function "
-                               "created) or assign the call's result to a name")
+                if isinstance(value, gast.Call):  # (plot(ax, y), warnings.warn(...), a.fill(0))
+                    self.lower_effect_call(value, s)
                     return None
                 self.error(UnsupportedSyntaxError, "an expression statement has no effect in "
                            "differentiated code", s,
                            "assign the value to a name, or remove the statement "
                            "(print() and assert are kept; other side effects are not "
                            "supported)")
+
+    def lower_effect_call(self, call, s):
+        """A call made for its effect, its result unused: a write into an array the function
+        created by a function known to write into its argument (np.fill_diagonal(m, v),
+        a.fill(v), np.copyto(a, b), `out=a`) is a new version of the array; any other call
+        runs as written on the primal values, where the function's call runs it (a plot, a
+        log line, a counter, a warning). An opaque callee is taken not to write into its
+        arguments (as JAX takes its callbacks); a helper whose source writes into one is
+        refused where a derivative would need it."""
+        written = self.written_argument(call)
+        if written is not None:
+            self.lower_written_copy(call, written, s)
+            return
+        n_stmts = len(self.stmts)
+        value = self.expr(call)
+        if len(self.stmts) > n_stmts and isinstance(value, Var):
+            last = self.stmts[-1]
+            if last.target is value and isinstance(last.fn, prims.Opaque) and \
+                    not self.writes_its_arguments(call):
+                last.fn.effect_only = True
+
+    def effect_value(self, node):
+        """The value of `node` lowered for an effect (an exception raised, a context
+        entered): a call of what the compiler cannot read runs as written on the primal
+        values (its result carries no derivative on)."""
+        n_stmts = len(self.stmts)
+        value = self.materialize(self.expr(node))
+        if len(self.stmts) > n_stmts and isinstance(value, Var):
+            last = self.stmts[-1]
+            if last.target is value and isinstance(last.fn, prims.Opaque):
+                last.fn.effect_only = True
+        return value
+
+    def lower_raise(self, exc, s):
+        """`raise E(...)`: raised where the code runs, as written. Lowering goes on as if
+        the branch that raises ended there (see ControlFlowLowering.lower_if)."""
+        args = [] if exc is None else [self.effect_value(exc)]
+        self.emit(prims.Opaque(prims.raise_exception, [], effect_only=True), args,
+                  hint="_raise", node=s)
+
+    def lower_with(self, items, body, s, in_loop):
+        """`with cm: ...` (np.errstate(...), a timer, a lock): the context is entered and
+        left around the body's primal statements, as written; the reverse sweep of a
+        gradient runs after it is left."""
+        managers = []
+        for item in items:
+            cm = self.effect_value(item.context_expr)
+            entered = self.emit(prims.Opaque(prims.ContextCall(False), [], effect_only=True),
+                                [cm], hint="_entered", node=s)
+            if item.optional_vars is not None:
+                self.assign(item.optional_vars, entered)
+            managers.append(cm)
+        out = self.lower_stmts(body, in_loop)
+        for cm in reversed(managers):
+            self.emit(prims.Opaque(prims.ContextCall(True), [], effect_only=True), [cm],
+                      hint="_left", node=s)
+        return out
+
+    def writes_its_arguments(self, call) -> bool:
+        """Does the user's function called here write into one of its parameters (`p[i] =
+        v`, `p += v`, `p.fill(v)`, np.fill_diagonal(p, v), out=p)?"""
+        fn = self.peek_static(call.func)
+        func = getattr(fn.obj, "__func__", fn.obj) if fn is not None else None
+        try:
+            node = parse_function(func).node if isinstance(func, types.FunctionType) else None
+        except S2SADError:
+            node = None
+        if node is None:
+            return False
+        params = {a.id for a in node.args.args + node.args.kwonlyargs}
+        for n in gast.walk(node):
+            if isinstance(n, (gast.Subscript, gast.Name)) and isinstance(n.ctx, gast.Store):
+                base = n.value if isinstance(n, gast.Subscript) else None
+                if isinstance(base, gast.Name) and base.id in params:
+                    return True
+            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) and \
+                    n.target.id in params:
+                return True
+            if isinstance(n, gast.Call):
+                w = _writer_target(n, self.peek_static)
+                if isinstance(w, gast.Name) and w.id in params:
+                    return True
+        return False
+
+    def written_argument(self, call):
+        """The name of an array the function created that `call` writes into, or None."""
+        target = _writer_target(call, self.peek_static)
+        if not isinstance(target, gast.Name):
+            return None
+        bound = self.scope.binding(target.id)
+        return target.id if isinstance(bound, Var) else None
+
+    def lower_written_copy(self, call, name, s):
+        """np.fill_diagonal(m, v), m.fill(v), np.copyto(m, b), f(..., out=m) on an array the
+        function created: `m_1 = m.copy()`, then the call on `m_1` (a new version of `m`)."""
+        cur = self.name_load(name, call)
+        self.check_writable(name, cur, call)
+        func = call.func
+        args = [a for a in call.args if not (isinstance(a, gast.Name) and a.id == name)] \
+            if _out_keyword(call) is None else list(call.args)
+        keywords = [k for k in call.keywords if k.arg != "out"]
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and \
+                func.value.id == name:
+            writer, spelling = prims.MethodCall(func.attr), f"{name}.{func.attr}"
+            rest = list(call.args)
+        else:
+            fn = self.peek_static(func)
+            writer, spelling = fn.obj, fn.name
+            rest = args if _out_keyword(call) is None else list(call.args)
+        values = [self.materialize(self.expr(a)) for a in rest]
+        kw = [(k.arg, self.materialize(self.expr(k.value))) for k in keywords]
+        if _out_keyword(call) is not None:
+            kw.append(("out", Const(None)))  # (replaced by the copy: see WrittenCopy)
+            writer = prims.OutWriter(writer)
+        error = NonDifferentiableError(
+            f"`{spelling}` writes into `{name}`, which carries a derivative here", self.loc(s),
+            f"build the new value instead: `{name} = np.where(...)`, "
+            f"`{name} = {name} + ...`, or `{name}[i] = v`")
+        new = self.emit(prims.Opaque(prims.WrittenCopy(writer, spelling), [error]),
+                        [cur] + values, kw, hint=name, node=s)
+        self.scope.fresh.add(new)
+        self.scope.env[name] = new
+
+    def store_attribute(self, base, attr, value, node):
+        """`obj.name = v` on an object the function was given (`self`, a global object):
+        run as written. Read again in the function, the attribute is read where the code
+        runs; a value that carries a derivative stored and read back is refused."""
+        obj = self.peek_static(base)
+        if obj is None or isinstance(obj.obj, types.ModuleType):
+            self.error(UnsupportedSyntaxError, "assignment to an attribute of a value computed "
+                       "in the function is not supported", node,
+                       "keep the value in a variable, or store it on an object passed in")
+            raise Abort
+        self.mark_attribute_written(obj.obj, attr)
+        fn = prims.Opaque(prims.SetAttr(attr), [NonDifferentiableError(
+            f"`{obj.name}.{attr}` is given a value that carries a derivative, and read back "
+            "in the function: a derivative does not flow through an object's attribute",
+            self.loc(node), f"keep the value in a variable and pass it on; store it on "
+                            f"`{obj.name}` only for later calls")], effect_only=True)
+        self.attribute_stores.append((fn, attr))
+        self.emit(fn, [self.materialize(obj), self.materialize(value)], hint="_set",
+                  node=node)
+
+    def mark_attribute_written(self, obj, attr):
+        self.written_attrs[(id(obj), attr)] = obj  # (kept alive: the id stays its own)
+
+    def prescan_attribute_writes(self, body):
+        """Attributes of objects the function was given that `body` writes (`self.nfev +=
+        1`): read where the code runs, never as a constant of the compile."""
+        for node in gast.walk(gast.Module(body=list(body), type_ignores=[])):
+            if isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Store):
+                obj = self.peek_static(node.value)
+                if obj is not None and not isinstance(obj.obj, types.ModuleType):
+                    self.mark_attribute_written(obj.obj, node.attr)
+
+    def attribute_read_now(self, base: Static, attr, node):
+        """`obj.attr` of an attribute the function writes: read where the code runs."""
+        self.attribute_reads.add(attr)
+        return self.emit(prims.Opaque(prims.Attr(attr), [NonDifferentiableError(
+            f"`{base.name}.{attr}` is read where the code runs", self.loc(node))]),
+            [self.materialize(base)], hint=attr, node=node)
 
     def is_built_list(self, value) -> bool:
         return (isinstance(value, StaticSeq) and value.is_list) or \
@@ -256,11 +430,12 @@ class StatementLowering:
     def lower_append(self, name, item, call, in_loop):
         """`ys.append(y)` on a list the function built: a new version of `ys` (in a loop, a
         list grown at run time: see prims.Grown)."""
-        if name not in self.scope.env:
-            self.error(UnsupportedSyntaxError, f"`{name}.append` on a list the function did "
-                       "not create", call, f"start a new list in the function (`{name} = []`) "
-                       "and append to it")
-            raise Abort
+        bound = self.scope.binding(name)
+        if bound is None or isinstance(bound, Static):
+            # a list the function was given or a global one (a log, a history): appended to
+            # as written, on the primal values
+            self.lower_effect_call(call, call)
+            return
         self.check_list_aliases(name, call)
         self.append_value(name, self.expr(item), call, in_loop)
 
@@ -402,9 +577,8 @@ class StatementLowering:
                     self.assign(e, v)
             case gast.Subscript(value=base, slice=index):
                 self.store_subscript(base, index, value, target)
-            case gast.Attribute():
-                self.error(UnsupportedSyntaxError, "assignment to an attribute is not supported",
-                           target, "return the new value instead of storing it on an object")
+            case gast.Attribute(value=base, attr=attr):
+                self.store_attribute(base, attr, value, target)
             case _:
                 self.error(UnsupportedSyntaxError, "unsupported assignment target", target)
 
@@ -580,3 +754,38 @@ class StatementLowering:
             raise Abort
         return [self.emit(operator.getitem, [value, Const(i)], hint="_t", node=node)
                 for i in range(n)]
+
+
+# functions that write into their first argument (NumPy's in-place writers), and the array
+# methods that write into their array
+_WRITERS = frozenset({np.fill_diagonal, np.copyto, np.put, np.place, np.putmask,
+                      np.put_along_axis})
+_WRITING_METHODS = frozenset({"fill", "sort", "put", "itemset", "partition", "resize",
+                              "setfield", "setflags"})
+
+
+def _out_keyword(call):
+    for k in call.keywords:
+        if k.arg == "out":
+            return k.value
+    return None
+
+
+def _writer_target(call, peek_static):
+    """The expression a call writes into: `m` of np.fill_diagonal(m, v), m.fill(v), or
+    f(..., out=m); None for a call that writes into none of its arguments as far as known."""
+    out = _out_keyword(call)
+    if out is not None:
+        return out
+    func = call.func
+    if isinstance(func, gast.Attribute) and func.attr in _WRITING_METHODS and \
+            isinstance(func.value, gast.Name) and peek_static(func.value) is None:
+        return func.value
+    fn = peek_static(func)
+    try:
+        if fn is not None and fn.obj in _WRITERS and call.args:
+            return call.args[0]
+    except TypeError:
+        pass
+    return None
+

@@ -18,7 +18,7 @@ from s2sad.ir import prims
 
 RETURNED, RETURN_VALUE = "__returned__", "__return_value__"
 
-EXITS = (gast.Return, gast.Continue, gast.Break)
+EXITS = (gast.Return, gast.Continue, gast.Break, gast.Raise)
 
 
 def always_exits(stmts: list) -> bool:

@@ -194,7 +194,9 @@ def kind_of_value(v, keep_value: bool = True) -> Kind:
     if v is None or v is Ellipsis:
         return Kind("object", value=v)  # its type is its value: known even for an argument
     if isinstance(v, bool):
-        return scalar("b", v if keep_value else _UNSET)
+        # a flag's value is a fact compiled code may rely on (`if grad:` decided while
+        # compiling); the dispatcher keys on it (derivative._arg_key)
+        return scalar("b", v)
     if isinstance(v, int):
         return scalar("i", v if keep_value else _UNSET)
     if isinstance(v, float):
@@ -227,6 +229,8 @@ def kind_of_value(v, keep_value: bool = True) -> Kind:
         if not all(isinstance(n, int) for n in shape):  # Dask: nan for an unknown chunk size
             return Kind("array", _dtype_letter(v.dtype), None, rank=len(shape), family=family)
         return Kind("array", _dtype_letter(v.dtype), shape, family=family)
+    if isinstance(v, str):  # an option string is a fact, as a flag is
+        return Kind("object", value=v)
     return Kind("object", value=v if keep_value else _UNSET)
 
 
@@ -235,18 +239,28 @@ def is_record(v) -> bool:
     return isinstance(getattr(type(v), "_fields", None), tuple)
 
 
-def structure_view(k: Kind):
+def structure_view(k: Kind, top: bool = True):
     """What lowering needs to know of an argument's structure: None for a plain value or
     container, else (view, item views) with view ("dict", keys), ("record", class) or
-    ("seq", is_list) for a tuple or list holding dicts or namedtuples."""
+    ("seq", is_list) for a tuple or list holding dicts or namedtuples; ("fact", value) for
+    a flag, an option string or None, whose value lowering decides branches on."""
+    if top and is_fact(k):
+        return ("fact", k.value)
     if k.tag not in ("tuple", "list"):
         return None
-    items = tuple(structure_view(i) for i in k.items)
+    items = tuple(structure_view(i, False) for i in k.items)
     if k.view is not None:
         return (k.view, items)
     if any(i is not None for i in items):
         return (("seq", k.tag == "list"), items)
     return None
+
+
+def is_fact(k: Kind) -> bool:
+    """A bool, str or None argument, whose value its kind holds: a fact of the compile."""
+    v = k.value
+    return v is None and k.tag == "object" or type(v) in (bool, str) and (
+        k.tag == "object" or (k.tag == "scalar" and k.dtype == "b"))
 
 
 def array_family(v) -> str:

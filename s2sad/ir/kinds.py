@@ -51,6 +51,8 @@ PURE_PACKAGES = ("scipy.fft.",)
 
 def _opaque_call(fn) -> bool:
     if isinstance(fn, prims.Opaque):  # run at compile time only if it cannot act on state
+        if isinstance(fn.func, prims.WrittenCopy):
+            return False  # (it writes into a copy of its argument)
         module = getattr(fn.func, "__module__", None) or ""
         return not (isinstance(fn.func, np.ufunc) or module in PURE_MODULES or
                     module.startswith(PURE_PACKAGES))

@@ -624,11 +624,15 @@ class Opaque:
     differentiated value reaches it, `errors` (why it could not be read) are raised there.
     """
 
-    def __init__(self, func, errors, path=None):
+    def __init__(self, func, errors, path=None, effect_only=False):
         self.func = func
         self.errors = list(errors)
         self.path = path  # (module, name) to import it from, where it has no __module__
         self.__name__ = getattr(func, "__name__", type(func).__name__)
+        # a statement run for its effect (a call whose result is unused, `self.n += 1`,
+        # `raise`): it runs as written on the primal values, and as its result carries
+        # nothing on, a differentiated value may reach it (see passes/activity.py)
+        self.effect_only = effect_only
 
     def __call__(self, *args, **kwargs):
         return self.func(*args, **kwargs)
@@ -671,6 +675,97 @@ class MethodCall:
 
     def __repr__(self) -> str:
         return f"MethodCall({self.name})"
+
+
+class SetAttr:
+    """`obj.name = value` of an object the function was given (`self.nfev = n`): run as
+    written, through an Opaque call made for its effect."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.__name__ = "setattr"
+
+    def __call__(self, obj, value):
+        setattr(obj, self.name, value)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is SetAttr and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("SetAttr", self.name))
+
+    def __repr__(self) -> str:
+        return f"SetAttr({self.name})"
+
+
+def raise_exception(exc=None):
+    """`raise exc` (`raise` alone: the exception being handled), as the user wrote it."""
+    if exc is None:
+        raise RuntimeError("No active exception to reraise")
+    raise exc
+
+
+class ContextCall:
+    """`with cm:` around lowered statements: `cm.__enter__()` (`exit` False) or
+    `cm.__exit__(None, None, None)` (`exit` True), each an Opaque call made for its effect."""
+
+    def __init__(self, exit: bool):
+        self.exit = exit
+        self.__name__ = "__exit__" if exit else "__enter__"
+
+    def __call__(self, cm):
+        return cm.__exit__(None, None, None) if self.exit else cm.__enter__()
+
+    def __eq__(self, other) -> bool:
+        return type(other) is ContextCall and other.exit == self.exit
+
+    def __hash__(self) -> int:
+        return hash(("ContextCall", self.exit))
+
+    def __repr__(self) -> str:
+        return f"ContextCall({self.__name__})"
+
+
+class WrittenCopy:
+    """A function that writes into its first argument (np.fill_diagonal(a, v), a.fill(v),
+    np.copyto(a, b)), on a copy of it: the new version of an array the function created."""
+
+    def __init__(self, writer, spelling: str):
+        self.writer = writer
+        self.spelling = spelling
+        self.__name__ = spelling.rpartition(".")[2]
+
+    def __call__(self, a, *args, **kwargs):
+        a = a.copy()
+        self.writer(a, *args, **kwargs)
+        return a
+
+    def __eq__(self, other) -> bool:
+        return type(other) is WrittenCopy and other.writer == self.writer
+
+    def __hash__(self) -> int:
+        return hash(("WrittenCopy", self.spelling))
+
+    def __repr__(self) -> str:
+        return f"WrittenCopy({self.spelling})"
+
+
+class OutWriter:
+    """f(*args, out=a) as a writer into `a` (see WrittenCopy, which passes `a` first)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__name__ = getattr(fn, "__name__", "out")
+
+    def __call__(self, a, *args, **kwargs):
+        kwargs.pop("out", None)
+        return self.fn(*args, out=a, **kwargs)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is OutWriter and other.fn == self.fn
+
+    def __hash__(self) -> int:
+        return hash(("OutWriter", self.fn))
 
 
 class _OpaqueCalls:

@@ -56,6 +56,8 @@ def _block(block: Block, active: set, kinds, table):
                     continue
             fn = s.fn
             if isinstance(fn, prims.Opaque):
+                if fn.effect_only:  # run for its effect on the primal values
+                    continue
                 raise fn.refusal(s.loc)  # a derivative reaches what cannot be read
             if fn in prims.RANDOM_DRAWS:
                 raise _draw_refusal(fn, s.loc)
