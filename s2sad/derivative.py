@@ -400,8 +400,9 @@ class Derivative(_Generic[P, Out]):
             if hit is None:
                 # what the code will be compiled from, read before it is compiled
                 guards, version = collect(self.func), TABLE.version
-                arg_kinds = [kind_of_value(a, keep_value=False) for a in args]
-                kw_kinds = {n: kind_of_value(v, keep_value=False) for n, v in kwargs.items()}
+                arg_kinds = [kind_of_value(a, keep_value=False, facts=True) for a in args]
+                kw_kinds = {n: kind_of_value(v, keep_value=False, facts=True)
+                            for n, v in kwargs.items()}
                 hit = compiled(self.func, self._cmode, wrt, self._wrt_tuple, arg_kinds, kw_kinds)
                 hit.guards, hit.table_version = guards, version
                 try:

@@ -229,9 +229,9 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         if outcome is None and len(self.errors) > n_errors:
             return [Const(None)], False  # the missing return follows from reported errors
         if outcome == "raise":
-            self.error(UnsupportedSyntaxError, "the function raises an exception on every "
-                       "path", fnode, "differentiate a function that returns a value")
-            return [Const(None)], False
+            # (a branch decided while compiling that raises: `else: raise ValueError(mode)`)
+            # the generated code raises as the function does; it never returns
+            return [Const(0.0)], False
         if outcome is None:
             node = stmts[-1] if stmts else fnode
             if ret is None:

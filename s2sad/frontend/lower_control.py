@@ -174,11 +174,9 @@ class ControlFlowLowering:
             return _UNKNOWN if any(i is _UNKNOWN for i in items) else items
         if isinstance(node, (gast.Name, gast.Attribute)):
             if isinstance(node, gast.Name) and self.scope.binding(node.id) is not None:
-                # a local name: known where it is bound to a constant or to a fact of the
-                # compile (a flag or option string argument, the object of a method)
+                # a local name: known where it is bound to a fact of the compile (a flag or
+                # option string argument, the object of a method)
                 bound = self.scope.binding(node.id)
-                if isinstance(bound, Const) and _simple(bound.value):
-                    return bound.value
                 if isinstance(bound, Static) and _simple(bound.obj):
                     return bound.obj
                 return _UNKNOWN

@@ -189,14 +189,15 @@ def canonical(k: Kind) -> Kind:
     return k
 
 
-def kind_of_value(v, keep_value: bool = True) -> Kind:
-    """The kind of a concrete runtime value (used for arguments and constants)."""
+def kind_of_value(v, keep_value: bool = True, facts: bool = False) -> Kind:
+    """The kind of a concrete runtime value (used for arguments and constants); `facts`:
+    an argument's bool or str value is kept even without `keep_value` (see is_fact)."""
     if v is None or v is Ellipsis:
         return Kind("object", value=v)  # its type is its value: known even for an argument
     if isinstance(v, bool):
-        # a flag's value is a fact compiled code may rely on (`if grad:` decided while
-        # compiling); the dispatcher keys on it (derivative._arg_key)
-        return scalar("b", v)
+        # an argument's flag is a fact compiled code may rely on (`if grad:` decided while
+        # compiling); the dispatcher keys on its value (derivative._arg_key)
+        return scalar("b", v if keep_value or facts else _UNSET)
     if isinstance(v, int):
         return scalar("i", v if keep_value else _UNSET)
     if isinstance(v, float):
@@ -229,7 +230,7 @@ def kind_of_value(v, keep_value: bool = True) -> Kind:
         if not all(isinstance(n, int) for n in shape):  # Dask: nan for an unknown chunk size
             return Kind("array", _dtype_letter(v.dtype), None, rank=len(shape), family=family)
         return Kind("array", _dtype_letter(v.dtype), shape, family=family)
-    if isinstance(v, str):  # an option string is a fact, as a flag is
+    if isinstance(v, str) and facts:  # an option string is a fact, as a flag is
         return Kind("object", value=v)
     return Kind("object", value=v if keep_value else _UNSET)
 
