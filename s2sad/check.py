@@ -46,7 +46,9 @@ def _flat(x: Any) -> np.ndarray[Any, np.dtype[Any]]:
 
 
 def _is_int(x: Any) -> bool:
-    return isinstance(x, (bool, int, np.integer, np.bool_)) or (
+    """An argument that carries no derivative: an integer or bool (a flag), a string (an
+    option) or None."""
+    return isinstance(x, (bool, int, np.integer, np.bool_, str)) or x is None or (
         isinstance(x, np.ndarray) and x.dtype.kind in "biu")
 
 

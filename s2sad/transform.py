@@ -213,6 +213,8 @@ def _structure_kind(view) -> Kind:
         return UNKNOWN
     if view[0] == "fact":
         return kind_of_value(view[1])
+    if view[0] == "rank":
+        return UNKNOWN
     (what, detail), items = view
     inner = tuple(_structure_kind(v) for v in items)
     if what == "seq":

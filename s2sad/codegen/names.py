@@ -77,6 +77,13 @@ class Namespace:
         if isinstance(fn, prims.Opaque):  # called as it is
             if fn.path is not None and _import_path(fn.func) is None:
                 return self.add_object(fn.func, fn.path[1], fn.path)
+            owner = getattr(fn.func, "__self__", None)
+            if fn.spelling and "." in fn.spelling and owner is not None and \
+                    not isinstance(owner, types.ModuleType) and \
+                    getattr(fn.func, "__name__", None) == fn.spelling.rpartition(".")[2]:
+                # a method of an object the function was given: `log.append(...)`
+                head = fn.spelling.rpartition(".")[0].replace(".", "_")
+                return f"{self.add_object(owner, head)}.{fn.func.__name__}"
             fn = fn.func
         table = _index()
         try:

@@ -77,6 +77,7 @@ class Guards:
     - "cell":   holder.cell_contents is expected (a closure variable);
     - "attr":   getattr(holder, key) is expected (a class or object attribute, a function's
       __code__ or __defaults__);
+    - "noattr": holder has no attribute `key` (read only where hasattr says it exists);
     - "equal":  holder's current value (read by `key`) equals the snapshot `expected`
       (a list or dict whose items lowering may read).
     """
@@ -127,6 +128,8 @@ class Guards:
                 parts.append(f"{h}[{key!r}] is {v}")
             elif tag == "absent":
                 parts.append(f"{key!r} not in {h}")
+            elif tag == "noattr":
+                parts.append(f"not hasattr({h}, {key!r})")
             elif tag == "cell":
                 env[v] = expected
                 parts.append(f"{h}.cell_contents is {v}")
@@ -153,7 +156,7 @@ def _current(entry):
             return holder.cell_contents
         if tag == "attr":
             return getattr(holder, key)
-        if tag == "absent":
+        if tag in ("absent", "noattr"):
             return None
         return _read(holder, key)
     except (KeyError, IndexError, ValueError, AttributeError, TypeError):
@@ -164,6 +167,8 @@ def _holds(entry) -> bool:
     tag, holder, key, expected = entry
     if tag == "absent":
         return key not in holder
+    if tag == "noattr":
+        return not hasattr(holder, key)
     if tag == "equal":
         return _equal_holds(entry)
     return same(_current(entry), expected)
@@ -333,6 +338,11 @@ class _Collector:
             else:
                 try:
                     got = getattr(v, attr)
+                except AttributeError:
+                    # read only where it exists (`self.offset if hasattr(self, "offset")`):
+                    # setting it changes what lowering decides
+                    self.add("noattr", v, attr, None)
+                    break
                 except Exception:
                     break
                 holder, tag = v, "attr"
@@ -360,6 +370,10 @@ def _reads(code) -> list:
         return hit
     out = []
     first = code.co_varnames[0] if code.co_argcount else None
+    # attributes the code writes (`self.nfev += 1`): read where the derivative runs, never
+    # a fact of the compile (guarding one would compile again at every call)
+    stored = {ins.argval for c in _codes(code) for ins in dis.get_instructions(c)
+              if ins.opname in ("STORE_ATTR", "DELETE_ATTR")}
     for c in _codes(code):
         try:
             loads = _loads_fast(c)
@@ -380,7 +394,7 @@ def _reads(code) -> list:
                 continue
             attrs = []
             j = i + 1  # (indexed: a slice of the rest per load was quadratic in the length)
-            while j < len(loads) and loads[j][0] in _LOADS_ATTR:
+            while j < len(loads) and loads[j][0] in _LOADS_ATTR and loads[j][1] not in stored:
                 attrs.append(loads[j][1])
                 j += 1
             out.append((how, name, tuple(attrs)))

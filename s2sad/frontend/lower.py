@@ -75,6 +75,7 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         # attributes of objects the function was given that it writes: (id(obj), name) ->
         # obj; read where the code runs (see StatementLowering.store_attribute)
         self.written_attrs: dict = {}
+        self.param_ranks: dict = {}  # an array parameter -> its number of axes (a fact)
         self.attribute_stores: list = []  # (the Opaque call storing it, attribute name)
         self.attribute_reads: set = set()  # names of attributes read where the code runs
 
@@ -154,6 +155,9 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
                 self.scope.env[a.id] = params[-1]
             elif view[0] == "fact":  # a flag, option string or None: known while compiling
                 self.scope.env[a.id] = Static(view[1], a.id)
+            elif view[0] == "rank":  # an array's number of axes, known while compiling
+                self.scope.env[a.id] = params[-1]
+                self.param_ranks[params[-1]] = view[1]
             else:
                 self.scope.env[a.id] = self.structured(params[-1], view, a.id, a)
         if args.vararg is not None:  # `*args`: one more parameter, the tuple of them

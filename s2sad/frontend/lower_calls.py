@@ -129,6 +129,17 @@ class CallLowering:
                 not is_library(call):
             # an object with a `__call__` written in Python: that method, bound to it
             return self.call_value(types.MethodType(call, fn), args, kwargs, node, hint, name)
+        if _is_constant_maker(fn) and all(_known(v) for v in list(args) +
+                                           [v for _, v in kwargs]):
+            # np.finfo(float), np.dtype("f8"), np.iinfo(np.int32): facts of the machine,
+            # made while compiling (np.finfo(float).eps is then a constant)
+            try:
+                obj = fn(*[_known_value(v) for v in args],
+                         **{k: _known_value(v) for k, v in kwargs})
+            except Exception:  # noqa: BLE001 - raised where the code runs instead
+                obj = None
+            if obj is not None:
+                return self.global_value(obj, name or getattr(fn, "__name__", "value"))
         if (fn is max or fn is min) and len(args) == 1 and not kwargs:
             return self.extreme_of(fn, args[0], node, name)
         if fn is len and len(args) == 1 and isinstance(args[0], StaticDict):
@@ -240,8 +251,9 @@ class CallLowering:
             return None
         name = getattr(fn, "__name__", "value")
         hint = f"{name}_value" if name.isidentifier() else "_t"
-        return self.emit(prims.Opaque(fn, errors, self.import_path(spelling)), a, k, hint=hint,
-                         node=node)
+        opaque = prims.Opaque(fn, errors, self.import_path(spelling))
+        opaque.spelling = spelling
+        return self.emit(opaque, a, k, hint=hint, node=node)
 
     def import_path(self, spelling):
         """(module, name) that `spelling` (`sp.gamma`) imports from, when its head is a
@@ -325,7 +337,7 @@ class CallLowering:
         wrt = d._resolve()
 
         def one(value, i):
-            if views[i] is None or views[i][0] == "fact" or not isinstance(value, Var):
+            if views[i] is None or isinstance(views[i][0], str) or not isinstance(value, Var):
                 return value
             return self.structured(value, views[i], f"_bar{i}", node)
 
@@ -738,3 +750,18 @@ def in_library(filename: str) -> bool:
                               for k in ("stdlib", "platstdlib", "purelib", "platlib")
                               if k in paths)
     return os.path.realpath(filename).startswith(_LIBRARY_DIRS) if filename else False
+
+
+_CONSTANT_MAKERS = (np.finfo, np.iinfo, np.dtype)
+
+
+def _is_constant_maker(fn) -> bool:
+    return any(fn is m for m in _CONSTANT_MAKERS)
+
+
+def _known(v) -> bool:
+    return isinstance(v, (Const, Static))
+
+
+def _known_value(v):
+    return v.value if isinstance(v, Const) else v.obj

@@ -21,6 +21,7 @@ from s2sad.frontend.values import (
     Zipped,
     writes_into,
 )
+from s2sad.ir import prims
 from s2sad.ir.nodes import Block, Const, ForRange, If, Var, While
 
 
@@ -172,6 +173,11 @@ class ControlFlowLowering:
         if isinstance(node, gast.Tuple):
             items = tuple(self.static_value(e) for e in node.elts)
             return _UNKNOWN if any(i is _UNKNOWN for i in items) else items
+        if isinstance(node, gast.Attribute) and node.attr == "ndim" and \
+                isinstance(node.value, gast.Name):
+            rank = self.param_ranks.get(self.scope.binding(node.value.id))
+            if rank is not None:  # x.ndim of an array argument: a fact of the compile
+                return rank
         if isinstance(node, (gast.Name, gast.Attribute)):
             if isinstance(node, gast.Name) and self.scope.binding(node.id) is not None:
                 # a local name: known where it is bound to a fact of the compile (a flag or
@@ -339,6 +345,12 @@ class ControlFlowLowering:
         names = []
         for n in assigned_names(body_stmts):
             if n in self.scope.env and not isinstance(self.scope.env[n], Undefined):
+                names.append(n)
+            elif self.read_later(n):
+                # first bound inside the loop and read after it: Python's name holds the
+                # last iteration's value (None in the generated code where the loop did
+                # not run, where Python raises UnboundLocalError)
+                self.scope.env[n] = Const(prims.NOT_COMPUTED)
                 names.append(n)
         for n in names:
             if isinstance(self.scope.env[n], StaticDict):

@@ -4,8 +4,10 @@ statements, returns, and the checks that keep writes into arrays safe.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import operator
+import textwrap
 import types
 
 import gast
@@ -162,6 +164,8 @@ class StatementLowering:
                     return out
                 except Abort:
                     return Const(None)  # already reported; the path still returns
+            case gast.Try():
+                self.lower_verbatim(s, "`try`")
             case gast.Raise(exc=exc):
                 self.lower_raise(exc, s)
                 return "raise"
@@ -287,6 +291,46 @@ class StatementLowering:
                       hint="_left", node=s)
         return out
 
+    def lower_verbatim(self, s, what):
+        """A statement the compiler does not lower (`try`), run as written: made a function
+        of the local names it reads, returning the names it binds that are read later, and
+        called where the statement stands. Where a differentiated value reaches it, refused
+        (its effect on the derivative cannot be read)."""
+        parsed = self.scope.parsed
+        loaded = []
+        for node in gast.walk(s):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
+                    node.id not in loaded:
+                loaded.append(node.id)
+        inputs, values = [], []
+        for name in loaded:
+            bound = self.scope.binding(name)
+            if bound is None and (name in parsed.globals or name not in parsed.closure):
+                continue  # a global or builtin: the statement's function reads it itself
+            inputs.append(name)
+            values.append(self.materialize(self.name_load(name, s)))
+        outs = [n for n in assigned_names([s]) if self.read_later(n)]
+        lineno = parsed.loc(s).lineno
+        text = ast.unparse(gast.gast_to_ast(gast.Module(body=[s], type_ignores=[])))
+        unset = [n for n in outs if n not in inputs]
+        source = (f"def _line_{lineno}({', '.join(inputs)}):\n" +
+                  "".join(f"    {n} = _NOT_COMPUTED\n" for n in unset) +
+                  textwrap.indent(text, "    ") + "\n" +
+                  f"    return ({''.join(n + ', ' for n in outs)})\n")
+        namespace = dict(parsed.globals)
+        namespace["_NOT_COMPUTED"] = prims.NOT_COMPUTED
+        exec(compile(source, parsed.filename, "exec"), namespace)
+        run = namespace[f"_line_{lineno}"]
+        run.__s2sad_source__ = source
+        error = NonDifferentiableError(
+            f"{what} runs as written, where no derivative reaches it; here a differentiated "
+            "value does", self.loc(s), f"compute what is differentiated outside the {what}")
+        fn = prims.Opaque(run, [error], effect_only=not outs)
+        result = self.emit(fn, values, hint=f"line_{lineno}", node=s)
+        for i, n in enumerate(outs):
+            self.scope.env[n] = self.emit(operator.getitem, [result, Const(i)], hint=n,
+                                          node=s)
+
     def writes_its_arguments(self, call) -> bool:
         """Does the user's function called here write into one of its parameters (`p[i] =
         v`, `p += v`, `p.fill(v)`, np.fill_diagonal(p, v), out=p)?"""
@@ -344,9 +388,9 @@ class StatementLowering:
             kw.append(("out", Const(None)))  # (replaced by the copy: see WrittenCopy)
             writer = prims.OutWriter(writer)
         error = NonDifferentiableError(
-            f"`{spelling}` writes into `{name}`, which carries a derivative here", self.loc(s),
-            f"build the new value instead: `{name} = np.where(...)`, "
-            f"`{name} = {name} + ...`, or `{name}[i] = v`")
+            f"`{spelling}` writes into `{name}` in place, and a derivative flows through the "
+            "write", self.loc(s), f"assign into it (`{name}[i] = v`) or build the new value: "
+            f"`{name} = np.where(...)`, `{name} = {name} + ...`")
         new = self.emit(prims.Opaque(prims.WrittenCopy(writer, spelling), [error]),
                         [cur] + values, kw, hint=name, node=s)
         self.scope.fresh.add(new)
@@ -487,6 +531,11 @@ class StatementLowering:
                 if callee is not None and (self.table.is_primitive(callee.obj) or
                                            callee.obj in (len, list, tuple)):
                     allowed.update(id(a) for a in node.args)
+        # a nested function's own local of that name is another variable (Python's scopes)
+        for node in gast.walk(gast.Module(body=list(body), type_ignores=[])):
+            if isinstance(node, (gast.FunctionDef, gast.Lambda)) and \
+                    name in _local_names(node):
+                allowed.update(id(n) for n in gast.walk(node))
         for node in gast.walk(gast.Module(body=list(body), type_ignores=[])):
             if isinstance(node, gast.Name) and node.id == name and \
                     isinstance(node.ctx, gast.Load) and id(node) not in allowed:
@@ -789,3 +838,17 @@ def _writer_target(call, peek_static):
         pass
     return None
 
+
+
+def _local_names(fnode) -> set:
+    """The names a nested function (or lambda) binds itself: its parameters and the names
+    it assigns, unless it declares them global or nonlocal."""
+    args = fnode.args
+    names = {a.id for a in args.args + args.kwonlyargs + getattr(args, "posonlyargs", [])}
+    names.update(a.id for a in (args.vararg, args.kwarg) if a is not None)
+    body = fnode.body if isinstance(fnode.body, list) else []
+    names.update(assigned_names(body))
+    for node in gast.walk(gast.Module(body=list(body), type_ignores=[])):
+        if isinstance(node, (gast.Global, gast.Nonlocal)):
+            names.difference_update(node.names)
+    return names

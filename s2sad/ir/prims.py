@@ -633,6 +633,7 @@ class Opaque:
         # `raise`): it runs as written on the primal values, and as its result carries
         # nothing on, a differentiated value may reach it (see passes/activity.py)
         self.effect_only = effect_only
+        self.spelling = None  # how the user's code names it (`log.append`), where known
 
     def __call__(self, *args, **kwargs):
         return self.func(*args, **kwargs)

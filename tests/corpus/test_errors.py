@@ -34,12 +34,6 @@ def bad_try(x):
     return y
 
 
-def bad_with(x):
-    with open(os.devnull) as fh:
-        y = x * 2.0
-    return y
-
-
 def bad_yield(x):
     yield x * 2.0
 
@@ -176,7 +170,6 @@ M = s2sad.MissingRuleError
 
 BAD = [
     Bad(bad_try, U, 1, "try"),
-    Bad(bad_with, U, 1, "with"),
     Bad(bad_yield, U, 1, "yield"),
     Bad(bad_global, U, 1, "global"),
     Bad(bad_nonlocal, U, 1, "nonlocal"),

@@ -90,11 +90,13 @@ def writes_with_np_put(x):
 
 
 def test_an_in_place_numpy_call_is_refused_as_such():
-    """np.put(z, ...) was refused as "an expression statement has no effect"."""
-    with pytest.raises(s2sad.UnsupportedSyntaxError) as info:
+    """np.put(z, ...) was refused as "an expression statement has no effect"; a write that
+    carries no derivative now runs as written (tests/frontend/test_inactive.py), one that
+    carries a derivative into `z` is refused as a write in place, at its line."""
+    with pytest.raises(s2sad.NonDifferentiableError) as info:
         s2sad.grad(writes_with_np_put)(np.ones(4))
     e = info.value
-    assert "in place" in e.message and "a[i] = v" in e.hint
+    assert "in place" in e.message and "z[i] = v" in e.hint
     assert e.lineno == writes_with_np_put.__code__.co_firstlineno + 2
 
 
