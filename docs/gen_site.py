@@ -278,7 +278,7 @@ def render_tutorial() -> str:
         "`grad` and then `hvp` runs the function twice.\n",
         "## 9. When the compiler says no\n",
         "The compiler accepts a defined subset of Python (see",
-        "[what is accepted](howto/accepted.md)). Anything else is refused when the derivative",
+        "[what is accepted](accepted.md)). Anything else is refused when the derivative",
         "is compiled, with an `s2sad.S2SADError` that says where, what and what to do",
         "instead, never with a wrong derivative:\n",
         source(src.scale_first),

@@ -37,7 +37,7 @@ from s2sad.errors import RecursionLimitError, S2SADError, WrtError
 from s2sad.frontend.guards import Guards, collect
 from s2sad.ir.kinds import UNKNOWN, array_family, kind_of_value
 from s2sad.ir.per_function import FunctionKeyed
-from s2sad.ir.prims import RecursiveCall
+from s2sad.ir.prims import RecursiveCall, is_derivative
 from s2sad.passes.forward import tangent_suffix
 from s2sad.store.compiled import compiled
 from s2sad.transform import (
@@ -287,6 +287,7 @@ class Derivative(_Generic[P, Out]):
         self.explain = bool(explain)
         self._cmode = with_backend(with_explain(with_checkpoints(mode, checkpoints),
                                                 self.explain), backend)
+        func = _as_function(func)
         wrapper = _primitive_function(func)
         # a primitive's own options (np.linalg.norm's ord) or arguments it takes by *args
         # (math.hypot): a call giving them is served by a derivative of a wrapper taking them
@@ -938,6 +939,18 @@ class _Dropping:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         rest = args[:self.n_req] + args[self.n_req + self.n_extra:]
         return self.variant(*rest, **kwargs)
+
+
+def _as_function(func: Any) -> Any:
+    """An object whose class defines `__call__` in Python (a link function, a model), passed
+    where a function is expected: its `__call__` bound to it, read like any bound method
+    (what it holds is guarded like a global)."""
+    call = getattr(type(func), "__call__", None)
+    if isinstance(call, types.FunctionType) and not isinstance(func, type) and \
+            not isinstance(func, (types.FunctionType, types.MethodType, functools.partial)) and \
+            not is_derivative(func) and not TABLE.is_primitive(func):
+        return types.MethodType(call, func)
+    return func
 
 
 def _generic_call(self: Derivative[Any, Any], *args: Any, **kwargs: Any) -> Any:

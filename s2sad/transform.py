@@ -78,6 +78,18 @@ def lowered(func, views: tuple = ()):
     return ir
 
 
+def argument_views(func, arg_kinds) -> tuple:
+    """What lowering may know of each argument (kinds.structure_view); for the tuple of a
+    function's `*args`, ("varargs", their number)."""
+    views = [structure_view(k) for k in arg_kinds]
+    code = getattr(getattr(func, "__func__", func), "__code__", None)
+    if code is not None and code.co_flags & inspect.CO_VARARGS:
+        i = code.co_argcount - (1 if hasattr(func, "__self__") else 0)
+        if i < len(views) and arg_kinds[i].tag in ("tuple", "list"):
+            views[i] = ("varargs", len(arg_kinds[i].items))
+    return tuple(views)
+
+
 def resolve_wrt(func, wrt, sig=None) -> tuple:
     """`wrt` (index, name, tuple of them, or None) -> (indices, given_as_tuple)."""
     try:
@@ -181,7 +193,7 @@ def base_ir(func, arg_kinds: list, kw_kinds: dict):
     function returning what the inner derivative returns: the compiler composes on the IR.
     """
     if not prims.is_derivative(func):
-        return lowered(func, tuple(structure_view(k) for k in arg_kinds))
+        return lowered(func, argument_views(func, arg_kinds))
     inner_wrt = func._resolve()
     n = func._n_params
     inner = derivative_ir(func.func, func.mode, inner_wrt, list(arg_kinds[:n]), kw_kinds,
@@ -213,7 +225,7 @@ def _structure_kind(view) -> Kind:
         return UNKNOWN
     if view[0] == "fact":
         return kind_of_value(view[1])
-    if view[0] == "rank":
+    if view[0] in ("rank", "varargs"):
         return UNKNOWN
     (what, detail), items = view
     inner = tuple(_structure_kind(v) for v in items)
@@ -692,7 +704,7 @@ def output_structure(func, mode: str, arg_kinds: list):
     a derivative (jvp(grad(f))) returns its inner derivative's layout: None."""
     if split_mode(mode)[0] not in STRUCTURED_MODES or prims.is_derivative(func):
         return None
-    ir = lowered(func, tuple(structure_view(k) for k in arg_kinds))
+    ir = lowered(func, argument_views(func, arg_kinds))
     return ir.meta.get("out_structure")
 
 

@@ -29,6 +29,7 @@ from s2sad.frontend.source import parse_function
 from s2sad.frontend.values import (
     VIEW_FNS,
     Abort,
+    Poisoned,
     Record,
     Scope,
     Static,
@@ -76,6 +77,8 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         # obj; read where the code runs (see StatementLowering.store_attribute)
         self.written_attrs: dict = {}
         self.param_ranks: dict = {}  # an array parameter -> its number of axes (a fact)
+        self.control_depth = 0  # how many branches and loop bodies enclose what is lowered
+        self.shape_source: dict = {}  # a variable holding x.shape -> x
         self.attribute_stores: list = []  # (the Opaque call storing it, attribute name)
         self.attribute_reads: set = set()  # names of attributes read where the code runs
 
@@ -129,11 +132,13 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         """Run `fn()` collecting the statements it emits into a separate list."""
         saved = self.stmts
         self.stmts = []
+        self.control_depth += 1
         try:
             result = fn()
             return self.stmts, result
         finally:
             self.stmts = saved
+            self.control_depth -= 1
 
     def lower_function(self, func, views: tuple = ()) -> Function:
         parsed = parse_function(func)
@@ -163,6 +168,13 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         if args.vararg is not None:  # `*args`: one more parameter, the tuple of them
             params.append(self.reserve(args.vararg.id))
             self.scope.env[args.vararg.id] = params[-1]
+            view = views[len(positional)] if len(positional) < len(views) else None
+            if view is not None and view[0] == "varargs":
+                # their number is known: a tuple of its items, as a helper's *args is
+                self.scope.env[args.vararg.id] = StaticSeq(tuple(
+                    self.emit(operator.getitem, [params[-1], Const(i)],
+                              hint=f"{args.vararg.id}_{i}", node=args.vararg)
+                    for i in range(view[1])))
         kwonly = []
         for a, d in zip(args.kwonlyargs, args.kw_defaults):
             v = self.reserve(a.id)
@@ -171,6 +183,11 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
                 func.__kwdefaults__) else inspect.Parameter.empty
             kwonly.append((v, default))
         self._check_signature(node, varargs=True)
+        if args.kwarg is not None:  # (a helper's **kwargs is the call's other keywords)
+            self.error(UnsupportedSyntaxError, "**kwargs parameters of the differentiated "
+                       "function are not supported", args.kwarg, "differentiate a lambda "
+                       "that passes them: s2sad.grad(lambda x: f(x, p=3))")
+            self.scope.env[args.kwarg.id] = Poisoned(args.kwarg.id)  # (reported once)
         self.prescan_attribute_writes(node.body)
         results, is_tuple = self.lower_body(node.body, node)
         for store, attr in self.attribute_stores:
@@ -216,7 +233,7 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         if args.vararg is not None and not varargs:
             self.error(UnsupportedSyntaxError, "*args parameters are not supported", args.vararg,
                        "give each argument its own parameter")
-        if args.kwarg is not None:
+        if args.kwarg is not None and not varargs:
             self.error(UnsupportedSyntaxError, "**kwargs parameters are not supported",
                        args.kwarg, "use keyword-only parameters with defaults")
 

@@ -29,6 +29,9 @@ from s2sad.frontend.values import (
     VARARG_SHAPE_METHODS,
     Abort,
     LocalFunction,
+    ObjectRecord,
+    Partial,
+    SuperRecord,
     Record,
     Scope,
     Static,
@@ -48,6 +51,10 @@ class CallLowering:
         # method calls on runtime values: x.sum(axis=0) -> np.sum(x, axis=0)
         if isinstance(func, gast.Attribute):
             recv = self.expr(func.value)
+            if isinstance(recv, (ObjectRecord, SuperRecord)):
+                callee = self.record_attribute(recv, func.attr, func)
+                args, kwargs = self.call_args(node)
+                return self.call_lowered(callee, args, kwargs, node)
             if not isinstance(recv, Static):
                 return self.lower_method(recv, func.attr, node)
             try:
@@ -59,30 +66,196 @@ class CallLowering:
         else:
             callee = self.expr(func)
         args, kwargs = self.call_args(node)
+        return self.call_lowered(callee, args, kwargs, node)
+
+    def call_lowered(self, callee, args, kwargs, node):
+        """A call of a lowered callee: a function known while compiling, a lambda or nested
+        `def`, or a functools.partial made in the function."""
         if isinstance(callee, LocalFunction):
             return self.inline_local(callee, args, kwargs, node)
+        if isinstance(callee, ObjectRecord):  # obj(...): its class's __call__
+            return self.call_lowered(self.record_attribute(callee, "__call__", node), args,
+                                     kwargs, node)
+        if isinstance(callee, Partial):
+            given = {k for k, _ in kwargs}
+            return self.call_lowered(callee.func, list(callee.args) + list(args),
+                                     [(k, v) for k, v in callee.kwargs if k not in given] +
+                                     list(kwargs), node)
         if not isinstance(callee, Static):
             self.error(MissingRuleError, "cannot call a value computed inside the function",
                        node, "call functions by their name")
             raise Abort
-        return self.call_value(callee.obj, args, kwargs, node, name=callee.name)
+        fn = callee.obj
+        if fn is functools.partial and args:
+            return Partial(args[0], tuple(args[1:]), tuple(kwargs))
+        if fn in _ITERATION_BUILTINS:
+            out = self.iteration_builtin(fn, args, kwargs, node)
+            if out is not None:
+                return out
+        return self.call_value(fn, args, kwargs, node, name=callee.name)
+
+    def new_object(self, cls, args, kwargs, node):
+        """`Kernel(ls)` of a class written in Python: a record of its attributes, its
+        `__init__` inlined with the record as `self`. None (called as it is, at run time)
+        where the class's source cannot be read and no derivative reaches the object."""
+        record = ObjectRecord(cls, self.control_depth)
+        init = getattr(cls, "__init__", object.__init__)
+        if init is object.__init__:
+            if args or kwargs:
+                self.error(UnsupportedSyntaxError, f"`{cls.__name__}()` takes no arguments",
+                           node)
+                raise Abort
+            return record
+        if not isinstance(init, types.FunctionType):
+            return None
+        n_errors, n_stmts = len(self.errors), len(self.stmts)
+        try:
+            self.inline_call(init, [record] + list(args), kwargs, node, returns_nothing=True)
+        except Abort:
+            pass
+        if len(self.errors) > n_errors:
+            if is_library_function(init):  # (a library's object: made as it is)
+                del self.errors[n_errors:]
+                del self.stmts[n_stmts:]
+                return None
+            raise Abort
+        return record
+
+    def record_attribute(self, record, attr, node):
+        """`obj.attr` of an object made in the function: an attribute it holds, else its
+        class's (a method bound to it, a property's value, a class attribute)."""
+        if isinstance(record, SuperRecord):
+            mro = record.record.cls.__mro__
+            classes = mro[mro.index(record.owner) + 1:]
+            this = record.record
+        else:
+            if attr in record.attrs:
+                return record.attrs[attr]
+            classes, this = record.cls.__mro__, record
+        for klass in classes:
+            if attr not in vars(klass):
+                continue
+            found = vars(klass)[attr]
+            if isinstance(found, staticmethod):
+                return Static(found.__func__, f"{klass.__name__}.{attr}")
+            if isinstance(found, classmethod):
+                return Partial(Static(found.__func__, f"{klass.__name__}.{attr}"),
+                               (Static(this.cls, this.cls.__name__),), ())
+            if isinstance(found, property) and found.fget is not None:
+                return self.call_lowered(Static(found.fget, attr), [this], [], node)
+            if isinstance(found, types.FunctionType):
+                return Partial(Static(found, f"{klass.__name__}.{attr}"), (this,), ())
+            if found is object.__init__ or klass is object:
+                break
+            return self.global_value(found, f"{klass.__name__}.{attr}")
+        self.error(NameResolutionError, f"`{this.cls.__name__}` object has no attribute "
+                   f"`{attr}`", node)
+        raise Abort
+
+    def super_of_method(self, node):
+        """super() in a method inlined on an object made in the function."""
+        method = self.inline_stack[-1] if self.inline_stack else None
+        params = list(getattr(getattr(method, "__code__", None), "co_varnames", ()))[:1]
+        record = self.scope.env.get(params[0]) if params else None
+        if isinstance(record, ObjectRecord):
+            for klass in record.cls.__mro__:
+                if any(v is method for v in vars(klass).values()):
+                    return SuperRecord(record, klass)
+        self.error(UnsupportedSyntaxError, "super() outside a method of an object made in "
+                   "the function", node, "call the base class's method by name")
+        raise Abort
+
+    def iteration_builtin(self, fn, args, kwargs, node):
+        """map, filter, sorted and functools.reduce over sequences known while compiling
+        (tuples and lists written in the function, a dict's keys): the calls they make,
+        unrolled; None where the sequences are known only at run time."""
+        def items(v):
+            if isinstance(v, StaticSeq):
+                return list(v.items)
+            if isinstance(v, StaticDict):
+                return [Const(k) for k in v.keys]
+            return None
+        if fn is map and len(args) >= 2 and not kwargs:
+            seqs = [items(a) for a in args[1:]]
+            if any(q is None for q in seqs):
+                return None
+            return StaticSeq(tuple(self.call_lowered(args[0], list(group), [], node)
+                                   for group in zip(*seqs)))
+        if fn is filter and len(args) == 2 and not kwargs:
+            seq = items(args[1])
+            if seq is None:
+                return None
+            kept = []
+            for item in seq:
+                test = item if args[0] is None or (isinstance(args[0], Const) and
+                                                   args[0].value is None) else \
+                    self.call_lowered(args[0], [item], [], node)
+                if not isinstance(test, Const):
+                    return None
+                if test.value:
+                    kept.append(item)
+            return StaticSeq(tuple(kept))
+        if fn is sorted and len(args) == 1:
+            seq = items(args[0])
+            options = dict(kwargs)
+            if seq is None or not all(isinstance(i, Const) for i in seq) or \
+                    set(options) - {"reverse"} or not isinstance(
+                        options.get("reverse", Const(False)), Const):
+                return None
+            order = sorted(seq, key=lambda c: c.value,
+                           reverse=bool(options.get("reverse", Const(False)).value))
+            return StaticSeq(tuple(order), True)
+        if fn is functools.reduce and len(args) in (2, 3) and not kwargs:
+            seq = items(args[1])
+            if seq is None:
+                return None
+            if len(args) == 3:
+                acc, rest = args[2], seq
+            elif seq:
+                acc, rest = seq[0], seq[1:]
+            else:
+                return None
+            for item in rest:
+                acc = self.call_lowered(args[0], [acc, item], [], node)
+            return acc
+        return None
 
     def call_args(self, node):
         args = []
         for a in node.args:
             if isinstance(a, gast.Starred):
-                self.error(UnsupportedSyntaxError, "`*args` in a call is not supported", a,
-                           "pass each argument explicitly")
-                raise Abort
+                # f(*t): the items of a tuple or list of known length (a tuple written in
+                # the function, a function's *args, x.shape of an array of known rank)
+                args.extend(self.starred_items(a))
+                continue
             args.append(self.expr(a))
         kwargs = []
         for k in node.keywords:
             if k.arg is None:
-                self.error(UnsupportedSyntaxError, "`**kwargs` in a call is not supported", k,
-                           "pass each keyword argument explicitly")
+                d = self.expr(k.value)  # f(**options): a dict known while compiling
+                if isinstance(d, StaticDict) and all(isinstance(key, str) for key in d.keys):
+                    kwargs.extend(zip(d.keys, d.values))
+                    continue
+                self.error(UnsupportedSyntaxError, "`**` of a dict not written in the "
+                           "function", k, "pass each keyword argument explicitly")
                 raise Abort
             kwargs.append((k.arg, self.expr(k.value)))
         return args, kwargs
+
+    def starred_items(self, node):
+        value = self.expr(node.value)
+        if isinstance(value, StaticSeq):
+            return list(value.items)
+        if isinstance(value, StaticDict):
+            return [Const(k) for k in value.keys]
+        shape_of = self.shape_source.get(value) if isinstance(value, Var) else None
+        if shape_of is not None and shape_of in self.param_ranks:
+            return [self.emit(operator.getitem, [value, Const(i)], hint="_n", node=node)
+                    for i in range(self.param_ranks[shape_of])]
+        self.error(UnsupportedSyntaxError, "`*` of a sequence whose length is not known "
+                   "while compiling", node, "pass a tuple or list written in the function, "
+                   "or each argument explicitly")
+        raise Abort
 
     def lower_method(self, recv, name, node):
         args, kwargs = self.call_args(node)
@@ -190,6 +363,12 @@ class CallLowering:
         if isinstance(fn, type) and issubclass(fn, tuple) and \
                 isinstance(getattr(fn, "_fields", None), tuple):
             return self.new_record(fn, args, kwargs, node)
+        if isinstance(fn, type) and _record_class(fn):
+            made = self.new_object(fn, args, kwargs, node)
+            if made is not None:
+                return made
+        if fn is super and not args and not kwargs:
+            return self.super_of_method(node)
         if fn is dict and not args:
             out = StaticDict((), ())
             for k, v in kwargs:
@@ -349,7 +528,7 @@ class CallLowering:
             return StaticSeq((out.items[0], grads(out.items[1])))
         return grads(out)
 
-    def inline_call(self, fn, args, kwargs, node):
+    def inline_call(self, fn, args, kwargs, node, returns_nothing=False):
         if fn in self.inline_stack:
             return self.recursive_call(fn, args, kwargs, node)
         if getattr(fn, "__s2sad_checkpoint__", False):  # @s2sad.checkpoint: not inlined
@@ -365,7 +544,11 @@ class CallLowering:
         for pname, value in bound.arguments.items():
             if sig.parameters[pname].kind is inspect.Parameter.VAR_POSITIONAL:
                 value = StaticSeq(tuple(value))  # *args: the call fixes their number
-            elif not isinstance(value, (Var, Const, StaticSeq, StaticDict, Static, LocalFunction)):
+            elif sig.parameters[pname].kind is inspect.Parameter.VAR_KEYWORD:
+                # **kwargs: a dict of the call's other keywords, known while compiling
+                value = StaticDict(tuple(value), tuple(value.values()))
+            elif not isinstance(value, (Var, Const, StaticSeq, StaticDict, Static, LocalFunction,
+                                        ObjectRecord, SuperRecord, Partial)):
                 value = self.global_value(value, pname)
             scope.env[pname] = value
         body = _without_docstring(parsed.node.body)
@@ -374,7 +557,7 @@ class CallLowering:
         if entered:
             self.library_entry = (self.loc(node), fn)
         try:
-            out = self.lower_inlined(body, scope, fn, parsed.node, (
+            out = self.lower_inlined(body, scope, fn, parsed.node, None if returns_nothing else (
                 f"helper `{fn.__name__}` does not return a value on every path",
                 "end the helper with `return <value>`"))
         except Abort:
@@ -437,6 +620,8 @@ class CallLowering:
                            "every path", fnode)
                 raise Abort
             if out is None:
+                if missing_return is None and len(self.errors) == n_errors:
+                    return Const(None)  # (an __init__: it returns nothing)
                 if len(self.errors) == n_errors:
                     self.error(UnsupportedSyntaxError, missing_return[0], fnode,
                                missing_return[1])
@@ -765,3 +950,15 @@ def _known(v) -> bool:
 
 def _known_value(v):
     return v.value if isinstance(v, Const) else v.obj
+
+
+_ITERATION_BUILTINS = (map, filter, sorted, functools.reduce)
+
+
+def _record_class(cls) -> bool:
+    """A class whose objects made in the function are records of their attributes: written
+    in Python (not a builtin, NumPy or exception class), made by object.__new__."""
+    if cls.__module__ in ("builtins", "numpy") or issubclass(cls, BaseException) or \
+            getattr(cls, "__new__", object.__new__) is not object.__new__:
+        return False
+    return all(k.__module__ != "builtins" or k is object for k in cls.__mro__)

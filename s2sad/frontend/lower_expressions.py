@@ -17,11 +17,14 @@ from s2sad.frontend.values import (
     UNOPS,
     Abort,
     LocalFunction,
+    ObjectRecord,
+    Partial,
     Poisoned,
     Static,
     Record,
     StaticDict,
     StaticSeq,
+    SuperRecord,
     Undefined,
     Zipped,
     is_simple_constant,
@@ -61,6 +64,14 @@ class ExpressionLowering:
                  "the iterable of a `for` loop",
                  "loop over it directly: `for i, row in enumerate(x):`"))
             self.errors.append(UnsupportedSyntaxError(what, self.statement_loc(), hint))
+            raise Abort
+        if isinstance(value, (ObjectRecord, SuperRecord, Partial)):
+            what = f"a `{value.cls.__name__}` object" if isinstance(value, ObjectRecord) \
+                else "a bound method or functools.partial"
+            self.errors.append(UnsupportedSyntaxError(
+                f"{what} made in the function is used as a value (returned, stored in an "
+                "array, merged by a branch)", self.statement_loc(),
+                "return or store the values it holds; call its methods where it is made"))
             raise Abort
         if isinstance(value, LocalFunction):
             self.errors.append(UnsupportedSyntaxError(
@@ -371,6 +382,8 @@ class ExpressionLowering:
 
     def lower_attribute(self, base, attr, node):
         bv = self.expr(base)
+        if isinstance(bv, (ObjectRecord, SuperRecord)):
+            return self.record_attribute(bv, attr, node)
         if isinstance(bv, Static) and (id(bv.obj), attr) in self.written_attrs:
             return self.attribute_read_now(bv, attr, node)
         if isinstance(bv, Static):
@@ -392,7 +405,10 @@ class ExpressionLowering:
                        node)
             raise Abort
         if attr in ARRAY_ATTRS:
-            return self.call_value(prims.Attr(attr), [bv], [], node, "_" + attr.lower())
+            out = self.call_value(prims.Attr(attr), [bv], [], node, "_" + attr.lower())
+            if attr == "shape" and isinstance(bv, Var) and isinstance(out, Var):
+                self.shape_source[out] = bv  # (its length is its rank: see starred_items)
+            return out
         self.error(UnsupportedSyntaxError, f"attribute `.{attr}` is not supported on a value",
                    node, f"supported attributes: {', '.join(sorted(ARRAY_ATTRS))}; for a "
                    "method reading `self`, differentiate the bound method "

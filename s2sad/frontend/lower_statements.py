@@ -19,11 +19,12 @@ from s2sad.errors import (
     S2SADError,
     UnsupportedSyntaxError,
 )
-from s2sad.frontend.normalize import assigned_names
+from s2sad.frontend.normalize import assigned_names, contains
 from s2sad.frontend.source import parse_function
 from s2sad.frontend.values import (
     BINOPS,
     Abort,
+    ObjectRecord,
     Poisoned,
     Static,
     StaticDict,
@@ -158,10 +159,7 @@ class StatementLowering:
                                "return the value to differentiate")
                     return Const(None)
                 try:
-                    out = self.expr(value)
-                    if isinstance(out, StaticDict) and len(self.inline_stack) > 1:
-                        self.materialize(out)  # refused here, at a helper's `return`
-                    return out
+                    return self.expr(value)  # (a dict: kept while compiling, as written)
                 except Abort:
                     return Const(None)  # already reported; the path still returns
             case gast.Try():
@@ -297,6 +295,13 @@ class StatementLowering:
         called where the statement stands. Where a differentiated value reaches it, refused
         (its effect on the derivative cannot be read)."""
         parsed = self.scope.parsed
+        exit_ = contains([s], (gast.Return, gast.Break, gast.Continue, gast.Yield,
+                               gast.YieldFrom))
+        if exit_ is not None:
+            self.error(UnsupportedSyntaxError, f"`{type(exit_).__name__.lower()}` inside a "
+                       f"{what}: it runs as written, as a statement of its own", exit_,
+                       f"assign the value in the {what} and return it after")
+            raise Abort
         loaded = []
         for node in gast.walk(s):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
@@ -400,6 +405,16 @@ class StatementLowering:
         """`obj.name = v` on an object the function was given (`self`, a global object):
         run as written. Read again in the function, the attribute is read where the code
         runs; a value that carries a derivative stored and read back is refused."""
+        record = self.scope.binding(base.id) if isinstance(base, gast.Name) else None
+        if isinstance(record, ObjectRecord):
+            if record.depth != self.control_depth:
+                self.error(UnsupportedSyntaxError, f"`{base.id}.{attr}` written inside a "
+                           "branch or loop of an object made outside it", node,
+                           "compute the value in a variable and set the attribute after the "
+                           "`if` or loop")
+                raise Abort
+            record.attrs[attr] = value
+            return
         obj = self.peek_static(base)
         if obj is None or isinstance(obj.obj, types.ModuleType):
             self.error(UnsupportedSyntaxError, "assignment to an attribute of a value computed "

@@ -163,6 +163,43 @@ class LocalFunction:
     name: str
 
 
+class ObjectRecord:
+    """An object of a class written in Python, created inside the differentiated code: a
+    record of its attributes (lowered values), as a dict written in the function is.
+    `__init__` and its methods are inlined with the record as `self`; an attribute holding
+    a differentiated value carries its derivative. `depth`: how deep in branches and loop
+    bodies it was made (an attribute is written only at that depth: a write in one branch
+    of an `if` would be seen by the other)."""
+
+    def __init__(self, cls, depth: int):
+        self.cls = cls
+        self.attrs: dict = {}
+        self.depth = depth
+
+    def __repr__(self) -> str:
+        return f"<{self.cls.__name__} record>"
+
+
+@dataclass(frozen=True, eq=False)
+class SuperRecord:
+    """`super()` in a method inlined on a record: attributes looked up after `owner` in the
+    class's method resolution order."""
+
+    record: ObjectRecord
+    owner: type
+
+
+@dataclass(frozen=True, eq=False)
+class Partial:
+    """functools.partial(f, *args, **kwargs) made in the function: a compile-time value
+    whose calls are calls of `f` with the stored arguments first (a keyword given at the
+    call wins)."""
+
+    func: object  # a lowered callee: Static, LocalFunction or Partial
+    args: tuple
+    kwargs: tuple  # (name, lowered value)
+
+
 FRESH_FNS = {
     np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
     np.full_like, np.array, np.copy, np.arange, np.linspace, np.eye, np.identity,
