@@ -31,7 +31,15 @@ from s2sad.frontend.guards import collect
 from s2sad.frontend.lower import derivative_hook, lower
 from s2sad.frontend.source import parse_function
 from s2sad.ir import prims
-from s2sad.ir.kinds import UNKNOWN, Kind, float_kind, infer_kinds, kind_of_value, structure_view
+from s2sad.ir.kinds import (
+    UNKNOWN,
+    Kind,
+    array_of_rank,
+    float_kind,
+    infer_kinds,
+    kind_of_value,
+    structure_view,
+)
 from s2sad.ir.nodes import Call, Const, Var, blocks_of
 from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.verify import verify
@@ -225,7 +233,9 @@ def _structure_kind(view) -> Kind:
         return UNKNOWN
     if view[0] == "fact":
         return kind_of_value(view[1])
-    if view[0] in ("rank", "varargs"):
+    if view[0] == "rank":
+        return array_of_rank(view[2], view[1])
+    if view[0] == "varargs":
         return UNKNOWN
     (what, detail), items = view
     inner = tuple(_structure_kind(v) for v in items)

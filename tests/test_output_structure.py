@@ -283,9 +283,9 @@ def test_a_dict_returned_by_a_branch_is_still_refused():
         s2sad.jvp(dict_in_a_branch)(1.0, 1.0)
 
 
-def test_a_dict_returned_by_a_helper_is_still_refused():
-    with pytest.raises(UnsupportedSyntaxError, match="not returned"):
-        s2sad.grad(calls_a_helper_returning_a_dict)(1.0)
+def test_a_dict_returned_by_a_helper_is_read_by_key():
+    """A helper returning a dict was refused; the dict is kept while compiling (issue 33)."""
+    assert s2sad.grad(calls_a_helper_returning_a_dict)(1.5) == pytest.approx(3.0)  # 2 x
 
 
 RECORD_MODULE = """

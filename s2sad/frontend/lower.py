@@ -162,7 +162,7 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
                 self.scope.env[a.id] = Static(view[1], a.id)
             elif view[0] == "rank":  # an array's number of axes, known while compiling
                 self.scope.env[a.id] = params[-1]
-                self.param_ranks[params[-1]] = view[1]
+                self.param_ranks[params[-1]] = (view[2], view[1])  # (dtype, rank)
             else:
                 self.scope.env[a.id] = self.structured(params[-1], view, a.id, a)
         if args.vararg is not None:  # `*args`: one more parameter, the tuple of them

@@ -4,6 +4,7 @@ call of the derivative itself) and derivative objects called inside a function.
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import operator
@@ -22,7 +23,12 @@ from s2sad.errors import (
 )
 from s2sad.frontend.aliasing import output_argument
 from s2sad.frontend.guards import is_library
-from s2sad.frontend.normalize import assigned_names, lift_loop_returns, normalize_exits
+from s2sad.frontend.normalize import (
+    assigned_names,
+    contains,
+    lift_loop_returns,
+    normalize_exits,
+)
 from s2sad.frontend.source import parse_function
 from s2sad.frontend.values import (
     ARRAY_METHODS,
@@ -251,7 +257,7 @@ class CallLowering:
         shape_of = self.shape_source.get(value) if isinstance(value, Var) else None
         if shape_of is not None and shape_of in self.param_ranks:
             return [self.emit(operator.getitem, [value, Const(i)], hint="_n", node=node)
-                    for i in range(self.param_ranks[shape_of])]
+                    for i in range(self.param_ranks[shape_of][1])]
         self.error(UnsupportedSyntaxError, "`*` of a sequence whose length is not known "
                    "while compiling", node, "pass a tuple or list written in the function, "
                    "or each argument explicitly")
@@ -286,6 +292,13 @@ class CallLowering:
 
     def call_value(self, fn, args, kwargs, node, hint=None, name=None):
         """Emit a call of the object `fn`: a primitive, or an inlined user function."""
+        if not kwargs and _foldable(fn) and all(type(a) is Const for a in args):
+            try:  # an operator on constants (`v % 2 == 1` of a static item): a constant
+                value = fn(*[a.value for a in args])
+            except Exception:  # noqa: BLE001 - raised where the code runs instead
+                value = None
+            if value is not None and type(value) in (bool, int, float, str):
+                return Const(value)
         if isinstance(fn, functools.partial):
             # f called with the arguments the partial object stores first (constants of
             # the derivative, like a global's; a keyword given at the call wins)
@@ -490,7 +503,8 @@ class CallLowering:
             self.error(UnsupportedSyntaxError, "keyword arguments to a transformed function "
                        "are not supported here", node, "pass them positionally")
             raise Abort
-        views = tuple(structure_of(a) for a in args)
+        views = tuple(structure_of(a) if not (isinstance(a, Var) and a in self.param_ranks)
+                      else ("rank",) + self.param_ranks[a][::-1] for a in args)
         try:
             ir = derivative_hook.as_function(d, views)
         except S2SADError as e:
@@ -552,6 +566,14 @@ class CallLowering:
                 value = self.global_value(value, pname)
             scope.env[pname] = value
         body = _without_docstring(parsed.node.body)
+        if fn.__code__.co_flags & inspect.CO_GENERATOR:
+            # a generator: the list of what it yields (sum(gen(x)), for v in gen(x))
+            body = _collecting_yields(body, parsed.node)
+            if body is None:
+                self.error(UnsupportedSyntaxError, f"the generator `{fn.__name__}` returns, or "
+                           "yields inside an expression", node, "yield values as statements, "
+                           "or build and return a list")
+                raise Abort
         n_errors, n_stmts = len(self.errors), len(self.stmts)
         entered = self.library_entry is None and is_library_function(fn)
         if entered:
@@ -620,8 +642,9 @@ class CallLowering:
                            "every path", fnode)
                 raise Abort
             if out is None:
-                if missing_return is None and len(self.errors) == n_errors:
-                    return Const(None)  # (an __init__: it returns nothing)
+                if len(self.errors) == n_errors and (
+                        missing_return is None or contains(body, (gast.Return,)) is None):
+                    return Const(None)  # (no `return`: None, as in Python; a mutator)
                 if len(self.errors) == n_errors:
                     self.error(UnsupportedSyntaxError, missing_return[0], fnode,
                                missing_return[1])
@@ -962,3 +985,65 @@ def _record_class(cls) -> bool:
             getattr(cls, "__new__", object.__new__) is not object.__new__:
         return False
     return all(k.__module__ != "builtins" or k is object for k in cls.__mro__)
+
+
+_YIELDED = "__yielded__"
+
+
+def _collecting_yields(body, fnode):
+    """A generator's body as a function returning the list of the values it yields: each
+    `yield v` statement appends `v`; None where it yields otherwise or returns."""
+    class Rewrite(gast.NodeTransformer):
+        ok = True
+
+        def visit_Expr(self, node):
+            if isinstance(node.value, gast.Yield):
+                value = node.value.value or gast.Constant(value=None, kind=None)
+                call = gast.Call(func=gast.Attribute(value=gast.Name(
+                    id=_YIELDED, ctx=gast.Load(), annotation=None, type_comment=None),
+                    attr="append", ctx=gast.Load()), args=[value], keywords=[])
+                return gast.copy_location(gast.Expr(value=gast.copy_location(call, node)),
+                                          node)
+            return self.generic_visit(node)
+
+        def visit_Yield(self, node):
+            self.ok = False
+            return node
+
+        visit_YieldFrom = visit_Yield
+
+        def visit_Return(self, node):
+            self.ok = False
+            return node
+
+        def visit_FunctionDef(self, node):
+            return node  # (a nested function's yields are its own)
+
+        visit_Lambda = visit_FunctionDef
+
+    rewrite = Rewrite()
+    new_body = [rewrite.visit(copy.deepcopy(s)) for s in body]
+    if not rewrite.ok:
+        return None
+    start = gast.Assign(targets=[gast.Name(id=_YIELDED, ctx=gast.Store(), annotation=None,
+                                           type_comment=None)],
+                        value=gast.List(elts=[], ctx=gast.Load()), type_comment=None)
+    end = gast.Return(value=gast.Name(id=_YIELDED, ctx=gast.Load(), annotation=None,
+                                      type_comment=None))
+    for extra in (start, end):
+        gast.copy_location(extra, body[0] if body else fnode)
+        for n in gast.walk(extra):
+            gast.copy_location(n, extra)
+    return [start] + new_body + [end]
+
+
+_FOLDABLE = frozenset({operator.add, operator.sub, operator.mul, operator.mod,
+                       operator.floordiv, operator.eq, operator.ne, operator.lt, operator.le,
+                       operator.gt, operator.ge, operator.not_, operator.neg})
+
+
+def _foldable(fn) -> bool:
+    try:
+        return fn in _FOLDABLE
+    except TypeError:
+        return False

@@ -175,9 +175,9 @@ class ControlFlowLowering:
             return _UNKNOWN if any(i is _UNKNOWN for i in items) else items
         if isinstance(node, gast.Attribute) and node.attr == "ndim" and \
                 isinstance(node.value, gast.Name):
-            rank = self.param_ranks.get(self.scope.binding(node.value.id))
-            if rank is not None:  # x.ndim of an array argument: a fact of the compile
-                return rank
+            known = self.param_ranks.get(self.scope.binding(node.value.id))
+            if known is not None:  # x.ndim of an array argument: a fact of the compile
+                return known[1]
         if isinstance(node, (gast.Name, gast.Attribute)):
             if isinstance(node, gast.Name) and self.scope.binding(node.id) is not None:
                 # a local name: known where it is bound to a fact of the compile (a flag or

@@ -19,6 +19,7 @@ from s2sad.errors import (
     S2SADError,
     UnsupportedSyntaxError,
 )
+from s2sad.frontend.lower_calls import in_library
 from s2sad.frontend.normalize import assigned_names, contains
 from s2sad.frontend.source import parse_function
 from s2sad.frontend.values import (
@@ -295,6 +296,9 @@ class StatementLowering:
         called where the statement stands. Where a differentiated value reaches it, refused
         (its effect on the derivative cannot be read)."""
         parsed = self.scope.parsed
+        if in_library(parsed.filename):  # (a library function: called as it is, or refused
+            self.unsupported_stmt(s)      # at the user's call naming it: see inline_call)
+            raise Abort
         exit_ = contains([s], (gast.Return, gast.Break, gast.Continue, gast.Yield,
                                gast.YieldFrom))
         if exit_ is not None:

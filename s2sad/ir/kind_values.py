@@ -248,7 +248,7 @@ def structure_view(k: Kind, top: bool = True):
     if top and is_fact(k):
         return ("fact", k.value)
     if top and k.tag == "array" and k.ndim is not None and not k.family:
-        return ("rank", k.ndim)  # `if x.ndim == 1:` decided while compiling
+        return ("rank", k.ndim, k.dtype)  # `if x.ndim == 1:` decided while compiling
     if k.tag not in ("tuple", "list"):
         return None
     items = tuple(structure_view(i, False) for i in k.items)
