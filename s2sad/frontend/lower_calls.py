@@ -23,6 +23,7 @@ from s2sad.errors import (
 )
 from s2sad.frontend.aliasing import output_argument
 from s2sad.frontend.guards import is_library
+from s2sad.frontend.library_shims import shim_for
 from s2sad.frontend.normalize import (
     assigned_names,
     contains,
@@ -292,6 +293,14 @@ class CallLowering:
 
     def call_value(self, fn, args, kwargs, node, hint=None, name=None):
         """Emit a call of the object `fn`: a primitive, or an inlined user function."""
+        if _is_accumulator(fn) and args and any(k == "dtype" for k, _ in kwargs):
+            # np.sum(x, dtype=d): the sum of x cast to d (the same numbers), so the cast's
+            # rule carries the derivative
+            dtype = dict(kwargs)["dtype"]
+            if not (isinstance(dtype, Const) and dtype.value is None):
+                args = [self.call_value(np.asarray, [args[0]], [("dtype", dtype)], node)] + \
+                    list(args[1:])
+            kwargs = [(k, v) for k, v in kwargs if k != "dtype"]
         if not kwargs and _foldable(fn) and all(type(a) is Const for a in args):
             try:  # an operator on constants (`v % 2 == 1` of a static item): a constant
                 value = fn(*[a.value for a in args])
@@ -347,6 +356,11 @@ class CallLowering:
             return self.emit(fn, a, k, hint=hint or "_t", node=node)
         if fn in derivative_hook.transforms:
             return self.static_transform(fn, args, kwargs, node, name)
+        shim = shim_for(fn)
+        if shim is not None:  # a library's dispatch layer (SciPy's xp_promote): seen through
+            out = shim(self, args, kwargs, node)
+            if out is not None:
+                return out
         if isinstance(fn, types.FunctionType):
             return self.inline_call(fn, args, kwargs, node)
         if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
@@ -1047,3 +1061,11 @@ def _foldable(fn) -> bool:
         return fn in _FOLDABLE
     except TypeError:
         return False
+
+
+_ACCUMULATORS = (np.sum, np.prod, np.mean, np.cumsum, np.cumprod, np.nansum, np.nanprod,
+                 np.nanmean, np.nancumsum, np.nancumprod)
+
+
+def _is_accumulator(fn) -> bool:
+    return any(fn is a for a in _ACCUMULATORS)

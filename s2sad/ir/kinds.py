@@ -157,6 +157,10 @@ def _of_family(k: Kind, family: str) -> Kind:
 
 
 def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:
+    if any(n == "dtype" and k.tag == "object" and k.value is _UNSET for n, k in kwarg_kinds):
+        # dtype=x.dtype (a dtype known only where the code runs): the operand's kind, as
+        # without it (a kind holds a dtype's letter, which dtype=x.dtype keeps)
+        kwarg_kinds = [(n, k) for n, k in kwarg_kinds if n != "dtype"]
     spec = KIND_RULES.get(fn) if _hashable(fn) else None
     if spec is not None:
         r = spec(arg_kinds, dict(kwarg_kinds))

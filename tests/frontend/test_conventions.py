@@ -235,3 +235,31 @@ def test_what_stays_refused_says_so():
         s2sad.grad(writes_in_a_branch)(X3)
     with pytest.raises(s2sad.UnsupportedSyntaxError, match="kwargs"):
         s2sad.grad(power_sum)(X3, p=3)
+
+
+def test_scipy_array_api_dispatch_is_seen_through():
+    """scipy.optimize.rosen goes through SciPy's array_namespace / xp_promote and
+    `xp.sum(..., dtype=x.dtype)`: checked against SciPy's own hand-written derivatives."""
+    optimize = pytest.importorskip("scipy.optimize")
+    x = rng_for("rosen").uniform(-1.0, 1.5, 5)
+    np.testing.assert_allclose(s2sad.grad(optimize.rosen)(x), optimize.rosen_der(x),
+                               rtol=1e-12)
+    np.testing.assert_allclose(s2sad.hessian(optimize.rosen)(x), optimize.rosen_hess(x),
+                               rtol=1e-12, atol=1e-12)
+    v = rng_for("rosen", "v").standard_normal(5)
+    _, out_dot = s2sad.jvp(optimize.rosen)(x, v)
+    assert out_dot == pytest.approx(optimize.rosen_der(x) @ v, rel=1e-12)
+
+
+def sum_in_float64(x):
+    return np.sum(x ** 2, dtype=np.float64) + np.mean(x, dtype=x.dtype)
+
+
+def test_a_reduction_with_dtype_is_a_cast():
+    x = np.array([0.5, 1.5, -2.0], dtype=np.float32)
+    g = s2sad.grad(sum_in_float64)(x)
+    assert g.dtype == np.float32  # a cotangent has its primal's dtype
+    np.testing.assert_allclose(g, 2 * x + 1 / 3, rtol=1e-6)
+    xd = x.astype(np.float64)
+    np.testing.assert_allclose(s2sad.grad(sum_in_float64)(xd),
+                               numerical_grad(sum_in_float64, (xd,), (0,))[0], rtol=1e-6)
