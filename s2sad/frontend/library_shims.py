@@ -87,3 +87,64 @@ def _xp_promote(lw, args, kwargs, node):
             v = lw.call_value(operator.mul, [v, Const(1.0)], [], node)
         out.append(v)
     return out[0] if len(out) == 1 else StaticSeq(tuple(out))
+
+
+def _continuous(name):
+    def handler(lw, args, kwargs, node):
+        from s2sad.frontend import scipy_models
+        from s2sad.frontend.values import Static
+        fn = lw.current_shim_callee
+        dist = getattr(fn, "__self__", None)
+        stats = sys.modules.get("scipy.stats")
+        if stats is None or not isinstance(dist, stats.rv_continuous):
+            return None
+        return lw.call_value(scipy_models.MODELS[name],
+                             [Static(dist, type(dist).__name__)] + list(args), kwargs, node)
+    return handler
+
+
+for _name in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"):
+    _HANDLERS[("scipy.stats._distn_infrastructure", _name)] = _continuous(_name)
+
+
+def parse_args_binding(lw, fn, args, kwargs, node):
+    """A distribution's `_parse_args(*shapes, loc=0, scale=1)` (made by exec: no source):
+    (shapes, loc, scale), bound while compiling from its signature."""
+    import inspect
+
+    from s2sad.frontend.values import StaticSeq
+    try:
+        bound = inspect.signature(fn).bind(*args, **dict(kwargs))
+    except TypeError:
+        return None
+    bound.apply_defaults()
+    values = [v if not isinstance(v, (int, float)) or isinstance(v, bool) else Const(v)
+              for v in bound.arguments.values()]
+    if len(values) < 2:
+        return None
+    return StaticSeq((StaticSeq(tuple(values[:-2])), values[-2], values[-1]))
+
+
+@_handler("scipy._lib.array_api_extra._lib._funcs", "apply_where")
+def _apply_where(lw, args, kwargs, node):
+    """apply_where(cond, args, f1, f2=None, fill_value=...): f1 where `cond`, else f2 or
+    the fill value, both computed on every entry and chosen by np.where (the entries a
+    branch does not choose get no derivative from it)."""
+    from s2sad.frontend.values import StaticSeq
+    options = dict(kwargs)
+    if not 3 <= len(args) <= 4 or set(options) - {"fill_value", "xp"}:
+        return None
+    cond, operands, f1 = args[:3]
+    f2 = args[3] if len(args) == 4 else None
+    if isinstance(f2, Const) and f2.value is None:
+        f2 = None
+    items = list(operands.items) if isinstance(operands, StaticSeq) else [operands]
+    items = [lw.call_value(np.asarray, [v], [], node) for v in items]
+    first = lw.call_lowered(f1, items, [], node)
+    if f2 is not None:
+        other = lw.call_lowered(f2, items, [], node)
+    elif "fill_value" in options:
+        other = options["fill_value"]
+    else:
+        return None
+    return lw.call_value(np.where, [cond, first, other], [], node)

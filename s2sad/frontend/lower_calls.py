@@ -23,7 +23,7 @@ from s2sad.errors import (
 )
 from s2sad.frontend.aliasing import output_argument
 from s2sad.frontend.guards import is_library
-from s2sad.frontend.library_shims import shim_for
+from s2sad.frontend.library_shims import parse_args_binding, shim_for
 from s2sad.frontend.normalize import (
     assigned_names,
     contains,
@@ -255,6 +255,11 @@ class CallLowering:
             return list(value.items)
         if isinstance(value, StaticDict):
             return [Const(k) for k in value.keys]
+        if isinstance(value, Const) and isinstance(value.value, tuple):
+            return [Const(v) for v in value.value]
+        if isinstance(value, Static) and type(value.obj) in (tuple, list):
+            # a global or closure tuple (guarded like one)
+            return [self.global_value(v, f"{value.name}[{i}]") for i, v in enumerate(value.obj)]
         shape_of = self.shape_source.get(value) if isinstance(value, Var) else None
         if shape_of is not None and shape_of in self.param_ranks:
             return [self.emit(operator.getitem, [value, Const(i)], hint="_n", node=node)
@@ -358,7 +363,14 @@ class CallLowering:
             return self.static_transform(fn, args, kwargs, node, name)
         shim = shim_for(fn)
         if shim is not None:  # a library's dispatch layer (SciPy's xp_promote): seen through
+            self.current_shim_callee = fn
             out = shim(self, args, kwargs, node)
+            if out is not None:
+                return out
+        if getattr(fn, "__name__", None) == "_parse_args" and \
+                isinstance(fn, types.MethodType) and \
+                type(fn.__self__).__module__.startswith("scipy.stats"):
+            out = parse_args_binding(self, fn, args, kwargs, node)
             if out is not None:
                 return out
         if isinstance(fn, types.FunctionType):
@@ -974,7 +986,7 @@ def in_library(filename: str) -> bool:
     return os.path.realpath(filename).startswith(_LIBRARY_DIRS) if filename else False
 
 
-_CONSTANT_MAKERS = (np.finfo, np.iinfo, np.dtype)
+_CONSTANT_MAKERS = (np.finfo, np.iinfo, np.dtype, getattr)
 
 
 def _is_constant_maker(fn) -> bool:
