@@ -850,9 +850,7 @@ class CallLowering:
         """A lambda or nested `def` as a compile-time value; its defaults are evaluated
         here, at the definition, as Python does."""
         args = node.args
-        self._check_signature(node)
-        if args.vararg is not None or args.kwarg is not None:
-            raise Abort
+        self._check_signature(node, varargs=True)  # (*args, **kwargs: the call's extra ones)
         defaults = tuple(self.expr(d) for d in args.defaults)
         kw_defaults = tuple(None if d is None else self.expr(d) for d in args.kw_defaults)
         return LocalFunction(node, self.scope, defaults, kw_defaults, name)
@@ -870,12 +868,18 @@ class CallLowering:
         a = lf.node.args
         positional = [p.id for p in list(getattr(a, "posonlyargs", [])) + list(a.args)]
         kwonly = [p.id for p in a.kwonlyargs]
-        if len(args) > len(positional):
+        if len(args) > len(positional) and a.vararg is None:
             self.error(UnsupportedSyntaxError, f"`{lf.name}` takes {len(positional)} "
                        f"positional arguments, got {len(args)}", node)
             raise Abort
         bound = dict(zip(positional, args))
+        if a.vararg is not None:
+            bound[a.vararg.id] = StaticSeq(tuple(args[len(positional):]))
+        extra = {}
         for k, v in kwargs:
+            if a.kwarg is not None and k not in positional + kwonly and k not in extra:
+                extra[k] = v
+                continue
             if k in bound or k not in positional + kwonly:
                 self.error(UnsupportedSyntaxError, f"call of `{lf.name}` does not match its "
                            f"signature: unexpected or repeated argument `{k}`", node)
@@ -891,6 +895,8 @@ class CallLowering:
             self.error(UnsupportedSyntaxError, f"call of `{lf.name}` is missing the "
                        f"argument `{missing[0]}`", node)
             raise Abort
+        if a.kwarg is not None:
+            bound[a.kwarg.id] = StaticDict(tuple(extra), tuple(extra.values()))
         return bound
 
     def inline_local(self, lf, args, kwargs, node):
