@@ -198,6 +198,10 @@ class ControlFlowLowering:
             if fn is not None and fn.obj is len and isinstance(seq, StaticSeq) and \
                     not seq.is_list:
                 return len(seq.items)
+            known = self.peek_static(node.args[0]) if seq is None else None
+            if fn is not None and fn.obj is len and known is not None and \
+                    type(known.obj) in (tuple, str):  # a global or closure tuple (guarded)
+                return len(known.obj)
         return _UNKNOWN
 
     def merge_returns(self, s, cond, then_stmts, then_out, else_stmts, else_out):

@@ -409,10 +409,17 @@ class ExpressionLowering:
             if attr == "shape" and isinstance(bv, Var) and isinstance(out, Var):
                 self.shape_source[out] = bv  # (its length is its rank: see starred_items)
             return out
-        self.error(UnsupportedSyntaxError, f"attribute `.{attr}` is not supported on a value",
-                   node, f"supported attributes: {', '.join(sorted(ARRAY_ATTRS))}; for a "
-                   "method reading `self`, differentiate the bound method "
-                   "(s2sad.grad(obj.method)), whose object is a constant")
+        error = UnsupportedSyntaxError(
+            f"attribute `.{attr}` is not supported on a differentiated value", self.loc(node),
+            f"supported attributes: {', '.join(sorted(ARRAY_ATTRS))}; for a method reading "
+            "`self`, differentiate the bound method (s2sad.grad(obj.method)), whose object "
+            "is a constant")
+        if isinstance(bv, Var):
+            # an attribute of a run-time object (a library's object made in the function):
+            # read where the code runs, where no derivative reaches it
+            return self.emit(prims.Opaque(prims.Attr(attr), [error]), [bv], hint=attr,
+                             node=node)
+        self.errors.append(error)
         raise Abort
 
     def lower_subscript(self, base, index, node):

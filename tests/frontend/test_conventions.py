@@ -263,3 +263,39 @@ def test_a_reduction_with_dtype_is_a_cast():
     xd = x.astype(np.float64)
     np.testing.assert_allclose(s2sad.grad(sum_in_float64)(xd),
                                numerical_grad(sum_in_float64, (xd,), (0,))[0], rtol=1e-6)
+
+
+STATS_CASES = [("norm", ()), ("gamma", (2.5,)), ("beta", (2.0, 3.0)), ("lognorm", (0.6,)),
+               ("laplace", ()), ("cauchy", ()), ("invgamma", (3.0,)), ("gumbel_r", ())]
+
+
+@pytest.mark.parametrize("name, shapes", STATS_CASES, ids=[c[0] for c in STATS_CASES])
+def test_scipy_stats_distributions_as_written(name, shapes):
+    """scipy.stats' rv_continuous(*args, **kwds) machinery: logpdf and cdf in loc and scale,
+    logpdf in the shape parameters, against central differences."""
+    stats = pytest.importorskip("scipy.stats")
+    dist = getattr(stats, name)
+    y = dist.ppf(np.array([0.2, 0.45, 0.7]), *shapes) * 1.05 + 0.02
+
+    def in_loc_scale(params):
+        loc, scale = params[0], np.exp(params[1])
+        return np.sum(dist.logpdf(y, *shapes, loc=loc, scale=scale)) + \
+            np.sum(dist.cdf(y, *shapes, loc=loc, scale=scale))
+
+    def in_shapes(params):
+        if len(shapes) == 0:  # (decided while compiling: `shapes` is a closure tuple)
+            rest = ()
+        elif len(shapes) == 1:
+            rest = (params[0],)
+        else:
+            rest = (params[0], params[1])
+        return np.sum(dist.logpdf(y, *rest, loc=0.01, scale=1.2))
+
+    p = np.array([0.01, 0.05])
+    np.testing.assert_allclose(s2sad.grad(in_loc_scale)(p),
+                               numerical_grad(in_loc_scale, (p,), (0,))[0], rtol=1e-5, atol=1e-7)
+    if shapes:
+        q = np.array(shapes, dtype=float)
+        np.testing.assert_allclose(s2sad.grad(in_shapes)(q),
+                                   numerical_grad(in_shapes, (q,), (0,))[0], rtol=1e-5,
+                                   atol=1e-7)
