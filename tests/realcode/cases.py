@@ -273,6 +273,11 @@ add(SKLEARN, "kernels.DotProduct(X, Y)", _kernel_x(gpk.DotProduct(0.5)))
 add(SKLEARN, "kernels.Constant*RBF + White(X)", lambda r: Problem(
     gpk.ConstantKernel(2.0) * gpk.RBF(0.7) + gpk.WhiteKernel(0.1), (U(r, -1, 1, (3, 2)),)))
 add(SKLEARN, "kernels.RBF**2 (Exponentiation)(X, Y)", _kernel_x(gpk.RBF(1.3) ** 2))
+# the same, as a lambda calling a kernel (the kernel object itself crashes, see expected.py)
+add(SKLEARN, "kernels.RBF via lambda X: kernel(X, Y)", (lambda k: lambda r: Problem(
+    lambda X, Y: k(X, Y), (U(r, -1, 1, (3, 2)), U(r, -1, 1, (2, 2)))))(gpk.RBF(1.3)))
+add(SKLEARN, "kernels.Matern nu=2.5 via lambda X: kernel(X, Y)", (lambda k: lambda r: Problem(
+    lambda X, Y: k(X, Y), (U(r, -1, 1, (3, 2)), U(r, -1, 1, (2, 2)))))(gpk.Matern(1.1, nu=2.5)))
 add(SKLEARN, "kernels.DotProduct.diag", lambda r: Problem(
     gpk.DotProduct(0.5).diag, (U(r, -1, 1, (3, 2)),)))
 

@@ -195,15 +195,32 @@ def _forward(case: Case, p: Prepared) -> tuple[Prepared, Any, list[Any]]:
     _, tangents = _seeds(p, case)
     if "fwd" not in p.derivatives:
         p.derivatives["fwd"] = s2sad.jvp(p.problem.fn, wrt=_wrt_spec(case))
-    out, out_dot = p.derivatives["fwd"](*_all_positional(p.problem), *tangents)
+    args = _all_positional(p.problem)
+    n = _named_positional(p.problem)
+    if n is not None:  # f(x, *args): the tangents come before the extra arguments
+        call = args[:n] + tangents + args[n:]
+    else:
+        call = args + tangents
+    out, out_dot = p.derivatives["fwd"](*call)
     _close(out, np.asarray(p.out), 1e-12, f"{case.name}: jvp's primal output")
     return p, out_dot, tangents
+
+
+def _named_positional(problem: Problem) -> int | None:
+    """How many named positional parameters f(x, ..., *args) has; None without *args."""
+    try:
+        params = list(inspect.signature(problem.fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if not any(q.kind is q.VAR_POSITIONAL for q in params):
+        return None
+    return sum(q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD) for q in params)
 
 
 def _all_positional(problem: Problem) -> list[Any]:
     """The arguments of jvp(f)(*args, *tangents): the tangents come after every positional
     parameter, the defaulted ones included (filled in with their defaults, as the API asks;
-    a ufunc's `out` excepted)."""
+    a ufunc's `out` excepted), but before the extra arguments of f(x, *args)."""
     args = list(problem.args)
     if isinstance(problem.fn, np.ufunc):
         return args
