@@ -432,24 +432,24 @@ EXPECT: dict[str, dict[str, str]] = {
         'fwd': 'attribute of a library object (np.finfo(...).eps, np.linalg)',
     },
     'statsmodels:discrete.Logit.loglike': {
-        'rev': 'getattr(self, name, default) of a missing attribute',
-        'fwd': 'getattr(self, name, default) of a missing attribute',
+        'rev': 'hasattr(self, name) branch not pruned: self.name read',
+        'fwd': 'hasattr(self, name) branch not pruned: self.name read',
     },
     'statsmodels:discrete.Logit.score': {
-        'rev': 'getattr(self, name, default) of a missing attribute',
-        'fwd': 'getattr(self, name, default) of a missing attribute',
+        'rev': 'hasattr(self, name) branch not pruned: self.name read',
+        'fwd': 'hasattr(self, name) branch not pruned: self.name read',
     },
     'statsmodels:discrete.Probit.loglike': {
-        'rev': 'getattr(self, name, default) of a missing attribute',
-        'fwd': 'getattr(self, name, default) of a missing attribute',
+        'rev': 'hasattr(self, name) branch not pruned: self.name read',
+        'fwd': 'hasattr(self, name) branch not pruned: self.name read',
     },
     'statsmodels:discrete.Probit.score': {
-        'rev': 'getattr(self, name, default) of a missing attribute',
-        'fwd': 'getattr(self, name, default) of a missing attribute',
+        'rev': 'hasattr(self, name) branch not pruned: self.name read',
+        'fwd': 'hasattr(self, name) branch not pruned: self.name read',
     },
     'statsmodels:discrete.Logit.loglikeobs': {
-        'rev': 'getattr(self, name, default) of a missing attribute',
-        'fwd': 'getattr(self, name, default) of a missing attribute',
+        'rev': 'hasattr(self, name) branch not pruned: self.name read',
+        'fwd': 'hasattr(self, name) branch not pruned: self.name read',
     },
     'statsmodels:discrete.NegativeBinomial.loglike': {
         'rev': 'object built inside',
@@ -460,8 +460,8 @@ EXPECT: dict[str, dict[str, str]] = {
         'fwd': 'unsupported syntax: raise',
     },
     'statsmodels:OLS.loglike': {
-        'rev': 'getattr(self, name, default) of a missing attribute',
-        'fwd': 'getattr(self, name, default) of a missing attribute',
+        'rev': 'hasattr(self, name) branch not pruned: self.name read',
+        'fwd': 'hasattr(self, name) branch not pruned: self.name read',
     },
     'statsmodels:robust.norms.Hampel.psi': {
         'fwd': 'BUG: crash: the jvp of a masked write v[mask] = c * sign(z)[mask] writes a zero tangent of the unmasked shape (np.zeros((n,)))',

@@ -303,7 +303,7 @@ CATEGORIES = [
     (r"a call whose result is not used", "inactive statement: in-place call (result unused)"),
     (r"cannot call a value computed inside|is not supported on a differentiated value|"
      r"no derivative rule for `st\.norm`", "object built inside"),
-    (r"`self` has no attribute", "getattr(self, name, default) of a missing attribute"),
+    (r"`self` has no attribute", "hasattr(self, name) branch not pruned: self.name read"),
     (r"attribute `\.\w+` is not supported on a value",
      "attribute of a library object (np.finfo(...).eps, np.linalg)"),
     (r"not a Python function \(a (ufunc|builtin)", "missing rule: compiled function"),
