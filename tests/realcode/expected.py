@@ -96,8 +96,8 @@ EXPECT: dict[str, dict[str, str]] = {
         'fwd': 'calling convention: **kwargs parameter',
     },
     'scipy:stats.multivariate_normal.logpdf (mean)': {
-        'rev': 'attribute of a library object (np.finfo(...).eps, np.linalg)',
-        'fwd': 'attribute of a library object (np.finfo(...).eps, np.linalg)',
+        'rev': 'attribute of a library object (np.finfo(...).eps, xp.linalg)',
+        'fwd': 'attribute of a library object (np.finfo(...).eps, xp.linalg)',
     },
     'scipy:special.ndtri': {
         'rev': 'missing rule: compiled function',
@@ -396,12 +396,12 @@ EXPECT: dict[str, dict[str, str]] = {
         'fwd': 'calling convention: **kwargs parameter',
     },
     'scikit-learn:neural_network log_loss': {
-        'rev': 'attribute of a library object (np.finfo(...).eps, np.linalg)',
-        'fwd': 'attribute of a library object (np.finfo(...).eps, np.linalg)',
+        'rev': 'attribute of a library object (np.finfo(...).eps, xp.linalg)',
+        'fwd': 'attribute of a library object (np.finfo(...).eps, xp.linalg)',
     },
     'scikit-learn:neural_network binary_log_loss': {
-        'rev': 'attribute of a library object (np.finfo(...).eps, np.linalg)',
-        'fwd': 'attribute of a library object (np.finfo(...).eps, np.linalg)',
+        'rev': 'attribute of a library object (np.finfo(...).eps, xp.linalg)',
+        'fwd': 'attribute of a library object (np.finfo(...).eps, xp.linalg)',
     },
     "scikit-learn:neural_network ACTIVATIONS['tanh'] in place": {
         'rev': 'inactive statement: in-place call (result unused)',
@@ -428,8 +428,8 @@ EXPECT: dict[str, dict[str, str]] = {
         'fwd': 'calling convention: f(*args) in a call',
     },
     'scikit-learn:utils.extmath.fast_logdet': {
-        'rev': 'attribute of a library object (np.finfo(...).eps, np.linalg)',
-        'fwd': 'attribute of a library object (np.finfo(...).eps, np.linalg)',
+        'rev': 'attribute of a library object (np.finfo(...).eps, xp.linalg)',
+        'fwd': 'attribute of a library object (np.finfo(...).eps, xp.linalg)',
     },
     'statsmodels:discrete.Logit.loglike': {
         'rev': 'hasattr(self, name) branch not pruned: self.name read',

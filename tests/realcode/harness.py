@@ -305,7 +305,7 @@ CATEGORIES = [
      r"no derivative rule for `st\.norm`", "object built inside"),
     (r"`self` has no attribute", "hasattr(self, name) branch not pruned: self.name read"),
     (r"attribute `\.\w+` is not supported on a value",
-     "attribute of a library object (np.finfo(...).eps, np.linalg)"),
+     "attribute of a library object (np.finfo(...).eps, xp.linalg)"),
     (r"not a Python function \(a (ufunc|builtin)", "missing rule: compiled function"),
     (r"not a Python function", "callable object passed as the function"),
     (r"max\(\) of one iterable|tuple\(\) of a value computed",
