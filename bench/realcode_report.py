@@ -104,11 +104,14 @@ def main() -> None:
               f"| {c['crash']:>5} | {100 * c['pass'] / n:>6.0f}% |")
     print("\nRefusals by category (most common first; a case counts once, under its first "
           "refused mode):\n")
-    print("| category | cases | examples |")
-    print("|---|---|---|")
+    libraries = [k for k in by_lib if k != "all"]
+    print("| category | cases | " + " | ".join(libraries) + " | examples |")
+    print("|---|---|" + "---|" * len(libraries) + "---|")
     for cat, items in sorted(by_cat.items(), key=lambda kv: -len(kv[1])):
         examples = ", ".join(c.name for c, _, _ in items[:3])
-        print(f"| {cat} | {len(items)} | {examples} |")
+        per_lib = [sum(c.library == lib for c, _, _ in items) for lib in libraries]
+        print(f"| {cat} | {len(items)} | " + " | ".join(str(n) for n in per_lib)
+              + f" | {examples} |")
     bad = [(c, o) for c, o, _ in results if verdict(o)[0] in ("wrong", "crash")]
     if bad:
         print("\nWrong derivatives and crashes:\n")
