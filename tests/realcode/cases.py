@@ -250,8 +250,10 @@ from sklearn import metrics as skm  # noqa: E402
 from sklearn._loss import loss as skloss  # noqa: E402
 from sklearn.gaussian_process import GaussianProcessRegressor  # noqa: E402
 from sklearn.gaussian_process import kernels as gpk  # noqa: E402
+from sklearn.linear_model._huber import _huber_loss_and_gradient  # noqa: E402
 from sklearn.linear_model._linear_loss import LinearModelLoss  # noqa: E402
 from sklearn.metrics import pairwise as skp  # noqa: E402
+from sklearn.mixture._gaussian_mixture import _estimate_log_gaussian_prob  # noqa: E402
 from sklearn.neural_network import _base as nnb  # noqa: E402
 from sklearn.utils import extmath  # noqa: E402
 
@@ -363,6 +365,30 @@ def _linear_model_loss(r):
 
 add(SKLEARN, "linear_model LinearModelLoss(HalfBinomialLoss).loss", _linear_model_loss,
     oracle="LinearModelLoss.loss_gradient")
+
+def _huber(r):
+    X = U(r, -1, 1, (6, 2))
+    y = U(r, -1, 1, 6)
+    sw = np.ones(6)
+    return Problem(lambda w, X, y: _huber_loss_and_gradient(w, X, y, 1.35, 1e-3, sw)[0],
+                   (np.array([0.3, -0.2, 0.1, 1.2]), X, y),
+                   lambda w, X, y: [_huber_loss_and_gradient(w, X, y, 1.35, 1e-3, sw)[1]])
+
+
+add(SKLEARN, "linear_model _huber_loss_and_gradient", _huber,
+    oracle="_huber_loss_and_gradient's gradient")
+
+# a Gaussian mixture's log-density of the samples, in the means
+for _cov in ("full", "diag", "spherical"):
+    def _mixture(r, cov=_cov):
+        X = U(r, -1, 1, (4, 2))
+        means = U(r, -1, 1, (2, 2))
+        prec = {"full": np.stack([np.eye(2), 2.0 * np.eye(2)]),
+                "diag": U(r, 0.5, 2, (2, 2)), "spherical": U(r, 0.5, 2, 2)}[cov]
+        return Problem(lambda means, X: _estimate_log_gaussian_prob(X, means, prec, cov),
+                       (means, X))
+    add(SKLEARN, f"mixture _estimate_log_gaussian_prob ({_cov})", _mixture)
+
 
 # sklearn.metrics: the scores people minimise, differentiated in the prediction
 _y5 = lambda r: U(r, 0.5, 2, 5)  # noqa: E731
@@ -525,6 +551,11 @@ for _norm in (smn.HuberT(), smn.TukeyBiweight(), smn.Hampel(), smn.AndrewWave(),
         n.psi, (U(r, -3, 3, 6),), lambda z: [np.diag(n.psi_deriv(z))]))(_norm),
         oracle=f"{_label}.psi_deriv")
 
+# ... and the norms' weights, psi(z) / z
+for _norm in (smn.HuberT(), smn.TukeyBiweight(), smn.AndrewWave(), smn.RamsayE()):
+    add(STATSMODELS, f"robust.norms.{type(_norm).__name__}.weights", (lambda n: lambda r: Problem(
+        n.weights, (U(r, 0.2, 3, 6) * np.array([1, -1, 1, -1, 1, -1]),)))(_norm))
+
 # statsmodels' GLM links: the link object itself (its __call__), its inverse, against the
 # links' own deriv and inverse_deriv
 for _link, _dom in ((sml.Logit(), (0.1, 0.9)), (sml.Log(), (0.5, 3)), (sml.Probit(), (0.1, 0.9)),
@@ -543,6 +574,19 @@ add(STATSMODELS, "families.Poisson.loglike (mu)", lambda r: Problem(
     lambda mu, y: sm.families.Poisson().loglike(y, mu), (U(r, 0.5, 3, 6), _counts(r)[:6])))
 add(STATSMODELS, "families.Binomial.deviance (mu)", lambda r: Problem(
     lambda mu, y: sm.families.Binomial().deviance(y, mu), (U(r, 0.2, 0.8, 6), _bin(r)[:6])))
+# the same with the family made outside, as a model holds it
+_poisson_family, _binomial_family = sm.families.Poisson(), sm.families.Binomial()
+add(STATSMODELS, "families.Poisson.loglike (mu), family made outside", lambda r: Problem(
+    lambda mu, y: _poisson_family.loglike(y, mu), (U(r, 0.5, 3, 6), _counts(r)[:6])))
+add(STATSMODELS, "families.Binomial.deviance (mu), family made outside", lambda r: Problem(
+    lambda mu, y: _binomial_family.deviance(y, mu), (U(r, 0.2, 0.8, 6), _bin(r)[:6])))
+# variance functions, against their deriv
+for _var in (sm.families.varfuncs.Power(power=1.5), sm.families.varfuncs.Binomial(),
+             sm.families.varfuncs.NegativeBinomial(alpha=0.5)):
+    _label = type(_var).__name__
+    add(STATSMODELS, f"varfuncs.{_label}.__call__", (lambda v: lambda r: Problem(
+        v.__call__, (U(r, 0.2, 0.8, 5),), lambda mu: [np.diag(v.deriv(mu))]))(_var),
+        oracle=f"varfuncs.{_label}.deriv")
 
 
 # ------------------------------------------------------------------------------------------

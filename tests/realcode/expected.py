@@ -323,6 +323,22 @@ EXPECT: dict[str, dict[str, str]] = {
         'rev': 'array-API / sparse dispatch',
         'fwd': 'array-API / sparse dispatch',
     },
+    'scikit-learn:linear_model _huber_loss_and_gradient': {
+        'rev': 'branch on a shape equality not decided while compiling',
+        'fwd': 'branch on a shape equality not decided while compiling',
+    },
+    'scikit-learn:mixture _estimate_log_gaussian_prob (full)': {
+        'rev': 'array-API / sparse dispatch',
+        'fwd': 'array-API / sparse dispatch',
+    },
+    'scikit-learn:mixture _estimate_log_gaussian_prob (diag)': {
+        'rev': 'array-API / sparse dispatch',
+        'fwd': 'array-API / sparse dispatch',
+    },
+    'scikit-learn:mixture _estimate_log_gaussian_prob (spherical)': {
+        'rev': 'array-API / sparse dispatch',
+        'fwd': 'array-API / sparse dispatch',
+    },
     'scikit-learn:metrics.mean_squared_error': {
         'rev': 'calling convention: **kwargs parameter',
         'fwd': 'calling convention: **kwargs parameter',
@@ -465,6 +481,10 @@ EXPECT: dict[str, dict[str, str]] = {
     },
     'statsmodels:robust.norms.Hampel.psi': {
         'fwd': 'BUG: crash: the jvp of a masked write v[mask] = c * sign(z)[mask] writes a zero tangent of the unmasked shape (np.zeros((n,)))',
+    },
+    'statsmodels:robust.norms.AndrewWave.weights': {
+        'rev': 'attribute of a library object (np.finfo(...).eps, xp.linalg)',
+        'fwd': 'attribute of a library object (np.finfo(...).eps, xp.linalg)',
     },
     'statsmodels:links.Logit()': {
         'rev': 'callable object passed as the function',

@@ -289,7 +289,7 @@ CATEGORIES = [
     (r"`\*args` in a call|`\*\*kwargs` in a call", "calling convention: f(*args) in a call"),
     (r"wrt=\d+ is out of range", "calling convention: wrt names an argument in *args"),
     (r"_array_api|is_numpy|array_namespace|xp_promote|get_namespace|`\.asarray\(\)`|"
-     r"`\.tocsr\(\)`", "array-API / sparse dispatch"),
+     r"`\.tocsr\(\)`|not an array this function created", "array-API / sparse dispatch"),
     (r"`raise`", "unsupported syntax: raise"),
     (r"`with`", "unsupported syntax: with"),
     (r"`try`", "unsupported syntax: try"),
@@ -306,6 +306,7 @@ CATEGORIES = [
      "builtin over a run-time sequence (max, tuple)"),
     (r"needs a scalar output", "kind inference: a scalar result seen as an array"),
     (r"cannot write into `\w+`: it is an argument", "write into an argument"),
+    (r"may be undefined here", "branch on a shape equality not decided while compiling"),
     (r"no derivative rule for", "missing rule: compiled function"),
 ]
 
