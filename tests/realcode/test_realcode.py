@@ -13,8 +13,14 @@ from __future__ import annotations
 import pytest
 
 import s2sad
-from tests.realcode.cases import CASES
-from tests.realcode.harness import Case, check_agreement, check_forward, check_reverse
+
+# the libraries of the corpus: the `realcode` extra (part of `test`)
+for _library in ("scipy", "sklearn", "statsmodels", "lmfit"):
+    pytest.importorskip(_library)
+
+from tests.realcode.cases import CASES  # noqa: E402
+from tests.realcode.harness import (  # noqa: E402
+    Case, check_agreement, check_forward, check_reverse)
 
 
 def _mark(reason: str | None):

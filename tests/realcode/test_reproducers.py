@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.special as sp
-import scipy.stats as st
 
-import s2sad
+pytest.importorskip("scipy")
+
+import scipy.special as sp  # noqa: E402
+import scipy.stats as st  # noqa: E402
+
+import s2sad  # noqa: E402
 
 
 def derivative_or_refusal(compute, expected) -> None:
