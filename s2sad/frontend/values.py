@@ -23,6 +23,12 @@ class Static:
     obj: object
     name: str
 
+    def __hash__(self):  # (an object whose class defines __eq__ but no __hash__: its id)
+        try:
+            return hash((self.obj, self.name))
+        except TypeError:
+            return hash((id(self.obj), self.name))
+
 
 @dataclass(frozen=True)
 class StaticSeq:

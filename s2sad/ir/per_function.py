@@ -62,6 +62,11 @@ class FunctionKeyed:
                     return None
                 hit = entries.tables[self] = (self._generation, {})
             return hit[1]
+        if type(func) is types.MethodType:
+            try:
+                hash(func)
+            except TypeError:  # a method of an object that cannot be hashed (its class
+                func = _MethodOf(func)  # defines __eq__ alone): keyed by the object's id
         try:
             table = self._weak.get(func)
             if table is None and create:
@@ -102,3 +107,19 @@ class FunctionKeyed:
 
     def __eq__(self, other) -> bool:
         return self is other
+
+
+class _MethodOf:
+    """A bound method of an object that cannot be hashed, as a key: the same object (by
+    identity) and function."""
+
+    __slots__ = ("obj", "func")  # (no weak reference: kept in the strong table)
+
+    def __init__(self, method):
+        self.obj, self.func = method.__self__, method.__func__
+
+    def __hash__(self) -> int:
+        return hash((id(self.obj), self.func))
+
+    def __eq__(self, other) -> bool:
+        return type(other) is _MethodOf and other.obj is self.obj and other.func is self.func
