@@ -989,7 +989,13 @@ def in_library(filename: str) -> bool:
         _LIBRARY_DIRS = tuple(os.path.realpath(paths[k]) + os.sep
                               for k in ("stdlib", "platstdlib", "purelib", "platlib")
                               if k in paths)
-    return os.path.realpath(filename).startswith(_LIBRARY_DIRS) if filename else False
+    if not filename:
+        return False
+    # (s2sad's models of library methods, scipy_models.py, are library code to the user)
+    return os.path.realpath(filename).startswith(_LIBRARY_DIRS) or \
+        os.path.basename(filename) == "scipy_models.py" and \
+        os.path.dirname(os.path.realpath(filename)) == os.path.dirname(
+            os.path.realpath(__file__))
 
 
 _CONSTANT_MAKERS = (np.finfo, np.iinfo, np.dtype, getattr)
