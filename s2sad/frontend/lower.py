@@ -12,6 +12,7 @@ import inspect
 import operator
 
 import gast
+import numpy as np
 
 from s2sad.errors import S2SADError, UnsupportedSyntaxError, raise_all
 from s2sad.frontend.lower_calls import CallLowering, derivative_hook, in_library
@@ -39,6 +40,9 @@ from s2sad.frontend.values import (
 )
 from s2sad.ir import prims
 from s2sad.ir.nodes import Block, Call, Const, Function, Var
+
+ALLOCATORS = frozenset({np.empty, np.empty_like, np.zeros, np.zeros_like, np.ones, np.ones_like,
+                        np.full, np.full_like})
 
 # the names lift_loop_returns gives its flag and value (which no user's name can be), as
 # the generated code spells them
@@ -77,6 +81,7 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         # obj; read where the code runs (see StatementLowering.store_attribute)
         self.written_attrs: dict = {}
         self.param_ranks: dict = {}  # an array parameter -> its number of axes (a fact)
+        self.allocated: set = set()  # results of np.empty, np.zeros, ... (buffers)
         self.control_depth = 0  # how many branches and loop bodies enclose what is lowered
         self.shape_source: dict = {}  # a variable holding x.shape -> x
         self.attribute_stores: list = []  # (the Opaque call storing it, attribute name)
@@ -103,6 +108,8 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
     def emit(self, fn, args, kwargs=(), hint="t", node=None) -> Var:
         target = self.fresh(hint)
         self.stmts.append(Call(target, fn, tuple(args), tuple(kwargs), self.loc(node)))
+        if fn in ALLOCATORS:
+            self.allocated.add(target)  # (a buffer: see lower_effect_call)
         if self.scope is not None:
             if creates_array(fn):
                 self.scope.fresh.add(target)

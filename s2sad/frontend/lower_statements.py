@@ -249,9 +249,24 @@ class StatementLowering:
         value = self.expr(call)
         if len(self.stmts) > n_stmts and isinstance(value, Var):
             last = self.stmts[-1]
-            if last.target is value and isinstance(last.fn, prims.Opaque) and \
-                    not self.writes_its_arguments(call):
-                last.fn.effect_only = True
+            if last.target is value and isinstance(last.fn, prims.Opaque):
+                atoms = list(last.args) + [a for _, a in last.kwargs]
+                if self.writes_its_arguments(last.fn.func):
+                    last.fn.errors.insert(0, NonDifferentiableError(
+                        f"`{last.fn.__name__}` writes into an array it is given, and a "
+                        "derivative reaches it", self.loc(s), "write the new values into a "
+                        "copy in the function, or return them from the helper"))
+                elif any(isinstance(a, Var) and self.may_be(a) & self.allocated
+                         for a in atoms):
+                    # an array the function allocated, given to a call whose result is not
+                    # used (`loss_out=`): the call may fill it
+                    last.fn.errors.insert(0, NonDifferentiableError(
+                        f"`{last.fn.__name__}` is given an array the function allocated and "
+                        "its result is not used: it may write into it, and a derivative "
+                        "reaches the call", self.loc(s), "compute the values with NumPy "
+                        "in the function, or register a rule for the call"))
+                else:
+                    last.fn.effect_only = True
 
     def effect_value(self, node):
         """The value of `node` lowered for an effect (an exception raised, a context
@@ -340,11 +355,10 @@ class StatementLowering:
             self.scope.env[n] = self.emit(operator.getitem, [result, Const(i)], hint=n,
                                           node=s)
 
-    def writes_its_arguments(self, call) -> bool:
-        """Does the user's function called here write into one of its parameters (`p[i] =
-        v`, `p += v`, `p.fill(v)`, np.fill_diagonal(p, v), out=p)?"""
-        fn = self.peek_static(call.func)
-        func = getattr(fn.obj, "__func__", fn.obj) if fn is not None else None
+    def writes_its_arguments(self, fn) -> bool:
+        """Does the Python function `fn` write into one of its parameters (`p[i] = v`,
+        `p += v`, `p.fill(v)`, np.fill_diagonal(p, v), out=p)?"""
+        func = getattr(fn, "__func__", fn)
         try:
             node = parse_function(func).node if isinstance(func, types.FunctionType) else None
         except S2SADError:
@@ -804,6 +818,10 @@ class StatementLowering:
                 self.scope.fresh.add(new)
             if var in self.view_base:
                 self.view_base[new] = self.view_base[var]
+            if var in self.allocated:
+                self.allocated.add(new)
+            if var in self.shape_source:
+                self.shape_source[new] = self.shape_source[var]
             return new
         return var
 
