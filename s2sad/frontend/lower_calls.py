@@ -577,6 +577,10 @@ class CallLowering:
             parsed = parse_function(fn)
         except S2SADError as e:
             e.loc = e.loc or self.loc(node)
+            # (no source: called as it is where no derivative reaches it, else refused)
+            opaque = self.opaque_call(fn, args, kwargs, node, [e], len(self.stmts))
+            if opaque is not None:
+                return opaque
             self.errors.append(e)
             raise Abort
         sig, bound = self.bind(fn, args, kwargs, node)

@@ -327,3 +327,34 @@ def test_what_a_derivative_would_need_is_refused():
         s2sad.grad(copies_into)(POSITIVE)
     with pytest.raises(s2sad.S2SADError):
         s2sad.grad(calls_a_writer)(POSITIVE)  # (never silently zero for y[0])
+
+
+# a function whose source cannot be read (as a Cython method's), that fills its `out`
+_NAMESPACE: dict = {}
+exec("def fill_doubled(v, loss_out):\n    loss_out[...] = 2.0 * v\n", _NAMESPACE)
+fill_doubled = _NAMESPACE["fill_doubled"]
+
+
+def fills_a_buffer(x):
+    buf = np.empty_like(x)
+    fill_doubled(x, loss_out=buf)  # (scikit-learn's losses: self.closs.loss(..., loss_out=buf))
+    return np.sum(buf * x)
+
+
+def fills_a_buffer_with_constants(x):
+    buf = np.empty(3)
+    fill_doubled(np.arange(3.0), loss_out=buf)
+    return np.sum(buf * x)
+
+
+def test_a_call_that_may_fill_a_buffer_is_never_silently_zero():
+    """A call made for its effect and given an array the function allocated may write into
+    it: where a derivative reaches it, it is refused (it ran as written and the gradient
+    through the buffer was silently zero)."""
+    with pytest.raises(s2sad.NonDifferentiableError, match="allocated"):
+        s2sad.grad(fills_a_buffer)(POSITIVE)
+    with pytest.raises(s2sad.NonDifferentiableError, match="allocated"):
+        s2sad.jvp(fills_a_buffer)(POSITIVE, np.ones(3))
+    # where no derivative reaches it, it runs as written and fills the buffer
+    np.testing.assert_allclose(s2sad.grad(fills_a_buffer_with_constants)(POSITIVE),
+                               2.0 * np.arange(3.0))
