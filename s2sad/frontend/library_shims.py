@@ -31,7 +31,7 @@ def shim_for(fn):
     """The handler that sees through `fn`, or None (looked up by where `fn` is defined, so
     that a SciPy that is not installed costs nothing)."""
     module = getattr(fn, "__module__", None)
-    if not module or not module.startswith("scipy.") or module not in sys.modules:
+    if not module or not module.startswith(("scipy.", "sklearn.")) or module not in sys.modules:
         return None
     try:
         return _HANDLERS.get((module, fn.__name__))
@@ -148,3 +148,37 @@ def _apply_where(lw, args, kwargs, node):
     else:
         return None
     return lw.call_value(np.where, [cond, first, other], [], node)
+
+
+def unwrapped(fn):
+    """The function a library's argument-validating decorator wraps, where the wrapper only
+    checks arguments (scikit-learn's @validate_params): the checks carry no derivative, and
+    the wrapper's `try`/`with` machinery need not be read. Else `fn` itself."""
+    code = getattr(fn, "__code__", None)
+    inner = getattr(fn, "__wrapped__", None)
+    if code is None or inner is None or code.co_name != "wrapper":
+        return fn
+    path = code.co_filename.replace("\\", "/")
+    if path.endswith("sklearn/utils/_param_validation.py"):
+        return inner
+    return fn
+
+
+def _numpy_namespace(*extra):
+    def handler(lw, args, kwargs, node):
+        from s2sad.frontend.values import Static, StaticSeq
+        return StaticSeq((Static(np, "np"),) + tuple(Const(v) for v in extra))
+    return handler
+
+
+# scikit-learn's array-API layer: NumPy, not array-API compliant, no device
+_HANDLERS[("sklearn.utils._array_api", "get_namespace")] = _numpy_namespace(False)
+_HANDLERS[("sklearn.utils._array_api", "get_namespace_and_device")] = _numpy_namespace(False,
+                                                                                        None)
+
+
+@_handler("sklearn.utils._array_api", "move_to")
+def _move_to(lw, args, kwargs, node):
+    """move_to(*arrays, xp, device) to NumPy on the CPU: the arrays themselves."""
+    from s2sad.frontend.values import StaticSeq
+    return args[0] if len(args) == 1 else StaticSeq(tuple(args))

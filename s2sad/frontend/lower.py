@@ -199,7 +199,7 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         results, is_tuple = self.lower_body(node.body, node)
         for store, attr in self.attribute_stores:
             if attr in self.attribute_reads:  # read back: no derivative may be stored
-                store.effect_only = False
+                store.effect_only, store.writes = False, True
         fn = Function(node.name, tuple(params), Block(tuple(self.stmts), tuple(results)),
                       is_tuple, tuple(kwonly), tuple(func.__defaults__ or ()),
                       parsed.loc(node), tuple(parsed.lines), parsed.first_line)

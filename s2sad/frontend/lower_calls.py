@@ -23,7 +23,7 @@ from s2sad.errors import (
 )
 from s2sad.frontend.aliasing import output_argument
 from s2sad.frontend.guards import is_library
-from s2sad.frontend.library_shims import parse_args_binding, shim_for
+from s2sad.frontend.library_shims import parse_args_binding, shim_for, unwrapped
 from s2sad.frontend.normalize import (
     assigned_names,
     contains,
@@ -374,7 +374,7 @@ class CallLowering:
             if out is not None:
                 return out
         if isinstance(fn, types.FunctionType):
-            return self.inline_call(fn, args, kwargs, node)
+            return self.inline_call(unwrapped(fn), args, kwargs, node)
         if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
             # obj.method(...) of a user object: inlined with the object as a constant
             if fn.__func__ in self.inline_stack:
@@ -455,8 +455,7 @@ class CallLowering:
         def plain(v):
             if isinstance(v, StaticSeq):
                 return all(plain(i) for i in v.items)
-            return isinstance(v, (Var, Const)) or (
-                isinstance(v, Static) and not isinstance(v.obj, types.ModuleType))
+            return isinstance(v, (Var, Const, Static))  # (a module too: `xp=np`)
         if not all(plain(v) for v in list(args) + [v for _, v in kwargs]):
             return None
         del self.stmts[n_stmts:]  # what a failed attempt to inline it emitted
@@ -488,7 +487,7 @@ class CallLowering:
     def bind(self, fn, args, kwargs, node):
         """(signature, arguments with defaults applied) of a call of the user's `fn`."""
         try:
-            sig = inspect.signature(fn)
+            sig = inspect.signature(fn, follow_wrapped=False)  # (the code that runs)
             bound = sig.bind(*args, **dict(kwargs))
         except TypeError as e:
             self.error(UnsupportedSyntaxError, f"call of `{fn.__name__}` does not match its "

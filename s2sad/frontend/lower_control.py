@@ -183,6 +183,9 @@ class ControlFlowLowering:
                 # a local name: known where it is bound to a fact of the compile (a flag or
                 # option string argument, the object of a method)
                 bound = self.scope.binding(node.id)
+                if isinstance(bound, Const) and bound.value is None and \
+                        not any(loop for _, _, loop in self.stmt_stack):
+                    return None  # (`if offset is None:` of a default left out)
                 if isinstance(bound, Static) and _simple(bound.obj):
                     return bound.obj
                 return _UNKNOWN

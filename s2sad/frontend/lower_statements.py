@@ -252,6 +252,7 @@ class StatementLowering:
             if last.target is value and isinstance(last.fn, prims.Opaque):
                 atoms = list(last.args) + [a for _, a in last.kwargs]
                 if self.writes_its_arguments(last.fn.func):
+                    last.fn.writes = True
                     last.fn.errors.insert(0, NonDifferentiableError(
                         f"`{last.fn.__name__}` writes into an array it is given, and a "
                         "derivative reaches it", self.loc(s), "write the new values into a "
@@ -260,6 +261,7 @@ class StatementLowering:
                          for a in atoms):
                     # an array the function allocated, given to a call whose result is not
                     # used (`loss_out=`): the call may fill it
+                    last.fn.writes = True
                     last.fn.errors.insert(0, NonDifferentiableError(
                         f"`{last.fn.__name__}` is given an array the function allocated and "
                         "its result is not used: it may write into it, and a derivative "

@@ -634,6 +634,9 @@ class Opaque:
         # nothing on, a differentiated value may reach it (see passes/activity.py)
         self.effect_only = effect_only
         self.spelling = None  # how the user's code names it (`log.append`), where known
+        # it may write into an array it is given: refused wherever a differentiated value
+        # reaches it, even where its result is not used (see passes/activity.py)
+        self.writes = False
 
     def __call__(self, *args, **kwargs):
         return self.func(*args, **kwargs)

@@ -358,3 +358,35 @@ def test_a_call_that_may_fill_a_buffer_is_never_silently_zero():
     # where no derivative reaches it, it runs as written and fills the buffer
     np.testing.assert_allclose(s2sad.grad(fills_a_buffer_with_constants)(POSITIVE),
                                2.0 * np.arange(3.0))
+
+
+def reads_a_dtype_from_an_opaque_helper(x):
+    dtype = _opaque("floating_dtype")(x)  # an unreadable call, given a differentiated x
+    return np.sum(np.asarray(x, dtype=dtype) ** 2)
+
+
+def uses_an_opaque_result(x):
+    return np.sum(_opaque("scaled")(x) ** 2)
+
+
+def _opaque(name):
+    return OPAQUE[name]
+
+
+OPAQUE: dict = {}
+
+
+def test_an_unreadable_call_is_refused_only_where_its_result_carries_a_derivative():
+    """Activity is forward and backward (Tapenade's varied and useful): a call the compiler
+    cannot read may receive a differentiated value where what it returns reaches the output
+    through no derivative (a dtype, a shape, a flag); where it does, it is refused."""
+    namespace: dict = {"np": np}
+    exec("def floating_dtype(a):\n    return np.result_type(a, 1.0)\n"
+         "def scaled(a):\n    return a * 2.0\n", namespace)
+    OPAQUE.update(floating_dtype=namespace["floating_dtype"], scaled=namespace["scaled"])
+    np.testing.assert_allclose(s2sad.grad(reads_a_dtype_from_an_opaque_helper)(POSITIVE),
+                               2 * POSITIVE)
+    _, out_dot = s2sad.jvp(reads_a_dtype_from_an_opaque_helper)(POSITIVE, np.ones(3))
+    assert out_dot == pytest.approx(2 * np.sum(POSITIVE))
+    with pytest.raises(s2sad.S2SADError, match="source"):
+        s2sad.grad(uses_an_opaque_result)(POSITIVE)
