@@ -182,3 +182,17 @@ def _move_to(lw, args, kwargs, node):
     """move_to(*arrays, xp, device) to NumPy on the CPU: the arrays themselves."""
     from s2sad.frontend.values import StaticSeq
     return args[0] if len(args) == 1 else StaticSeq(tuple(args))
+
+
+@_handler("scipy.linalg._misc", "norm")
+def _scipy_norm(lw, args, kwargs, node):
+    """scipy.linalg.norm: NumPy's norm computed through BLAS where it can ("differs from
+    numpy only in non-finite handling and the use of blas", its docstring says)."""
+    options = dict(kwargs)
+    names = ("a", "ord", "axis", "keepdims", "check_finite")
+    if len(args) > len(names) or set(options) - set(names):
+        return None
+    options.update(zip(names, args))
+    a = lw.call_value(np.asarray, [options.pop("a")], [], node)
+    options.pop("check_finite", None)
+    return lw.call_value(np.linalg.norm, [a], list(options.items()), node)

@@ -298,6 +298,12 @@ class CallLowering:
 
     def call_value(self, fn, args, kwargs, node, hint=None, name=None):
         """Emit a call of the object `fn`: a primitive, or an inlined user function."""
+        if _is_conversion(fn) and any(k == "order" for k, _ in kwargs):
+            # np.asarray(u, order="c"): the same numbers in another memory layout
+            kwargs = [(k, v) for k, v in kwargs if k != "order"]
+        if any(fn is f for f in (np.ascontiguousarray, np.asfortranarray)) and \
+                len(args) == 1 and set(dict(kwargs)) <= {"dtype"}:
+            fn = np.asarray
         if _is_accumulator(fn) and args and any(k == "dtype" for k, _ in kwargs):
             # np.sum(x, dtype=d): the sum of x cast to d (the same numbers), so the cast's
             # rule carries the derivative
@@ -1096,3 +1102,7 @@ _ACCUMULATORS = (np.sum, np.prod, np.mean, np.cumsum, np.cumprod, np.nansum, np.
 
 def _is_accumulator(fn) -> bool:
     return any(fn is a for a in _ACCUMULATORS)
+
+
+def _is_conversion(fn) -> bool:
+    return any(fn is f for f in (np.asarray, np.array, np.asanyarray))
