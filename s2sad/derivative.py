@@ -287,11 +287,11 @@ class Derivative(_Generic[P, Out]):
         self.explain = bool(explain)
         self._cmode = with_backend(with_explain(with_checkpoints(mode, checkpoints),
                                                 self.explain), backend)
-        func = _as_function(func)
-        wrapper = _primitive_function(func)
+        target = _as_function(func)  # (an object with a __call__: the bound method)
+        wrapper = _primitive_function(target)
         # a primitive's own options (np.linalg.norm's ord) or arguments it takes by *args
         # (math.hypot): a call giving them is served by a derivative of a wrapper taking them
-        self.func = wrapper if wrapper is not None else func
+        self.func = wrapper if wrapper is not None else target
         self.mode = mode
         self._wrt_spec: WrtSpec = wrt
         self._primitive: Any = None
@@ -941,7 +941,7 @@ class _Dropping:
         return self.variant(*rest, **kwargs)
 
 
-def _as_function(func: Any) -> Any:
+def _as_function(func: Callable[..., Any]) -> Callable[..., Any]:
     """An object whose class defines `__call__` in Python (a link function, a model), passed
     where a function is expected: its `__call__` bound to it, read like any bound method
     (what it holds is guarded like a global)."""

@@ -103,19 +103,19 @@ class S2SADError(Exception):
 
 
 class UnsupportedSyntaxError(S2SADError):
-    """A construct the compiler does not accept (try, with, lambda, ...).
+    """A construct the compiler does not accept (a set comprehension, `global`, a `return`
+    inside a `try`, ...).
 
     Raised when the derivative is compiled.
 
     Examples:
         >>> import s2sad
-        >>> def read(x):
-        ...     with open("data.txt") as f:
-        ...         return x
-        >>> s2sad.grad(read)(1.0)
+        >>> def distinct(x):
+        ...     return len({x, 2.0 * x}) * x
+        >>> s2sad.grad(distinct)(1.0)
         Traceback (most recent call last):
             ...
-        s2sad.errors.UnsupportedSyntaxError: ...`with` is not supported...
+        s2sad.errors.UnsupportedSyntaxError: ...set literals are not supported...
     """
 
     kind = "unsupported syntax"

@@ -66,7 +66,7 @@ def test_compile_error_exits_1_with_a_caret(project, capsys):
     assert "`try` is not supported" in err or "try" in err
     lines = err.splitlines()
     caret = next(i for i, line in enumerate(lines) if line.strip() == "^")
-    assert "try:" in lines[caret - 1]
+    assert "return x * 2.0" in lines[caret - 1]  # (a `return` inside a `try`)
 
 
 @pytest.mark.parametrize("argv", [

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import s2sad
-from tests.oracle import assert_close, numerical_jacobian, uniform_away
+from tests.oracle import assert_close, numerical_grad, numerical_jacobian, uniform_away
 from tests.rules.test_issue13_regressions import check_both_modes
 
 R = np.random.default_rng(2026)
@@ -363,8 +363,18 @@ def nextafter_up(x): return np.nextafter(x, 2.0)
 def matrix_norm_of(x): return np.linalg.matrix_norm(x)
 def clip_differentiated_bound(a, lo): return np.clip(a, lo, 1.2)
 
+def test_a_reduction_with_dtype_differentiates_as_a_cast():
+    """np.sum(x, dtype=...) was refused; it is the reduction of x cast to dtype (issue 33)."""
+    x = A.astype(np.float64)
+    for f in (sum_float32_dtype, mean_float64_dtype):
+        g = s2sad.grad(lambda v: np.sum(f(v)))(x)  # noqa: B023
+        assert g.dtype == np.float64  # a cotangent has its primal's dtype
+        assert_close(g, numerical_grad(lambda v: np.sum(f(v)), (x,), (0,))[0],  # noqa: B023
+                     rtol=1e-4, atol=1e-6)
+
+
 REFUSED = [
-    (sum_float32_dtype, "dtype"), (mean_float64_dtype, "dtype"), (ravel_fortran, "order"),
+    (ravel_fortran, "order"),
     (reshape_fortran, "order"),
     (covariance, "np.cov"), (correlation, "np.corrcoef"),
     (unwrap_phase, "np.unwrap"), (ldexp_by_three, "np.ldexp"), (modf_parts, "np.modf"),
