@@ -364,12 +364,13 @@ def matrix_norm_of(x): return np.linalg.matrix_norm(x)
 def clip_differentiated_bound(a, lo): return np.clip(a, lo, 1.2)
 
 def test_a_reduction_with_dtype_differentiates_as_a_cast():
-    """np.sum(x, dtype=...) was refused; it is the reduction of x cast to dtype (issue 33)."""
+    """np.sum(x, dtype=...) was refused; it is the reduction of x cast to dtype (issue 33).
+    (Linear: central differences with a wide step, as float32 sums round.)"""
     x = A.astype(np.float64)
     for f in (sum_float32_dtype, mean_float64_dtype):
         g = s2sad.grad(lambda v: np.sum(f(v)))(x)  # noqa: B023
         assert g.dtype == np.float64  # a cotangent has its primal's dtype
-        assert_close(g, numerical_grad(lambda v: np.sum(f(v)), (x,), (0,))[0],  # noqa: B023
+        assert_close(g, numerical_grad(lambda v: np.sum(f(v)), (x,), (0,), eps=0.5)[0],  # noqa: B023, E501
                      rtol=1e-4, atol=1e-6)
 
 
