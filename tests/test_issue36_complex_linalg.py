@@ -1,0 +1,105 @@
+"""Issue 36, items 2, 16, 3 and 9: complex values promoted from real arguments, recursion
+followed by complex arithmetic, linalg rules that read part of their input (eigh,
+eigvalsh, cholesky), and the numba backend's rewrite of swapaxes.
+
+Every oracle is independent of s2sad: central finite differences of NumPy's own function
+(first order), a second-order central difference of the function (second order), and
+the dot-product test pairing a VJP with a JVP that was itself checked against finite
+differences.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2sad
+from tests.oracle import rng_for
+
+H1 = 1e-6  # first-order central differences
+H2 = 1e-4  # the mixed second difference
+
+
+def fd_jvp(f, x, v, h=H1):
+    return (f(x + h * v) - f(x - h * v)) / (2 * h)
+
+
+def fd_grad(f, x, h=H1):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = h
+        g[i] = (f(x + e) - f(x - e)) / (2 * h)
+    return g
+
+
+def fd_second(f, x, u, v, h=H2):
+    """u^T H v from values of f alone."""
+    return (f(x + h * u + h * v) - f(x + h * u - h * v) - f(x - h * u + h * v)
+            + f(x - h * u - h * v)) / (4 * h * h)
+
+
+def check_first_and_second_order(f, x, rng, second=True):
+    """grad against central differences, JVP against them too, JVP and VJP paired, and
+    (second) the HVP and the JVP of the gradient against a second difference of f."""
+    u, v = rng.standard_normal(x.shape), rng.standard_normal(x.shape)
+    g = s2sad.grad(f)(x)
+    np.testing.assert_allclose(g, fd_grad(f, x), rtol=1e-6, atol=1e-7)
+    _, t = s2sad.jvp(f)(x, v)
+    np.testing.assert_allclose(t, fd_jvp(f, x, v), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.sum(g * v), t, rtol=1e-10, atol=1e-10)
+    if second:
+        want = fd_second(f, x, u, v)
+        hv = s2sad.hvp(f)(x, v)
+        np.testing.assert_allclose(np.sum(u * hv), want, rtol=1e-4, atol=1e-5)
+        _, jg = s2sad.jvp(s2sad.grad(f))(x, v)
+        np.testing.assert_allclose(np.sum(u * jg), want, rtol=1e-4, atol=1e-5)
+
+
+# -- item 2: a complex value indexed out of an array built from a real argument ---------------
+
+def promoted_index(a):  # the issue's reproducer
+    b = a + 1.0j
+    c = b[0] + 1.5
+    d = a + b
+    e = d + c
+    return np.sum(np.sin(np.real(e)))
+
+
+def promoted_slice(a):
+    b = a * (1.0 + 0.5j)
+    c = b[1:3]
+    d = a + b
+    e = d[:2] * c
+    return np.sum(np.cos(np.real(e))) + np.sum(np.imag(d) ** 2)
+
+
+def promoted_imag(a):
+    b = 1j * a + a ** 2
+    c = b[-1] * 2.0
+    e = b + c
+    return np.sum(np.sin(np.imag(e)) * np.real(e))
+
+
+def promoted_write(a):
+    b = a + 0.5j * a
+    b[0] = b[2] * b[1]
+    c = b[1:] + b[0]
+    return np.sum(np.sin(np.real(c))) + np.sum(np.imag(c) ** 2)
+
+
+def promoted_strided(a):
+    b = np.exp(1j * a)
+    c = b[::2]
+    e = b[:3] + c * a[0]
+    return np.sum(np.real(e) * np.imag(e))
+
+
+@pytest.mark.parametrize("f", [promoted_index, promoted_slice, promoted_imag, promoted_write,
+                               promoted_strided], ids=lambda f: f.__name__)
+def test_real_promoted_to_complex_then_indexed(f, request):
+    """The reverse sweep took np.real(e_bar) (a view of the complex cotangent) and then
+    added into e_bar in place: the real argument's cotangent changed after the fact."""
+    rng = rng_for(request.node.name)
+    x = rng.standard_normal(5)
+    check_first_and_second_order(f, x, rng)
