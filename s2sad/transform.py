@@ -465,6 +465,19 @@ def functional(arg_kinds, kw_kinds: dict | None = None) -> bool:
 
 def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
                   in_place: bool = True, wrt_tuple: bool = False):
+    if all(k.tag == "unknown" for k in arg_kinds) or undecided_complex.depth:
+        return _derivative_ir(func, mode, wrt, arg_kinds, kw_kinds, in_place, wrt_tuple)
+    # specialised code: a value whose dtype is still unknown comes from a call decided at
+    # run time (a recursive call, a derivative, an opaque function) and may be complex. The
+    # rules' `is_complex` of it is left to run time, not taken as real (which lost the
+    # conjugate of a complex cotangent and passed complex cotangents to real outputs'
+    # pullbacks); the generic code (no kinds known) keeps taking such values as real
+    with undecided_complex():
+        return _derivative_ir(func, mode, wrt, arg_kinds, kw_kinds, in_place, wrt_tuple)
+
+
+def _derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
+                   in_place: bool = True, wrt_tuple: bool = False):
     explain = is_explained(mode)
     mode, checkpoints = split_mode(mode)
     # arrays of another library (Dask) get functional code: nothing is updated in place
