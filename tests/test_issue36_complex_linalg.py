@@ -191,3 +191,153 @@ def test_recursion_then_complex_values_float32():
     np.testing.assert_allclose(g, fd_grad(rec_fft_abs, x), rtol=1e-4, atol=1e-4)
     g = s2sad.grad(rec_complex_power)(x.astype(np.float32))
     np.testing.assert_allclose(g, fd_grad(rec_complex_power, x), rtol=1e-4, atol=1e-4)
+
+
+# -- item 3: eigh, eigvalsh and cholesky read one triangle ------------------------------------
+# NumPy factors the Hermitian matrix made of one triangle and the real part of the diagonal:
+# the other triangle has derivative 0, and the triangle read counts once. The directions
+# below are not symmetric, so the old convention (the Hermitian part of the direction)
+# fails every one of them.
+
+def weights(n):
+    return np.arange(1.0, n + 1.0)
+
+
+def eigh_lower(a):
+    w, v = np.linalg.eigh(a)
+    return w, (v * weights(a.shape[-1])) @ np.conj(np.swapaxes(v, -1, -2))  # projectors
+
+
+def eigh_upper(a):
+    w, v = np.linalg.eigh(a, UPLO="U")
+    return w, (v * weights(a.shape[-1])) @ np.conj(np.swapaxes(v, -1, -2))
+
+
+def eigh_upper_positional(a):
+    w, v = np.linalg.eigh(a, "U")
+    return np.sum(np.abs(v) ** 2 * w[..., None, :], axis=-1)
+
+
+def eigvalsh_lower(a):
+    return np.linalg.eigvalsh(a)
+
+
+def eigvalsh_upper(a):
+    return np.linalg.eigvalsh(a, UPLO="U")
+
+
+def cholesky_lower(a):
+    return np.linalg.cholesky(a)
+
+
+def cholesky_upper(a):
+    return np.linalg.cholesky(a, upper=True)
+
+
+def svd_hermitian(a):
+    u, s, vh = np.linalg.svd(a, hermitian=True)
+    return s, (u * weights(a.shape[-1])) @ np.conj(np.swapaxes(u, -1, -2)), u @ vh
+
+
+def svdvals_hermitian(a):
+    return np.linalg.svd(a, compute_uv=False, hermitian=True)
+
+
+def pinv_hermitian(a):
+    return np.linalg.pinv(a, hermitian=True)
+
+
+NUMPY_2 = int(np.__version__.split(".")[0]) >= 2
+
+
+def spd(rng, shape, complex_):
+    n = shape[-1]
+    b = rng.standard_normal(shape)
+    if complex_:
+        b = b + 1j * rng.standard_normal(shape)
+    herm = b @ np.conj(np.swapaxes(b, -1, -2)) / n + np.diag(weights(n))
+    # a different other triangle (and an imaginary diagonal): NumPy never reads it
+    noise = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if complex_ else 0)
+    return herm, noise
+
+
+def direction(rng, shape, complex_):
+    v = rng.standard_normal(shape)
+    return v + 1j * rng.standard_normal(shape) if complex_ else v
+
+
+def pair(a, b):
+    if isinstance(a, tuple):
+        return sum(pair(x, y) for x, y in zip(a, b))
+    return float(np.real(np.sum(a * b)))
+
+
+def fd_tree(f, x, v, h=H1):
+    plus, minus = f(x + h * v), f(x - h * v)
+    if isinstance(plus, tuple):
+        return tuple((p - m) / (2 * h) for p, m in zip(plus, minus))
+    return (plus - minus) / (2 * h)
+
+
+TRIANGLE_READERS = [eigh_lower, eigh_upper, eigh_upper_positional, eigvalsh_lower,
+                    eigvalsh_upper, cholesky_lower, svd_hermitian, svdvals_hermitian,
+                    pinv_hermitian] + ([cholesky_upper] if NUMPY_2 else [])
+UPPER = (eigh_upper, eigh_upper_positional, eigvalsh_upper, cholesky_upper)
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 3)], ids=["matrix", "stack"])
+@pytest.mark.parametrize("f", TRIANGLE_READERS, ids=lambda f: f.__name__)
+def test_triangle_readers_differentiate_what_numpy_computes(f, shape, complex_, request):
+    rng = rng_for(request.node.name)
+    herm, noise = spd(rng, shape, complex_)
+    upper = f in UPPER
+    # the triangle NumPy does not read holds other values (and the diagonal an imaginary
+    # part): the point is not a symmetric matrix, and neither is the direction
+    keep = np.triu(np.ones(shape[-2:])) if upper else np.tril(np.ones(shape[-2:]))
+    a = herm * keep + noise * (1 - keep)
+    if complex_:
+        a = a + 0.3j * np.eye(shape[-1])
+    v = direction(rng, shape, complex_)
+    _, t = s2sad.jvp(f)(a, v)
+    want = fd_tree(f, a, v)
+    for got, ref in zip(t if isinstance(t, tuple) else (t,),
+                        want if isinstance(want, tuple) else (want,)):
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+    out, pullback = s2sad.vjp(f)(a)
+    u = tuple(direction(rng, np.shape(o), np.iscomplexobj(o)) for o in out) \
+        if isinstance(out, tuple) else direction(rng, np.shape(out), np.iscomplexobj(out))
+    (a_bar,) = pullback(u)
+    assert np.iscomplexobj(a_bar) == complex_
+    np.testing.assert_allclose(pair(a_bar, v), pair(u, t), rtol=1e-9, atol=1e-9)
+    # the triangle not read has a zero cotangent
+    np.testing.assert_array_equal(a_bar * (1 - keep), 0.0)
+
+
+def L_eigh(a):
+    w, v = np.linalg.eigh(a)
+    return np.sum(w ** 3) + np.sum(np.abs(v[..., 0, :]) ** 4)
+
+
+def L_eigvalsh_upper(a):
+    return np.sum(np.sin(np.linalg.eigvalsh(a, UPLO="U")))
+
+
+def L_cholesky(a):
+    return np.sum(np.linalg.cholesky(a) ** 2 * weights(a.shape[-1]))
+
+
+def L_cholesky_upper(a):
+    return np.sum(np.sin(np.linalg.cholesky(a, upper=True)))
+
+
+@pytest.mark.parametrize("f", [L_eigh, L_eigvalsh_upper, L_cholesky] +
+                         ([L_cholesky_upper] if NUMPY_2 else []), ids=lambda f: f.__name__)
+def test_triangle_readers_second_order(f, request):
+    rng = rng_for(request.node.name)
+    herm, noise = spd(rng, (3, 3), False)
+    if f in (L_eigvalsh_upper, L_cholesky_upper):
+        a = np.triu(herm) + np.tril(noise, -1)
+    else:
+        a = np.tril(herm) + np.triu(noise, 1)
+    check_first_and_second_order(f, a, rng)
