@@ -341,3 +341,48 @@ def test_triangle_readers_second_order(f, request):
     else:
         a = np.tril(herm) + np.triu(noise, 1)
     check_first_and_second_order(f, a, rng)
+
+
+def to_complex(x, k):  # complex only at the bottom of the recursion
+    return x * (0.5 + 1j) if k == 0 else to_complex(x, k - 1) * 2.0
+
+
+def turning(x, k):  # the recursive call's argument is complex: another kind each level
+    return x if k == 0 else turning(x * (1.0 + 0.5j), k - 1)
+
+
+def even(x, k):
+    return x if k == 0 else odd(x * 1.5, k - 1)
+
+
+def odd(x, k):
+    return even(np.exp(1j * x), k - 1) if k > 0 else x + 0.5j
+
+
+def rec_to_complex(x):
+    return np.sum(np.abs(to_complex(x, 2)) ** 2 + np.real(to_complex(x, 1)) ** 3)
+
+
+def rec_turning(x):
+    return np.sum(np.abs(np.fft.fft(turning(x, 2))) ** 1.5)
+
+
+def mutual(x):
+    return np.sum(np.abs(even(x, 3)) ** 2 + np.imag(even(x, 2)))
+
+
+@pytest.mark.parametrize("f", [rec_to_complex, rec_turning, mutual], ids=lambda f: f.__name__)
+def test_recursion_result_kinds(f, request):
+    """The kind of a recursive call's result is found from the body (the least kind the body
+    returns when its calls return it); calls it cannot follow are decided at run time."""
+    rng = rng_for(request.node.name)
+    x = rng.standard_normal(3)
+    check_first_and_second_order(f, x, rng, second=False)  # (no second order of recursion)
+
+
+def test_recursion_result_kind_keeps_the_code_plain():
+    """rec's result is known to be a float array: the rules' complex branches are decided
+    while compiling (no is_complex test left in the generated code)."""
+    x = np.array([0.94, -0.057, -0.40])
+    source = s2sad.grad(rec_fft_abs).source_for(x)
+    assert "is_complex" not in source and "np.conjugate(" in source

@@ -20,6 +20,7 @@ from s2sad.ir.kind_values import (  # noqa: F401  (re-exported: the kinds API)
     FLOAT,
     INT,
     OBJECT,
+    PENDING,
     UNKNOWN,
     Kind,
     _dtype_letter,
@@ -109,6 +110,11 @@ def reads_context(fn, arg_kinds: list, kwarg_kinds: list) -> bool:
         return False
 
 
+# how many recursive functions' result kinds are being found (transform.recursive_result_
+# kind): while one is, an operation on a PENDING kind gives PENDING
+PENDING_DEPTH = [0]
+
+
 def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
     """The result kind of calling primitive `fn` on values of the given kinds."""
     try:
@@ -119,6 +125,10 @@ def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
         key = hit = None
     if hit is not None:
         return hit  # (never an opaque call's, which is not memoised: tested below)
+    if PENDING_DEPTH[0] and (PENDING in arg_kinds or any(k == PENDING for _, k in kwarg_kinds)):
+        return PENDING  # (what is computed from a recursive call's result not known yet)
+    if isinstance(fn, prims.RecursiveCall) and prims.RecursiveCall.result_kind is not None:
+        return prims.RecursiveCall.result_kind(fn, arg_kinds, kwarg_kinds)
     if _opaque_call(fn):
         return UNKNOWN  # recursion and derivative calls: never run at compile time
     if fn in DATA_DEPENDENT:
