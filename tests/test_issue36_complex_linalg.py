@@ -95,11 +95,42 @@ def promoted_strided(a):
     return np.sum(np.real(e) * np.imag(e))
 
 
+def promoted_fancy(a):
+    b = a * (2.0 - 1.0j)
+    c = b[[0, 0, 3]]
+    e = b[:3] + c
+    return np.sum(np.sin(np.real(e))) + np.sum(np.imag(b) * a)
+
+
+def promoted_augmented(a):
+    b = a + 0.0j
+    b[1:3] += 1j * a[:2]
+    c = np.real(b[1]) + np.imag(b[2])
+    return np.sum(np.cos(np.real(b) + c))
+
+
+def promoted_matrix(a):
+    m = np.reshape(a[:4], (2, 2)) * (1.0 + 1.0j)
+    r = m[0] + m[:, 1]
+    return np.sum(np.sin(np.real(m + r[0]))) + np.sum(np.imag(r) ** 2)
+
+
+def promoted_subtracted(a):
+    b = 0.5j - a
+    c = np.add(a, 2.0j)
+    b[0] = c[1] * a[2]
+    c[1:] -= b[:-1] * 1.5
+    return np.sum(np.sin(np.real(b)) * np.imag(c))
+
+
 @pytest.mark.parametrize("f", [promoted_index, promoted_slice, promoted_imag, promoted_write,
-                               promoted_strided], ids=lambda f: f.__name__)
+                               promoted_strided, promoted_fancy, promoted_augmented,
+                               promoted_matrix, promoted_subtracted], ids=lambda f: f.__name__)
 def test_real_promoted_to_complex_then_indexed(f, request):
     """The reverse sweep took np.real(e_bar) (a view of the complex cotangent) and then
-    added into e_bar in place: the real argument's cotangent changed after the fact."""
+    added into e_bar in place: the real argument's cotangent changed after the fact. And
+    the tangent of a + 0j (a real tangent plus a complex zero) was folded to the real
+    tangent, into which complex values were then written (their imaginary parts lost)."""
     rng = rng_for(request.node.name)
     x = rng.standard_normal(5)
     check_first_and_second_order(f, x, rng)
@@ -386,3 +417,27 @@ def test_recursion_result_kind_keeps_the_code_plain():
     x = np.array([0.94, -0.057, -0.40])
     source = s2sad.grad(rec_fft_abs).source_for(x)
     assert "is_complex" not in source and "np.conjugate(" in source
+
+
+# -- the same family: a value whose size is unknown at compile time ---------------------------
+
+def fft_of_either(x, c):
+    y = x if c > 0 else x[:2]  # the merged value's length is not known while compiling
+    return np.sum(np.abs(np.fft.fft(y)) ** 1.5)
+
+
+@pytest.mark.parametrize("c", [1.0, -1.0])
+def test_fft_of_a_value_of_unknown_size(c, request):
+    """The kind of np.fft.fft of an array of unknown size was guessed from its operand
+    (real), so np.abs's cotangent lost its conjugate (entries of the gradient swapped, and a
+    complex gradient for a real argument); it is evaluated on a stand-in of some size."""
+    rng = rng_for(request.node.name)
+    x = rng.standard_normal(3)
+    g = s2sad.grad(fft_of_either)(x, c)
+    assert not np.iscomplexobj(g)
+    np.testing.assert_allclose(g, fd_grad(lambda x: fft_of_either(x, c), x), rtol=1e-6,
+                               atol=1e-7)
+    v = rng.standard_normal(3)
+    _, t = s2sad.jvp(fft_of_either, wrt=0)(x, c, v)
+    np.testing.assert_allclose(t, fd_jvp(lambda x: fft_of_either(x, c), x, v), rtol=1e-6,
+                               atol=1e-7)
