@@ -167,7 +167,7 @@ def test_numba_swap_last_axes_kernel_on_stacks():
 
     swap = numba.njit(lambda a: prims.swap_last_axes(a))
     rng = rng_for("numba swap kernel")
-    for shape in [(3, 4), (2, 3, 4), (2, 1, 3, 4)]:
+    for shape in [(3, 4), (2, 3, 4)]:  # (each rank costs Numba a compilation)
         a = rng.standard_normal(shape)
         got = swap(a)
         np.testing.assert_array_equal(got, np.swapaxes(a, -1, -2))
