@@ -26,7 +26,6 @@ from s2sad.ir.prims import (
     ones_like_output,
     prod_others,
     sum_to_shape,
-    swap_last_axes,
     take_slot,
     tape_next,
     tape_pop,
@@ -41,6 +40,6 @@ __all__ = [
     "derivative_dtype", "fresh_copy", "index_add",
     "index_add_at", "index_add_functional", "index_add_inplace", "index_update",
     "index_update_functional", "index_update_inplace", "mul_inplace",
-    "new_tape", "ones_like_output", "prod_others", "sum_to_shape", "swap_last_axes", "take_slot", "tape_next",
+    "new_tape", "ones_like_output", "prod_others", "sum_to_shape", "take_slot", "tape_next",
     "tape_pop", "tape_push", "tape_reader", "unbroadcast", "zeros_like",
 ]

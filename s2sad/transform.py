@@ -52,7 +52,7 @@ from s2sad.passes.explain import explain_simplify, label_steps
 from s2sad.passes.forward import forward_pass
 from s2sad.passes.fresh_results import fresh_results
 from s2sad.passes.functional import functional_scatters
-from s2sad.passes.hoist import hoist_views
+from s2sad.passes.hoist import hoist_views, matrix_transposes
 from s2sad.passes.inplace import accumulate_in_place
 from s2sad.passes.lazy import refuse_value_reads
 from s2sad.passes.loops import iterate_tapes, rewrite_loop_accumulators
@@ -766,7 +766,7 @@ def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
 
         numba_module()  # (refused before anything is generated when Numba is missing)
     with deep_expressions(), _no_collections():
-        done = _generate(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
+        done = _generate(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds, backend)
     if backend == "numba":
         generic = bool(arg_kinds) and all(k.tag == "unknown" for k in arg_kinds)
         done = _numba_compiled(done, func, jit_cache, generic, arg_kinds)
@@ -835,8 +835,11 @@ def _no_collections():
 
 
 def _generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
-              kw_kinds: dict) -> Compiled:
+              kw_kinds: dict, backend: str = "numpy") -> Compiled:
     ir = derivative_ir(func, mode, wrt, arg_kinds, kw_kinds, wrt_tuple=wrt_tuple)
+    if backend == "numba":  # a matrix's transpose as .T (see hoist.matrix_transposes)
+        kinds_in = {p: k for p, k in zip(ir.params, arg_kinds)}
+        ir = matrix_transposes(ir, infer_kinds(ir, kinds_in))
     mode, checkpoints = split_mode(mode)
     ir.meta["wrt"] = tuple(wrt)  # each returned cotangent is named after its argument
     if mode == "vjp":

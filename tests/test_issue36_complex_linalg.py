@@ -138,17 +138,15 @@ def test_real_promoted_to_complex_then_indexed(f, request):
 
 # -- item 9: the numba backend's transpose of an operand of @ ---------------------------------
 
-def test_numba_form_swaps_the_last_two_axes_only():
+def test_numba_form_keeps_swapaxes_of_a_stack():
     """`np.swapaxes(b, -1, -2)` as an operand of @ was printed `b.T`, which reverses every
-    axis of a stack of matrices: it is printed swap_last_axes(b) (and imported)."""
+    axis of a stack of matrices: the Numba form keeps np.swapaxes."""
     from s2sad.codegen.numba_form import numba_source
 
     src = ("import numpy as np\n\ndef f(a, b):\n"
            "    return np.matmul(np.swapaxes(a, -1, -2), np.swapaxes(b, -2, -1))\n")
     out = numba_source(src, "f", cache=False)
-    assert "swap_last_axes(a) @ swap_last_axes(b)" in out
-    assert ".T" not in out
-    assert "from s2sad.runtime import swap_last_axes" in out
+    assert "np.swapaxes(a, -1, -2) @ np.swapaxes(b, -2, -1)" in out and ".T" not in out
     scope: dict = {}
     plain = "\n".join(ln for ln in out.split("\n") if not ln.startswith(("@numba", "import numba")))
     exec(plain, scope)  # the NumPy meaning of the form
@@ -158,21 +156,32 @@ def test_numba_form_swaps_the_last_two_axes_only():
                                np.matmul(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)))
 
 
-def test_numba_swap_last_axes_kernel_on_stacks():
-    """The Numba implementation: a.T for a matrix (no copy), each matrix transposed for a
-    stack of them."""
-    numba = pytest.importorskip("numba")
-    from s2sad.codegen import numba_runtime  # noqa: F401 (registers the implementations)
-    from s2sad.ir import prims
+def tanh_layer(w, x):
+    return np.sum(np.tanh(w @ x))
 
-    swap = numba.njit(lambda a: prims.swap_last_axes(a))
-    rng = rng_for("numba swap kernel")
-    for shape in [(3, 4), (2, 3, 4)]:  # (each rank costs Numba a compilation)
-        a = rng.standard_normal(shape)
-        got = swap(a)
-        np.testing.assert_array_equal(got, np.swapaxes(a, -1, -2))
-    m = rng.standard_normal((3, 4))
-    assert swap(m).flags.f_contiguous  # the matrix's own memory, transposed
+
+def two_layers(w1, w2, x):
+    return np.sum(np.tanh(w2 @ np.tanh(w1 @ x)))
+
+
+def test_numba_transposes_matrices_only():
+    """A matrix's transpose is printed `.T` (multiplied by Numba without a copy), found from
+    the kinds (an argument or a value computed); a stack's stays np.swapaxes."""
+    pytest.importorskip("numba")
+    rng = rng_for("numba transposes")
+    w3, x3 = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 4, 2))
+    source = s2sad.grad(tanh_layer, backend="numba").source_for(w3, x3)
+    assert "np.swapaxes(x, -1, -2)" in source and ".T" not in source
+    w1, w2 = rng.standard_normal((3, 4)), rng.standard_normal((2, 3))
+    x = rng.standard_normal((4, 2))
+    g = s2sad.grad(two_layers, wrt=(0, 1), backend="numba")
+    source = g.source_for(w1, w2, x)
+    assert "x.T" in source and "w2.T" in source and "swapaxes" not in source
+    got = g(w1, w2, x)
+    np.testing.assert_allclose(got[0], fd_grad(lambda w: two_layers(w, w2, x), w1), rtol=1e-6,
+                               atol=1e-7)
+    np.testing.assert_allclose(got[1], fd_grad(lambda w: two_layers(w1, w, x), w2), rtol=1e-6,
+                               atol=1e-7)
 
 
 # -- item 16: a recursive helper's result, then complex values --------------------------------

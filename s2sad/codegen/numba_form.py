@@ -25,9 +25,7 @@ _TYPED_IMPORTS = re.compile(r"^import (math|cmath|numpy as np)$")
 # the runtime helpers with a Numba implementation (codegen/numba_runtime.py)
 KERNELS = frozenset({"unbroadcast", "sum_to_shape", "broadcast_like", "take_slot",
                      "index_update", "index_add", "index_add_at", "zeros_like",
-                     "fresh_copy", "prod_others", "swap_last_axes"})
-# the helpers the Numba form itself writes calls of (each imported where it is called)
-_INSERTED_HELPERS = ("index_add_at", "swap_last_axes")
+                     "fresh_copy", "prod_others"})
 _HELPERS = re.compile(r"^from s2sad\.runtime import (\w+(, \w+)*)$")
 
 
@@ -66,11 +64,10 @@ def numba_source(source: str, name: str, cache: bool, user_file: str | None = No
     while out[imports_end].startswith("import "):
         imports_end += 1
     out.insert(imports_end, "import numba")
-    for helper in _INSERTED_HELPERS:  # (np.add.at and operands of @ rewritten by _Calls)
-        if any(helper + "(" in ln for ln in out if not ln.lstrip().startswith("#")) and \
-                not any(re.match(rf"from s2sad\.runtime import .*\b{helper}\b", ln)
-                        for ln in out):
-            out.insert(imports_end + 1, f"from s2sad.runtime import {helper}")
+    if any("index_add_at(" in ln for ln in out if not ln.lstrip().startswith("#")) and \
+            not any(re.match(r"from s2sad\.runtime import .*\bindex_add_at\b", ln)
+                    for ln in out):  # (np.add.at rewritten by _Calls)
+        out.insert(imports_end + 1, "from s2sad.runtime import index_add_at")
     return _fused("\n".join(out), jitted, kinds or [], cache)
 
 
@@ -430,10 +427,9 @@ class _Calls(ast.NodeTransformer):
             return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "dot", ast.Load()),
                             node.args[:2], [])
         if fn == "np.matmul" and len(node.args) == 2 and not node.keywords:
-            # (swapping the last two axes of a matrix is .T, which Numba multiplies
-            # without a copy; swap_last_axes is .T for a matrix only, see _transposed)
-            return ast.BinOp(_transposed(node.args[0]), ast.MatMult(),
-                             _transposed(node.args[1]))
+            # (a matrix's transpose is printed .T already, which Numba multiplies without a
+            # copy: transform.matrix_transposes; np.swapaxes of a stack stays as it is)
+            return ast.BinOp(node.args[0], ast.MatMult(), node.args[1])
         if fn == "np.sum" and len(node.args) == 1:
             return _keepdims_expanded(node)
         if fn == "np.reshape" and len(node.args) == 2 and not node.keywords:
@@ -485,17 +481,6 @@ class _Calls(ast.NodeTransformer):
         if keepdims.value:
             text = f"np.expand_dims({text}, {ast.unparse(axis)})"
         return ast.parse(text, mode="eval").body
-
-
-def _transposed(node: ast.expr) -> ast.expr:
-    """`np.swapaxes(a, -1, -2)` (an operand of @) as `swap_last_axes(a)`, which Numba
-    compiles to `a.T` for a matrix (multiplied without a copy) and to np.swapaxes for a
-    stack of matrices (whose axes `a.T` would reverse all: the rank is not known here)."""
-    if isinstance(node, ast.Call) and ast.unparse(node.func) == "np.swapaxes" and \
-            len(node.args) == 3 and not node.keywords and \
-            _int_literals(node.args[1:]) in ([-1, -2], [-2, -1]):
-        return ast.Call(ast.Name("swap_last_axes", ast.Load()), [node.args[0]], [])
-    return node
 
 
 def _mean_as_sum(node: ast.Call) -> ast.expr:

@@ -37,13 +37,6 @@ def _is_number(t) -> bool:
     return isinstance(t, (types.Number, types.Boolean))
 
 
-@_kernel(prims.swap_last_axes)
-def _swap_last_axes(a):
-    if _is_array(a) and a.ndim == 2:
-        return lambda a: a.T
-    return lambda a: np.swapaxes(a, -1, -2)
-
-
 @_kernel(prims.fresh_copy)
 def _fresh_copy(x):
     if _is_array(x):

@@ -329,12 +329,6 @@ def sum_to_shape(g, shape):
     return g if shape else g[()]
 
 
-def swap_last_axes(a):
-    """`np.swapaxes(a, -1, -2)`: each matrix of a stack transposed (`a.T` for one matrix,
-    not for a stack, whose axes `.T` reverses all). The Numba form's operand of `@`."""
-    return np.swapaxes(a, -1, -2)
-
-
 def broadcast_like(t, x):
     """Broadcast the tangent `t` to the shape of `x` (a tangent must have its primal's shape)."""
     shape = np.shape(x)
