@@ -428,7 +428,7 @@ class _Calls(ast.NodeTransformer):
                             node.args[:2], [])
         if fn == "np.matmul" and len(node.args) == 2 and not node.keywords:
             # (a matrix's transpose is printed .T already, which Numba multiplies without a
-            # copy: transform.matrix_transposes; np.swapaxes of a stack stays as it is)
+            # copy: passes/hoist.matrix_transposes; np.swapaxes of a stack stays so)
             return ast.BinOp(node.args[0], ast.MatMult(), node.args[1])
         if fn == "np.sum" and len(node.args) == 1:
             return _keepdims_expanded(node)
