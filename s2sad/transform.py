@@ -223,7 +223,7 @@ def recursive_result_kind(call, arg_kinds: list, kwarg_kinds: list) -> Kind:
     if key in _FINDING:
         return _FINDING[key]  # the assumption of this round
     if any(f is func for f, _ in _FINDING):
-        return UNKNOWN  # called with other dtypes or ranks: not followed
+        return UNKNOWN  # called with other kinds (a shape, a dtype): not followed
     done = call.__dict__.setdefault("result_kinds", {})
     if abstract in done:
         return done[abstract]
