@@ -452,3 +452,24 @@ def test_fft_of_a_value_of_unknown_size(c, request):
     _, t = s2sad.jvp(fft_of_either, wrt=0)(x, c, v)
     np.testing.assert_allclose(t, fd_jvp(lambda x: fft_of_either(x, c), x, v), rtol=1e-6,
                                atol=1e-7)
+
+
+# -- the same families, found with the fixes above (issue 36, items 13 and 15) ----------------
+
+def flipped_sum(x):  # np.flip is a view: its cotangent was updated in place after the fact
+    o = x * 0.2
+    g = np.flip(x)
+    return np.sum((g + o) ** 2)
+
+
+def fft_of_a_list(x):  # the list's array has no known size while compiling
+    comp = [x for i in range(4)]
+    return np.sum(np.abs(np.fft.fft(comp)))
+
+
+@pytest.mark.parametrize("f, shape", [(flipped_sum, (4,)), (fft_of_a_list, (4, 4))],
+                         ids=["flip", "fft_list"])
+def test_views_and_unknown_sizes_family(f, shape, request):
+    rng = rng_for(request.node.name)
+    x = rng.standard_normal(shape)
+    check_first_and_second_order(f, x, rng, second=f is flipped_sum)
