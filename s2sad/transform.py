@@ -13,6 +13,7 @@ import keyword
 import operator
 import os
 import sys
+import types
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,13 +32,18 @@ from s2sad.frontend.guards import collect
 from s2sad.frontend.lower import derivative_hook, lower
 from s2sad.frontend.source import parse_function
 from s2sad.ir import prims
+from s2sad.ir import kinds as kinds_mod
 from s2sad.ir.kinds import (
+    PENDING,
     UNKNOWN,
     Kind,
     array_of_rank,
+    atom_kind,
     float_kind,
     infer_kinds,
+    join,
     kind_of_value,
+    scalar,
     structure_view,
 )
 from s2sad.ir.nodes import Call, Const, Var, blocks_of
@@ -47,7 +53,7 @@ from s2sad.passes.explain import explain_simplify, label_steps
 from s2sad.passes.forward import forward_pass
 from s2sad.passes.fresh_results import fresh_results
 from s2sad.passes.functional import functional_scatters
-from s2sad.passes.hoist import hoist_views
+from s2sad.passes.hoist import hoist_views, matrix_transposes
 from s2sad.passes.inplace import accumulate_in_place
 from s2sad.passes.lazy import refuse_value_reads
 from s2sad.passes.loops import iterate_tapes, rewrite_loop_accumulators
@@ -212,6 +218,75 @@ def base_ir(func, arg_kinds: list, kw_kinds: dict):
         # merged by an `if` with a branch that does not compute it): jacobian_ir reads them
         primal.meta["result_kinds"] = tuple(float_kind(arg_kinds[i]) for i in inner_wrt)
     return primal
+
+
+def recursive_result_kind(call, arg_kinds: list, kwarg_kinds: list) -> Kind:
+    """The kind of what a recursive call (prims.RecursiveCall) returns, found from the
+    function's body without running it: the least kind R such that the body returns R when
+    every recursive call in it returns R, for the arguments' kinds without the values of
+    numbers (a recursion changes them). From R = nothing (PENDING), each round takes the
+    body's result with the calls returning the R of the round before. A call with other
+    kinds (another shape, say) than the one being found, keywords, or a body that cannot be
+    lowered for such arguments give UNKNOWN (a call decided at run time, as before)."""
+    func = call.func
+    if kwarg_kinds or not isinstance(func, types.FunctionType):
+        return UNKNOWN
+    abstract = tuple(_without_values(k) for k in arg_kinds)
+    key = (func, abstract)
+    if key in _FINDING:
+        return _FINDING[key]  # the assumption of this round
+    if any(f is func for f, _ in _FINDING):
+        return UNKNOWN  # called with other kinds (a shape, a dtype): not followed
+    done = call.__dict__.setdefault("result_kinds", {})
+    if abstract in done:
+        return done[abstract]
+    _FINDING[key] = PENDING
+    kinds_mod.PENDING_DEPTH[0] += 1
+    result = UNKNOWN
+    try:
+        ir = specialised_ir(func, list(abstract), {})
+        if len(ir.params) == len(abstract) and not ir.kwonly:
+            for _ in range(4):
+                kinds = infer_kinds(ir, dict(zip(ir.params, abstract)))
+                found = [_without_values(atom_kind(r, kinds)) for r in ir.body.results]
+                got = Kind("tuple", items=tuple(found)) if ir.returns_tuple else found[0]
+                assumed = _FINDING[key]
+                new = join(assumed, got)
+                if new == assumed:
+                    result = assumed
+                    break
+                _FINDING[key] = new
+    except Exception:  # (what cannot be lowered or inferred so: as before, decided at run time)
+        result = UNKNOWN
+    finally:
+        del _FINDING[key]
+        kinds_mod.PENDING_DEPTH[0] -= 1
+    if result == PENDING:  # (no round returns: every path recurses)
+        result = UNKNOWN
+    if not _FINDING:  # (found under no other assumption: it holds for good)
+        done[abstract] = result
+    return result
+
+
+_FINDING: dict = {}  # (function, argument kinds) -> the result kind assumed this round
+
+
+def _without_values(k: Kind) -> Kind:
+    """`k` with the values of numbers forgotten (a recursion changes them: `n - 1`); arrays
+    keep their shapes (a call on another shape is not followed), tuples and lists their
+    items so, other kinds (objects, functions) are as they are."""
+    if k.family:
+        return UNKNOWN
+    if k.tag == "scalar":
+        return scalar(k.dtype)
+    if k.tag == "array":
+        return Kind("array", k.dtype, k.shape, rank=k.rank) if k.known else k
+    if k.tag in ("tuple", "list"):
+        return Kind(k.tag, items=tuple(_without_values(i) for i in k.items), view=k.view)
+    return k
+
+
+prims.RecursiveCall.result_kind = staticmethod(recursive_result_kind)
 
 
 def _derivative_as_function(d, views: tuple = ()):
@@ -491,6 +566,19 @@ def functional(arg_kinds, kw_kinds: dict | None = None) -> bool:
 
 def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
                   in_place: bool = True, wrt_tuple: bool = False):
+    if all(k.tag == "unknown" for k in arg_kinds) or undecided_complex.depth:
+        return _derivative_ir(func, mode, wrt, arg_kinds, kw_kinds, in_place, wrt_tuple)
+    # specialised code: a value whose dtype is still unknown comes from a call decided at
+    # run time (a recursive call, a derivative, an opaque function) and may be complex. The
+    # rules' `is_complex` of it is left to run time, not taken as real (which lost the
+    # conjugate of a complex cotangent and passed complex cotangents to real outputs'
+    # pullbacks); the generic code (no kinds known) keeps taking such values as real
+    with undecided_complex():
+        return _derivative_ir(func, mode, wrt, arg_kinds, kw_kinds, in_place, wrt_tuple)
+
+
+def _derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
+                   in_place: bool = True, wrt_tuple: bool = False):
     explain = is_explained(mode)
     mode, checkpoints = split_mode(mode)
     # arrays of another library (Dask) get functional code: nothing is updated in place
@@ -697,7 +785,7 @@ def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
 
         numba_module()  # (refused before anything is generated when Numba is missing)
     with deep_expressions(), _no_collections():
-        done = _generate(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds)
+        done = _generate(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds, backend)
     if backend == "numba":
         generic = bool(arg_kinds) and all(k.tag == "unknown" for k in arg_kinds)
         done = _numba_compiled(done, func, jit_cache, generic, arg_kinds)
@@ -766,8 +854,11 @@ def _no_collections():
 
 
 def _generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
-              kw_kinds: dict) -> Compiled:
+              kw_kinds: dict, backend: str = "numpy") -> Compiled:
     ir = derivative_ir(func, mode, wrt, arg_kinds, kw_kinds, wrt_tuple=wrt_tuple)
+    if backend == "numba":  # a matrix's transpose as .T (see hoist.matrix_transposes)
+        kinds_in = {p: k for p, k in zip(ir.params, arg_kinds)}
+        ir = matrix_transposes(ir, infer_kinds(ir, kinds_in))
     mode, checkpoints = split_mode(mode)
     ir.meta["wrt"] = tuple(wrt)  # each returned cotangent is named after its argument
     if mode == "vjp":

@@ -2,10 +2,17 @@
 norm vector_norm matrix_power.
 
 Matrices may be stacked (leading batch axes). Conventions:
-- `cholesky`, `eigh`, `eigvalsh` treat their input as symmetric (Hermitian when complex: they
-  differentiate along the Hermitian part (dA + dA^H)/2, whatever triangle NumPy reads) and
-  return a symmetric (Hermitian) cotangent; `eigh` needs distinct eigenvalues, `svd` distinct
-  non-zero singular values (equal ones give inf/NaN derivatives, as for real matrices).
+- `cholesky`, `eigh`, `eigvalsh` differentiate the function NumPy computes: it reads one
+  triangle (the lower one; the upper one for UPLO="U") and the real part of the diagonal,
+  and factors the Hermitian matrix they make. The other triangle has derivative 0, and each
+  off-diagonal entry read counts once (the tangent of the matrix factored is
+  tril(dA, -1) + tril(dA, -1)^H + Re diag(dA)); the cotangent is triangular. Along a
+  symmetric (Hermitian) direction this is the derivative of the symmetric convention.
+  `cholesky(a, upper=True)` (NumPy >= 2) reads the upper triangle. `svd` and `pinv` with
+  hermitian=True factor (by eigh) the matrix the lower triangle makes, and are
+  differentiated as such.
+  `eigh` needs distinct eigenvalues, `svd` distinct non-zero singular values (equal ones
+  give inf/NaN derivatives, as for real matrices).
 - `eig` needs distinct eigenvalues: for A = V diag(w) V^-1, dw = diag(V^-1 dA V) and
   dV = V (F * (V^-1 dA V)), F_ij = 1/(w_j - w_i), then NumPy's unit-length columns
   (dv - v Re(v^H dv)); the VJP is its transpose. Each column's sign (phase when complex) is
@@ -73,18 +80,30 @@ def inverse_gaps(w):
     return (1.0 - eye) / (np.expand_dims(w, -2) - np.expand_dims(w, -1) + eye)
 
 
-def symmetric_part(x):
-    return 0.5 * (x + mT(x))
-
-
 def adj(x):
     """The conjugate transpose of a (stack of) matrices: mT(x) for a real x."""
     return conj_of(mT(x))
 
 
-def hermitian_part(x):
-    """(x + x^H) / 2: the symmetric part of a real x."""
-    return 0.5 * (x + adj(x))
+def triangle_read(x, UPLO="L"):
+    """The Hermitian matrix that eigh, eigvalsh and cholesky factor when given x: x's lower
+    (UPLO "U": upper) triangle reflected, and the real part of its diagonal."""
+    if UPLO == "U" or UPLO == "u":
+        t = np.triu(x, 1)
+    else:
+        t = np.tril(x, -1)
+    return t + adj(t) + diag_matrix(real_diagonal(x))
+
+
+def triangle_read_bar(g, UPLO="L"):
+    """The transpose of triangle_read: the cotangent of the triangle read (each off-diagonal
+    entry gets g_ij + conj(g_ji)), 0 on the other triangle."""
+    both = g + adj(g)
+    if UPLO == "U" or UPLO == "u":
+        t = np.triu(both, 1)
+    else:
+        t = np.tril(both, -1)
+    return t + diag_matrix(real_diagonal(g))
 
 
 def real_diagonal(p):
@@ -174,25 +193,41 @@ def lower_half(x):
 
 
 @defjvp(np.linalg.cholesky)
-def cholesky_jvp(a, a_dot, ans):
-    # L^-1 dA L^-H for the Hermitian part dA of a_dot (its diagonal is real)
-    s = np.linalg.solve(ans, adj(np.linalg.solve(ans, adj(hermitian_part(a_dot)))))
-    return ans @ lower_half(s)
+def cholesky_jvp(a, upper=False, a_dot=0.0, ans=0.0):
+    # upper=True (NumPy >= 2): U = L^H for the L of the matrix the upper triangle makes
+    if upper:
+        low = adj(ans)
+        da = triangle_read(a_dot, "U")
+    else:
+        low = ans
+        da = triangle_read(a_dot)
+    # L^-1 dA L^-H for the Hermitian dA NumPy's triangle makes of a_dot
+    s = np.linalg.solve(low, adj(np.linalg.solve(low, adj(da))))
+    if upper:
+        return adj(low @ lower_half(s))
+    return low @ lower_half(s)
 
 
 @defvjp(np.linalg.cholesky)
-def cholesky_vjp(g, ans, a):
-    p = lower_half(mT(ans) @ g)
-    # L^-T p conj(L)^-1, then the transpose of taking the Hermitian part
-    s = np.linalg.solve(mT(ans), mT(np.linalg.solve(adj(ans), mT(p))))
-    return hermitian_part(s)
+def cholesky_vjp(g, ans, a, upper=False):
+    if upper:  # (the transpose of dL -> dL^H is g -> g^H)
+        low = adj(ans)
+        g = adj(g)
+    else:
+        low = ans
+    p = lower_half(mT(low) @ g)
+    # L^-T p conj(L)^-1, then the transpose of reading the triangle
+    s = np.linalg.solve(mT(low), mT(np.linalg.solve(adj(low), mT(p))))
+    if upper:
+        return triangle_read_bar(s, "U")
+    return triangle_read_bar(s)
 
 
 @defjvp(np.linalg.eigh)
 def eigh_jvp(a, UPLO="L", a_dot=0.0, ans=0.0):
     w = ans[0]
     v = ans[1]
-    rotated = adj(v) @ hermitian_part(a_dot) @ v  # U^H dA U, Hermitian
+    rotated = adj(v) @ triangle_read(a_dot, UPLO) @ v  # U^H dA U, Hermitian
     w_dot = real_diagonal(rotated)
     return make_tuple(w_dot, v @ (inverse_gaps(w) * rotated))
 
@@ -202,7 +237,7 @@ def eigh_vjp(g, ans, a, UPLO="L"):
     w = ans[0]
     v = ans[1]
     inner = diag_matrix(g[0]) + inverse_gaps(w) * (mT(v) @ g[1])
-    return hermitian_part(conj_of(v) @ inner @ mT(v))
+    return triangle_read_bar(conj_of(v) @ inner @ mT(v), UPLO)
 
 
 def real_spectrum(w):
@@ -322,14 +357,14 @@ def eig_vjp(g, ans, a):
 
 @defjvp(np.linalg.eigvalsh)
 def eigvalsh_jvp(a, UPLO="L", a_dot=0.0):
-    v = np.linalg.eigh(a)[1]
-    return real_diagonal(adj(v) @ hermitian_part(a_dot) @ v)
+    v = np.linalg.eigh(a, UPLO)[1]
+    return real_diagonal(adj(v) @ triangle_read(a_dot, UPLO) @ v)
 
 
 @defvjp(np.linalg.eigvalsh)
 def eigvalsh_vjp(g, a, UPLO="L"):
-    v = np.linalg.eigh(a)[1]
-    return hermitian_part(conj_of(v) @ diag_matrix(g) @ mT(v))
+    v = np.linalg.eigh(a, UPLO)[1]
+    return triangle_read_bar(conj_of(v) @ diag_matrix(g) @ mT(v), UPLO)
 
 
 def thin_svd(a, full_matrices):
@@ -341,6 +376,9 @@ def thin_svd(a, full_matrices):
 
 @defjvp(np.linalg.svd)
 def svd_jvp(a, full_matrices=True, compute_uv=True, hermitian=False, a_dot=0.0, ans=0.0):
+    if hermitian:  # NumPy factors (by eigh) the Hermitian matrix its lower triangle makes
+        a = triangle_read(a)
+        a_dot = triangle_read(a_dot)
     if not compute_uv:
         usv = np.linalg.svd(a, full_matrices=False)
         return real_diagonal(adj(usv[0]) @ a_dot @ adj(usv[2]))
@@ -362,6 +400,14 @@ def svd_jvp(a, full_matrices=True, compute_uv=True, hermitian=False, a_dot=0.0, 
 
 @defvjp(np.linalg.svd)
 def svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
+    if hermitian:  # (see svd_jvp)
+        return triangle_read_bar(general_svd_vjp(g, ans, triangle_read(a), full_matrices,
+                                                 compute_uv))
+    return general_svd_vjp(g, ans, a, full_matrices, compute_uv)
+
+
+def general_svd_vjp(g, ans, a, full_matrices, compute_uv):
+    """svd's VJP for the matrix `a` it factors."""
     if not compute_uv:
         usv = np.linalg.svd(a, full_matrices=False)
         return conj_of(usv[0] @ diag_matrix(g) @ usv[2])
@@ -433,6 +479,9 @@ def identity_like(x):
 
 @defjvp(np.linalg.pinv)
 def pinv_jvp(a, rcond=None, hermitian=False, a_dot=0.0, ans=0.0):
+    if hermitian:  # NumPy inverts (by eigh) the Hermitian matrix its lower triangle makes
+        a = triangle_read(a)
+        a_dot = triangle_read(a_dot)
     p = ans
     return (-(p @ a_dot @ p) + p @ adj(p) @ adj(a_dot) @ (identity_like(a @ p) - a @ p)
             + (identity_like(p @ a) - p @ a) @ adj(a_dot) @ adj(p) @ p)
@@ -440,7 +489,13 @@ def pinv_jvp(a, rcond=None, hermitian=False, a_dot=0.0, ans=0.0):
 
 @defvjp(np.linalg.pinv)
 def pinv_vjp(g, ans, a, rcond=None, hermitian=False):
-    p = ans
+    if hermitian:  # (see pinv_jvp)
+        return triangle_read_bar(general_pinv_vjp(g, ans, triangle_read(a)))
+    return general_pinv_vjp(g, ans, a)
+
+
+def general_pinv_vjp(g, p, a):
+    """pinv's VJP for the matrix `a` it inverts (p = pinv(a))."""
     return (-(mT(p) @ g @ mT(p))
             + conj_of(identity_like(a @ p) - a @ p) @ adj(g) @ conj_of(p) @ mT(p)
             + mT(p) @ conj_of(p) @ adj(g) @ conj_of(identity_like(p @ a) - p @ a))

@@ -427,10 +427,9 @@ class _Calls(ast.NodeTransformer):
             return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "dot", ast.Load()),
                             node.args[:2], [])
         if fn == "np.matmul" and len(node.args) == 2 and not node.keywords:
-            # (an operand of Numba's @ has one or two axes: swapping the last two is .T,
-            # which Numba multiplies without a copy)
-            return ast.BinOp(_transposed(node.args[0]), ast.MatMult(),
-                             _transposed(node.args[1]))
+            # (a matrix's transpose is printed .T already, which Numba multiplies without a
+            # copy: passes/hoist.matrix_transposes; np.swapaxes of a stack stays so)
+            return ast.BinOp(node.args[0], ast.MatMult(), node.args[1])
         if fn == "np.sum" and len(node.args) == 1:
             return _keepdims_expanded(node)
         if fn == "np.reshape" and len(node.args) == 2 and not node.keywords:
@@ -482,15 +481,6 @@ class _Calls(ast.NodeTransformer):
         if keepdims.value:
             text = f"np.expand_dims({text}, {ast.unparse(axis)})"
         return ast.parse(text, mode="eval").body
-
-
-def _transposed(node: ast.expr) -> ast.expr:
-    """`np.swapaxes(a, -1, -2)` as `a.T` (for an operand of @, which has two axes)."""
-    if isinstance(node, ast.Call) and ast.unparse(node.func) == "np.swapaxes" and \
-            len(node.args) == 3 and not node.keywords and \
-            _int_literals(node.args[1:]) in ([-1, -2], [-2, -1]):
-        return ast.Attribute(node.args[0], "T", ast.Load())
-    return node
 
 
 def _mean_as_sum(node: ast.Call) -> ast.expr:

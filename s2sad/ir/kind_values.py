@@ -124,6 +124,10 @@ class Kind:
 
 LAZY_FAMILIES = frozenset({"dask"})
 UNKNOWN = Kind("unknown")
+# the result of a recursive call while its kind is being found (transform.recursive_result_
+# kind): no value yet, the bottom of `join` (like a value a branch does not compute), and
+# what an operation on it gives
+PENDING = Kind("unknown", value=prims.NOT_COMPUTED)
 OBJECT = Kind("object")
 FLOAT = Kind("scalar", "f")
 INT = Kind("scalar", "i")

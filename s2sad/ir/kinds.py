@@ -20,6 +20,7 @@ from s2sad.ir.kind_values import (  # noqa: F401  (re-exported: the kinds API)
     FLOAT,
     INT,
     OBJECT,
+    PENDING,
     UNKNOWN,
     Kind,
     _dtype_letter,
@@ -111,6 +112,11 @@ def reads_context(fn, arg_kinds: list, kwarg_kinds: list) -> bool:
         return False
 
 
+# how many recursive functions' result kinds are being found (transform.recursive_result_
+# kind): while one is, an operation on a PENDING kind gives PENDING
+PENDING_DEPTH = [0]
+
+
 def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
     """The result kind of calling primitive `fn` on values of the given kinds."""
     try:
@@ -121,6 +127,10 @@ def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
         key = hit = None
     if hit is not None:
         return hit  # (never an opaque call's, which is not memoised: tested below)
+    if PENDING_DEPTH[0] and (PENDING in arg_kinds or any(k == PENDING for _, k in kwarg_kinds)):
+        return PENDING  # (what is computed from a recursive call's result not known yet)
+    if isinstance(fn, prims.RecursiveCall) and prims.RecursiveCall.result_kind is not None:
+        return prims.RecursiveCall.result_kind(fn, arg_kinds, kwarg_kinds)
     if _opaque_call(fn):
         return UNKNOWN  # recursion and derivative calls: never run at compile time
     if fn in DATA_DEPENDENT:
@@ -174,7 +184,7 @@ def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:
         args = [example(k) for k in arg_kinds]
         kwargs = {n: example(k) for n, k in kwarg_kinds}
     except _NoExample:
-        return _fallback(fn, arg_kinds)
+        return _fallback(fn, arg_kinds, kwarg_kinds)
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
@@ -216,16 +226,48 @@ def _unknown_float(k: Kind) -> bool:
     return False
 
 
-def _fallback(fn, arg_kinds) -> Kind:
+def _fallback(fn, arg_kinds, kwarg_kinds=()) -> Kind:
     r = _elementwise_result(fn, arg_kinds) if (
         fn in ELEMENTWISE_BINARY or _is_elementwise_ufunc(fn)) else None
     if r is not None:
         return r
     if any(k.tag == "array" for k in arg_kinds):
-        dts = {k.dtype for k in arg_kinds}
-        dt = "c" if "c" in dts else "f" if "f" in dts else ""
+        # the dtype from stand-ins of some size where a size is unknown (a Fourier transform
+        # of a real array of unknown length is complex: taken for real, its derivative lost
+        # a conjugate); where none can be made, the operands' dtype
+        dt = _dtype_on_sized_stand_ins(fn, arg_kinds, kwarg_kinds)
+        if dt is None:
+            dts = {k.dtype for k in arg_kinds}
+            dt = "c" if "c" in dts else "f" if "f" in dts else ""
         return array(dt, None) if dt else UNKNOWN
     return UNKNOWN
+
+
+def _sized(k: Kind) -> Kind:
+    """`k` with a size given to an array whose shape is unknown (2 along each axis)."""
+    if k.tag == "array" and k.shape is None and not k.known:
+        return Kind("array", k.dtype, (2,) * (k.rank if k.rank is not None else 1))
+    if k.tag in ("tuple", "list") and not k.known:
+        return Kind(k.tag, items=tuple(_sized(i) for i in k.items))
+    return k
+
+
+def _dtype_on_sized_stand_ins(fn, arg_kinds, kwarg_kinds) -> str | None:
+    """The dtype letter of an array `fn` returns for stand-ins of the operands' kinds with
+    sizes made up; None where it cannot tell (no stand-in, an error, not an array)."""
+    if _opaque_call(fn) or fn in DATA_DEPENDENT:
+        return None
+    try:
+        args = [example(_sized(k)) for k in arg_kinds]
+        kwargs = {n: example(_sized(k)) for n, k in kwarg_kinds}
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            result = fn(*args, **kwargs)
+    except Exception:
+        return None
+    if not isinstance(result, (np.ndarray, np.generic)) or result.dtype.kind not in "biufc":
+        return None
+    return _dtype_letter(result.dtype)
 
 
 def _getitem_kind(args, kwargs):

@@ -22,6 +22,8 @@ class RecursiveCall:
 
     _instances = FunctionKeyed()  # goes with the function (it holds it, and its derivatives)
     make_derivative = None  # (func, mode, wrt) -> derivative object; set by s2sad.api
+    # (call, argument kinds, keyword kinds) -> the kind of its result; set by s2sad.transform
+    result_kind = None
 
     def __new__(cls, func):
         inst = cls._instances.get(func)

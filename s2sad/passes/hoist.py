@@ -49,3 +49,37 @@ def hoist_views(fn: Function) -> Function:
 
     return Function(fn.name, fn.params, blk(fn.body), fn.returns_tuple, fn.kwonly,
                     fn.defaults, fn.loc, fn.source_lines, fn.first_line, fn.meta)
+
+
+def matrix_transposes(fn: Function, kinds: dict) -> Function:
+    """`np.swapaxes(a, -1, -2)` of a matrix (an array of two axes, by `kinds`) as `a.T`:
+    what the Numba form needs to multiply it without a copy (Numba types np.swapaxes's
+    result as of any layout). A stack of matrices, or an array of unknown rank, keeps
+    np.swapaxes: its `.T` would reverse all of its axes."""
+    from s2sad.ir.kinds import atom_kind
+    from s2sad.ir.nodes import Const
+
+    def swaps_last_two(s) -> bool:
+        return len(s.args) == 3 and not s.kwargs and \
+            all(isinstance(a, Const) and type(a.value) is int for a in s.args[1:]) and \
+            {s.args[1].value, s.args[2].value} == {-1, -2}
+
+    def blk(b: Block) -> Block:
+        out = []
+        for st in b.stmts:
+            if isinstance(st, Call):
+                if st.fn is np.swapaxes and swaps_last_two(st) and \
+                        atom_kind(st.args[0], kinds).ndim == 2:
+                    st = Call(st.target, prims.Attr("T"), st.args[:1], (), st.loc)
+            elif isinstance(st, ForRange):
+                st = ForRange(st.index, st.start, st.stop, st.step, st.params, st.inits,
+                              blk(st.body), st.outputs, st.loc, st.reverse, st.over)
+            elif isinstance(st, While):
+                st = While(st.params, st.inits, blk(st.cond), blk(st.body), st.outputs, st.loc)
+            elif isinstance(st, If):
+                st = If(st.cond, blk(st.then), blk(st.orelse), st.outputs, st.loc)
+            out.append(st)
+        return Block(tuple(out), b.results)
+
+    return Function(fn.name, fn.params, blk(fn.body), fn.returns_tuple, fn.kwonly,
+                    fn.defaults, fn.loc, fn.source_lines, fn.first_line, fn.meta)

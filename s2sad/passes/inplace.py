@@ -12,15 +12,18 @@ import operator
 
 import numpy as np
 
+from s2sad.frontend.values import VIEW_FNS as _FRONTEND_VIEW_FNS
 from s2sad.ir import prims
 from s2sad.ir.builder import block_vars
 from s2sad.ir.kinds import UNKNOWN, atom_kind, infer_kinds
 from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While, atoms_of, blocks_of
 
-VIEW_FNS = {
-    operator.getitem, np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis,
-    np.expand_dims, np.squeeze, np.broadcast_to, np.asarray, prims.broadcast_like,
-    prims.Attr("T"), prims.Attr("real"), prims.Attr("imag"),
+# what may return its first argument or a view of it: a later in-place update of that
+# argument would change the result too (np.real of a complex array is a view; the
+# primitives that pass their argument through unchanged where nothing is to be done)
+VIEW_FNS = _FRONTEND_VIEW_FNS | {
+    prims.broadcast_like, prims.unbroadcast, prims.cast_like, prims.sum_to_shape,
+    prims.identity, prims.once_differentiable,
 }
 # statements that keep a reference to their operand (a tuple, a tape): a later in-place
 # update would change what they hold

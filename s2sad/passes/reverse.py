@@ -187,7 +187,7 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
                     a = s.args[i]
                     part = rev.call(operator.getitem, (got, Const(k)),
                                     hint=hint_of(a) + "_bar", loc=s.loc)
-                    self.add_bar(bars, a, part, rev)
+                    self.add_bar(bars, a, part, rev, real=True)
             case Call() if isinstance(plan, dict) and "pullback" in plan:
                 g = bars.get(s.target)
                 if g is None:
@@ -198,7 +198,7 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
                     a = s.args[i]
                     part = rev.call(operator.getitem, (got, Const(k)),
                                     hint=hint_of(a) + "_bar", loc=s.loc)
-                    self.add_bar(bars, a, part, rev)
+                    self.add_bar(bars, a, part, rev, real=True)
             case Call():
                 self.reverse_call(s, rev, bars)
             case If():
@@ -210,12 +210,13 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
 
     # -- accumulation ---------------------------------------------------
 
-    def add_bar(self, bars: dict, v, contrib, em: Emitter, loc=None):
+    def add_bar(self, bars: dict, v, contrib, em: Emitter, loc=None, real=False):
         """Add `contrib` to the cotangent of `v`; a sum is commented at `loc` (by default
-        at the line of the last statement made, see sum_cotangents)."""
+        at the line of the last statement made, see sum_cotangents). `real`: `contrib` is
+        real where `v` is (a derivative's cotangent of an argument)."""
         if not self.is_active(v):
             return
-        if self.has_complex and self.kind(v).tag in ("scalar", "array") and \
+        if not real and self.has_complex and self.kind(v).tag in ("scalar", "array") and \
                 self.kind(v).dtype in ("f", "i", "b"):
             # (the simplifier removes it where the contribution is known to be real)
             contrib = em.call(np.real, (contrib,), hint=hint_of(v) + "_bar")

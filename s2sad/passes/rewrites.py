@@ -883,6 +883,11 @@ class Rewrites:
 
     def broadcast_to_kind(self, a, kt: Kind, s: Call, out):
         ka = self.kind(a)
+        if kt.dtype == "c" and ka.dtype in ("f", "i", "b"):
+            # a real operand plus a complex zero is complex (the tangent of a + 0j): the
+            # value keeps its dtype, or what is written into it loses its imaginary part
+            a = self.new_call(operator.add, (a, Const(0j)), s.target.name, out, s.loc)
+            ka = self.kind(a)
         if ka == kt or (ka.static_shape is not None and ka.static_shape == kt.static_shape):
             return a
         if kt.tag == "array" and kt.shape is not None:

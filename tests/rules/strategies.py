@@ -1130,9 +1130,9 @@ def matrices(draw, kind="general", square=True, min_n=1, max_n=3, batch=True):
     return a
 
 
-# cholesky, eigh, eigvalsh read one triangle but their rules treat the input as symmetric
-# (Hermitian when complex; documented in s2sad_rules/numpy_linalg.py): the examples take the
-# Hermitian part, so that finite differences in any direction see the same function.
+# cholesky, eigh, eigvalsh read one triangle (and their rules differentiate that: see
+# s2sad_rules/numpy_linalg.py and tests/test_issue36_complex_linalg.py); the examples take
+# the Hermitian part, so that any input is a matrix they factor.
 SYM = "0.5 * ({0} + np.conj(np.swapaxes({0}, -1, -2)))"
 
 
