@@ -67,6 +67,9 @@ class ControlFlowLowering:
             # does not have
             return self.lower_stmts(s.body if decided else s.orelse, in_loop)
         cond = self.materialize(self.expr(s.test))
+        if isinstance(cond, Const) and _simple(cond.value):
+            # a test that lowering computed (`kind == "b"` of a helper's constant argument)
+            return self.lower_stmts(s.body if cond.value else s.orelse, in_loop)
         env0 = dict(self.scope.env)
         then_stmts, then_out = self.sub_block(lambda: self.lower_stmts(s.body, in_loop))
         then_env = self.scope.env

@@ -319,6 +319,8 @@ class ExpressionLowering:
         if decided is not None:  # as for an `if` statement: only the branch that runs
             return self.expr(body if decided else orelse)
         cond = self.materialize(self.expr(test))
+        if isinstance(cond, Const) and type(cond.value) in (bool, int, str, type(None)):
+            return self.expr(body if cond.value else orelse)  # (a test lowering computed)
         env0 = dict(self.scope.env)
         ts, tv = self.sub_block(lambda: self.materialize(self.expr(body)))
         self.scope.env = dict(env0)

@@ -390,3 +390,25 @@ def test_an_unreadable_call_is_refused_only_where_its_result_carries_a_derivativ
     assert out_dot == pytest.approx(2 * np.sum(POSITIVE))
     with pytest.raises(s2sad.S2SADError, match="source"):
         s2sad.grad(uses_an_opaque_result)(POSITIVE)
+
+
+def by_kind(x, kind):
+    if kind == "a":
+        y = x * 2.0
+    elif kind == "b":
+        y = np.sin(x) * 3.0
+    elif kind == "c":
+        y = x * 4.0
+    return np.sum(y ** 2)
+
+
+def test_a_test_computed_while_lowering_decides_the_branch():
+    """`kind == "b"` of a helper's constant argument is computed while lowering: only the
+    branch that runs is lowered (the chain has no `else`; an `if` on the constant merged
+    `y` as undefined, and scikit-learn's mixture log-density returned None)."""
+    x = POSITIVE
+    np.testing.assert_allclose(s2sad.grad(lambda v: by_kind(v, "b"))(x),
+                               numerical_grad(lambda v: by_kind(v, "b"), (x,), (0,))[0],
+                               rtol=1e-6, atol=1e-8)
+    out, _ = s2sad.vjp(lambda v: by_kind(v, "c") * np.ones(2))(x)
+    np.testing.assert_allclose(out, by_kind(x, "c") * np.ones(2))
