@@ -196,3 +196,23 @@ def _scipy_norm(lw, args, kwargs, node):
     a = lw.call_value(np.asarray, [options.pop("a")], [], node)
     options.pop("check_finite", None)
     return lw.call_value(np.linalg.norm, [a], list(options.items()), node)
+
+
+def _distance(name):
+    def handler(lw, args, kwargs, node):
+        from s2sad.frontend import scipy_models
+        options = dict(kwargs)
+        metric = options.get("metric", args[2 if name == "cdist" else 1]
+                             if len(args) > (2 if name == "cdist" else 1) else None)
+        if name != "squareform" and metric is not None and not (
+                isinstance(metric, Const) and metric.value in (
+                    "sqeuclidean", "euclidean", "cityblock", "chebyshev", "minkowski")):
+            return None  # (another metric: SciPy's code, as written)
+        if set(options) - {"metric", "p", "force", "checks"}:
+            return None
+        return lw.call_value(getattr(scipy_models, name), args, kwargs, node)
+    return handler
+
+
+for _name in ("cdist", "pdist", "squareform"):
+    _HANDLERS[("scipy.spatial.distance", _name)] = _distance(_name)

@@ -13,6 +13,7 @@ from s2sad.frontend.normalize import assigned_names, contains, normalize_exits
 from s2sad.frontend.values import (
     Abort,
     LocalFunction,
+    ObjectRecord,
     Record,
     Static,
     StaticDict,
@@ -124,6 +125,14 @@ class ControlFlowLowering:
             if any(p is None for p in parts):
                 return None
             return all(parts) if isinstance(test.op, gast.And) else any(parts)
+        if isinstance(test, gast.Compare) and len(test.ops) == 1 and \
+                isinstance(test.ops[0], (gast.Is, gast.IsNot)):
+            # `Y is None` of an array argument (or an object made in the function): never
+            sides = [test.left, test.comparators[0]]
+            if any(isinstance(v, gast.Constant) and v.value is None for v in sides):
+                other = sides[1] if isinstance(sides[0], gast.Constant) else sides[0]
+                if isinstance(other, gast.Name) and self.never_none(other.id):
+                    return isinstance(test.ops[0], gast.IsNot)
         if isinstance(test, gast.Compare):
             # (Cfg.mode == "a", sys.version_info >= (3, 11), LIMIT is None)
             values = [self.static_value(v) for v in [test.left] + test.comparators]
@@ -167,6 +176,13 @@ class ControlFlowLowering:
             except Exception:  # noqa: BLE001 - Python's own error is raised where it runs
                 return None
         return None
+
+    def never_none(self, name) -> bool:
+        """Is the local `name` surely not None: an array argument of known rank, or an object,
+        tuple, list or dict made in the function?"""
+        bound = self.scope.binding(name)
+        return (isinstance(bound, Var) and bound in self.param_ranks) or \
+            isinstance(bound, (ObjectRecord, StaticSeq, StaticDict))
 
     def static_value(self, node):
         """The value of a constant, or of a module-level number, string, bool, None or tuple

@@ -82,3 +82,45 @@ def logsf(dist, x, *args, **kwds):
 
 MODELS = {"logpdf": logpdf, "pdf": pdf, "cdf": cdf, "logcdf": logcdf, "sf": sf,
           "logsf": logsf}
+
+
+# -- scipy.spatial.distance: pairwise distances (compiled in SciPy) as NumPy code ----------
+
+def _pairwise(d, metric, p):
+    """The distances from the coordinate differences `d` (..., n_features)."""
+    if metric == "sqeuclidean":
+        return np.sum(d * d, axis=-1)
+    if metric == "euclidean":
+        return np.sqrt(np.sum(d * d, axis=-1))
+    if metric == "cityblock":
+        return np.sum(np.abs(d), axis=-1)
+    if metric == "chebyshev":
+        return np.max(np.abs(d), axis=-1)
+    if metric == "minkowski":
+        return np.sum(np.abs(d) ** p, axis=-1) ** (1.0 / p)
+    raise ValueError(f"s2sad reads cdist and pdist for the metrics sqeuclidean, euclidean, "
+                     f"cityblock, chebyshev and minkowski, not {metric!r}")
+
+
+def cdist(XA, XB, metric="euclidean", *, p=2.0):
+    XA = np.asarray(XA)
+    XB = np.asarray(XB)
+    return _pairwise(XA[:, None, :] - XB[None, :, :], metric, p)
+
+
+def pdist(X, metric="euclidean", *, p=2.0):
+    X = np.asarray(X)
+    rows, cols = np.triu_indices(X.shape[0], 1)
+    return _pairwise(X[rows] - X[cols], metric, p)
+
+
+def squareform(X, force="no", checks=True):
+    X = np.asarray(X)
+    if X.ndim == 1:  # condensed distances -> the symmetric matrix, zero diagonal
+        n = int(round((1.0 + np.sqrt(1.0 + 8.0 * X.shape[0])) / 2.0))
+        rows, cols = np.triu_indices(n, 1)
+        M = np.zeros((n, n))
+        M[rows, cols] = X
+        return M + M.T
+    rows, cols = np.triu_indices(X.shape[0], 1)
+    return X[rows, cols]
