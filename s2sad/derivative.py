@@ -127,7 +127,10 @@ _SIGNATURES: Any = FunctionKeyed()  # function -> (code, defaults, kwdefaults, s
 
 
 def _signature(func: Callable[..., Any]) -> inspect.Signature:
-    """inspect.signature(func), kept while the function's code and defaults are the same."""
+    """inspect.signature(func), kept while the function's code and defaults are the same
+    (a derivative's: its own call signature, made again when its function's changed)."""
+    if isinstance(func, Derivative):
+        return func._current_signature()
     facts = (getattr(func, "__code__", None), getattr(func, "__defaults__", None),
              getattr(func, "__kwdefaults__", None))
     try:
@@ -147,6 +150,15 @@ _RESOLVED: Any = FunctionKeyed()  # (function, mode, wrt) -> its signature and w
 
 
 _PRIMITIVE_WRAPPERS: Any = FunctionKeyed()  # primitive -> a function calling it
+
+
+def _defaults_holder(func: Any) -> Any:
+    """The object whose `__defaults__` and `__kwdefaults__` give `func`'s defaults: the
+    function itself, or the innermost function of a derivative of a derivative (hessian);
+    None where there is none (a callable object, a functools.partial)."""
+    while isinstance(func, Derivative):
+        func = func.func
+    return func if isinstance(func, (types.FunctionType, types.MethodType)) else None
 
 
 def _primitive_function(fn: Callable[..., Any], options: tuple[Any, ...] = (),
@@ -342,11 +354,20 @@ class Derivative(_Generic[P, Out]):
                 hit = (sig,) + self._resolved_from(sig)
                 if key is not None:
                     _RESOLVED[key] = hit
-            (_, self._wrt, self._wrt_tuple, self.__signature__, self._positional, self._kwonly,
-             self._arity) = hit
+            (self._resolved_sig, self._wrt, self._wrt_tuple, self.__signature__,
+             self._positional, self._kwonly, self._arity) = hit
             self._n_params = len(self._positional)
         wrt: tuple[int, ...] = self._wrt
         return wrt
+
+    def _current_signature(self) -> inspect.Signature:
+        """The derivative's call signature, resolved again where its function's changed
+        (new defaults): read by a derivative of this derivative binding a call."""
+        self._resolve()
+        if _signature(self.func) is not self._resolved_sig:
+            self._wrt = None
+            self._resolve()
+        return self.__signature__
 
     def _resolved_from(self, sig: inspect.Signature) -> tuple[Any, ...]:
         """(wrt, wrt_tuple, call signature, positional names, keyword-only names, arity)."""
@@ -529,7 +550,8 @@ class Derivative(_Generic[P, Out]):
         self._slow_calls += 1
         generic = type(self).__dict__.get("__call__") is _generic_call
         if (refreshed or generic or self._dispatch_defaults is not
-                getattr(self.func, "__defaults__", None)) and self._slow_calls > 1:
+                getattr(_defaults_holder(self.func), "__defaults__", None)) and \
+                self._slow_calls > 1:
             # (not on a first call: `s2sad.grad(f)(x)` made afresh in a loop never builds one)
             with _COMPILE_LOCK:
                 self._install_dispatcher()
@@ -658,7 +680,8 @@ class Derivative(_Generic[P, Out]):
         """
         sig = self.__signature__
         names = list(sig.parameters)
-        self._dispatch_defaults = getattr(self.func, "__defaults__", None)
+        holder = _defaults_holder(self.func)
+        self._dispatch_defaults = getattr(holder, "__defaults__", None)
         if any(n.startswith(_PREFIX) for n in names) or any(
                 p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
             type(self).__call__ = _generic_call  # type: ignore[method-assign]
@@ -705,16 +728,22 @@ class Derivative(_Generic[P, Out]):
         params: list[str] = []
         fill: list[str] = []
         current = _signature(self.func).parameters
+        # (the function's, or the innermost function's for a derivative of a derivative)
+        holder = _defaults_holder(self.func)
         for i, n in enumerate(sig.parameters):
             p = sig.parameters[n]
             if i == n_pos and self._kwonly:
                 params.append("*")
             if p.default is not p.empty:
                 params.append(f"{n}={_PREFIX}DEFAULT")
-                env[f"{_PREFIX}FUNC"] = self.func
-                if i < n_pos:  # kept, while the function's __defaults__ is the same tuple
+                env[f"{_PREFIX}FUNC"] = holder
+                if holder is None:  # (no defaults to change: the signature's value)
                     env[f"{_PREFIX}D_{n}"] = current[n].default
-                    env[f"{_PREFIX}DEFAULTS"] = self.func.__defaults__
+                    fill.append(f"        if {n} is {_PREFIX}DEFAULT:\n"
+                                f"            {n} = {_PREFIX}D_{n}")
+                elif i < n_pos:  # kept, while the function's __defaults__ is the same tuple
+                    env[f"{_PREFIX}D_{n}"] = current[n].default
+                    env[f"{_PREFIX}DEFAULTS"] = holder.__defaults__
                     fill.append(f"        if {n} is {_PREFIX}DEFAULT:\n"
                                 f"            if {_PREFIX}FUNC.__defaults__ is {_PREFIX}DEFAULTS:\n"
                                 f"                {n} = {_PREFIX}D_{n}\n"
