@@ -397,10 +397,12 @@ def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
 
 def _block(em, t, offset, size, row_shape, col_shape, mode):
     """One Jacobian block out of a batched derivative `t` (shape row_shape + (n,)); zeros
-    where `t` is None or a constant (a symbolic zero)."""
+    where `t` is None or a constant (a symbolic zero), of the block's shape: out.shape +
+    arg.shape, which is rows + cols for jacfwd and cols + rows for jacrev."""
     if not isinstance(t, Var):
-        return em.call(np.zeros, (Const(tuple(row_shape) + tuple(col_shape)),), hint="zeros") \
-            if (row_shape or col_shape) else Const(0.0)
+        shape = tuple(row_shape) + tuple(col_shape) if mode == "jacfwd" else \
+            tuple(col_shape) + tuple(row_shape)
+        return em.call(np.zeros, (Const(shape),), hint="zeros") if shape else Const(0.0)
     if not col_shape:
         part = em.call(operator.getitem, (t, Const((Ellipsis, offset))), hint="_j")
     else:

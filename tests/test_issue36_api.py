@@ -66,3 +66,77 @@ def test_second_order_follows_changed_defaults(name):
     f.__defaults__ = (3.0,)
     for _ in range(3):  # (the inner derivative's signature is read again)
         assert_close(float(d(0.5)), 1.0)
+
+
+# -- item 17: a Jacobian with respect to an argument the output ignores --------------------
+
+
+def _fd_jacobian(f, args, i, eps=1e-6):
+    """Central differences: d f(args) / d args[i], of shape out.shape + arg.shape."""
+    x = np.asarray(args[i], dtype=np.float64)
+    out_shape = np.shape(f(*args))
+    jac = np.zeros(out_shape + x.shape)
+    for k in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[k] = eps
+        plus = list(args)
+        minus = list(args)
+        plus[i], minus[i] = x + e, x - e
+        if not x.shape:
+            plus[i], minus[i] = float(plus[i]), float(minus[i])
+        jac[(Ellipsis,) + k] = (np.asarray(f(*plus)) - np.asarray(f(*minus))) / (2 * eps)
+    return jac
+
+
+IGNORING = {
+    "array_out": lambda a, b: np.sin(b),
+    "matrix_out": lambda a, b: np.outer(np.ones(2), np.sin(b)),
+    "scalar_out": lambda a, b: np.sum(np.sin(b)),
+    "constant_out": lambda a, b: np.ones(3),
+}
+
+
+@pytest.mark.parametrize("mode", ["jacrev", "jacfwd"])
+@pytest.mark.parametrize("wrt", [0, 1, (0, 1), (1, 0)], ids=str)
+@pytest.mark.parametrize("name", list(IGNORING))
+def test_jacobian_of_an_ignored_argument_has_the_output_shape_first(name, wrt, mode):
+    """jacrev wrote the zero block of an argument the output ignores as arg.shape +
+    out.shape ((2, 3, 4) for out (4,), arg (2, 3)); it is out.shape + arg.shape."""
+    f = IGNORING[name]
+    rng = np.random.default_rng(36)
+    args = (rng.standard_normal((2, 3)), rng.standard_normal(4))
+    jac = getattr(s2sad, mode)(f, wrt=wrt)(*args)
+    blocks = jac if isinstance(wrt, tuple) else (jac,)
+    for i, block in zip(wrt if isinstance(wrt, tuple) else (wrt,), blocks):
+        expected = _fd_jacobian(f, args, i)
+        assert np.shape(block) == expected.shape
+        assert_close(np.asarray(block), expected)
+
+
+@pytest.mark.parametrize("mode", ["jacrev", "jacfwd"])
+def test_jacobian_of_an_ignored_scalar_argument(mode):
+    f = lambda s, b: (np.cos(b), s * 2.0)  # noqa: E731
+    args = (0.7, np.array([0.1, 0.2, 0.3]))
+    (j_cos, j_s) = getattr(s2sad, mode)(f, wrt=0)(*args)
+    assert_close(np.asarray(j_cos), np.zeros(3))
+    assert_close(float(j_s), 2.0)
+    (j_cos, j_s) = getattr(s2sad, mode)(f, wrt=1)(*args)
+    assert_close(j_cos, np.diag(-np.sin(args[1])))
+    assert_close(j_s, np.zeros(3))
+
+
+@pytest.mark.parametrize("wrt", [(0, 1), (1, 0)], ids=str)
+def test_hessian_blocks_of_separate_arguments(wrt):
+    """d/da d/db of a sum of separate terms: zero blocks of shape a.shape + b.shape."""
+    def f(a, b):
+        return np.sum(a ** 3) + np.sum(np.sin(b))
+
+    a, b = np.array([[0.5, -0.5, 1.0], [2.0, 1.5, -1.0]]), np.array([0.1, 0.2, 0.3, 0.4])
+    h = s2sad.hessian(f, wrt=wrt)(a, b)
+    args = (a, b)
+    diag = {0: np.diag(6.0 * a.ravel()).reshape(a.shape + a.shape),
+            1: np.diag(-np.sin(b))}
+    for r, i in enumerate(wrt):
+        for c, j in enumerate(wrt):
+            expected = diag[i] if i == j else np.zeros(args[i].shape + args[j].shape)
+            assert_close(h[r][c], expected)
