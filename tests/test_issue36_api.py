@@ -140,3 +140,112 @@ def test_hessian_blocks_of_separate_arguments(wrt):
         for c, j in enumerate(wrt):
             expected = diag[i] if i == j else np.zeros(args[i].shape + args[j].shape)
             assert_close(h[r][c], expected)
+
+
+# -- item 4: an output without derivative (a bool, an int) is refused ----------------------
+
+
+def is_close(x):
+    return np.allclose(x, x * 3.0 / 3.0)
+
+
+def above(x):
+    return x > 1.5
+
+
+def how_many(x):
+    return len(x)
+
+
+def where_largest(x):
+    return np.argmax(x)
+
+
+def count_above(x):
+    return np.sum(x > 1.0)
+
+
+def truncated(x):
+    return (x * 2.0).astype(int)
+
+
+def chosen(x):
+    return np.where(x > 1.5, 1, 0)
+
+
+def counts(x):
+    return np.argmax(x), len(x)
+
+
+NO_DERIVATIVE = {
+    is_close: "a bool (the result of np.allclose)",
+    above: "a bool array of shape (3,)",
+    how_many: "an int",
+    where_largest: "an int (the result of np.argmax)",
+    count_above: "an int (the result of np.sum)",
+    truncated: "an int array of shape (3,)",
+    chosen: "an int array of shape (3,)",
+    counts: "a tuple of bools and ints only",
+}
+
+ALL_MODES = {
+    "grad": lambda f, x: s2sad.grad(f)(x),
+    "value_and_grad": lambda f, x: s2sad.value_and_grad(f)(x),
+    "vjp": lambda f, x: s2sad.vjp(f)(x),
+    "jvp": lambda f, x: s2sad.jvp(f)(x, np.ones_like(x)),
+    "jacrev": lambda f, x: s2sad.jacrev(f)(x),
+    "jacfwd": lambda f, x: s2sad.jacfwd(f)(x),
+    "hessian": lambda f, x: s2sad.hessian(f)(x),
+    "hvp": lambda f, x: s2sad.hvp(f)(x, np.ones_like(x)),
+}
+
+
+@pytest.mark.parametrize("mode", list(ALL_MODES))
+@pytest.mark.parametrize("f", list(NO_DERIVATIVE), ids=lambda f: f.__name__)
+def test_an_output_without_derivative_is_refused(f, mode):
+    """grad(lambda x: np.allclose(x, ...)) returned zeros: a bool or int output carries no
+    derivative, and is refused (as JAX refuses grad of an int output)."""
+    x = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(s2sad.NonDifferentiableError) as e:
+        ALL_MODES[mode](f, x)
+    inner = "grad" if mode in ("hessian", "hvp") else mode
+    assert f"{inner} needs a float output, but {f.__name__} returns " \
+        f"{NO_DERIVATIVE[f]}" in str(e.value)
+    assert e.value.loc is not None and e.value.loc.lineno > 0
+
+
+def rounded(x):
+    return np.sum(np.round(x))
+
+
+def fraction_above(x):
+    return np.mean(x > 1.0)
+
+
+def constant(x):
+    return 3.0
+
+
+@pytest.mark.parametrize("f", [rounded, fraction_above, constant], ids=lambda f: f.__name__)
+def test_a_float_output_keeps_its_zero_derivative(f):
+    x = np.array([0.3, 1.2, 2.6])
+    assert_close(s2sad.grad(f)(x), numerical_grad(f, (x,), (0,))[0])
+    _, pullback = s2sad.vjp(f)(x)
+    assert_close(pullback(1.0)[0], np.zeros(3))
+    assert_close(float(s2sad.jvp(f)(x, np.ones(3))[1]), 0.0)
+    assert_close(s2sad.jacrev(f)(x), np.zeros(3))
+    assert_close(s2sad.jacfwd(f)(x), np.zeros(3))
+
+
+def loss_and_count(x):
+    return np.sum(x ** 2), np.sum(x > 1.0)
+
+
+def test_an_int_item_beside_a_float_one_is_kept():
+    x = np.array([0.3, 1.2, 2.6])
+    (loss, n), pullback = s2sad.vjp(loss_and_count)(x)
+    assert n == 2
+    assert_close(pullback((1.0, None))[0], 2.0 * x)
+    (_, _), (loss_dot, n_dot) = s2sad.jvp(loss_and_count)(x, np.ones(3))
+    assert_close(float(loss_dot), float(np.sum(2.0 * x)))
+    assert float(n_dot) == 0.0
