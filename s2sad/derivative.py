@@ -324,6 +324,11 @@ class Derivative(_Generic[P, Out]):
         self._slow_calls = 0
         self._arity = -1  # the number of parameters when all are positional
         self._bound: dict[int, Any] = {}  # id(obj) -> (ref, derivative of func bound to obj)
+        # a call routed by the arguments it gives (see _routed_call): the derivative per
+        # set of differentiated arguments, and the routes the dispatcher knows
+        self._given: dict[tuple[int, ...], Derivative[Any, Any]] = {}
+        self._routes: dict[int, tuple[Derivative[Any, Any], int]] = {}
+        self._flexible = False
         # each Derivative gets its own class, whose __call__ is the generated dispatcher
         self.__class__ = type(type(self).__name__, (type(self),), {})
         type(self).__call__ = _generic_call  # type: ignore[method-assign]
@@ -357,8 +362,26 @@ class Derivative(_Generic[P, Out]):
             (self._resolved_sig, self._wrt, self._wrt_tuple, self.__signature__,
              self._positional, self._kwonly, self._arity) = hit
             self._n_params = len(self._positional)
+            self._flexible = self._routed(sig)
         wrt: tuple[int, ...] = self._wrt
         return wrt
+
+    _plain_call = False  # (a routed variant: called with every primal and tangent)
+
+    def _routed(self, sig: inspect.Signature) -> bool:
+        """Is a call bound by the arguments it gives (_routed_call)? Where the function has
+        defaulted positional parameters and wrt=None (the differentiated arguments are
+        those the call gives), and for every JVP and HVP of such a function (its tangents
+        follow the arguments given). Not for a function taking *args or **kwargs."""
+        params = list(sig.parameters.values())
+        if self._plain_call or self._primitive is not None or any(
+                p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+            return False
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                      p.POSITIONAL_OR_KEYWORD)]
+        self._n_required = sum(p.default is p.empty for p in positional)
+        return self._n_required < len(positional) and (
+            self._wrt_spec is None or self.mode in ("jvp", "hvp"))
 
     def _current_signature(self) -> inspect.Signature:
         """The derivative's call signature, resolved again where its function's changed
@@ -522,6 +545,12 @@ class Derivative(_Generic[P, Out]):
             variant = self._primitive_variant(args, kwargs)
             if variant is not None:
                 return variant(*args, **kwargs)
+        self._resolve()
+        if self.mode in ("jvp", "hvp") and ("primals" in kwargs or "tangents" in kwargs) and \
+                not {"primals", "tangents"} & set(self.__signature__.parameters):
+            return self._jax_call(args, kwargs)
+        if self._flexible:
+            return self._routed_call(args, kwargs)
         pos, kw = self._bind(args, kwargs)
         if pos and _is_instance(pos[0]) and isinstance(self.func, types.FunctionType):
             return self._method_call(pos, kw)
@@ -569,6 +598,199 @@ class Derivative(_Generic[P, Out]):
         if hit.out_structure is not None:  # a list, namedtuple or dict returned
             out = structured_result(self.mode, hit.out_structure, self.__name__)(out)
         return out
+
+    def _jax_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """`jvp(f)(primals=(x, y), tangents=(dx, dy))`, JAX's form: the arguments and one
+        tangent per differentiated one; other keywords are the function's own."""
+        kwargs = dict(kwargs)
+        primals, tangents = kwargs.pop("primals", None), kwargs.pop("tangents", None)
+        for what, value in (("primals", primals), ("tangents", tangents)):
+            if not isinstance(value, (tuple, list)):
+                raise TypeError(f"{self.__name__}(): {what}= takes a tuple (JAX's form: "
+                                f"primals=(x, y), tangents=(x_dot, y_dot)), got "
+                                f"{type(value).__name__}")
+        if args:
+            raise TypeError(f"{self.__name__}(): give the arguments either by position "
+                            "(the arguments, then the tangents) or as primals=(...), "
+                            "tangents=(...), not both")
+        assert primals is not None and tangents is not None
+        if self._flexible:
+            return self._routed_call(tuple(primals), kwargs, tuple(tangents))
+        return self._slow_call(*self._jax_flat(primals, tangents), **kwargs)
+
+    def _jax_flat(self, primals: Any, tangents: Any) -> tuple[Any, ...]:
+        """JAX's primals and tangents as the flat form's arguments (a function taking
+        *args: its extra arguments after the tangents)."""
+        n_plain = sum(1 for p in self.__signature__.parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)) - \
+            len(self._wrt)
+        if len(tangents) != len(self._wrt):
+            raise TypeError(f"{self.__name__}(): {len(tangents)} tangents for "
+                            f"{len(self._wrt)} differentiated arguments "
+                            f"({', '.join(self._positional[i] for i in self._wrt)})")
+        return tuple(primals[:n_plain]) + tuple(tangents) + tuple(primals[n_plain:])
+
+    def _differentiated(self, k: int) -> tuple[int, ...]:
+        """The differentiated parameters of a call giving `k` arguments by position: with
+        wrt=None, the required positional parameters and the defaulted ones given by
+        position; else wrt's."""
+        if self._wrt_spec is not None:
+            wrt: tuple[int, ...] = self._wrt
+            return wrt
+        return tuple(range(max(self._n_required, k)))
+
+    def _routed_call(self, args: tuple[Any, ...], kwargs: dict[str, Any],
+                     tangents: tuple[Any, ...] | None = None) -> Any:
+        """A call of a derivative whose differentiated arguments, or whose tangents' place,
+        depend on the arguments given (_routed): bound here, and served by the derivative
+        of the function with respect to those arguments (_variant), called with every
+        argument and one tangent per differentiated argument."""
+        variant, pos, kw, k = self._routed_bind(args, kwargs, tangents)
+        if k is not None:
+            self._route(len(args), variant, k)
+        return variant(*pos, **kw)
+
+    def _routed_bind(self, args: tuple[Any, ...], kwargs: dict[str, Any],
+                     tangents: tuple[Any, ...] | None = None) -> tuple[Any, ...]:
+        """(the variant serving the call, its positional and keyword arguments, the number
+        of arguments before the tangents where the dispatcher may route such calls (-1:
+        as given), else None)."""
+        fsig = _signature(self.func)
+        params = [p for p in fsig.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        n = len(params)
+        kwonly = set(self._kwonly)
+        if self.mode not in ("jvp", "hvp"):
+            active = self._differentiated(min(len(args), n))
+            if not active:
+                raise TypeError(f"{self.__name__}(): no argument to differentiate: with "
+                                "wrt=None the differentiated arguments are those a call "
+                                "gives by position; give them, or name them in wrt")
+            return self._variant(active), args, kwargs, -1
+        names = list(self.__signature__.parameters)
+        tname = {i: names[n + j] for j, i in enumerate(self._wrt)}
+        keyed = {i for i in self._wrt if tname[i] in kwargs}
+        m = len(args)
+        if tangents is None:
+            fits = [k for k in range(n + 1)
+                    if k + len(set(self._differentiated(k)) - keyed) == m]
+            if not fits:
+                raise TypeError(self._no_fit(m, keyed, fsig))
+            k = fits[0]
+            primal_args, given = args[:k], list(args[k:])
+        else:
+            k, primal_args, given = m, args, list(tangents)
+            if keyed or len(given) != len(self._differentiated(k)):
+                raise TypeError(f"{self.__name__}(): {len(given)} tangents for "
+                                f"{len(self._differentiated(k))} differentiated arguments "
+                                f"({self._names(self._differentiated(k))})")
+        active = self._differentiated(k)
+        if not active:
+            raise TypeError(f"{self.__name__}(): no argument to differentiate: with wrt=None "
+                            "the differentiated arguments are those a call gives by "
+                            "position; give them, or name them in wrt")
+        rest = dict(kwargs)
+        by_name = {i: rest.pop(tname[i]) for i in keyed}
+        try:
+            bound = fsig.bind(*primal_args, **rest)
+        except TypeError as e:
+            raise TypeError(f"{self.__name__}(): {e}") from None
+        bound.apply_defaults()
+        values = bound.arguments
+        primals = [values[p.name] for p in params]
+        tangent_values = [by_name[i] if i in keyed else given.pop(0) for i in active]
+        routable = tangents is None and not keyed and kwonly.issuperset(kwargs)
+        return (self._variant(active), primals + tangent_values,
+                {name: values[name] for name in self._kwonly}, k if routable else None)
+
+    def _names(self, indices: tuple[int, ...]) -> str:
+        return ", ".join(self._positional[i] for i in indices) or "none"
+
+    def _no_fit(self, m: int, keyed: set[int], fsig: inspect.Signature) -> str:
+        """Why `m` positional arguments are no arguments followed by their tangents."""
+        r = self._n_required
+        n = sum(1 for p in fsig.parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+        ways = [f"{k} argument{'s' if k != 1 else ''} then "
+                f"{len(set(self._differentiated(k)) - keyed)} tangent"
+                f"{'s' if len(set(self._differentiated(k)) - keyed) != 1 else ''}"
+                for k in range(r, n + 1)]
+        rule = ("one tangent per differentiated argument: with wrt=None, the required "
+                "ones and the defaulted ones given by position" if self._wrt_spec is None
+                else f"one tangent per wrt argument ({self._names(self._wrt)})")
+        return (f"{self.__name__}() takes the arguments of {fsig}, then {rule}; "
+                f"{m} positional arguments fit none of: {'; '.join(ways)} (or give "
+                "primals=(...), tangents=(...))")
+
+    def _variant(self, active: tuple[int, ...]) -> Derivative[Any, Any]:
+        """The derivative with respect to the parameters `active`, called with every
+        argument (the defaults filled in) and, for a JVP, one tangent per parameter."""
+        variant = self._given.get(active)
+        if variant is None:
+            spec: WrtSpec = self._wrt_spec if self._wrt_spec is not None else \
+                active if self._wrt_tuple else active[0]
+            variant = Derivative(self.func, self.mode, spec, self.checkpoints,
+                                 self.explain, backend=self.backend)
+            variant._plain_call = True
+            variant._wrt = None
+            variant._resolve_quietly()
+            variant.__name__ = self.__name__
+            self._given[active] = variant
+        return variant
+
+    def _route(self, m: int, variant: Derivative[Any, Any], k: int) -> None:
+        """Remember that a call of `m` positional arguments (no keywords but keyword-only
+        ones) goes to `variant` (`k` arguments then tangents, for a JVP; -1: as given),
+        and install the dispatcher routing such calls from the second call on."""
+        self._slow_calls += 1
+        known = self._routes.get(m)
+        if known is not None and known[0] is variant:
+            if type(self).__dict__.get("__call__") is not _generic_call:
+                return
+        self._routes[m] = (variant, k)
+        if self._slow_calls > 1:
+            with _COMPILE_LOCK:
+                self._install_router()
+
+    def _install_router(self) -> None:
+        """The dispatcher of a routed derivative: the calls of a known number of
+        positional arguments go straight to their variant (a JVP's: the defaults of the
+        arguments left out filled in, while the function's __defaults__ is the same)."""
+        env: dict[str, Any] = {f"{_PREFIX}slow": self._slow_call,
+                               f"{_PREFIX}KW": frozenset(self._kwonly)}
+        holder = _defaults_holder(self.func)
+        fsig = _signature(self.func)
+        params = [p for p in fsig.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        jvp = self.mode in ("jvp", "hvp")
+        a, kw = f"{_PREFIX}a", f"{_PREFIX}kw"
+        lines = [f"    n = len({a})"]
+        for j, (m, (variant, k)) in enumerate(sorted(self._routes.items())):
+            env[f"{_PREFIX}V{j}"] = variant
+            lines.append(f"    if n == {m}:")
+            if k < 0 or k == len(params):
+                lines.append(f"        return {_PREFIX}V{j}(*{a}, **{kw})")
+                continue
+            filled = []
+            for p in params[k:]:
+                env[f"{_PREFIX}D{j}_{p.name}"] = p.default
+                filled.append(f"{_PREFIX}D{j}_{p.name}")
+            call = ", ".join([f"{a}[{i}]" for i in range(k)] + filled +
+                             [f"{a}[{i}]" for i in range(k, m)])
+            test = "True"
+            if holder is not None:
+                env[f"{_PREFIX}FUNC"], env[f"{_PREFIX}DEFAULTS"] = holder, holder.__defaults__
+                test = f"{_PREFIX}FUNC.__defaults__ is {_PREFIX}DEFAULTS"
+            lines.append(f"        if {test}:")
+            lines.append(f"            return {_PREFIX}V{j}({call}, **{kw})")
+        body = "\n".join("    " + ln for ln in lines)
+        guard = f"not {kw} or {_PREFIX}KW.issuperset({kw})" if jvp else "True"
+        fname = self.__name__ if self.__name__.isidentifier() else "derivative"
+        source = (f"def {fname}(*{a}, **{kw}):\n    if {guard}:\n{body}\n"
+                  f"    return {_PREFIX}slow(*{a}, **{kw})")
+        fn = _compiled_dispatcher(source, env, fname)
+        fn.__qualname__ = self.__name__
+        type(self).__call__ = staticmethod(fn)  # type: ignore[method-assign]
 
     def _primitive_variant(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The derivative serving a call of a primitive's derivative that gives options
@@ -880,6 +1102,20 @@ class Derivative(_Generic[P, Out]):
             >>> "(3,)" in d.source_for(np.zeros(3))  # specialised for the shape (3,)
             True
         """
+        self._resolve()
+        if self.mode in ("jvp", "hvp") and ("primals" in kwargs or "tangents" in kwargs) and \
+                not {"primals", "tangents"} & set(self.__signature__.parameters):
+            rest: dict[str, Any] = dict(kwargs)
+            primals: Any = rest.pop("primals", ())
+            tangents: Any = rest.pop("tangents", ())
+            if self._flexible:
+                variant, pos, kw, _ = self._routed_bind(tuple(primals), rest,
+                                                        tuple(tangents))
+                return variant.source_for(*pos, **kw)  # type: ignore[no-any-return]
+            return self.source_for(*self._jax_flat(primals, tangents), **rest)
+        elif self._flexible:
+            variant, pos, kw, _ = self._routed_bind(args, kwargs)
+            return variant.source_for(*pos, **kw)  # type: ignore[no-any-return]
         pos, kw = self._bind(args, kwargs)
         primal = pos[:self._n_params]
         key = tuple(map(_arg_key, primal))

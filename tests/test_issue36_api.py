@@ -249,3 +249,138 @@ def test_an_int_item_beside_a_float_one_is_kept():
     (_, _), (loss_dot, n_dot) = s2sad.jvp(loss_and_count)(x, np.ones(3))
     assert_close(float(loss_dot), float(np.sum(2.0 * x)))
     assert float(n_dot) == 0.0
+
+
+# -- item 10: the flat form of a JVP with defaulted parameters, and JAX's form --------------
+
+
+def spaced(x, y, num=50):
+    return x * y * num
+
+
+def spaced_float(x, y, num=50.0):
+    return np.sin(x) * y * num
+
+
+def test_jvp_tangents_follow_the_arguments_given():
+    """jvp(f)(x, y, x_dot, y_dot) of f(x, y, num=50) took x_dot as num; the tangents follow
+    the arguments given, and num left out is its default, not differentiated."""
+    d = s2sad.jvp(spaced)
+    for _ in range(3):  # the slow path, the router's installation, the router
+        out, out_dot = d(2.0, 3.0, 1.0, 0.5)
+        assert out == pytest.approx(300.0)
+        assert out_dot == pytest.approx(3.0 * 50 * 1.0 + 2.0 * 50 * 0.5)
+    out, out_dot = d(primals=(2.0, 3.0), tangents=(1.0, 0.5))  # JAX's form
+    assert (out, out_dot) == pytest.approx((300.0, 200.0))
+    out, out_dot = d(2.0, 3.0, x_dot=1.0, y_dot=0.5)
+    assert (out, out_dot) == pytest.approx((300.0, 200.0))
+    out, out_dot = d(2.0, 3.0, 1.0, 0.5, num=4)  # a default given by keyword: an option
+    assert (out, out_dot) == pytest.approx((24.0, 16.0))
+
+
+def test_jvp_of_a_defaulted_argument_given_by_position():
+    x, y, num = 0.4, 3.0, 2.5
+    d = s2sad.jvp(spaced_float)
+    for _ in range(3):
+        out, out_dot = d(x, y, num, 1.0, 0.5, 2.0)
+        expected = np.cos(x) * y * num + np.sin(x) * 0.5 * num + np.sin(x) * y * 2.0
+        assert out_dot == pytest.approx(expected)
+        out, out_dot = d(primals=(x, y, num), tangents=(1.0, 0.5, 2.0))
+        assert out_dot == pytest.approx(expected)
+        out, out_dot = d(x, y, 1.0, 0.5)
+        assert out_dot == pytest.approx(np.cos(x) * y * 50.0 + np.sin(x) * 0.5 * 50.0)
+    with pytest.raises(s2sad.WrtError, match="`num`: it is an int"):
+        s2sad.jvp(spaced)(2.0, 3.0, 50, 1.0, 0.5, 0.0)  # given: differentiated, an int
+
+
+@pytest.mark.parametrize("wrt", [0, "num", (0, 2)], ids=str)
+def test_jvp_with_wrt_and_defaults(wrt):
+    """With wrt, one tangent per wrt argument comes after the arguments given."""
+    x, y = 0.4, 3.0
+    grads = {0: np.cos(x) * y * 50.0, 2: np.sin(x) * y}
+    indices = wrt if isinstance(wrt, tuple) else (0,) if wrt == 0 else (2,)
+    tangents = [0.5 + i for i in range(len(indices))]
+    expected = sum(grads[i] * t for i, t in zip(indices, tangents))
+    d = s2sad.jvp(spaced_float, wrt=wrt)
+    for _ in range(3):
+        assert d(x, y, *tangents)[1] == pytest.approx(expected)
+        assert d(x, y, 50.0, *tangents)[1] == pytest.approx(expected)
+        assert d(primals=(x, y), tangents=tuple(tangents))[1] == pytest.approx(expected)
+
+
+def test_jvp_calls_that_fit_no_split_are_explained():
+    d = s2sad.jvp(spaced_float)
+    with pytest.raises(TypeError, match="5 positional arguments fit none of: 2 arguments "
+                                        "then 2 tangents; 3 arguments then 3 tangents"):
+        d(0.4, 3.0, 2.0, 1.0, 0.5)
+    with pytest.raises(TypeError, match=r"2 tangents for 3 differentiated arguments"):
+        d(primals=(0.4, 3.0, 2.0), tangents=(1.0, 0.5))
+    with pytest.raises(TypeError, match="primals= takes a tuple"):
+        d(primals=0.4, tangents=(1.0,))
+
+
+@pytest.mark.parametrize("mode", ["vjp", "grad", "value_and_grad", "jacfwd", "jacrev"])
+def test_reverse_and_jacobians_differentiate_the_arguments_given(mode):
+    """wrt=None: the required positional arguments and the defaulted ones given by
+    position (vjp(f)(x, y) of f(x, y, num=50) refused num, an int it was not given)."""
+    def run(*args, **kw):
+        r = getattr(s2sad, mode)(spaced_float, wrt=None)(*args, **kw)
+        if mode == "vjp":
+            return r[1](1.0)
+        return r[1] if mode == "value_and_grad" else r
+
+    x, y = 0.4, 3.0
+    for _ in range(3):
+        assert_close(tuple(map(float, run(x, y))),
+                     numerical_grad(spaced_float, (x, y), (0, 1)))
+        assert_close(tuple(map(float, run(x, y, 2.0))),
+                     numerical_grad(spaced_float, (x, y, 2.0), (0, 1, 2)))
+        assert_close(tuple(map(float, run(x, y, num=2.0))),  # by keyword: an option
+                     numerical_grad(spaced_float, (x, y), (0, 1), kwargs={"num": 2.0}))
+    assert len(run(2.0, 3.0)) == 2
+    d = getattr(s2sad, mode)(spaced, wrt=None)  # num, an int, is not differentiated
+    assert len(d(2.0, 3.0)[1](1.0) if mode == "vjp" else d(2.0, 3.0)) == 2
+
+
+def test_jvp_and_vjp_agree_with_defaults():
+    x, y = np.array([0.3, -0.7]), np.array([1.5, 0.2])
+    u, v = np.array([0.5, 1.0]), np.array([-1.0, 2.0])
+    _, out_dot = s2sad.jvp(spaced_float)(x, y, u, v)
+    _, pullback = s2sad.vjp(spaced_float)(x, y)
+    w = np.array([0.25, -1.5])
+    gx, gy = pullback(w)
+    assert float(np.sum(w * out_dot)) == pytest.approx(float(np.sum(gx * u) + np.sum(gy * v)))
+
+
+def test_routed_calls_follow_changed_defaults():
+    def f(x, y, num=50.0):
+        return x * y * num
+
+    d, g = s2sad.jvp(f), s2sad.grad(f, wrt=None)
+    for _ in range(3):
+        assert d(2.0, 3.0, 1.0, 0.0)[1] == pytest.approx(150.0)
+        assert g(2.0, 3.0) == pytest.approx((150.0, 100.0))
+    f.__defaults__ = (2.0,)
+    for _ in range(3):
+        assert d(2.0, 3.0, 1.0, 0.0)[1] == pytest.approx(6.0)
+        assert g(2.0, 3.0) == pytest.approx((6.0, 4.0))
+
+
+HVP_LIKE = {
+    "hvp": lambda f: s2sad.hvp(f),
+    "jvp(grad)": lambda f: (lambda *a, **k: s2sad.jvp(s2sad.grad(f), wrt=0)(*a, **k)[1]),
+    "grad_and_hvp": lambda f: (lambda *a, **k: s2sad.grad_and_hvp(f)(*a, **k)[1]),
+}
+
+
+@pytest.mark.parametrize("f", [cubes, cubes_kwonly], ids=["default", "kwonly"])
+@pytest.mark.parametrize("name", list(HVP_LIKE))
+def test_hvp_with_defaults(f, name):
+    """hvp(f)(x, v) of f(p, scale=1.0) gave v to scale."""
+    d = HVP_LIKE[name](f)
+    p, v = np.array([0.5, -1.5]), np.array([1.0, 2.0])
+    for _ in range(3):
+        assert_close(d(p, v), 6.0 * p * v)
+        assert_close(d(p, v, scale=2.0), 3.0 * p * v)
+        if f is cubes:
+            assert_close(d(p, 2.0, v), 3.0 * p * v)
