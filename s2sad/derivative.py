@@ -367,6 +367,15 @@ class Derivative(_Generic[P, Out]):
         return wrt
 
     _plain_call = False  # (a routed variant: called with every primal and tangent)
+    _router: Any = None  # (a routed variant: a weak reference to the derivative routing)
+
+    def _dispatcher_changed(self) -> None:
+        """This variant's dispatcher changed: the router calling it directly follows."""
+        router = self._router() if self._router is not None else None
+        if router is not None and router._routes and \
+                type(router).__dict__.get("__call__") is not _generic_call:
+            with _COMPILE_LOCK:
+                router._install_router()
 
     def _routed(self, sig: inspect.Signature) -> bool:
         """Is a call bound by the arguments it gives (_routed_call)? Where the function has
@@ -464,6 +473,7 @@ class Derivative(_Generic[P, Out]):
         self._fast_paths.clear()
         self._last = None
         type(self).__call__ = _generic_call  # type: ignore[method-assign]
+        self._dispatcher_changed()
 
     def _tangent_hint(self, missing: str, current: Any) -> str:
         """Where a tangent (or HVP vector) is missing while the function has defaults: the
@@ -699,7 +709,8 @@ class Derivative(_Generic[P, Out]):
         values = bound.arguments
         primals = [values[p.name] for p in params]
         tangent_values = [by_name[i] if i in keyed else given.pop(0) for i in active]
-        routable = tangents is None and not keyed and kwonly.issuperset(kwargs)
+        routable = tangents is None and not keyed and \
+            kwonly.union(p.name for p in params[k:]).issuperset(kwargs)
         return (self._variant(active), primals + tangent_values,
                 {name: values[name] for name in self._kwonly}, k if routable else None)
 
@@ -732,6 +743,7 @@ class Derivative(_Generic[P, Out]):
             variant = Derivative(self.func, self.mode, spec, self.checkpoints,
                                  self.explain, backend=self.backend)
             variant._plain_call = True
+            variant._router = weakref.ref(self)
             variant._wrt = None
             variant._resolve_quietly()
             variant.__name__ = self.__name__
@@ -756,38 +768,63 @@ class Derivative(_Generic[P, Out]):
         """The dispatcher of a routed derivative: the calls of a known number of
         positional arguments go straight to their variant (a JVP's: the defaults of the
         arguments left out filled in, while the function's __defaults__ is the same)."""
-        env: dict[str, Any] = {f"{_PREFIX}slow": self._slow_call,
-                               f"{_PREFIX}KW": frozenset(self._kwonly)}
+        env: dict[str, Any] = {f"{_PREFIX}slow": self._slow_call}
         holder = _defaults_holder(self.func)
         fsig = _signature(self.func)
         params = [p for p in fsig.parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        jvp = self.mode in ("jvp", "hvp")
         a, kw = f"{_PREFIX}a", f"{_PREFIX}kw"
-        lines = [f"    n = len({a})"]
+        # (m, the call of its variant as given, or (j, k, the parameters left out), guard)
+        routes: list[tuple[int, Any, str | None]] = []
         for j, (m, (variant, k)) in enumerate(sorted(self._routes.items())):
-            env[f"{_PREFIX}V{j}"] = variant
-            lines.append(f"    if n == {m}:")
-            if k < 0 or k == len(params):
-                lines.append(f"        return {_PREFIX}V{j}(*{a}, **{kw})")
+            # the variant's own dispatcher, called directly (one call less; the variant
+            # installs this router again whenever it installs another dispatcher)
+            own = type(variant).__dict__.get("__call__")
+            env[f"{_PREFIX}V{j}"] = own.__func__ if isinstance(own, staticmethod) else variant
+            if k < 0:  # (not a JVP: the differentiated arguments follow the positional ones)
+                routes.append((m, f"{_PREFIX}V{j}(*{a}", None))
                 continue
-            filled = []
-            for p in params[k:]:
+            left_out = params[k:]  # (defaulted: given by keyword, or their defaults)
+            for p in left_out:
                 env[f"{_PREFIX}D{j}_{p.name}"] = p.default
-                filled.append(f"{_PREFIX}D{j}_{p.name}")
-            call = ", ".join([f"{a}[{i}]" for i in range(k)] + filled +
-                             [f"{a}[{i}]" for i in range(k, m)])
-            test = "True"
-            if holder is not None:
+            env[f"{_PREFIX}KW{j}"] = frozenset(self._kwonly + [p.name for p in left_out])
+            test = None
+            if holder is not None and left_out:
                 env[f"{_PREFIX}FUNC"], env[f"{_PREFIX}DEFAULTS"] = holder, holder.__defaults__
                 test = f"{_PREFIX}FUNC.__defaults__ is {_PREFIX}DEFAULTS"
-            lines.append(f"        if {test}:")
-            lines.append(f"            return {_PREFIX}V{j}({call}, **{kw})")
-        body = "\n".join("    " + ln for ln in lines)
-        guard = f"not {kw} or {_PREFIX}KW.issuperset({kw})" if jvp else "True"
+            routes.append((m, (j, k, left_out), test))
+
+        def branch(keywords: bool) -> list[str]:
+            out = []
+            for m, route, test in routes:
+                out.append(f"    if n == {m}:")
+                if isinstance(route, str):  # (the arguments as given)
+                    out.append(f"        return {route}{f', **{kw}' if keywords else ''})")
+                    continue
+                j, k, left_out = route
+                filled = [f"{kw}.pop({p.name!r}, {_PREFIX}D{j}_{p.name})" if keywords else
+                          f"{_PREFIX}D{j}_{p.name}" for p in left_out]
+                call = ", ".join([f"{a}[{i}]" for i in range(k)] + filled +
+                                 [f"{a}[{i}]" for i in range(k, m)] +
+                                 ([f"**{kw}"] if keywords else []))
+                tests = ([test] if test else []) + \
+                    ([f"{_PREFIX}KW{j}.issuperset({kw})"] if keywords else [])
+                if tests:
+                    out += [f"        if {' and '.join(tests)}:",
+                            f"            return {_PREFIX}V{j}({call})"]
+                else:
+                    out.append(f"        return {_PREFIX}V{j}({call})")
+            return out
+
+        # without keywords, then with keywords: keyword-only ones, and for a JVP the
+        # defaulted arguments left out by position (never differentiated)
+        lines = [f"    n = len({a})", f"    if not {kw}:"]
+        lines += ["    " + ln for ln in branch(False)]
+        lines += [f"        return {_PREFIX}slow(*{a})"]
+        lines += branch(True)
         fname = self.__name__ if self.__name__.isidentifier() else "derivative"
-        source = (f"def {fname}(*{a}, **{kw}):\n    if {guard}:\n{body}\n"
-                  f"    return {_PREFIX}slow(*{a}, **{kw})")
+        source = "\n".join([f"def {fname}(*{a}, **{kw}):"] + lines +
+                           [f"    return {_PREFIX}slow(*{a}, **{kw})"])
         fn = _compiled_dispatcher(source, env, fname)
         fn.__qualname__ = self.__name__
         type(self).__call__ = staticmethod(fn)  # type: ignore[method-assign]
@@ -905,13 +942,21 @@ class Derivative(_Generic[P, Out]):
         holder = _defaults_holder(self.func)
         self._dispatch_defaults = getattr(holder, "__defaults__", None)
         if any(n.startswith(_PREFIX) for n in names) or any(
-                p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
+                p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
             type(self).__call__ = _generic_call  # type: ignore[method-assign]
             return
+        # `def fun(x, *args)`: the generated code takes the extra arguments as one tuple
+        # after the others (before a JVP's tangents), the dispatcher as the function does
+        star = [n for n, p in sig.parameters.items() if p.kind is p.VAR_POSITIONAL]
+        plain = [n for n, p in sig.parameters.items()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        tangents = plain[self._n_params - len(star):]
         n_pos = len(names) - len(self._kwonly)
         env: dict[str, Any] = {f"{_PREFIX}slow": self._slow_call, f"{_PREFIX}DEFAULT": _DEFAULT}
         params, fill = self._dispatch_parameters(sig, n_pos, env)
-        call = ", ".join(names[:n_pos] + [f"{n}={n}" for n in self._kwonly])
+        keywords = [f"{n}={n}" for n in self._kwonly]
+        call = ", ".join(self._positional + tangents + keywords)
+        slow_call = ", ".join(plain + [f"*{n}" for n in star] + keywords)
         guards = Guards()
         for _, hit in self._fast_paths:
             guards = guards.merged(hit.guards)
@@ -925,14 +970,15 @@ class Derivative(_Generic[P, Out]):
             rest, kw = f"{_PREFIX}rest", f"{_PREFIX}kw"
             params = params + [f"*{rest}", f"**{kw}"]
             options = [f"    if {rest} or {kw}:",
-                       f"        return {_PREFIX}slow({call}, *{rest}, **{kw})"]
+                       f"        return {_PREFIX}slow({slow_call}, *{rest}, **{kw})"]
         lines = [f"def {fname}({', '.join(params)}):"] + options + \
             _dispatch_guard_lines(cond, fill)
         n_body = len(lines)
-        lines += self._fast_path_lines(names[:self._n_params] + self._kwonly, call, wrap, env)
+        lines += self._fast_path_lines(self._positional + self._kwonly, call, wrap, env,
+                                       tangents)
         if len(lines) == n_body:
             lines.append("        pass")
-        lines.append(f"    return {_PREFIX}slow({call})")
+        lines.append(f"    return {_PREFIX}slow({slow_call})")
         # a recursion too deep for Python is told in words (a try costs nothing in 3.11)
         env[f"{_PREFIX}deep"] = functools.partial(RecursionLimitError.of, self.__name__)
         body = "\n".join(lines[1:]).replace("\n", "\n    ")
@@ -942,6 +988,7 @@ class Derivative(_Generic[P, Out]):
         fn = _compiled_dispatcher("\n".join(lines), env, fname)
         fn.__qualname__ = self.__name__
         type(self).__call__ = staticmethod(fn)  # type: ignore[method-assign]
+        self._dispatcher_changed()
 
     def _dispatch_parameters(self, sig: inspect.Signature, n_pos: int,
                              env: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -952,9 +999,13 @@ class Derivative(_Generic[P, Out]):
         current = _signature(self.func).parameters
         # (the function's, or the innermost function's for a derivative of a derivative)
         holder = _defaults_holder(self.func)
+        star = any(p.kind is p.VAR_POSITIONAL for p in sig.parameters.values())
         for i, n in enumerate(sig.parameters):
             p = sig.parameters[n]
-            if i == n_pos and self._kwonly:
+            if p.kind is p.VAR_POSITIONAL:
+                params.append(f"*{n}")
+                continue
+            if i == n_pos and self._kwonly and not star:
                 params.append("*")
             if p.default is not p.empty:
                 params.append(f"{n}={_PREFIX}DEFAULT")
@@ -976,12 +1027,12 @@ class Derivative(_Generic[P, Out]):
                                 f"            {n} = {_PREFIX}FUNC.__kwdefaults__[{n!r}]")
             else:
                 params.append(n)
-        if self._kwonly and "*" not in params:
+        if self._kwonly and "*" not in params and not star:
             params.insert(n_pos, "*")
         return params, fill
 
     def _fast_path_lines(self, arg_names: list[str], call: str, wrap: str,
-                         env: dict[str, Any]) -> list[str]:
+                         env: dict[str, Any], tangents: list[str]) -> list[str]:
         """One test of the arguments' types (and shapes, dtypes) per recent specialisation,
         each returning its generated function's result."""
         lines: list[str] = []
@@ -990,7 +1041,7 @@ class Derivative(_Generic[P, Out]):
             if tests is None:
                 continue
             if self.mode in ("jvp", "hvp"):  # a tangent of another shape: the slow path
-                tests += self._tangent_tests(k, sample, env)
+                tests += self._tangent_tests(k, sample, env, tangents)
             fn = in_precision(self, sample, hit)
             direct = getattr(fn, "direct_entry", None)  # (backend="numba": no guard needed)
             env[f"{_PREFIX}F{k}"] = (direct(sample) or fn) if direct is not None else fn
@@ -1006,15 +1057,16 @@ class Derivative(_Generic[P, Out]):
             lines.append(f"            return {result}")
         return lines
 
-    def _tangent_tests(self, k: int, sample: list[Any], env: dict[str, Any]) -> list[str]:
-        """The fast path's tests that each tangent has its primal's shape (a scalar's: not
-        an array), so that any other goes to the slow path, which refuses it."""
+    def _tangent_tests(self, k: int, sample: list[Any], env: dict[str, Any],
+                       tangents: list[str]) -> list[str]:
+        """The fast path's tests that each tangent (named `tangents`) has its primal's
+        shape (a scalar's: not an array), so that any other goes to the slow path, which
+        refuses it."""
         tests: list[str] = []
-        names = list(self.__signature__.parameters)
         env[f"{_PREFIX}ndarray"] = _ndarray
         for j, i in enumerate(self._wrt):
             t, shape, _ = sample[i]
-            name = names[self._n_params + j]
+            name = tangents[j]
             if t is _ndarray:
                 env[f"{_PREFIX}S{k}_{name}"] = shape
                 tests.append(f"type({name}) is {_PREFIX}ndarray and "
@@ -1224,17 +1276,35 @@ def _sample_tests(k: int, arg_names: list[str], sample: list[Any],
     """The tests that arguments are of the kinds of `sample` (type; shape and dtype of an
     array); None where a container argument makes the dispatcher leave it to the slow path."""
     tests: list[str] = []
-    for name, (t, shape, dtype) in zip(arg_names, sample):
-        if t is tuple or t is list or t is dict or issubclass(t, tuple):
+    for name, entry in zip(arg_names, sample):
+        if not _value_tests(tests, name, f"{k}_{name}", entry, env):
             return None
-        env[f"{_PREFIX}T{k}_{name}"] = t
-        tests.append(f"type({name}) is {_PREFIX}T{k}_{name}")
-        if t is _ndarray or (shape is not None and hasattr(t, "__array_function__")):
-            env[f"{_PREFIX}S{k}_{name}"] = shape
-            env[f"{_PREFIX}D{k}_{name}"] = dtype
-            tests.append(f"{name}.shape == {_PREFIX}S{k}_{name} and "
-                         f"{name}.dtype == {_PREFIX}D{k}_{name}")
     return tests
+
+
+def _value_tests(tests: list[str], expr: str, key: str, entry: tuple[Any, Any, Any],
+                 env: dict[str, Any]) -> bool:
+    """Append the tests that the value `expr` is of the kind `entry` (calls.sample): its
+    type; an array's shape and dtype; a tuple's or list's length and items (the extra
+    arguments of `def fun(x, *args)`). False where the dispatcher leaves it to the slow
+    path (a dict, a namedtuple, a long or nested container)."""
+    t, shape, dtype = entry
+    if t is tuple or t is list:
+        if shape is None:
+            return False
+        env[f"{_PREFIX}T{key}"] = t
+        tests.append(f"type({expr}) is {_PREFIX}T{key} and len({expr}) == {len(shape)}")
+        return all(_value_tests(tests, f"{expr}[{i}]", f"{key}_{i}", item, env)
+                   for i, item in enumerate(shape))
+    if t is dict or issubclass(t, tuple) or issubclass(t, list):
+        return False
+    env[f"{_PREFIX}T{key}"] = t
+    tests.append(f"type({expr}) is {_PREFIX}T{key}")
+    if t is _ndarray or (shape is not None and hasattr(t, "__array_function__")):
+        env[f"{_PREFIX}S{key}"] = shape
+        env[f"{_PREFIX}D{key}"] = dtype
+        tests.append(f"{expr}.shape == {_PREFIX}S{key} and {expr}.dtype == {_PREFIX}D{key}")
+    return True
 
 
 def _compiled_dispatcher(source: str, env: dict[str, Any], fname: str) -> Callable[..., Any]:
