@@ -367,6 +367,7 @@ class Derivative(_Generic[P, Out]):
         return wrt
 
     _plain_call = False  # (a routed variant: called with every primal and tangent)
+    _last_variant: Any = None  # (routed: the variant that served the last bound call)
     _router: Any = None  # (a routed variant: a weak reference to the derivative routing)
 
     def _dispatcher_changed(self) -> None:
@@ -472,6 +473,7 @@ class Derivative(_Generic[P, Out]):
         self._cache.clear()
         self._fast_paths.clear()
         self._last = None
+        self._last_variant = None
         type(self).__call__ = _generic_call  # type: ignore[method-assign]
         self._dispatcher_changed()
 
@@ -658,6 +660,7 @@ class Derivative(_Generic[P, Out]):
         variant, pos, kw, k = self._routed_bind(args, kwargs, tangents)
         if k is not None:
             self._route(len(args), variant, k)
+        self._last_variant = variant  # (whose source `source` shows)
         return variant(*pos, **kw)
 
     def _routed_bind(self, args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -1093,6 +1096,9 @@ class Derivative(_Generic[P, Out]):
             >>> "def square_grad(x):" in d.source
             True
         """
+        if self._last_variant is not None:  # (a routed call: the variant serving it)
+            variant_source: str = self._last_variant.source
+            return variant_source
         if self._last is None or not self._valid(self._last):
             self._compile_generic()
         source: str = self._last.source
@@ -1116,6 +1122,9 @@ class Derivative(_Generic[P, Out]):
             >>> d.compiled_function(3.0)  # 2 x, computed by the generated code alone
             6.0
         """
+        if self._last_variant is not None:  # (a routed call: the variant serving it)
+            variant_function: Callable[..., Any] = self._last_variant.compiled_function
+            return variant_function
         if self._last is None or not self._valid(self._last):
             self._compile_generic()
         function: Callable[..., Any] = self._last.function
@@ -1198,6 +1207,8 @@ class Derivative(_Generic[P, Out]):
         return markdown(c.ir.source_lines, c.source, repr(self))
 
     def _shown(self) -> Any:
+        if self._last_variant is not None:
+            return self._last_variant._shown()
         self.source  # noqa: B018 - compiles the generic code before the first call
         return self._last
 

@@ -479,3 +479,13 @@ def test_routed_jvp_with_keywords_takes_the_fast_path(monkeypatch):
     assert len(bound) == slow
     with pytest.raises(TypeError, match="fit none of"):  # a tangent twice: refused
         d(x, v, x_dot=1.0)
+
+
+def test_a_routed_derivative_shows_the_source_it_ran():
+    d = s2sad.jvp(spaced_float)
+    d(0.4, 3.0, 1.0, 0.5)
+    assert "def spaced_float_jvp(x, y, num, x_dot, y_dot):" in d.source
+    assert d.compiled_function(0.4, 3.0, 50.0, 1.0, 0.5)[1] == pytest.approx(
+        d(0.4, 3.0, 1.0, 0.5)[1])
+    assert d.source_for(0.4, 3.0, 2.0, 1.0, 0.5, 0.0).count("_dot") > \
+        d.source_for(0.4, 3.0, 1.0, 0.5).count("_dot")
