@@ -759,9 +759,11 @@ class Derivative(_Generic[P, Out]):
         and install the dispatcher routing such calls from the second call on."""
         self._slow_calls += 1
         known = self._routes.get(m)
-        if known is not None and known[0] is variant:
-            if type(self).__dict__.get("__call__") is not _generic_call:
-                return
+        if known is not None and known[0] is variant and \
+                type(self).__dict__.get("__call__") is not _generic_call and \
+                getattr(_defaults_holder(self.func), "__defaults__", None) is \
+                self._dispatch_defaults:
+            return  # (a route the dispatcher knows, with the defaults it fills in)
         self._routes[m] = (variant, k)
         if self._slow_calls > 1:
             with _COMPILE_LOCK:
@@ -773,6 +775,7 @@ class Derivative(_Generic[P, Out]):
         arguments left out filled in, while the function's __defaults__ is the same)."""
         env: dict[str, Any] = {f"{_PREFIX}slow": self._slow_call}
         holder = _defaults_holder(self.func)
+        self._dispatch_defaults = getattr(holder, "__defaults__", None)
         fsig = _signature(self.func)
         params = [p for p in fsig.parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]

@@ -364,6 +364,9 @@ def test_routed_calls_follow_changed_defaults():
     for _ in range(3):
         assert d(2.0, 3.0, 1.0, 0.0)[1] == pytest.approx(6.0)
         assert g(2.0, 3.0) == pytest.approx((6.0, 4.0))
+    calls = d._slow_calls
+    d(2.0, 3.0, 1.0, 0.0)
+    assert d._slow_calls == calls  # (the router fills in the new default)
 
 
 HVP_LIKE = {
