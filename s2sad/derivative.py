@@ -717,6 +717,32 @@ class Derivative(_Generic[P, Out]):
         return (self._variant(active), primals + tangent_values,
                 {name: values[name] for name in self._kwonly}, k if routable else None)
 
+    def _positional_call(self, m: int) -> tuple[Derivative[Any, Any], int, list[Any]] | None:
+        """A call of `m` positional arguments made inside a differentiated function (where
+        a derivative's IR is inlined): (the derivative serving it, the number of
+        arguments before the defaults it leaves out, their values), bound as a call of
+        this derivative is; None where it fits no binding."""
+        self._resolve()
+        fsig = _signature(self.func)
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in fsig.parameters.values()):
+            return None
+        params = [p for p in fsig.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        n, jvp = len(params), self.mode in ("jvp", "hvp")
+        served: Derivative[Any, Any] = self
+        if self._flexible:
+            fits = [k for k in range(n + 1) if k + len(self._differentiated(k)) == m] \
+                if jvp else [min(m, n)]
+            if not fits or not self._differentiated(fits[0]):
+                return None
+            k = fits[0]
+            served = self._variant(self._differentiated(k))
+        else:
+            k = m - (len(self._wrt) if jvp else 0)
+        if not 0 <= k <= n or any(p.default is p.empty for p in params[k:]):
+            return None
+        return served, k, [p.default for p in params[k:]]
+
     def _names(self, indices: tuple[int, ...]) -> str:
         return ", ".join(self._positional[i] for i in indices) or "none"
 

@@ -492,3 +492,35 @@ def test_a_routed_derivative_shows_the_source_it_ran():
         d(0.4, 3.0, 1.0, 0.5)[1])
     assert d.source_for(0.4, 3.0, 2.0, 1.0, 0.5, 0.0).count("_dot") > \
         d.source_for(0.4, 3.0, 1.0, 0.5).count("_dot")
+
+
+# -- a derivative of a function with defaults, called inside a differentiated function ----
+
+
+def cubed_sum(x, scale=1.0):
+    return scale * np.sum(x ** 3)
+
+
+def sum_of_gradient(x):
+    return np.sum(s2sad.grad(cubed_sum)(x))
+
+
+def sum_of_scaled_gradient(x):
+    return np.sum(s2sad.grad(cubed_sum)(x, 2.0))
+
+
+def directional(x):
+    _, slope = s2sad.jvp(cubed_sum)(x, x)  # scale left out: the tangent follows x
+    return slope
+
+
+@pytest.mark.parametrize("f", [sum_of_gradient, sum_of_scaled_gradient, directional],
+                         ids=lambda f: f.__name__)
+def test_a_derivative_called_inside_takes_its_defaults(f):
+    """Inlined, a derivative's call filled no default (`g_grad` takes 2 arguments, got 1)
+    and bound a JVP's tangents after every parameter; it binds as a call outside does."""
+    x = np.array([0.5, -1.0, 1.5])
+    assert_close(s2sad.grad(f)(x), numerical_grad(f, (x,), (0,))[0])
+    _, out_dot = s2sad.jvp(f)(x, np.ones(3))
+    assert float(out_dot) == pytest.approx(float(np.sum(numerical_grad(f, (x,), (0,))[0])),
+                                           rel=1e-6)
