@@ -326,7 +326,7 @@ class Derivative(_Generic[P, Out]):
         self._bound: dict[int, Any] = {}  # id(obj) -> (ref, derivative of func bound to obj)
         # a call routed by the arguments it gives (see _routed_call): the derivative per
         # set of differentiated arguments, and the routes the dispatcher knows
-        self._given: dict[tuple[int, ...], Derivative[Any, Any]] = {}
+        self._given: dict[Any, Derivative[Any, Any]] = {}
         self._routes: dict[int, tuple[Derivative[Any, Any], int]] = {}
         self._flexible = False
         # each Derivative gets its own class, whose __call__ is the generated dispatcher
@@ -390,8 +390,12 @@ class Derivative(_Generic[P, Out]):
         positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY,
                                                       p.POSITIONAL_OR_KEYWORD)]
         self._n_required = sum(p.default is p.empty for p in positional)
+        # a transformation of such a derivative (not a JVP's) follows its routing: the
+        # jacfwd of grad(f, wrt=None) differentiates what the gradient does
+        inner = isinstance(self.func, Derivative) and self.func._flexible and \
+            self.func.mode not in ("jvp", "hvp")
         return self._n_required < len(positional) and (
-            self._wrt_spec is None or self.mode in ("jvp", "hvp"))
+            self._wrt_spec is None or self.mode in ("jvp", "hvp") or inner)
 
     def _current_signature(self) -> inspect.Signature:
         """The derivative's call signature, resolved again where its function's changed
@@ -679,7 +683,7 @@ class Derivative(_Generic[P, Out]):
                 raise TypeError(f"{self.__name__}(): no argument to differentiate: with "
                                 "wrt=None the differentiated arguments are those a call "
                                 "gives by position; give them, or name them in wrt")
-            return self._variant(active), args, kwargs, -1
+            return self._variant(active, min(len(args), n)), args, kwargs, -1
         names = list(self.__signature__.parameters)
         tname = {i: names[n + j] for j, i in enumerate(self._wrt)}
         keyed = {i for i in self._wrt if tname[i] in kwargs}
@@ -714,7 +718,7 @@ class Derivative(_Generic[P, Out]):
         tangent_values = [by_name[i] if i in keyed else given.pop(0) for i in active]
         routable = tangents is None and not keyed and \
             kwonly.union(p.name for p in params[k:]).issuperset(kwargs)
-        return (self._variant(active), primals + tangent_values,
+        return (self._variant(active, k), primals + tangent_values,
                 {name: values[name] for name in self._kwonly}, k if routable else None)
 
     def _positional_call(self, m: int) -> tuple[Derivative[Any, Any], int, list[Any]] | None:
@@ -736,7 +740,7 @@ class Derivative(_Generic[P, Out]):
             if not fits or not self._differentiated(fits[0]):
                 return None
             k = fits[0]
-            served = self._variant(self._differentiated(k))
+            served = self._variant(self._differentiated(k), k)
         else:
             k = m - (len(self._wrt) if jvp else 0)
         if not 0 <= k <= n or any(p.default is p.empty for p in params[k:]):
@@ -762,21 +766,27 @@ class Derivative(_Generic[P, Out]):
                 f"{m} positional arguments fit none of: {'; '.join(ways)} (or give "
                 "primals=(...), tangents=(...))")
 
-    def _variant(self, active: tuple[int, ...]) -> Derivative[Any, Any]:
+    def _variant(self, active: tuple[int, ...], k: int) -> Derivative[Any, Any]:
         """The derivative with respect to the parameters `active`, called with every
-        argument (the defaults filled in) and, for a JVP, one tangent per parameter."""
-        variant = self._given.get(active)
+        argument (the defaults filled in) and, for a JVP, one tangent per parameter; `k`
+        arguments given by position (what a routed derivative inside is given)."""
+        inner = self.func
+        if isinstance(inner, Derivative) and inner._flexible and \
+                inner.mode not in ("jvp", "hvp"):
+            inner = inner._variant(inner._differentiated(k), k)
+        key: Any = (active, inner)
+        variant = self._given.get(key)
         if variant is None:
             spec: WrtSpec = self._wrt_spec if self._wrt_spec is not None else \
                 active if self._wrt_tuple else active[0]
-            variant = Derivative(self.func, self.mode, spec, self.checkpoints,
+            variant = Derivative(inner, self.mode, spec, self.checkpoints,
                                  self.explain, backend=self.backend)
             variant._plain_call = True
             variant._router = weakref.ref(self)
             variant._wrt = None
             variant._resolve_quietly()
             variant.__name__ = self.__name__
-            self._given[active] = variant
+            self._given[key] = variant
         return variant
 
     def _route(self, m: int, variant: Derivative[Any, Any], k: int) -> None:

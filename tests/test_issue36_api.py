@@ -524,3 +524,24 @@ def test_a_derivative_called_inside_takes_its_defaults(f):
     _, out_dot = s2sad.jvp(f)(x, np.ones(3))
     assert float(out_dot) == pytest.approx(float(np.sum(numerical_grad(f, (x,), (0,))[0])),
                                            rel=1e-6)
+
+
+def test_a_transformation_of_a_routed_derivative_follows_its_arguments():
+    """jacfwd(grad(g, wrt=None))(x) of g(x, scale=1.0) differentiated scale too (two
+    blocks) while grad(g, wrt=None)(x) does not: the outer derivative follows the inner's
+    arguments given."""
+    x = np.array([1.0, 2.0])
+    for _ in range(3):
+        (h,) = s2sad.jacfwd(s2sad.grad(cubed_sum, wrt=None))(x)
+        assert_close(h, np.diag(6.0 * x))
+        (h_xx, h_xs), (h_sx, h_ss) = s2sad.jacrev(s2sad.grad(cubed_sum, wrt=None),
+                                                  wrt=None)(x, 2.0)
+        assert_close(h_xx, np.diag(12.0 * x))
+        assert_close(h_xs, 3.0 * x ** 2)
+        assert_close(h_sx, 3.0 * x ** 2)
+        assert_close(float(h_ss), 0.0)
+        (g,), (g_dot,) = s2sad.jvp(s2sad.grad(cubed_sum, wrt=None))(x, x)
+        assert_close(g, 3.0 * x ** 2)
+        assert_close(g_dot, 6.0 * x * x)
+        _, pullback = s2sad.vjp(s2sad.grad(cubed_sum, wrt=None))(x)
+        assert_close(pullback((x,))[0], 6.0 * x * x)
