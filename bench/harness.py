@@ -39,10 +39,12 @@ DEFAULT_REPEAT = 5
 DEFAULT_TARGET = 0.05  # seconds per timed batch
 
 
-def _timer(fn, args):
+def _timer(fn, args, kwargs=None):
     names = [f"a{i}" for i in range(len(args))]
     env = {"fn": fn, **dict(zip(names, args))}
-    stmt = f"fn({', '.join(names)})"
+    keywords = [f"{k}=k_{k}" for k in kwargs or {}]
+    env.update({f"k_{k}": v for k, v in (kwargs or {}).items()})
+    stmt = f"fn({', '.join(names + keywords)})"
     return timeit.Timer(stmt, timer=time.perf_counter, globals=env)
 
 
@@ -74,11 +76,12 @@ class Timing:
 def measure_many(cases, repeat=DEFAULT_REPEAT, number=None, target=DEFAULT_TARGET):
     """Time several `(fn, args)` cases interleaved; return a list of `Timing`.
 
-    `cases` is a sequence of `(fn, args)` pairs (args a tuple).  Each repeat
-    round runs one batch of every case in turn.  The result for each case is
+    `cases` is a sequence of `(fn, args)` pairs (args a tuple), or of `(fn, args,
+    kwargs)` triples (the keywords written into the timed call: `fn(a0, k=k_k)`).  Each
+    repeat round runs one batch of every case in turn.  The result for each case is
     the minimum over the rounds of the mean per-call time of a batch.
     """
-    timers = [_timer(fn, tuple(args)) for fn, args in cases]
+    timers = [_timer(c[0], tuple(c[1]), c[2] if len(c) > 2 else None) for c in cases]
     numbers = [number or _calibrate(t, target) for t in timers]
     samples = [[] for _ in timers]
     for _ in range(repeat):

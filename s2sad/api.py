@@ -86,7 +86,9 @@ def jvp(f: Callable[..., R] | None = None, wrt: WrtSpec = None, *, backend: Back
     """Forward mode: the Jacobian-vector product of `f`.
 
     `jvp(f)(*args, *tangents)` takes `f`'s arguments, then one tangent per differentiated
-    argument (every positional parameter by default; `wrt` picks some), and returns
+    argument (by default the positional arguments given, a defaulted one left out taking
+    its default, undifferentiated; `wrt` picks some; JAX's form `jvp(f)(primals=(x, y),
+    tangents=(x_dot, y_dot))` too: docs/guards.md), and returns
     `(out, out_dot)`: `f(*args)` and its directional derivative along the tangents, of the
     structure of `out` (a list, namedtuple or dict that `f` returns comes back as one, both
     as `out` and as `out_dot`). As a decorator: `@s2sad.jvp` or `@s2sad.jvp(wrt=...)`.
@@ -131,8 +133,9 @@ def vjp(f: Callable[P, R] | None = None, wrt: WrtSpec = None, *,
     function from a cotangent `out_bar` (of the shape and structure of `out`: a list,
     namedtuple or dict that `f` returns is one in `out`, and its seed is one too, or tuples
     standing for it) to the tuple of cotangents
-    of the differentiated arguments, one per `wrt` parameter (every positional parameter
-    by default). The pullback keeps what the forward sweep saved; call it as often as you
+    of the differentiated arguments, one per `wrt` parameter (by default the positional
+    arguments given: a defaulted parameter left out, or given by keyword, is not
+    differentiated). The pullback keeps what the forward sweep saved; call it as often as you
     like. As a decorator: `@s2sad.vjp` or `@s2sad.vjp(wrt=...)`. `checkpoints=K`: each loop
     (not inside another loop) keeps at most K snapshots of its state instead of a tape of
     every iteration, and recomputes the rest in the reverse sweep (binomial checkpointing,

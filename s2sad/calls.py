@@ -57,11 +57,27 @@ LOW_PRECISION = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.complex
 
 
 def sample(primal, kw, kwonly) -> list:
-    """(type, shape, dtype) of each argument: what the dispatcher tests; a flag or an
-    option string, whose value is part of the specialisation, has ("=", value) for a shape."""
-    return [(type(a), ("=", a), None) if type(a) is bool or type(a) is str else
-            (type(a), getattr(a, "shape", None), getattr(a, "dtype", None))
-            for a in list(primal) + [kw[n] for n in kwonly]]
+    """(type, shape, dtype) of each argument: what the dispatcher tests. A tuple's or a
+    list's "shape" is the samples of its items, where it has few items of no container
+    (the extra arguments of `def fun(x, *args)`), else None; a flag's or an option
+    string's is ("=", its value), which the specialisation depends on."""
+    return [entry(a) for a in list(primal) + [kw[n] for n in kwonly]]
+
+
+SAMPLED_ITEMS = 8  # the most items of a tuple or list the dispatcher tests one by one
+
+
+def entry(a):
+    t = type(a)
+    if t is tuple or t is list:
+        if len(a) > SAMPLED_ITEMS:
+            return (t, None, None)
+        items = [entry(v) for v in a]
+        nested = any(i[0] in (tuple, list, dict) for i in items)
+        return (t, None if nested else tuple(items), None)
+    if t is bool or t is str:  # a flag or an option string: its value is part of the key
+        return (t, ("=", a), None)
+    return (t, getattr(a, "shape", None), getattr(a, "dtype", None))
 
 
 def low_precision(t, dtype):

@@ -129,7 +129,10 @@ _SIGNATURES: Any = FunctionKeyed()  # function -> (code, defaults, kwdefaults, s
 
 
 def _signature(func: Callable[..., Any]) -> inspect.Signature:
-    """inspect.signature(func), kept while the function's code and defaults are the same."""
+    """inspect.signature(func), kept while the function's code and defaults are the same
+    (a derivative's: its own call signature, made again when its function's changed)."""
+    if isinstance(func, Derivative):
+        return func._current_signature()
     facts = (getattr(func, "__code__", None), getattr(func, "__defaults__", None),
              getattr(func, "__kwdefaults__", None))
     try:
@@ -149,6 +152,15 @@ _RESOLVED: Any = FunctionKeyed()  # (function, mode, wrt) -> its signature and w
 
 
 _PRIMITIVE_WRAPPERS: Any = FunctionKeyed()  # primitive -> a function calling it
+
+
+def _defaults_holder(func: Any) -> Any:
+    """The object whose `__defaults__` and `__kwdefaults__` give `func`'s defaults: the
+    function itself, or the innermost function of a derivative of a derivative (hessian);
+    None where there is none (a callable object, a functools.partial)."""
+    while isinstance(func, Derivative):
+        func = func.func
+    return func if isinstance(func, (types.FunctionType, types.MethodType)) else None
 
 
 def _primitive_function(fn: Callable[..., Any], options: tuple[Any, ...] = (),
@@ -315,6 +327,11 @@ class Derivative(_Generic[P, Out]):
         self._slow_calls = 0
         self._arity = -1  # the number of parameters when all are positional
         self._bound: dict[int, Any] = {}  # id(obj) -> (ref, derivative of func bound to obj)
+        # a call routed by the arguments it gives (see _routed_call): the derivative per
+        # set of differentiated arguments, and the routes the dispatcher knows
+        self._given: dict[Any, Derivative[Any, Any]] = {}
+        self._routes: dict[int, tuple[Derivative[Any, Any], int]] = {}
+        self._flexible = False
         # each Derivative gets its own class, whose __call__ is the generated dispatcher
         self.__class__ = type(type(self).__name__, (type(self),), {})
         type(self).__call__ = _generic_call  # type: ignore[method-assign]
@@ -345,11 +362,52 @@ class Derivative(_Generic[P, Out]):
                 hit = (sig,) + self._resolved_from(sig)
                 if key is not None:
                     _RESOLVED[key] = hit
-            (_, self._wrt, self._wrt_tuple, self.__signature__, self._positional, self._kwonly,
-             self._arity) = hit
+            (self._resolved_sig, self._wrt, self._wrt_tuple, self.__signature__,
+             self._positional, self._kwonly, self._arity) = hit
             self._n_params = len(self._positional)
+            self._flexible = self._routed(sig)
         wrt: tuple[int, ...] = self._wrt
         return wrt
+
+    _plain_call = False  # (a routed variant: called with every primal and tangent)
+    _last_variant: Any = None  # (routed: the variant that served the last bound call)
+    _router: Any = None  # (a routed variant: a weak reference to the derivative routing)
+
+    def _dispatcher_changed(self) -> None:
+        """This variant's dispatcher changed: the router calling it directly follows."""
+        router = self._router() if self._router is not None else None
+        if router is not None and router._routes and \
+                type(router).__dict__.get("__call__") is not _generic_call:
+            with _COMPILE_LOCK:
+                router._install_router()
+
+    def _routed(self, sig: inspect.Signature) -> bool:
+        """Is a call bound by the arguments it gives (_routed_call)? Where the function has
+        defaulted positional parameters and wrt=None (the differentiated arguments are
+        those the call gives), and for every JVP and HVP of such a function (its tangents
+        follow the arguments given). Not for a function taking *args or **kwargs."""
+        params = list(sig.parameters.values())
+        if self._plain_call or self._primitive is not None or any(
+                p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+            return False
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                      p.POSITIONAL_OR_KEYWORD)]
+        self._n_required = sum(p.default is p.empty for p in positional)
+        # a transformation of such a derivative (not a JVP's) follows its routing: the
+        # jacfwd of grad(f, wrt=None) differentiates what the gradient does
+        inner = isinstance(self.func, Derivative) and self.func._flexible and \
+            self.func.mode not in ("jvp", "hvp")
+        return self._n_required < len(positional) and (
+            self._wrt_spec is None or self.mode in ("jvp", "hvp") or inner)
+
+    def _current_signature(self) -> inspect.Signature:
+        """The derivative's call signature, resolved again where its function's changed
+        (new defaults): read by a derivative of this derivative binding a call."""
+        self._resolve()
+        if _signature(self.func) is not self._resolved_sig:
+            self._wrt = None
+            self._resolve()
+        return self.__signature__
 
     def _resolved_from(self, sig: inspect.Signature) -> tuple[Any, ...]:
         """(wrt, wrt_tuple, call signature, positional names, keyword-only names, arity)."""
@@ -423,7 +481,9 @@ class Derivative(_Generic[P, Out]):
         self._cache.clear()
         self._fast_paths.clear()
         self._last = None
+        self._last_variant = None
         type(self).__call__ = _generic_call  # type: ignore[method-assign]
+        self._dispatcher_changed()
 
     def _tangent_hint(self, missing: str, current: Any) -> str:
         """Where a tangent (or HVP vector) is missing while the function has defaults: the
@@ -505,6 +565,12 @@ class Derivative(_Generic[P, Out]):
             variant = self._primitive_variant(args, kwargs)
             if variant is not None:
                 return variant(*args, **kwargs)
+        self._resolve()
+        if self.mode in ("jvp", "hvp") and ("primals" in kwargs or "tangents" in kwargs) and \
+                not {"primals", "tangents"} & set(self.__signature__.parameters):
+            return self._jax_call(args, kwargs)
+        if self._flexible:
+            return self._routed_call(args, kwargs)
         pos, kw = self._bind(args, kwargs)
         if pos and _is_instance(pos[0]) and isinstance(self.func, types.FunctionType):
             return self._method_call(pos, kw)
@@ -533,7 +599,8 @@ class Derivative(_Generic[P, Out]):
         self._slow_calls += 1
         generic = type(self).__dict__.get("__call__") is _generic_call
         if (refreshed or generic or self._dispatch_defaults is not
-                getattr(self.func, "__defaults__", None)) and self._slow_calls > 1:
+                getattr(_defaults_holder(self.func), "__defaults__", None)) and \
+                self._slow_calls > 1:
             # (not on a first call: `s2sad.grad(f)(x)` made afresh in a loop never builds one)
             with _COMPILE_LOCK:
                 self._install_dispatcher()
@@ -551,6 +618,262 @@ class Derivative(_Generic[P, Out]):
         if hit.out_structure is not None:  # a list, namedtuple or dict returned
             out = structured_result(self.mode, hit.out_structure, self.__name__)(out)
         return out
+
+    def _jax_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """`jvp(f)(primals=(x, y), tangents=(dx, dy))`, JAX's form: the arguments and one
+        tangent per differentiated one; other keywords are the function's own."""
+        kwargs = dict(kwargs)
+        primals, tangents = kwargs.pop("primals", None), kwargs.pop("tangents", None)
+        for what, value in (("primals", primals), ("tangents", tangents)):
+            if not isinstance(value, (tuple, list)):
+                raise TypeError(f"{self.__name__}(): {what}= takes a tuple (JAX's form: "
+                                f"primals=(x, y), tangents=(x_dot, y_dot)), got "
+                                f"{type(value).__name__}")
+        if args:
+            raise TypeError(f"{self.__name__}(): give the arguments either by position "
+                            "(the arguments, then the tangents) or as primals=(...), "
+                            "tangents=(...), not both")
+        assert primals is not None and tangents is not None
+        if self._flexible:
+            return self._routed_call(tuple(primals), kwargs, tuple(tangents))
+        return self._slow_call(*self._jax_flat(primals, tangents), **kwargs)
+
+    def _jax_flat(self, primals: Any, tangents: Any) -> tuple[Any, ...]:
+        """JAX's primals and tangents as the flat form's arguments (a function taking
+        *args: its extra arguments after the tangents)."""
+        n_plain = sum(1 for p in self.__signature__.parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)) - \
+            len(self._wrt)
+        if len(tangents) != len(self._wrt):
+            raise TypeError(f"{self.__name__}(): {len(tangents)} tangents for "
+                            f"{len(self._wrt)} differentiated arguments "
+                            f"({', '.join(self._positional[i] for i in self._wrt)})")
+        return tuple(primals[:n_plain]) + tuple(tangents) + tuple(primals[n_plain:])
+
+    def _differentiated(self, k: int) -> tuple[int, ...]:
+        """The differentiated parameters of a call giving `k` arguments by position: with
+        wrt=None, the required positional parameters and the defaulted ones given by
+        position; else wrt's."""
+        if self._wrt_spec is not None:
+            wrt: tuple[int, ...] = self._wrt
+            return wrt
+        return tuple(range(max(self._n_required, k)))
+
+    def _routed_call(self, args: tuple[Any, ...], kwargs: dict[str, Any],
+                     tangents: tuple[Any, ...] | None = None) -> Any:
+        """A call of a derivative whose differentiated arguments, or whose tangents' place,
+        depend on the arguments given (_routed): bound here, and served by the derivative
+        of the function with respect to those arguments (_variant), called with every
+        argument and one tangent per differentiated argument."""
+        variant, pos, kw, k = self._routed_bind(args, kwargs, tangents)
+        if k is not None:
+            self._route(len(args), variant, k)
+        self._last_variant = variant  # (whose source `source` shows)
+        return variant(*pos, **kw)
+
+    def _routed_bind(self, args: tuple[Any, ...], kwargs: dict[str, Any],
+                     tangents: tuple[Any, ...] | None = None) -> tuple[Any, ...]:
+        """(the variant serving the call, its positional and keyword arguments, the number
+        of arguments before the tangents where the dispatcher may route such calls (-1:
+        as given), else None)."""
+        fsig = _signature(self.func)
+        params = [p for p in fsig.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        n = len(params)
+        kwonly = set(self._kwonly)
+        if self.mode not in ("jvp", "hvp"):
+            active = self._differentiated(min(len(args), n))
+            if not active:
+                raise TypeError(f"{self.__name__}(): no argument to differentiate: with "
+                                "wrt=None the differentiated arguments are those a call "
+                                "gives by position; give them, or name them in wrt")
+            return self._variant(active, min(len(args), n)), args, kwargs, -1
+        names = list(self.__signature__.parameters)
+        tname = {i: names[n + j] for j, i in enumerate(self._wrt)}
+        keyed = {i for i in self._wrt if tname[i] in kwargs}
+        m = len(args)
+        if tangents is None:
+            fits = [k for k in range(n + 1)
+                    if k + len(set(self._differentiated(k)) - keyed) == m]
+            if not fits:
+                raise TypeError(self._no_fit(m, keyed, fsig))
+            k = fits[0]
+            primal_args, given = args[:k], list(args[k:])
+        else:
+            k, primal_args, given = m, args, list(tangents)
+            if keyed or len(given) != len(self._differentiated(k)):
+                raise TypeError(f"{self.__name__}(): {len(given)} tangents for "
+                                f"{len(self._differentiated(k))} differentiated arguments "
+                                f"({self._names(self._differentiated(k))})")
+        active = self._differentiated(k)
+        if not active:
+            raise TypeError(f"{self.__name__}(): no argument to differentiate: with wrt=None "
+                            "the differentiated arguments are those a call gives by "
+                            "position; give them, or name them in wrt")
+        rest = dict(kwargs)
+        by_name = {i: rest.pop(tname[i]) for i in keyed}
+        try:
+            bound = fsig.bind(*primal_args, **rest)
+        except TypeError as e:
+            raise TypeError(f"{self.__name__}(): {e}") from None
+        bound.apply_defaults()
+        values = bound.arguments
+        primals = [values[p.name] for p in params]
+        tangent_values = [by_name[i] if i in keyed else given.pop(0) for i in active]
+        routable = tangents is None and not keyed and \
+            kwonly.union(p.name for p in params[k:]).issuperset(kwargs)
+        return (self._variant(active, k), primals + tangent_values,
+                {name: values[name] for name in self._kwonly}, k if routable else None)
+
+    def _positional_call(self, m: int) -> tuple[Derivative[Any, Any], int, list[Any]] | None:
+        """A call of `m` positional arguments made inside a differentiated function (where
+        a derivative's IR is inlined): (the derivative serving it, the number of
+        arguments before the defaults it leaves out, their values), bound as a call of
+        this derivative is; None where it fits no binding."""
+        self._resolve()
+        fsig = _signature(self.func)
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in fsig.parameters.values()):
+            return None
+        params = [p for p in fsig.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        n, jvp = len(params), self.mode in ("jvp", "hvp")
+        served: Derivative[Any, Any] = self
+        if self._flexible:
+            fits = [k for k in range(n + 1) if k + len(self._differentiated(k)) == m] \
+                if jvp else [min(m, n)]
+            if not fits or not self._differentiated(fits[0]):
+                return None
+            k = fits[0]
+            served = self._variant(self._differentiated(k), k)
+        else:
+            k = m - (len(self._wrt) if jvp else 0)
+        if not 0 <= k <= n or any(p.default is p.empty for p in params[k:]):
+            return None
+        return served, k, [p.default for p in params[k:]]
+
+    def _names(self, indices: tuple[int, ...]) -> str:
+        return ", ".join(self._positional[i] for i in indices) or "none"
+
+    def _no_fit(self, m: int, keyed: set[int], fsig: inspect.Signature) -> str:
+        """Why `m` positional arguments are no arguments followed by their tangents."""
+        r = self._n_required
+        n = sum(1 for p in fsig.parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+        ways = [f"{k} argument{'s' if k != 1 else ''} then "
+                f"{len(set(self._differentiated(k)) - keyed)} tangent"
+                f"{'s' if len(set(self._differentiated(k)) - keyed) != 1 else ''}"
+                for k in range(r, n + 1)]
+        rule = ("one tangent per differentiated argument: with wrt=None, the required "
+                "ones and the defaulted ones given by position" if self._wrt_spec is None
+                else f"one tangent per wrt argument ({self._names(self._wrt)})")
+        return (f"{self.__name__}() takes the arguments of {fsig}, then {rule}; "
+                f"{m} positional arguments fit none of: {'; '.join(ways)} (or give "
+                "primals=(...), tangents=(...))")
+
+    def _variant(self, active: tuple[int, ...], k: int) -> Derivative[Any, Any]:
+        """The derivative with respect to the parameters `active`, called with every
+        argument (the defaults filled in) and, for a JVP, one tangent per parameter; `k`
+        arguments given by position (what a routed derivative inside is given)."""
+        inner = self.func
+        if isinstance(inner, Derivative) and inner._flexible and \
+                inner.mode not in ("jvp", "hvp"):
+            inner = inner._variant(inner._differentiated(k), k)
+        key: Any = (active, inner)
+        variant = self._given.get(key)
+        if variant is None:
+            spec: WrtSpec = self._wrt_spec if self._wrt_spec is not None else \
+                active if self._wrt_tuple else active[0]
+            variant = Derivative(inner, self.mode, spec, self.checkpoints,
+                                 self.explain, backend=self.backend)
+            variant._plain_call = True
+            variant._router = weakref.ref(self)
+            variant._wrt = None
+            variant._resolve_quietly()
+            variant.__name__ = self.__name__
+            self._given[key] = variant
+        return variant
+
+    def _route(self, m: int, variant: Derivative[Any, Any], k: int) -> None:
+        """Remember that a call of `m` positional arguments (no keywords but keyword-only
+        ones) goes to `variant` (`k` arguments then tangents, for a JVP; -1: as given),
+        and install the dispatcher routing such calls from the second call on."""
+        self._slow_calls += 1
+        known = self._routes.get(m)
+        if known is not None and known[0] is variant and \
+                type(self).__dict__.get("__call__") is not _generic_call and \
+                getattr(_defaults_holder(self.func), "__defaults__", None) is \
+                self._dispatch_defaults:
+            return  # (a route the dispatcher knows, with the defaults it fills in)
+        self._routes[m] = (variant, k)
+        if self._slow_calls > 1:
+            with _COMPILE_LOCK:
+                self._install_router()
+
+    def _install_router(self) -> None:
+        """The dispatcher of a routed derivative: the calls of a known number of
+        positional arguments go straight to their variant (a JVP's: the defaults of the
+        arguments left out filled in, while the function's __defaults__ is the same)."""
+        env: dict[str, Any] = {f"{_PREFIX}slow": self._slow_call}
+        holder = _defaults_holder(self.func)
+        self._dispatch_defaults = getattr(holder, "__defaults__", None)
+        fsig = _signature(self.func)
+        params = [p for p in fsig.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        a, kw = f"{_PREFIX}a", f"{_PREFIX}kw"
+        # (m, the call of its variant as given, or (j, k, the parameters left out), guard)
+        routes: list[tuple[int, Any, str | None]] = []
+        for j, (m, (variant, k)) in enumerate(sorted(self._routes.items())):
+            # the variant's own dispatcher, called directly (one call less; the variant
+            # installs this router again whenever it installs another dispatcher)
+            own = type(variant).__dict__.get("__call__")
+            env[f"{_PREFIX}V{j}"] = own.__func__ if isinstance(own, staticmethod) else variant
+            if k < 0:  # (not a JVP: the differentiated arguments follow the positional ones)
+                routes.append((m, f"{_PREFIX}V{j}(*{a}", None))
+                continue
+            left_out = params[k:]  # (defaulted: given by keyword, or their defaults)
+            for p in left_out:
+                env[f"{_PREFIX}D{j}_{p.name}"] = p.default
+            env[f"{_PREFIX}KW{j}"] = frozenset(self._kwonly + [p.name for p in left_out])
+            test = None
+            if holder is not None and left_out:
+                env[f"{_PREFIX}FUNC"], env[f"{_PREFIX}DEFAULTS"] = holder, holder.__defaults__
+                test = f"{_PREFIX}FUNC.__defaults__ is {_PREFIX}DEFAULTS"
+            routes.append((m, (j, k, left_out), test))
+
+        def branch(keywords: bool) -> list[str]:
+            out = []
+            for m, route, test in routes:
+                out.append(f"    if n == {m}:")
+                if isinstance(route, str):  # (the arguments as given)
+                    out.append(f"        return {route}{f', **{kw}' if keywords else ''})")
+                    continue
+                j, k, left_out = route
+                filled = [f"{kw}.pop({p.name!r}, {_PREFIX}D{j}_{p.name})" if keywords else
+                          f"{_PREFIX}D{j}_{p.name}" for p in left_out]
+                call = ", ".join([f"{a}[{i}]" for i in range(k)] + filled +
+                                 [f"{a}[{i}]" for i in range(k, m)] +
+                                 ([f"**{kw}"] if keywords else []))
+                tests = ([test] if test else []) + \
+                    ([f"{_PREFIX}KW{j}.issuperset({kw})"] if keywords else [])
+                if tests:
+                    out += [f"        if {' and '.join(tests)}:",
+                            f"            return {_PREFIX}V{j}({call})"]
+                else:
+                    out.append(f"        return {_PREFIX}V{j}({call})")
+            return out
+
+        # without keywords, then with keywords: keyword-only ones, and for a JVP the
+        # defaulted arguments left out by position (never differentiated)
+        lines = [f"    n = len({a})", f"    if not {kw}:"]
+        lines += ["    " + ln for ln in branch(False)]
+        lines += [f"        return {_PREFIX}slow(*{a})"]
+        lines += branch(True)
+        fname = self.__name__ if self.__name__.isidentifier() else "derivative"
+        source = "\n".join([f"def {fname}(*{a}, **{kw}):"] + lines +
+                           [f"    return {_PREFIX}slow(*{a}, **{kw})"])
+        fn = _compiled_dispatcher(source, env, fname)
+        fn.__qualname__ = self.__name__
+        type(self).__call__ = staticmethod(fn)  # type: ignore[method-assign]
 
     def _primitive_variant(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The derivative serving a call of a primitive's derivative that gives options
@@ -662,15 +985,24 @@ class Derivative(_Generic[P, Out]):
         """
         sig = self.__signature__
         names = list(sig.parameters)
-        self._dispatch_defaults = getattr(self.func, "__defaults__", None)
+        holder = _defaults_holder(self.func)
+        self._dispatch_defaults = getattr(holder, "__defaults__", None)
         if any(n.startswith(_PREFIX) for n in names) or any(
-                p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
+                p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
             type(self).__call__ = _generic_call  # type: ignore[method-assign]
             return
+        # `def fun(x, *args)`: the generated code takes the extra arguments as one tuple
+        # after the others (before a JVP's tangents), the dispatcher as the function does
+        star = [n for n, p in sig.parameters.items() if p.kind is p.VAR_POSITIONAL]
+        plain = [n for n, p in sig.parameters.items()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        tangents = plain[self._n_params - len(star):]
         n_pos = len(names) - len(self._kwonly)
         env: dict[str, Any] = {f"{_PREFIX}slow": self._slow_call, f"{_PREFIX}DEFAULT": _DEFAULT}
         params, fill = self._dispatch_parameters(sig, n_pos, env)
-        call = ", ".join(names[:n_pos] + [f"{n}={n}" for n in self._kwonly])
+        keywords = [f"{n}={n}" for n in self._kwonly]
+        call = ", ".join(self._positional + tangents + keywords)
+        slow_call = ", ".join(plain + [f"*{n}" for n in star] + keywords)
         guards = Guards()
         for _, hit in self._fast_paths:
             guards = guards.merged(hit.guards)
@@ -684,14 +1016,15 @@ class Derivative(_Generic[P, Out]):
             rest, kw = f"{_PREFIX}rest", f"{_PREFIX}kw"
             params = params + [f"*{rest}", f"**{kw}"]
             options = [f"    if {rest} or {kw}:",
-                       f"        return {_PREFIX}slow({call}, *{rest}, **{kw})"]
+                       f"        return {_PREFIX}slow({slow_call}, *{rest}, **{kw})"]
         lines = [f"def {fname}({', '.join(params)}):"] + options + \
             _dispatch_guard_lines(cond, fill)
         n_body = len(lines)
-        lines += self._fast_path_lines(names[:self._n_params] + self._kwonly, call, wrap, env)
+        lines += self._fast_path_lines(self._positional + self._kwonly, call, wrap, env,
+                                       tangents)
         if len(lines) == n_body:
             lines.append("        pass")
-        lines.append(f"    return {_PREFIX}slow({call})")
+        lines.append(f"    return {_PREFIX}slow({slow_call})")
         # a recursion too deep for Python is told in words (a try costs nothing in 3.11)
         env[f"{_PREFIX}deep"] = functools.partial(RecursionLimitError.of, self.__name__)
         body = "\n".join(lines[1:]).replace("\n", "\n    ")
@@ -701,6 +1034,7 @@ class Derivative(_Generic[P, Out]):
         fn = _compiled_dispatcher("\n".join(lines), env, fname)
         fn.__qualname__ = self.__name__
         type(self).__call__ = staticmethod(fn)  # type: ignore[method-assign]
+        self._dispatcher_changed()
 
     def _dispatch_parameters(self, sig: inspect.Signature, n_pos: int,
                              env: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -709,16 +1043,26 @@ class Derivative(_Generic[P, Out]):
         params: list[str] = []
         fill: list[str] = []
         current = _signature(self.func).parameters
+        # (the function's, or the innermost function's for a derivative of a derivative)
+        holder = _defaults_holder(self.func)
+        star = any(p.kind is p.VAR_POSITIONAL for p in sig.parameters.values())
         for i, n in enumerate(sig.parameters):
             p = sig.parameters[n]
-            if i == n_pos and self._kwonly:
+            if p.kind is p.VAR_POSITIONAL:
+                params.append(f"*{n}")
+                continue
+            if i == n_pos and self._kwonly and not star:
                 params.append("*")
             if p.default is not p.empty:
                 params.append(f"{n}={_PREFIX}DEFAULT")
-                env[f"{_PREFIX}FUNC"] = self.func
-                if i < n_pos:  # kept, while the function's __defaults__ is the same tuple
+                env[f"{_PREFIX}FUNC"] = holder
+                if holder is None:  # (no defaults to change: the signature's value)
                     env[f"{_PREFIX}D_{n}"] = current[n].default
-                    env[f"{_PREFIX}DEFAULTS"] = self.func.__defaults__
+                    fill.append(f"        if {n} is {_PREFIX}DEFAULT:\n"
+                                f"            {n} = {_PREFIX}D_{n}")
+                elif i < n_pos:  # kept, while the function's __defaults__ is the same tuple
+                    env[f"{_PREFIX}D_{n}"] = current[n].default
+                    env[f"{_PREFIX}DEFAULTS"] = holder.__defaults__
                     fill.append(f"        if {n} is {_PREFIX}DEFAULT:\n"
                                 f"            if {_PREFIX}FUNC.__defaults__ is {_PREFIX}DEFAULTS:\n"
                                 f"                {n} = {_PREFIX}D_{n}\n"
@@ -729,12 +1073,12 @@ class Derivative(_Generic[P, Out]):
                                 f"            {n} = {_PREFIX}FUNC.__kwdefaults__[{n!r}]")
             else:
                 params.append(n)
-        if self._kwonly and "*" not in params:
+        if self._kwonly and "*" not in params and not star:
             params.insert(n_pos, "*")
         return params, fill
 
     def _fast_path_lines(self, arg_names: list[str], call: str, wrap: str,
-                         env: dict[str, Any]) -> list[str]:
+                         env: dict[str, Any], tangents: list[str]) -> list[str]:
         """One test of the arguments' types (and shapes, dtypes) per recent specialisation,
         each returning its generated function's result."""
         lines: list[str] = []
@@ -743,7 +1087,7 @@ class Derivative(_Generic[P, Out]):
             if tests is None:
                 continue
             if self.mode in ("jvp", "hvp"):  # a tangent of another shape: the slow path
-                tests += self._tangent_tests(k, sample, env)
+                tests += self._tangent_tests(k, sample, env, tangents)
             fn = in_precision(self, sample, hit)
             direct = getattr(fn, "direct_entry", None)  # (backend="numba": no guard needed)
             env[f"{_PREFIX}F{k}"] = (direct(sample) or fn) if direct is not None else fn
@@ -759,15 +1103,16 @@ class Derivative(_Generic[P, Out]):
             lines.append(f"            return {result}")
         return lines
 
-    def _tangent_tests(self, k: int, sample: list[Any], env: dict[str, Any]) -> list[str]:
-        """The fast path's tests that each tangent has its primal's shape (a scalar's: not
-        an array), so that any other goes to the slow path, which refuses it."""
+    def _tangent_tests(self, k: int, sample: list[Any], env: dict[str, Any],
+                       tangents: list[str]) -> list[str]:
+        """The fast path's tests that each tangent (named `tangents`) has its primal's
+        shape (a scalar's: not an array), so that any other goes to the slow path, which
+        refuses it."""
         tests: list[str] = []
-        names = list(self.__signature__.parameters)
         env[f"{_PREFIX}ndarray"] = _ndarray
         for j, i in enumerate(self._wrt):
             t, shape, _ = sample[i]
-            name = names[self._n_params + j]
+            name = tangents[j]
             if t is _ndarray:
                 env[f"{_PREFIX}S{k}_{name}"] = shape
                 tests.append(f"type({name}) is {_PREFIX}ndarray and "
@@ -794,6 +1139,9 @@ class Derivative(_Generic[P, Out]):
             >>> "def square_grad(x):" in d.source
             True
         """
+        if self._last_variant is not None:  # (a routed call: the variant serving it)
+            variant_source: str = self._last_variant.source
+            return variant_source
         if self._last is None or not self._valid(self._last):
             self._compile_generic()
         source: str = self._last.source
@@ -817,6 +1165,9 @@ class Derivative(_Generic[P, Out]):
             >>> d.compiled_function(3.0)  # 2 x, computed by the generated code alone
             6.0
         """
+        if self._last_variant is not None:  # (a routed call: the variant serving it)
+            variant_function: Callable[..., Any] = self._last_variant.compiled_function
+            return variant_function
         if self._last is None or not self._valid(self._last):
             self._compile_generic()
         function: Callable[..., Any] = self._last.function
@@ -855,6 +1206,20 @@ class Derivative(_Generic[P, Out]):
             >>> "(3,)" in d.source_for(np.zeros(3))  # specialised for the shape (3,)
             True
         """
+        self._resolve()
+        if self.mode in ("jvp", "hvp") and ("primals" in kwargs or "tangents" in kwargs) and \
+                not {"primals", "tangents"} & set(self.__signature__.parameters):
+            rest: dict[str, Any] = dict(kwargs)
+            primals: Any = rest.pop("primals", ())
+            tangents: Any = rest.pop("tangents", ())
+            if self._flexible:
+                variant, pos, kw, _ = self._routed_bind(tuple(primals), rest,
+                                                        tuple(tangents))
+                return variant.source_for(*pos, **kw)  # type: ignore[no-any-return]
+            return self.source_for(*self._jax_flat(primals, tangents), **rest)
+        elif self._flexible:
+            variant, pos, kw, _ = self._routed_bind(args, kwargs)
+            return variant.source_for(*pos, **kw)  # type: ignore[no-any-return]
         pos, kw = self._bind(args, kwargs)
         primal = pos[:self._n_params]
         key = tuple(map(_arg_key, primal))
@@ -885,6 +1250,8 @@ class Derivative(_Generic[P, Out]):
         return markdown(c.ir.source_lines, c.source, repr(self))
 
     def _shown(self) -> Any:
+        if self._last_variant is not None:
+            return self._last_variant._shown()
         self.source  # noqa: B018 - compiles the generic code before the first call
         return self._last
 
@@ -975,21 +1342,39 @@ def _sample_tests(k: int, arg_names: list[str], sample: list[Any],
     """The tests that arguments are of the kinds of `sample` (type; shape and dtype of an
     array); None where a container argument makes the dispatcher leave it to the slow path."""
     tests: list[str] = []
-    for name, (t, shape, dtype) in zip(arg_names, sample):
-        if t is tuple or t is list or t is dict or issubclass(t, tuple):
+    for name, entry in zip(arg_names, sample):
+        if not _value_tests(tests, name, f"{k}_{name}", entry, env):
             return None
-        env[f"{_PREFIX}T{k}_{name}"] = t
-        tests.append(f"type({name}) is {_PREFIX}T{k}_{name}")
-        if t is bool or t is str:  # (the value: see calls.sample)
-            env[f"{_PREFIX}V{k}_{name}"] = shape[1]
-            tests.append(f"{name} == {_PREFIX}V{k}_{name}")
-            continue
-        if t is _ndarray or (shape is not None and hasattr(t, "__array_function__")):
-            env[f"{_PREFIX}S{k}_{name}"] = shape
-            env[f"{_PREFIX}D{k}_{name}"] = dtype
-            tests.append(f"{name}.shape == {_PREFIX}S{k}_{name} and "
-                         f"{name}.dtype == {_PREFIX}D{k}_{name}")
     return tests
+
+
+def _value_tests(tests: list[str], expr: str, key: str, entry: tuple[Any, Any, Any],
+                 env: dict[str, Any]) -> bool:
+    """Append the tests that the value `expr` is of the kind `entry` (calls.sample): its
+    type; an array's shape and dtype; a tuple's or list's length and items (the extra
+    arguments of `def fun(x, *args)`). False where the dispatcher leaves it to the slow
+    path (a dict, a namedtuple, a long or nested container)."""
+    t, shape, dtype = entry
+    if t is tuple or t is list:
+        if shape is None:
+            return False
+        env[f"{_PREFIX}T{key}"] = t
+        tests.append(f"type({expr}) is {_PREFIX}T{key} and len({expr}) == {len(shape)}")
+        return all(_value_tests(tests, f"{expr}[{i}]", f"{key}_{i}", item, env)
+                   for i, item in enumerate(shape))
+    if t is dict or issubclass(t, tuple) or issubclass(t, list):
+        return False
+    env[f"{_PREFIX}T{key}"] = t
+    tests.append(f"type({expr}) is {_PREFIX}T{key}")
+    if t is bool or t is str:  # (its value: see calls.sample)
+        env[f"{_PREFIX}V{key}"] = shape[1]
+        tests.append(f"{expr} == {_PREFIX}V{key}")
+        return True
+    if t is _ndarray or (shape is not None and hasattr(t, "__array_function__")):
+        env[f"{_PREFIX}S{key}"] = shape
+        env[f"{_PREFIX}D{key}"] = dtype
+        tests.append(f"{expr}.shape == {_PREFIX}S{key} and {expr}.dtype == {_PREFIX}D{key}")
+    return True
 
 
 def _compiled_dispatcher(source: str, env: dict[str, Any], fname: str) -> Callable[..., Any]:

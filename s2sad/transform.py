@@ -498,10 +498,12 @@ def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
 
 def _block(em, t, offset, size, row_shape, col_shape, mode):
     """One Jacobian block out of a batched derivative `t` (shape row_shape + (n,)); zeros
-    where `t` is None or a constant (a symbolic zero)."""
+    where `t` is None or a constant (a symbolic zero), of the block's shape: out.shape +
+    arg.shape, which is rows + cols for jacfwd and cols + rows for jacrev."""
     if not isinstance(t, Var):
-        return em.call(np.zeros, (Const(tuple(row_shape) + tuple(col_shape)),), hint="zeros") \
-            if (row_shape or col_shape) else Const(0.0)
+        shape = tuple(row_shape) + tuple(col_shape) if mode == "jacfwd" else \
+            tuple(col_shape) + tuple(row_shape)
+        return em.call(np.zeros, (Const(shape),), hint="zeros") if shape else Const(0.0)
     if not col_shape:
         part = em.call(operator.getitem, (t, Const((Ellipsis, offset))), hint="_j")
     else:
@@ -596,6 +598,7 @@ def _derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
     if expanded is not ir:
         ir, kinds = expanded, infer_kinds(expanded, kinds_in)
     _refuse_length_of_a_number(ir.body, kinds)
+    _refuse_output_without_derivative(ir, mode, kinds)
     if mode in ("jacfwd", "jacrev"):
         _refuse_complex_jacobian(ir, mode, wrt, kinds, kinds_in)
         out, param_kinds = jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple)
@@ -700,6 +703,45 @@ def _refuse_length_of_a_number(block, kinds) -> None:
                     "pass an array, tuple or list here, or loop over range(...)")
         for inner in blocks_of(s):
             _refuse_length_of_a_number(inner, kinds)
+
+
+def _refuse_output_without_derivative(ir, mode, kinds) -> None:
+    """A function whose output is a bool or an int (every item of it, for a tuple): no
+    derivative flows out of it, and a derivative of zeros would hide the mistake
+    (`np.allclose(...)` returned where a distance was meant). As JAX refuses `grad` of an
+    int output. An int or bool item beside float ones is kept (its cotangent is None, its
+    tangent and Jacobian zero: docs/guards.md)."""
+    results = ir.body.results
+    if not results:
+        return
+    found = []
+    for r in results:
+        k = kinds.get(r, UNKNOWN) if not hasattr(r, "value") else kind_of_value(r.value)
+        if k.tag not in ("scalar", "array") or k.dtype not in ("b", "i"):
+            return
+        found.append((r, k))
+    r, k = found[0]
+    what = {"b": "bool", "i": "int"}[k.dtype]
+    shape = k.static_shape
+    what = f"{'an' if what == 'int' else 'a'} {what} array" + \
+        (f" of shape {tuple(shape)}" if shape is not None else "") \
+        if k.tag == "array" else ("an int" if k.dtype == "i" else "a bool")
+    loc, made_by = ir.loc, ""
+    if len(found) > 1:
+        what = "a tuple of bools and ints only"
+    for st in ir.body.stmts if len(found) == 1 else ():
+        if isinstance(st, Call) and st.target is r:
+            loc = st.loc or loc
+            name = getattr(st.fn, "__name__", None)
+            module = getattr(st.fn, "__module__", None) or ""
+            if isinstance(name, str) and name.isidentifier() and not name.startswith("_") \
+                    and module.startswith("numpy"):
+                made_by = f" (the result of np.{name})"
+    raise NonDifferentiableError(
+        f"{mode} needs a float output, but {ir.name} returns {what}{made_by}, which carries "
+        "no derivative", loc,
+        "return a float: a distance (np.sum((a - b) ** 2)) rather than a comparison "
+        "(np.allclose, a > b), x.astype(float) for a count; or do not differentiate it")
 
 
 def _scalar_output_shape(ir, mode, kinds, generic: bool = False) -> tuple:

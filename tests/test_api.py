@@ -495,12 +495,16 @@ def test_check_grads_to_higher_order():
 
 
 def test_a_tangent_given_where_a_default_parameter_sits_is_explained():
-    """jvp(f)(x, v) of f(x, y=2.0) gives v to y: the error says where the tangents go."""
+    """jvp(f)(x, v) of f(x, y=2.0): the tangents follow the arguments given (issue 36 item
+    10; it gave v to y before), and a count that fits no split is explained."""
     x, v = np.array([0.3, -0.4, 0.8]), np.ones(3)
-    with pytest.raises(TypeError, match=r"it takes \(x, y, x_dot, y_dot, \*, scale=1.5\): "
-                                        "every positional argument, y included") as e:
-        s2sad.jvp(scaled_sine)(x, v)
-    assert "missing a required argument: 'x_dot'" in str(e.value)
+    _, tangent = s2sad.jvp(scaled_sine)(x, v)  # y left out: its default, not differentiated
+    assert tangent == pytest.approx(float(numerical_jvp(scaled_sine, (x,), (0,), (v,))))
+    with pytest.raises(TypeError, match=r"takes the arguments of \(x, y=2.0, \*, "
+                                        r"scale=1.5\), then one tangent per differentiated "
+                                        "argument") as e:
+        s2sad.jvp(scaled_sine)(x, 2.0, v)
+    assert "1 argument then 1 tangent; 2 arguments then 2 tangents" in str(e.value)
     _, tangent = s2sad.jvp(scaled_sine)(x, 2.0, v, 0.0)
     assert tangent == pytest.approx(float(numerical_jvp(scaled_sine, (x,), (0,), (v,))))
 

@@ -534,6 +534,13 @@ class CallLowering:
             self.error(UnsupportedSyntaxError, "keyword arguments to a transformed function "
                        "are not supported here", node, "pass them positionally")
             raise Abort
+        # the defaults the call leaves out, and the derivative serving it (a JVP's
+        # tangents follow the arguments given: docs/guards.md), as a call outside binds it
+        plan = d._positional_call(len(args))
+        if plan is not None:
+            d, k, defaults = plan
+            args = list(args[:k]) + [self.global_value(v, f"{d.__name__}_default")
+                                     for v in defaults] + list(args[k:])
         views = tuple(structure_of(a) if not (isinstance(a, Var) and a in self.param_ranks)
                       else ("rank",) + self.param_ranks[a][::-1] for a in args)
         try:
