@@ -40,6 +40,7 @@ from s2sad_rules.registry import TABLE, Unknown, def_linear, def_nondiff, defche
 
 _SQRT_PI = 1.7724538509055159
 _SQRT_2PI = 2.5066282746310002
+_LOG_2 = 0.6931471805599453
 
 
 @defcheck(sc.logsumexp)
@@ -587,13 +588,11 @@ def kve_vjp(g, ans, v, x):
 
 def t_density(df, t):
     """d stdtr(df, t) / dt, Student's t density: (1 + t^2/df)^(-(df+1)/2) / (sqrt(df)
-    B(df/2, 1/2)), in logarithms; the normal density where df is infinite (stdtr is ndtr
-    there)."""
-    normal = np.isinf(df)
-    safe_df = np.where(normal, 1.0, df)
-    log_t = (-0.5 * (safe_df + 1.0) * np.log1p(t * t / safe_df) - 0.5 * np.log(safe_df)
-             - sc.betaln(0.5 * safe_df, 0.5))
-    return np.where(normal, np.exp(-0.5 * t * t) / _SQRT_2PI, np.exp(log_t))
+    B(df/2, 1/2)), in logarithms. An infinite df (stdtr is ndtr there) is taken as 1e300,
+    whose density is the normal one to 1e-13 (no branch: a constant df folds away)."""
+    safe_df = np.minimum(df, 1e300)
+    return np.exp(-(0.5 * np.log(safe_df) + sc.betaln(0.5 * safe_df, 0.5))
+                  - 0.5 * (safe_df + 1.0) * np.log1p(t * t / safe_df))
 
 
 @defjvp(sc.stdtr)
@@ -610,7 +609,7 @@ def chi2_density(v, x):
     """d chdtr(v, x) / dx = x^(v/2-1) e^(-x/2) / (2^(v/2) Gamma(v/2)), in logarithms (xlogy:
     the finite density at 0 for v = 2)."""
     half = 0.5 * v
-    return np.exp(sc.xlogy(half - 1.0, 0.5 * x) - 0.5 * x - sc.gammaln(half)) * 0.5
+    return np.exp(sc.xlogy(half - 1.0, 0.5 * x) - 0.5 * x - (sc.gammaln(half) + _LOG_2))
 
 
 @defjvp(sc.chdtr)
@@ -637,8 +636,8 @@ def f_density(dfn, dfd, x):
     """d fdtr(dfn, dfd, x) / dx: the F density (dfn/dfd)^(dfn/2) x^(dfn/2-1)
     (1 + dfn x/dfd)^(-(dfn+dfd)/2) / B(dfn/2, dfd/2), in logarithms."""
     ratio = dfn / dfd
-    return np.exp(0.5 * dfn * np.log(ratio) + sc.xlogy(0.5 * dfn - 1.0, x)
-                  - 0.5 * (dfn + dfd) * np.log1p(ratio * x) - sc.betaln(0.5 * dfn, 0.5 * dfd))
+    return np.exp((0.5 * dfn * np.log(ratio) - sc.betaln(0.5 * dfn, 0.5 * dfd))
+                  + sc.xlogy(0.5 * dfn - 1.0, x) - 0.5 * (dfn + dfd) * np.log1p(ratio * x))
 
 
 @defjvp(sc.fdtr)
