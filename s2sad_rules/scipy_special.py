@@ -588,9 +588,10 @@ def kve_vjp(g, ans, v, x):
 
 def t_density(df, t):
     """d stdtr(df, t) / dt, Student's t density: (1 + t^2/df)^(-(df+1)/2) / (sqrt(df)
-    B(df/2, 1/2)), in logarithms. An infinite df (stdtr is ndtr there) is taken as 1e300,
-    whose density is the normal one to 1e-13 (no branch: a constant df folds away)."""
-    safe_df = np.minimum(df, 1e300)
+    B(df/2, 1/2)), in logarithms. An infinite df (stdtr is ndtr there) is taken as 1e30
+    (a float32 too), whose density is the normal one to 1e-14 (no branch: a constant df
+    folds away)."""
+    safe_df = np.minimum(df, 1e30)
     return np.exp(-(0.5 * np.log(safe_df) + sc.betaln(0.5 * safe_df, 0.5))
                   - 0.5 * (safe_df + 1.0) * np.log1p(t * t / safe_df))
 
