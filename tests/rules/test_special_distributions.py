@@ -258,3 +258,17 @@ def test_generated_source_imports_the_scipy_special_functions_it_calls(mode):
     exec(compile(d.source, "<generated>", "exec"), namespace)
     got = namespace[f"bessel_and_t_{mode}"](*args)
     assert_close(got, expected, rtol=1e-15, atol=0.0)
+
+
+def stdtr_f32(df, t): return np.sum(sc.stdtr(df, t))
+
+
+def test_float32_stays_float32_without_overflow():
+    # an infinite df is taken as a large finite one: 1e300 overflowed a float32 df
+    df = np.array([2.5, np.inf], np.float32)
+    t = np.array([0.5, 1.5], np.float32)
+    with np.errstate(all="raise"):
+        g = s2sad.grad(stdtr_f32, wrt=1)(df, t)
+    assert g.dtype == np.float32
+    assert_close(g, np.array([stats.t.pdf(0.5, 2.5), stats.norm.pdf(1.5)]), rtol=1e-5,
+                 atol=0.0, check_kind=False)
