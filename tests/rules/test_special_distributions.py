@@ -221,6 +221,11 @@ DISTRIBUTIONS = [
     ("gompertz", "logpdf", (0.95,), [0.3, 1.0, 2.0]),
     ("exponweib", "logpdf", (2.9, 1.8), [0.4, 1.0, 2.0]),
     ("vonmises", "logpdf", (3.99,), [-1.5, 0.3, 1.8]),
+    ("f", "sf", (4.0, 7.0), [0.5, 1.2, 2.6]),
+    ("beta", "sf", (2.0, 3.0), [0.2, 0.5, 0.8]),
+    ("betaprime", "cdf", (2.0, 3.0), [0.2, 0.5, 1.8]),
+    ("genpareto", "cdf", (0.3,), [0.2, 0.9, 2.0]),
+    ("genpareto", "sf", (-0.2,), [0.2, 0.9, 2.0]),
 ]
 
 
@@ -272,3 +277,37 @@ def test_float32_stays_float32_without_overflow():
     assert g.dtype == np.float32
     assert_close(g, np.array([stats.t.pdf(0.5, 2.5), stats.norm.pdf(1.5)]), rtol=1e-5,
                  atol=0.0, check_kind=False)
+
+
+# the shape parameters too, where the rules differentiate them: tklmbda in lmbda, k1e (the
+# normal-inverse Gaussian), cosm1 and i0e (von Mises' kappa)
+WITH_SHAPES = [
+    ("tukeylambda", "cdf", (0.4,), [-1.2, 0.3, 1.1]),
+    ("tukeylambda", "cdf", (-0.3,), [-1.2, 0.3, 4.0]),
+    ("norminvgauss", "logpdf", (1.5, 0.4), [-1.0, 0.3, 2.0]),
+    ("vonmises", "logpdf", (2.5,), [-1.5, 0.3, 1.8]),
+]
+
+
+@pytest.mark.parametrize("name, method, shapes, y", WITH_SHAPES,
+                         ids=[f"{n}.{m}{s}" for n, m, s, _ in WITH_SHAPES])
+def test_scipy_stats_shape_parameters_differentiate(name, method, shapes, y):
+    y = np.array(y)
+    call = getattr(getattr(stats, name), method)
+    if len(shapes) == 1:
+        def f(loc, scale, a): return np.sum(call(y, a, loc=loc, scale=scale))
+    else:
+        def f(loc, scale, a, b): return np.sum(call(y, a, b, loc=loc, scale=scale))
+    f.__name__ = f"{name}_{method}_shapes"
+    with np.errstate(all="ignore"):
+        check_both_modes(f, [0.05, 1.3, *shapes], rtol=1e-5)
+
+
+def t_cdf_in_df(df): return np.sum(stats.t.cdf(np.array([0.5, 1.5]), df))
+def chi2_sf_in_df(df): return np.sum(stats.chi2.sf(np.array([0.5, 1.5]), df))
+
+
+@pytest.mark.parametrize("f, name", [(t_cdf_in_df, "df"), (chi2_sf_in_df, "v")])
+def test_scipy_stats_degrees_of_freedom_are_refused(f, name):
+    with pytest.raises(s2sad.NonDifferentiableError, match=f"argument `{name}`"):
+        s2sad.grad(f)(3.5)
