@@ -14,6 +14,19 @@ differentiated in `x` (the order `n` is an integer); so are the Bessel functions
 and `betainc(a, b, x)` in `x` (their derivatives in the shape parameters have no closed form),
 and `multigammaln(a, d)` in `a`. Recurrences used: J_v' = (J_{v-1} - J_{v+1}) / 2 (the same
 for Y), I_v' = (I_{v-1} + I_{v+1}) / 2, ive = iv e^{-|x|}; `i0e`/`i1e` likewise.
+
+For the distributions of `scipy.stats`: `log1p`, `expm1`, `cosm1`, `exprel` (its slope by a
+Taylor polynomial near 0, where the closed form cancels); the modified Bessel functions of
+the second kind `k0`, `k1`, `k0e`, `k1e`, `kv(v, x)`, `kve(v, x)` in `x` (K_0' = -K_1,
+K_v' = -(K_{v-1} + K_{v+1}) / 2, kve = kv e^x); the distribution functions `stdtr(df, t)`,
+`chdtr(v, x)`, `chdtrc`, `fdtr(dfn, dfd, x)`, `fdtrc` and `betaincc(a, b, x)` in their last
+argument (their slope is the density; in the degrees of freedom and shapes there is no
+closed form); `boxcox(x, lmbda)`, `boxcox1p`, `inv_boxcox(y, lmbda)`, `inv_boxcox1p` in both
+arguments, lmbda = 0 included (boxcox(x, l) = log(x) exprel(l log x), so the slope in lmbda
+is log(x)^2 exprel'(l log x); the inverses by implicit differentiation); `tklmbda(x, lmbda)`
+(the Tukey-lambda distribution function, defined through its quantile function
+Q(p) = boxcox(p, l) - boxcox(1 - p, l): the slope in x is 1 / Q'(p), in lmbda
+-dQ/dl / Q'(p)).
 """
 
 import numpy as np
@@ -27,6 +40,7 @@ from s2sad_rules.registry import TABLE, Unknown, def_linear, def_nondiff, defche
 
 _SQRT_PI = 1.7724538509055159
 _SQRT_2PI = 2.5066282746310002
+_LOG_2 = 0.6931471805599453
 
 
 @defcheck(sc.logsumexp)
@@ -458,12 +472,303 @@ def xlog1py_vjp(g, x1, x2):
     return unbroadcast(g * np.log1p(x2), x1), unbroadcast(g * (x1 / (1.0 + x2)), x2)
 
 
+# -- for the distributions of scipy.stats ---------------------------------------------------
+
+
+@defjvp(sc.log1p)
+def sc_log1p_jvp(x, x_dot):
+    return x_dot / (1.0 + x)
+
+
+@defvjp(sc.log1p)
+def sc_log1p_vjp(g, x):
+    return g / (1.0 + x)
+
+
+@defjvp(sc.expm1)
+def sc_expm1_jvp(x, x_dot, ans):
+    return x_dot * (ans + 1.0)
+
+
+@defvjp(sc.expm1)
+def sc_expm1_vjp(g, ans, x):
+    return g * (ans + 1.0)
+
+
+@defjvp(sc.cosm1)
+def cosm1_jvp(x, x_dot):
+    return -x_dot * np.sin(x)
+
+
+@defvjp(sc.cosm1)
+def cosm1_vjp(g, x):
+    return -g * np.sin(x)
+
+
+def exprel_slope(x, ans):
+    """d/dx (e^x - 1) / x = ans + (1 - ans) / x (ans = exprel(x); no e^x to overflow); near 0,
+    where that cancels, its Taylor polynomial sum n x^(n-1) / (n+1)!, so that the slope is
+    itself differentiable there (exprel''(0) = 1/3)."""
+    small = np.abs(x) < 1e-2
+    safe_x = np.where(small, 1.0, x)
+    series = 0.5 + x * (1.0 / 3.0 + x * (0.125 + x * (1.0 / 30.0 + x * (1.0 / 144.0
+                                                                         + x / 840.0))))
+    return np.where(small, series, ans + (1.0 - ans) / safe_x)
+
+
+@defjvp(sc.exprel)
+def exprel_jvp(x, x_dot, ans):
+    return x_dot * exprel_slope(x, ans)
+
+
+@defvjp(sc.exprel)
+def exprel_vjp(g, ans, x):
+    return g * exprel_slope(x, ans)
+
+
+@defjvp(sc.k0)
+def k0_jvp(x, x_dot):
+    return -x_dot * sc.k1(x)
+
+
+@defvjp(sc.k0)
+def k0_vjp(g, x):
+    return -g * sc.k1(x)
+
+
+@defjvp(sc.k1)
+def k1_jvp(x, x_dot, ans):
+    return -x_dot * (sc.k0(x) + ans / x)
+
+
+@defvjp(sc.k1)
+def k1_vjp(g, ans, x):
+    return -g * (sc.k0(x) + ans / x)
+
+
+@defjvp(sc.k0e)
+def k0e_jvp(x, x_dot, ans):
+    return x_dot * (ans - sc.k1e(x))
+
+
+@defvjp(sc.k0e)
+def k0e_vjp(g, ans, x):
+    return g * (ans - sc.k1e(x))
+
+
+@defjvp(sc.k1e)
+def k1e_jvp(x, x_dot, ans):
+    return x_dot * (ans - ans / x - sc.k0e(x))
+
+
+@defvjp(sc.k1e)
+def k1e_vjp(g, ans, x):
+    return g * (ans - ans / x - sc.k0e(x))
+
+
+@defjvp(sc.kv)
+def kv_jvp(v, x, x_dot):
+    return -x_dot * 0.5 * (sc.kv(v - 1.0, x) + sc.kv(v + 1.0, x))
+
+
+@defvjp(sc.kv, wrt=("x",))
+def kv_vjp(g, v, x):
+    return unbroadcast(-g * 0.5 * (sc.kv(v - 1.0, x) + sc.kv(v + 1.0, x)), x)
+
+
+@defjvp(sc.kve)
+def kve_jvp(v, x, x_dot, ans):
+    return x_dot * (ans - 0.5 * (sc.kve(v - 1.0, x) + sc.kve(v + 1.0, x)))
+
+
+@defvjp(sc.kve, wrt=("x",))
+def kve_vjp(g, ans, v, x):
+    return unbroadcast(g * (ans - 0.5 * (sc.kve(v - 1.0, x) + sc.kve(v + 1.0, x))), x)
+
+
+def t_density(df, t):
+    """d stdtr(df, t) / dt, Student's t density: (1 + t^2/df)^(-(df+1)/2) / (sqrt(df)
+    B(df/2, 1/2)), in logarithms. An infinite df (stdtr is ndtr there) is taken as 1e30
+    (a float32 too), whose density is the normal one to 1e-14 (no branch: a constant df
+    folds away)."""
+    safe_df = np.minimum(df, 1e30)
+    return np.exp(-(0.5 * np.log(safe_df) + sc.betaln(0.5 * safe_df, 0.5))
+                  - 0.5 * (safe_df + 1.0) * np.log1p(t * t / safe_df))
+
+
+@defjvp(sc.stdtr)
+def stdtr_jvp(df, t, t_dot):
+    return t_dot * t_density(df, t)
+
+
+@defvjp(sc.stdtr, wrt=("t",))
+def stdtr_vjp(g, df, t):
+    return unbroadcast(g * t_density(df, t), t)
+
+
+def chi2_density(v, x):
+    """d chdtr(v, x) / dx = x^(v/2-1) e^(-x/2) / (2^(v/2) Gamma(v/2)), in logarithms (xlogy:
+    the finite density at 0 for v = 2)."""
+    half = 0.5 * v
+    return np.exp(sc.xlogy(half - 1.0, 0.5 * x) - 0.5 * x - (sc.gammaln(half) + _LOG_2))
+
+
+@defjvp(sc.chdtr)
+def chdtr_jvp(v, x, x_dot):
+    return x_dot * chi2_density(v, x)
+
+
+@defvjp(sc.chdtr, wrt=("x",))
+def chdtr_vjp(g, v, x):
+    return unbroadcast(g * chi2_density(v, x), x)
+
+
+@defjvp(sc.chdtrc)
+def chdtrc_jvp(v, x, x_dot):
+    return -x_dot * chi2_density(v, x)
+
+
+@defvjp(sc.chdtrc, wrt=("x",))
+def chdtrc_vjp(g, v, x):
+    return unbroadcast(-g * chi2_density(v, x), x)
+
+
+def f_density(dfn, dfd, x):
+    """d fdtr(dfn, dfd, x) / dx: the F density (dfn/dfd)^(dfn/2) x^(dfn/2-1)
+    (1 + dfn x/dfd)^(-(dfn+dfd)/2) / B(dfn/2, dfd/2), in logarithms."""
+    ratio = dfn / dfd
+    return np.exp((0.5 * dfn * np.log(ratio) - sc.betaln(0.5 * dfn, 0.5 * dfd))
+                  + sc.xlogy(0.5 * dfn - 1.0, x) - 0.5 * (dfn + dfd) * np.log1p(ratio * x))
+
+
+@defjvp(sc.fdtr)
+def fdtr_jvp(dfn, dfd, x, x_dot):
+    return x_dot * f_density(dfn, dfd, x)
+
+
+@defvjp(sc.fdtr, wrt=("x",))
+def fdtr_vjp(g, dfn, dfd, x):
+    return unbroadcast(g * f_density(dfn, dfd, x), x)
+
+
+@defjvp(sc.fdtrc)
+def fdtrc_jvp(dfn, dfd, x, x_dot):
+    return -x_dot * f_density(dfn, dfd, x)
+
+
+@defvjp(sc.fdtrc, wrt=("x",))
+def fdtrc_vjp(g, dfn, dfd, x):
+    return unbroadcast(-g * f_density(dfn, dfd, x), x)
+
+
+@defjvp(sc.betaincc)
+def betaincc_jvp(a, b, x, x_dot):
+    return -x_dot * beta_density(a, b, x)
+
+
+@defvjp(sc.betaincc, wrt=("x",))
+def betaincc_vjp(g, a, b, x):
+    return unbroadcast(-g * beta_density(a, b, x), x)
+
+
+def boxcox_lmbda_slope(log_x, lmbda):
+    """d boxcox(x, lmbda) / d lmbda: boxcox(x, l) = L exprel(l L) with L = log(x), so the slope
+    is L^2 exprel'(l L) (log(x)^2 / 2 at lmbda = 0, without cancelling near it)."""
+    u = lmbda * log_x
+    return log_x * log_x * exprel_slope(u, sc.exprel(u))
+
+
+@defjvp(sc.boxcox)
+def boxcox_jvp(x, lmbda, x_dot, lmbda_dot):
+    log_x = np.log(x)
+    return x_dot * np.exp((lmbda - 1.0) * log_x) + lmbda_dot * boxcox_lmbda_slope(log_x, lmbda)
+
+
+@defvjp(sc.boxcox)
+def boxcox_vjp(g, x, lmbda):
+    log_x = np.log(x)
+    return (unbroadcast(g * np.exp((lmbda - 1.0) * log_x), x),
+            unbroadcast(g * boxcox_lmbda_slope(log_x, lmbda), lmbda))
+
+
+@defjvp(sc.boxcox1p)
+def boxcox1p_jvp(x, lmbda, x_dot, lmbda_dot):
+    log_x = np.log1p(x)
+    return x_dot * np.exp((lmbda - 1.0) * log_x) + lmbda_dot * boxcox_lmbda_slope(log_x, lmbda)
+
+
+@defvjp(sc.boxcox1p)
+def boxcox1p_vjp(g, x, lmbda):
+    log_x = np.log1p(x)
+    return (unbroadcast(g * np.exp((lmbda - 1.0) * log_x), x),
+            unbroadcast(g * boxcox_lmbda_slope(log_x, lmbda), lmbda))
+
+
+# inv_boxcox(y, l) = x solves boxcox(x, l) = y: dx/dy = x^(1-l), dx/dl = -x^(1-l) times
+# boxcox's slope in lmbda at x
+
+
+@defjvp(sc.inv_boxcox)
+def inv_boxcox_jvp(y, lmbda, y_dot, lmbda_dot, ans):
+    log_x = np.log(ans)
+    slope = np.exp((1.0 - lmbda) * log_x)
+    return slope * (y_dot - lmbda_dot * boxcox_lmbda_slope(log_x, lmbda))
+
+
+@defvjp(sc.inv_boxcox)
+def inv_boxcox_vjp(g, ans, y, lmbda):
+    log_x = np.log(ans)
+    g_y = g * np.exp((1.0 - lmbda) * log_x)
+    return unbroadcast(g_y, y), unbroadcast(-g_y * boxcox_lmbda_slope(log_x, lmbda), lmbda)
+
+
+@defjvp(sc.inv_boxcox1p)
+def inv_boxcox1p_jvp(y, lmbda, y_dot, lmbda_dot, ans):
+    log_x = np.log1p(ans)
+    slope = np.exp((1.0 - lmbda) * log_x)
+    return slope * (y_dot - lmbda_dot * boxcox_lmbda_slope(log_x, lmbda))
+
+
+@defvjp(sc.inv_boxcox1p)
+def inv_boxcox1p_vjp(g, ans, y, lmbda):
+    log_x = np.log1p(ans)
+    g_y = g * np.exp((1.0 - lmbda) * log_x)
+    return unbroadcast(g_y, y), unbroadcast(-g_y * boxcox_lmbda_slope(log_x, lmbda), lmbda)
+
+
+def tukey_slopes(p, lmbda):
+    """The slopes of p = tklmbda(x, l) in x and in l, from its quantile function
+    Q(p) = boxcox(p, l) - boxcox(1 - p, l): 1 / Q'(p) with Q'(p) = p^(l-1) + (1-p)^(l-1), and
+    -(dQ/dl) / Q'(p); 0 where p is 0 or 1 (outside the support when l > 0)."""
+    inside = (p > 0.0) & (p < 1.0)
+    safe_p = np.where(inside, p, 0.5)
+    log_p, log_q = np.log(safe_p), np.log1p(-safe_p)
+    dx = 1.0 / (np.exp((lmbda - 1.0) * log_p) + np.exp((lmbda - 1.0) * log_q))
+    dl = dx * (boxcox_lmbda_slope(log_q, lmbda) - boxcox_lmbda_slope(log_p, lmbda))
+    return np.where(inside, dx, 0.0), np.where(inside, dl, 0.0)
+
+
+@defjvp(sc.tklmbda)
+def tklmbda_jvp(x, lmbda, x_dot, lmbda_dot, ans):
+    dx, dl = tukey_slopes(ans, lmbda)
+    return x_dot * dx + lmbda_dot * dl
+
+
+@defvjp(sc.tklmbda)
+def tklmbda_vjp(g, ans, x, lmbda):
+    dx, dl = tukey_slopes(ans, lmbda)
+    return unbroadcast(g * dx, x), unbroadcast(g * dl, lmbda)
+
+
 SCIPY_SPECIAL = (sc.logsumexp, sc.softmax, sc.log_softmax, sc.expit, sc.logit, sc.log_expit,
                  sc.erf, sc.erfc, sc.erfinv, sc.erfcinv, sc.ndtr, sc.log_ndtr, sc.gammaln,
                  sc.gamma, sc.rgamma, sc.digamma, sc.psi, sc.polygamma, sc.multigammaln,
                  sc.beta, sc.betaln, sc.gammainc, sc.gammaincc, sc.betainc, sc.j0, sc.j1,
                  sc.y0, sc.y1, sc.jv, sc.yv, sc.yn, sc.i0, sc.i1, sc.i0e, sc.i1e, sc.iv,
-                 sc.ive, sc.xlogy, sc.xlog1py)
+                 sc.ive, sc.xlogy, sc.xlog1py, sc.log1p, sc.expm1, sc.cosm1, sc.exprel,
+                 sc.k0, sc.k1, sc.k0e, sc.k1e, sc.kv, sc.kve, sc.stdtr, sc.chdtr, sc.chdtrc,
+                 sc.fdtr, sc.fdtrc, sc.betaincc, sc.boxcox, sc.boxcox1p, sc.inv_boxcox,
+                 sc.inv_boxcox1p, sc.tklmbda)
 
 def_linear(sc.xlogy, wrt=(0,))
 def_nondiff(sc.gammasgn)  # the sign of Gamma: piecewise constant

@@ -109,11 +109,15 @@ class ExpressionEmitter:
             return self.attr_path(v.__name__)
         if callable(v) and not isinstance(v, np.ndarray):
             return self.attr_path(self.ns.spell_callable(v))
+        if isinstance(v, np.dtype) and v.fields is None and v.subdtype is None:
+            # a dtype made while compiling (np.dtype("long"), as scipy.special.lambertw does)
+            return self.call_expr(np.dtype, [Const(v.name if v.isnative else v.str)], [])
         name = c.name if c.name and c.name.replace(".", "_").isidentifier() else None
         if name and "." in name:
             root = name.split(".")[0]
-            if root in ("np", "math"):
+            if root in ("np", "math") and _attribute(name) is v:
                 return self.attr_path(name)
+            # (not `np.finfo` for the object np.finfo(float) made: the name of its maker)
             name = name.replace(".", "_")
         return self.attr_path(self.ns.add_object(v, name or "_const"))
 
@@ -284,3 +288,12 @@ def _keyword_defaults(fn) -> dict:
 
 
 _DEFAULTS: dict = {}
+
+
+def _attribute(dotted: str):
+    """The object `np.x.y` or `math.x` names, or None."""
+    parts = dotted.split(".")
+    obj = {"np": np, "math": math}[parts[0]]
+    for p in parts[1:]:
+        obj = getattr(obj, p, None)
+    return obj

@@ -132,6 +132,10 @@ def _identifier(hint: str) -> str:
     return s
 
 
+# the packages whose ufuncs generated code imports by name
+_UFUNC_HOMES = ("scipy.special",)
+
+
 def _import_path(obj):
     if prims.is_derivative(obj):
         return None  # it wears its function's name, but importing that gives the function
@@ -143,6 +147,13 @@ def _import_path(obj):
         return (found[0], f"{found[1]}.{obj.__name__}") if found is not None else None
     mod = getattr(obj, "__module__", None)
     qual = getattr(obj, "__qualname__", None)
+    if mod is None and isinstance(obj, np.ufunc):
+        # a ufunc of another library knows no module (scipy.special.gammainc): its public home
+        for home in _UFUNC_HOMES:
+            found = sys.modules.get(home)
+            if found is not None and getattr(found, obj.__name__, None) is obj:
+                return (home, obj.__name__)
+        return None
     if mod == prims.__name__ and qual in runtime.__all__:
         return (RUNTIME_MODULE, qual)  # the public home of the helpers generated code calls
     if mod and qual and "<" not in qual:

@@ -116,6 +116,13 @@ def machine_epsilon(x):
     return np.sum(np.log(x + np.finfo(float).eps))
 
 
+def made_dtype(x):
+    # a dtype made while compiling and passed on (as scipy.special.lambertw does): the
+    # generated code spelled it `np.dtype` (the class), which NumPy refuses as a dtype=
+    k = np.asarray(2, dtype=np.dtype("long"))
+    return np.sum(x ** k) * np.asarray(1.5, dtype=np.dtype(">f8"))
+
+
 def tries(x):
     try:
         k = int("3")
@@ -165,6 +172,7 @@ CASES = [
     ("fill", lambda: fills, (POSITIVE,)),
     ("fill_diagonal", lambda: fills_the_diagonal, (POSITIVE,)),
     ("finfo", lambda: machine_epsilon, (POSITIVE,)),
+    ("dtype", lambda: made_dtype, (POSITIVE,)),
     ("try", lambda: tries, (POSITIVE,)),
     ("nested_scope", lambda: nested_scope, (POSITIVE,)),
     ("raises_not", lambda: checks_and_raises, (POSITIVE,)),
@@ -412,3 +420,9 @@ def test_a_test_computed_while_lowering_decides_the_branch():
                                rtol=1e-6, atol=1e-8)
     out, _ = s2sad.vjp(lambda v: by_kind(v, "c") * np.ones(2))(x)
     np.testing.assert_allclose(out, by_kind(x, "c") * np.ones(2))
+
+
+def test_a_dtype_made_while_compiling_is_written_as_one():
+    g = s2sad.grad(made_dtype)
+    g(POSITIVE)
+    assert f"np.dtype({np.dtype('long').name!r})" in g.source and "np.dtype('>f8')" in g.source

@@ -988,6 +988,11 @@ if sc is not None:
     def sc_bessel(x): return sc.j0(x) + sc.j1(x) + sc.y0(x) + sc.y1(x) + sc.jv(1.5, x) + sc.yv(2.0, x) + sc.yn(1, x)
     def sc_bessel_i(x): return sc.i0(x) + sc.i1(x) + sc.i0e(x) + sc.i1e(x) + sc.iv(2.5, x) + sc.ive(1.0, x)
     def sc_erfcinv(p): return sc.erfcinv(p)
+    def sc_elementary(x): return sc.log1p(x) + sc.expm1(x) * sc.cosm1(x) + sc.exprel(x) + sc.exprel(x / 100.0)
+    def sc_bessel_k(x): return sc.k0(x) + sc.k1(x) + sc.k0e(x) + sc.k1e(x) + sc.kv(2.5, x) + sc.kve(1.0, x)
+    def sc_distribution_functions(x): return sc.stdtr(3.5, x) + sc.chdtr(2.5, x) - sc.chdtrc(1.5, x) + sc.fdtr(2.0, 3.5, x) * sc.fdtrc(4.0, 1.5, x) + sc.betaincc(2.0, 1.5, x / 4.0)
+    def sc_boxcox(x, lmbda): return sc.boxcox(x, lmbda) + sc.boxcox1p(x, lmbda) + sc.inv_boxcox(x / 4.0, lmbda) * sc.inv_boxcox1p(x / 4.0, lmbda)
+    def sc_tklmbda(x, lmbda): return sc.tklmbda(x, lmbda)
     def la_solve_triangular(a, b): return sp_linalg.solve_triangular(a, b, lower=True) + sp_linalg.solve_triangular(a, b, trans=1, unit_diagonal=True)
     def st_norm_densities(x, m, s): return sp_stats.norm.logpdf(x, m, s) + sp_stats.norm.pdf(x, loc=m, scale=s)
     def st_norm_tails(x, m, s): return sp_stats.norm.cdf(x, m, s) * sp_stats.norm.sf(x, m) + sp_stats.norm.logcdf(x, scale=s) - sp_stats.norm.logsf(x, m, s)
@@ -1006,6 +1011,11 @@ if sc is not None:
             (sc_bessel, lambda rng: [pos(rng, (3,), 0.5, 6.0)]),
             (sc_bessel_i, lambda rng: [pos(rng, (3,), 0.5, 6.0)]),
             (sc_erfcinv, lambda rng: [pos(rng, (3,), 0.2, 1.8)]),
+            (sc_elementary, lambda rng: [real(rng, (3,), -0.8, 1.0)]),
+            (sc_bessel_k, lambda rng: [pos(rng, (3,), 0.5, 6.0)]),
+            (sc_distribution_functions, lambda rng: [pos(rng, (3,), 0.5, 3.0)]),
+            (sc_boxcox, lambda rng: [pos(rng, (3,), 0.5, 2.0), real(rng, (3,))]),
+            (sc_tklmbda, lambda rng: [real(rng, (3,)), real(rng, (3,), -0.5, 0.5)]),
             (st_norm_densities, lambda rng: [real(rng, (2, 3)), real(rng, (3,)), pos(rng, (2, 1))]),
             (st_norm_tails, lambda rng: [real(rng, (3,)), real(rng), pos(rng, (3,))]),
             (la_solve_triangular, lambda rng: [wellcond(rng, (3, 3)), real(rng, (3, 2))])]:

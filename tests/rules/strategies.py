@@ -1658,10 +1658,26 @@ def _with_order(name, orders, dom=POS):
     return draw_order
 
 
-def _betainc(draw):
+def _betainc(draw, name="betainc"):
     a, b = draw(st.sampled_from([(0.5, 2.0), (2.0, 3.5), (1.5, 1.5)]))
-    return Example(f"sc.betainc({a}, {b}, a0)", (draw(values(draw(shapes(0, 2)), OPEN01)),),
+    return Example(f"sc.{name}({a}, {b}, a0)", (draw(values(draw(shapes(0, 2)), OPEN01)),),
                    (0,), rtol=1e-4)
+
+
+def _fdtr(name):
+    """`sc.<name>(dfn, dfd, a0)`: the F distribution function, differentiated in a0."""
+    def draw_fdtr(draw):
+        dfn, dfd = draw(st.sampled_from([(1.0, 3.0), (2.0, 2.0), (4.5, 7.0)]))
+        return Example(f"sc.{name}({dfn}, {dfd}, a0)", (draw(values(draw(shapes(0, 2)), POS)),),
+                       (0,), rtol=1e-4)
+    return draw_fdtr
+
+
+# boxcox's lmbda (0 included: its own formula); inv_boxcox's y and lmbda keep 1 + lmbda y > 0
+LMBDA = Domain(((-1.0, 1.0),), (0.0, 1.0, -1.0, 0.5))
+# tklmbda is computed as the logistic distribution function wherever |lmbda| is below about
+# 1e-4 (flat in lmbda there, a jump at the threshold: finite differences cannot check it)
+TUKEY_LMBDA = Domain(((-1.0, -0.1), (0.1, 1.0)), (0.5, -0.5, 1.0))
 
 
 def _multigammaln(draw):
@@ -1742,6 +1758,24 @@ if sc is not None:
         sc.iv: custom(_with_order("iv", [0, 1.5, 2, 7])),
         sc.ive: custom(_with_order("ive", [0, 1.5, 2, 7])),
         sc.multigammaln: custom(_multigammaln),
+        sc.log1p: unary("sc.log1p({0})", POS), sc.expm1: unary("sc.expm1({0})"),
+        sc.cosm1: unary("sc.cosm1({0})"), sc.exprel: unary("sc.exprel({0})", SMALL),
+        sc.k0: unary("sc.k0({0})", POS), sc.k1: unary("sc.k1({0})", POS),
+        sc.k0e: unary("sc.k0e({0})", POS), sc.k1e: unary("sc.k1e({0})", POS),
+        sc.kv: custom(_with_order("kv", [0, 0.5, 1.5, 3])),
+        sc.kve: custom(_with_order("kve", [0, 0.5, 1.5, 3])),
+        # (NONZERO: SciPy computes stdtr(df, t) near t = 0 to about 1e-11 only, too coarse for
+        # finite differences of step 1e-6)
+        sc.stdtr: custom(_with_order("stdtr", ["1.0", "3.5", "np.inf"], NONZERO)),
+        sc.chdtr: custom(_with_order("chdtr", [1.0, 2.0, 4.5])),
+        sc.chdtrc: custom(_with_order("chdtrc", [1.0, 2.0, 4.5])),
+        sc.fdtr: custom(_fdtr("fdtr")), sc.fdtrc: custom(_fdtr("fdtrc")),
+        sc.betaincc: custom(lambda draw: _betainc(draw, "betaincc")),
+        sc.boxcox: binary("sc.boxcox({0}, {1})", POS, LMBDA),
+        sc.boxcox1p: binary("sc.boxcox1p({0}, {1})", POS, LMBDA),
+        sc.inv_boxcox: binary("sc.inv_boxcox({0}, {1})", UNIT, LMBDA),
+        sc.inv_boxcox1p: binary("sc.inv_boxcox1p({0}, {1})", UNIT, LMBDA),
+        sc.tklmbda: binary("sc.tklmbda({0}, {1})", UNIT, TUKEY_LMBDA),
     })
     for _name in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"):
         SPECS[getattr(sp_stats.norm, _name)] = custom(_norm_method(_name))
