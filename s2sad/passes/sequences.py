@@ -6,9 +6,10 @@ IR as `operator.add(t, u)`, whose rules are the arithmetic ones: differentiated 
 it would be silently wrong. Once the kinds are known, each such call becomes the items
 read one by one and put in a new tuple or list, whose derivatives follow item by item.
 
-A tuple or list of numbers given to a NumPy function is read by NumPy as an array; the
-rules compute with their operands (`2.0 * x` for np.square), which a list is not: such an
-operand is converted with np.asarray first, whose derivative goes back item by item.
+A tuple or list of numbers, or of arrays of one shape, given to a NumPy function is read by
+NumPy as an array; the rules compute with their operands (`2.0 * x` for np.square), which a
+list is not: such an operand is converted with np.asarray first, whose derivative goes back
+item by item (not for the functions that read it item by item: np.stack, np.concatenate...).
 """
 
 from __future__ import annotations
@@ -48,6 +49,39 @@ def _numbers(k) -> bool:
         all(i.tag == "scalar" and i.dtype in ("f", "c") for i in k.items)
 
 
+# NumPy functions that read a tuple or list of arrays item by item (joined, or each an
+# operand): given one, they are not given the array NumPy would make of it
+_ITEM_BY_ITEM = frozenset({np.stack, np.concatenate, np.vstack, np.hstack, np.dstack,
+                           np.column_stack, np.block, np.linalg.multi_dot, np.select,
+                           np.piecewise, np.einsum, np.broadcast_arrays, np.meshgrid,
+                           np.lexsort})
+
+
+def _arrays(k) -> bool:
+    """A tuple or list of float or complex arrays (and numbers) of one known shape: NumPy
+    reads it as one array of one more axis."""
+    if k.tag not in SEQUENCES or not k.items:
+        return False
+    shapes = set()
+    for i in k.items:
+        if i.tag not in ("scalar", "array") or i.dtype not in ("f", "c") or \
+                i.static_shape is None or i.family:
+            return False
+        shapes.add(i.static_shape)
+    return len(shapes) == 1 and shapes != {()}
+
+
+def _converted(k, fn) -> bool:
+    """Is a value of kind `k` given to the NumPy function `fn` converted by np.asarray
+    first: numbers, or arrays of one shape where `fn` reads it as one array."""
+    if _numbers(k):
+        return True
+    try:
+        return _arrays(k) and fn not in _ITEM_BY_ITEM
+    except TypeError:  # (unhashable)
+        return False
+
+
 def _is_numpy_function(fn) -> bool:
     if isinstance(fn, np.ufunc):
         return True
@@ -74,7 +108,7 @@ def _sequence_operands(s, kinds: dict) -> bool:
 
 def _numbers_given_to_numpy(s: Call, kinds: dict) -> bool:
     return _is_numpy_function(s.fn) and \
-        any(type(a) is Var and _numbers(atom_kind(a, kinds))
+        any(type(a) is Var and _converted(atom_kind(a, kinds), s.fn)
             for a in list(s.args) + [a for _, a in s.kwargs])
 
 
@@ -166,11 +200,12 @@ def _expand(s: Call, kinds: dict, namer: Namer, out: list) -> None:
 
 
 def _as_arrays(s: Call, kinds: dict, namer: Namer, out: list) -> Call:
-    """`s` with each tuple or list of numbers it reads converted by np.asarray first."""
+    """`s` with each tuple or list of numbers (or of arrays of one shape) it reads
+    converted by np.asarray first."""
     done: dict = {}
 
     def array(a):
-        if type(a) is not Var or not _numbers(atom_kind(a, kinds)):
+        if type(a) is not Var or not _converted(atom_kind(a, kinds), s.fn):
             return a
         if a not in done:
             done[a] = namer.fresh(f"{a.name}_array")
