@@ -225,7 +225,8 @@ class Rewrites:
                 isinstance(args[1], Const) and type(args[1].value) is int:
             # an item of a tuple built here: the item itself
             d = self.defining(args[0], out)
-            if d is not None and d.fn is prims.make_tuple and not d.kwargs and \
+            if d is not None and (d.fn is prims.make_tuple or (
+                    d.fn is prims.make_list and t not in self.primal)) and not d.kwargs and \
                     -len(d.args) <= args[1].value < len(d.args):
                 item = d.args[args[1].value]
                 if t not in self.primal and isinstance(item, Var) and \
@@ -235,6 +236,16 @@ class Rewrites:
                     # vanish (svd's through u when only s is used), not computed with zeros
                     return zero(self.kind(item))
                 return item
+        if (fn is prims.make_tuple or fn is prims.make_list) and args and not s.kwargs and \
+                t not in self.primal:
+            # (x[0], x[1], ..., x[n - 1]) of a tuple x of n items: x itself (a cotangent
+            # given its argument's structure, see reverse.py's `structured`, that has it)
+            src = self.rebuilt_from(args, out)
+            if src is not None:
+                ks = self.kind(src)
+                if ks.tag == ("tuple" if fn is prims.make_tuple else "list") and \
+                        len(ks.items) == len(args):
+                    return src
         if fn in ADDS and len(args) == 2 and not s.kwargs:
             # zeros + v -> v (a tuple's cotangent starts as zeros for the items not read)
             for z, other in ((args[0], args[1]), (args[1], args[0])):
@@ -989,6 +1000,19 @@ class Rewrites:
             return self.surely_real(d.args[0], out, depth + 1)
         return True
 
+    def rebuilt_from(self, items, out):
+        """The variable x where `items` are x[0], x[1], ..., x[n - 1] in order, else None."""
+        src = None
+        for i, a in enumerate(items):
+            d = self.defining(a, out) if type(a) is Var else None
+            if d is None or d.fn is not operator.getitem or len(d.args) != 2 or d.kwargs or \
+                    type(d.args[1]) is not Const or type(d.args[1].value) is not int or \
+                    d.args[1].value != i or type(d.args[0]) is not Var or \
+                    (src is not None and d.args[0] is not src):
+                return None
+            src = d.args[0]
+        return src
+
     def defining(self, v, out):
         """The statement of the block being built (`out`) that defines `v`, if any."""
         d = out.defs.get(v)
@@ -1012,8 +1036,8 @@ def _dispatch_table() -> dict:
     of them otherwise; constants, zeros and known values are `rewrite`'s, for every call."""
     r = Rewrites
     applies = [
-        (r.rewrite_operands, {np.real, prims.index_add, operator.getitem, operator.pow} |
-         ADDS | SUBS | MULS | DIVS),
+        (r.rewrite_operands, {np.real, prims.index_add, operator.getitem, operator.pow,
+                              prims.make_tuple, prims.make_list} | ADDS | SUBS | MULS | DIVS),
         (r.rewrite_broadcasts, ELEMENTWISE2 | ADDS | {np.sum, np.mean, prims.zeros_like} |
          {f for f in vars(np).values() if _is_plain_ufunc(f)}),
         (r.rewrite_shapes, {np.reshape, np.expand_dims, operator.getitem, prims.sum_to_shape,
