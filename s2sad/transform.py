@@ -533,6 +533,29 @@ def _refuse_complex_jacobian(ir, mode, wrt, kinds, kinds_in):
             f"is not one complex matrix)", ir.loc, hint)
 
 
+def _grows_lists_of_unknown_length(block, kinds: dict) -> bool:
+    """Does a loop of `block` append to a list whose length after it the kinds do not
+    tell (see kinds._exact_loop_outputs for those they do)?"""
+    for s in block.stmts:
+        if type(s) is Call:
+            continue
+        if hasattr(s, "outputs") and any(kinds.get(o, UNKNOWN).tag == "unknown"
+                                         for o in s.outputs) and _appends(s):
+            return True
+        if any(_grows_lists_of_unknown_length(b, kinds) for b in blocks_of(s)):
+            return True
+    return False
+
+
+def _appends(s) -> bool:
+    for b in blocks_of(s):
+        for st in b.stmts:
+            if (type(st) is Call and st.fn is prims.list_append) or \
+                    (type(st) is not Call and _appends(st)):
+                return True
+    return False
+
+
 def specialised_ir(func, arg_kinds: list, kw_kinds: dict):
     """base_ir, with each loop over a tuple or list argument unrolled now that its length
     is known (passes/unroll.py)."""
@@ -557,6 +580,7 @@ def functional(arg_kinds, kw_kinds: dict | None = None) -> bool:
 
 def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
                   in_place: bool = True, wrt_tuple: bool = False):
+    full_mode = mode
     explain = is_explained(mode)
     mode, checkpoints = split_mode(mode)
     # arrays of another library (Dask) get functional code: nothing is updated in place
@@ -570,6 +594,16 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
         kinds_in[v] = kw_kinds.get(v.name, UNKNOWN)
     _check_wrt(ir, wrt, kinds_in)
     kinds = infer_kinds(ir, kinds_in)
+    if not undecided_complex.depth and any(k.tag != "unknown" for k in arg_kinds) and \
+            _grows_lists_of_unknown_length(ir.body, kinds):
+        # code for given arguments, where a list grows to a length known only at run time
+        # (appended to in a `while` loop, or a long one): what is computed from it has no
+        # dtype its kind tells, and its rules choose their complex or real branch when the
+        # code runs, not taking it for real (|fft(list)| took abs's real rule: a wrong
+        # derivative). Code for arguments of any kind (`.source` before a call) takes it real
+        with undecided_complex():
+            return derivative_ir(func, full_mode, wrt, arg_kinds, kw_kinds, in_place,
+                                 wrt_tuple)
     expanded = expand_sequence_arithmetic(ir, kinds)  # t + u of tuples known only now
     if expanded is not ir:
         ir, kinds = expanded, infer_kinds(expanded, kinds_in)

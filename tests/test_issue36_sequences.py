@@ -50,7 +50,24 @@ def max_of_comprehension(x):
     return np.max(comp) + np.sum(np.sin(comp))
 
 
-COMPREHENSIONS = [fft_of_comprehension, ifft_of_comprehension, rfft_of_comprehension,
+def fft_of_a_long_comprehension(x):
+    # (longer than the loops kind inference follows iteration by iteration: the list's
+    # kind stays unknown, and abs's rule chooses its complex branch when the code runs)
+    comp = [x * (i % 3 + 1.0) for i in range(70)]
+    return np.sum(np.abs(np.fft.fft(comp)))
+
+
+def fft_of_a_list_built_by_while(x):
+    comp = []
+    i = 0
+    while i < 3:
+        comp.append(x * (i + 1.0))
+        i += 1
+    return np.sum(np.abs(np.fft.fft(comp)))
+
+
+COMPREHENSIONS = [fft_of_a_long_comprehension, fft_of_a_list_built_by_while,
+                  fft_of_comprehension, ifft_of_comprehension, rfft_of_comprehension,
                   fft_of_array_of_comprehension, complex_exp_of_comprehension,
                   square_of_comprehension, max_of_comprehension]
 
@@ -472,3 +489,21 @@ def test_hessian_and_hvp_of_a_tuple_argument():
     assert type(got) is tuple
     np.testing.assert_allclose(got[0], 6 * a * va, atol=1e-12)
     np.testing.assert_allclose(got[1], 6 * b * vb, atol=1e-12)
+
+
+# -- a list built by a comprehension and read twice: its cotangents are added as arrays ---
+# (with the list's kind known, they were added item by item: [a[0] + b[0], ..., a[9] +
+# b[9]], ten terms in the generated code)
+
+
+def comprehension_read_twice(x):
+    comp = [x * i for i in range(10)]
+    return np.sum(np.stack(comp)) + np.sum(np.array(comp) ** 2)
+
+
+def test_a_list_read_twice_has_its_cotangents_added_as_arrays():
+    x = np.random.default_rng(4).standard_normal(3)
+    (ref,) = numerical_grad(comprehension_read_twice, (x,), (0,))
+    assert_close(s2sad.grad(comprehension_read_twice)(x), ref, rtol=1e-6, atol=1e-8)
+    src = s2sad.grad(comprehension_read_twice).source_for(x)
+    assert "[9]" not in src, src

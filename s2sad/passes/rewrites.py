@@ -246,6 +246,17 @@ class Rewrites:
                 if ks.tag == ("tuple" if fn is prims.make_tuple else "list") and \
                         len(ks.items) == len(args):
                     return src
+            # [a[0] + b[0], ..., a[n-1] + b[n-1]] of two arrays a and b of one shape (n, ...)
+            # (a list's cotangent summed item by item, where both parts are arrays): a + b
+            pair = self.summed_items(args, out)
+            if pair is not None:
+                ka, kb = self.kind(pair[0]), self.kind(pair[1])
+                if ka.tag == kb.tag == "array" and ka.shape is not None and \
+                        ka.shape == kb.shape and ka.shape[:1] == (len(args),):
+                    self.kinds[t] = ka.__class__("array", "c" if "c" in (
+                        ka.dtype, kb.dtype) else "f", ka.shape)
+                    out.append(Call(t, operator.add, pair, (), s.loc))
+                    return t
         if fn in ADDS and len(args) == 2 and not s.kwargs:
             # zeros + v -> v (a tuple's cotangent starts as zeros for the items not read)
             for z, other in ((args[0], args[1]), (args[1], args[0])):
@@ -999,6 +1010,31 @@ class Rewrites:
                                       prims.broadcast_like) and depth < 8:
             return self.surely_real(d.args[0], out, depth + 1)
         return True
+
+    def summed_items(self, items, out):
+        """(a, b) where `items` are a[0] + b[0], a[1] + b[1], ... in order, else None."""
+        pair = None
+        for i, x in enumerate(items):
+            d = self.defining(x, out) if type(x) is Var else None
+            if d is None or d.fn not in ADDS or len(d.args) != 2 or d.kwargs:
+                return None
+            srcs = self.rebuilt_from_at(d.args, i, out)
+            if srcs is None or (pair is not None and srcs != pair):
+                return None
+            pair = srcs
+        return pair
+
+    def rebuilt_from_at(self, operands, i: int, out):
+        """(a, b) where `operands` are a[i] and b[i], else None."""
+        found = []
+        for a in operands:
+            d = self.defining(a, out) if type(a) is Var else None
+            if d is None or d.fn is not operator.getitem or len(d.args) != 2 or d.kwargs or \
+                    type(d.args[1]) is not Const or type(d.args[1].value) is not int or \
+                    d.args[1].value != i or type(d.args[0]) is not Var:
+                return None
+            found.append(d.args[0])
+        return tuple(found)
 
     def rebuilt_from(self, items, out):
         """The variable x where `items` are x[0], x[1], ..., x[n - 1] in order, else None."""
