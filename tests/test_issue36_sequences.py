@@ -66,7 +66,23 @@ def fft_of_a_list_built_by_while(x):
     return np.sum(np.abs(np.fft.fft(comp)))
 
 
+def square_of_a_long_comprehension(x):
+    # (np.square's rule computed 2.0 * x with x the grown list: a TypeError)
+    comp = [x * (i % 3 + 1.0) for i in range(70)]
+    return np.sum(np.square(comp))
+
+
+def reductions_of_a_list_built_by_while(x):
+    comp = []
+    i = 0
+    while i < 3:
+        comp.append(x * (i + 1.0))
+        i += 1
+    return np.sum(np.square(comp)) + np.max(comp) + np.linalg.norm(comp)
+
+
 COMPREHENSIONS = [fft_of_a_long_comprehension, fft_of_a_list_built_by_while,
+                  square_of_a_long_comprehension, reductions_of_a_list_built_by_while,
                   fft_of_comprehension, ifft_of_comprehension, rfft_of_comprehension,
                   fft_of_array_of_comprehension, complex_exp_of_comprehension,
                   square_of_comprehension, max_of_comprehension]

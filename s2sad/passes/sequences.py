@@ -21,8 +21,8 @@ import numpy as np
 
 from s2sad.errors import UnsupportedSyntaxError
 from s2sad.ir import prims
-from s2sad.ir.builder import Namer, replace_body
-from s2sad.ir.kinds import UNKNOWN, atom_kind
+from s2sad.ir.builder import Namer, hint_of, replace_body
+from s2sad.ir.kinds import UNKNOWN, Kind, atom_kind
 from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While, blocks_of
 
 SEQUENCES = ("tuple", "list")
@@ -32,9 +32,33 @@ def expand_sequence_arithmetic(fn: Function, kinds: dict) -> Function:
     """`fn` with each `+` of two tuples (or lists) and each `*` of one by an int written
     item by item, and each tuple or list of numbers given to a NumPy function converted
     to an array; `fn` itself when there is none."""
+    grown = _grown_lists(fn.body, kinds, set())
+    if grown:  # (for this pass only: the caller infers the kinds of its result again)
+        kinds = dict(kinds)
+        kinds.update(dict.fromkeys(grown, GROWN))
     if not _any(fn.body, kinds):
         return fn
     return replace_body(fn, _block(fn.body, kinds, Namer.for_function(fn)))
+
+
+# the kind this pass gives a list appended to in a loop, to a length the kinds do not tell
+# (a `while` loop): NumPy reads it as one array too, where its items have one shape
+GROWN = Kind("list", items=(), view=("grown",))
+
+
+def _grown_lists(b: Block, kinds: dict, out: set) -> set:
+    """The outputs of loops that append to a list of a length the kinds do not tell."""
+    for s in b.stmts:
+        if type(s) is Call:
+            continue
+        if type(s) in (ForRange, While):
+            for init, o in zip(s.inits, s.outputs):
+                if kinds.get(o, UNKNOWN).tag == "unknown" and \
+                        atom_kind(init, kinds).tag == "list":
+                    out.add(o)
+        for inner in blocks_of(s):
+            _grown_lists(inner, kinds, out)
+    return out
 
 
 # NumPy functions that read a sequence as it is (conversions, shape readers)
@@ -77,7 +101,7 @@ def _converted(k, fn) -> bool:
     if _numbers(k):
         return True
     try:
-        return _arrays(k) and fn not in _ITEM_BY_ITEM
+        return (k is GROWN or _arrays(k)) and fn not in _ITEM_BY_ITEM
     except TypeError:  # (unhashable)
         return False
 
@@ -121,6 +145,7 @@ def _is_sequence_arithmetic(s, kinds: dict) -> bool:
     a, b = s.args
     ka = kinds.get(a, UNKNOWN) if type(a) is Var else atom_kind(a, kinds)
     kb = kinds.get(b, UNKNOWN) if type(b) is Var else atom_kind(b, kinds)
+    ka, kb = (UNKNOWN if ka is GROWN else ka), (UNKNOWN if kb is GROWN else kb)
     if ka.tag not in SEQUENCES and kb.tag not in SEQUENCES:
         return False
     other = kb if ka.tag in SEQUENCES else ka
@@ -208,7 +233,7 @@ def _as_arrays(s: Call, kinds: dict, namer: Namer, out: list) -> Call:
         if type(a) is not Var or not _converted(atom_kind(a, kinds), s.fn):
             return a
         if a not in done:
-            done[a] = namer.fresh(f"{a.name}_array")
+            done[a] = namer.fresh(f"{hint_of(a)}_array")
             out.append(Call(done[a], np.asarray, (a,), (), s.loc))
         return done[a]
 
