@@ -116,15 +116,15 @@ def in_precision(d, sample, hit):
     if mode == "jvp":  # a tangent has its output's precision, whatever it is
         def run(*args, **kw):
             out, out_dot = fn(*args, **kw)
-            if type(out) is tuple:
-                return out, tuple(cast(t, getattr(o, "dtype", None), any_float=True)
-                                  for o, t in zip(out, out_dot))
+            if type(out) is tuple or type(out) is list:
+                return out, type(out)(cast(t, getattr(o, "dtype", None), any_float=True)
+                                      for o, t in zip(out, out_dot))
             return out, cast(out_dot, getattr(out, "dtype", None), any_float=True)
     else:  # jacobians, hessians: the arguments' common precision
         def run(*args, **kw):
             out = fn(*args, **kw)
-            if type(out) is tuple:
-                return tuple(cast(o, common) for o in out)
+            if type(out) is tuple or type(out) is list:
+                return type(out)(cast(o, common) for o in out)
             return cast(out, common)
     run.__wrapped__ = fn
     return run
@@ -168,8 +168,8 @@ def cast(value, dtype, any_float=False):
         return same_kind(dtype, "f").type(value)
     if isinstance(value, (complex, np.complexfloating)):
         return same_kind(dtype, "c").type(value)
-    if type(value) is tuple:
-        return tuple(cast(v, dtype) for v in value)
+    if type(value) is tuple or type(value) is list:
+        return type(value)(cast(v, dtype) for v in value)
     return value
 
 
@@ -179,8 +179,8 @@ def widened(value, dtype):
     if isinstance(value, (np.ndarray, np.inexact)) and value.dtype.kind in "fc" and \
             value.dtype.itemsize < same_kind(dtype, value.dtype.kind).itemsize:
         return value.astype(same_kind(dtype, value.dtype.kind))
-    if type(value) is tuple:
-        return tuple(widened(v, dtype) for v in value)
+    if type(value) is tuple or type(value) is list:
+        return type(value)(widened(v, dtype) for v in value)
     return value
 
 
@@ -195,7 +195,9 @@ def same_kind(dtype, kind):
 
 
 def shape_of(value):
-    if type(value) is tuple:
+    """The shape of `value`, item by item for a tuple or list (whose items may differ in
+    shape: np.split's parts)."""
+    if type(value) is tuple or type(value) is list:
         return tuple(shape_of(v) for v in value)
     return np.shape(value)
 
@@ -252,7 +254,7 @@ def checked_vjp(result, name):
 
 
 def has_complex(out) -> bool:
-    if type(out) is tuple:
+    if type(out) is tuple or type(out) is list:
         return any(has_complex(o) for o in out)
     return np.iscomplexobj(out)
 
@@ -260,10 +262,11 @@ def has_complex(out) -> bool:
 def complex_seed(seed, out):
     """`seed` as a complex cotangent where its output is complex (so that the cotangents of
     complex arguments come back complex); anything else unchanged (check_seed judges it)."""
-    if type(out) is tuple:
+    if type(out) is tuple or type(out) is list:
         if type(seed) not in (tuple, list) or len(seed) != len(out):
             return seed
-        return tuple(complex_seed(s, o) for s, o in zip(seed, out))
+        items = [complex_seed(s, o) for s, o in zip(seed, out)]
+        return tuple(items) if type(out) is tuple else items
     if np.iscomplexobj(out) and not np.iscomplexobj(seed) and \
             isinstance(seed, (int, float, np.ndarray, np.number)) and \
             np.asarray(seed).dtype.kind in "fiu":
@@ -272,10 +275,15 @@ def complex_seed(seed, out):
 
 
 def check_seed(seed, out, name, path="out_bar"):
-    if type(out) is tuple:
+    if type(out) is list and type(seed) is _ndarray and out and \
+            len({np.shape(o) for o in out}) == 1 and \
+            seed.shape == (len(out),) + np.shape(out[0]):
+        return  # the items' cotangents stacked (the items have one shape)
+    if type(out) is tuple or type(out) is list:
         if not isinstance(seed, (tuple, list)) or len(seed) != len(out):
-            raise ValueError(f"the pullback of {name} needs a tuple of {len(out)} cotangents "
-                             f"(one per output), got {type(seed).__name__}")
+            what = "one per output" if type(out) is tuple else "one per item of the list"
+            raise ValueError(f"the pullback of {name} needs a {type(out).__name__} of "
+                             f"{len(out)} cotangents ({what}), got {type(seed).__name__}")
         for i, (s, o) in enumerate(zip(seed, out)):
             check_seed(s, o, name, f"{path}[{i}]")
         return

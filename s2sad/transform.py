@@ -351,21 +351,58 @@ def as_primal(ir, d):
 
 
 def _sizes(ir, wrt, kinds, what):
+    """The shape of each `wrt` argument; for a tuple or list of arrays and floats,
+    (its tag, the items' shapes): its Jacobian is a tuple or list of blocks, one per item."""
     shapes = []
     for i in wrt:
         k = kinds.get(ir.params[i])
         shape = k.static_shape if k else None
         if k is not None and k.tag in ("tuple", "list"):
+            if k.items and all(it.tag in ("scalar", "array") and it.dtype in ("f", "c") and
+                               it.static_shape is not None for it in k.items):
+                shapes.append(_Items(k.tag, tuple(tuple(it.static_shape) for it in k.items)))
+                continue
             raise WrtError(f"{what} with respect to the {k.tag} argument `{ir.params[i].name}` "
-                           "is not supported", ir.loc,
-                           "pass its arrays as separate arguments, or use s2sad.jvp/vjp/grad, "
-                           "which take tuples and lists")
+                           "is supported for a tuple or list of float arrays and floats only",
+                           ir.loc, "pass its arrays as separate arguments, or use "
+                           "s2sad.jvp/vjp/grad, which take any tuple or list")
         if shape is None:
             raise WrtError(f"{what} needs the shape of `{ir.params[i].name}`", ir.loc,
                            "call it with NumPy arrays or floats first, or use "
                            ".source_for(*args) to see the code for given arguments")
         shapes.append(tuple(shape))
     return shapes
+
+
+@dataclass(frozen=True)
+class _Items:
+    """A tuple or list argument of a Jacobian: its tag and its items' shapes."""
+
+    tag: str
+    shapes: tuple
+
+
+def _leaves(shapes) -> list:
+    """The shapes of `shapes` with each tuple or list argument's items in its place."""
+    out = []
+    for s in shapes:
+        out.extend(s.shapes if isinstance(s, _Items) else [s])
+    return out
+
+
+def _grouped(em, shapes, atoms) -> list:
+    """`atoms` (one per leaf of `shapes`) with each tuple or list argument's made one
+    tuple or list again."""
+    out, k = [], 0
+    for s in shapes:
+        if isinstance(s, _Items):
+            make = prims.make_tuple if s.tag == "tuple" else prims.make_list
+            out.append(em.call(make, atoms[k:k + len(s.shapes)], hint="jac"))
+            k += len(s.shapes)
+        else:
+            out.append(atoms[k])
+            k += 1
+    return out
 
 
 def _basis(em, shapes, n, hint):
@@ -402,6 +439,33 @@ def _reduced_to_a_number(ir, r) -> bool:
     return False
 
 
+def _sequence_output_items(ir, kinds):
+    """`ir` returning the items of its one output where that is a list or tuple computed
+    when the code runs (np.split's parts, of shapes the kinds know): one Jacobian per item,
+    given back in a list or tuple by the output structure recorded in the meta (see
+    `generate`); `ir` itself for any other output."""
+    from s2sad.ir.builder import Namer
+    from s2sad.ir.nodes import Block, Function
+
+    results = ir.body.results
+    if ir.returns_tuple or len(results) != 1 or not isinstance(results[0], Var):
+        return ir
+    k = kinds.get(results[0], UNKNOWN)
+    if k.tag not in ("tuple", "list") or not k.items or \
+            any(i.tag not in ("scalar", "array") or i.static_shape is None for i in k.items):
+        return ir
+    namer = Namer.for_function(ir)
+    stmts, items = list(ir.body.stmts), []
+    for i in range(len(k.items)):
+        item = namer.fresh(f"{results[0].name}_{i}")
+        stmts.append(Call(item, operator.getitem, (results[0], Const(i)), (), ir.loc))
+        items.append(item)
+    meta = dict(ir.meta)
+    meta["out_structure"] = (k.tag, None, (None,) * len(items))  # (what the items were)
+    return Function(ir.name, ir.params, Block(tuple(stmts), tuple(items)), True, ir.kwonly,
+                    ir.defaults, ir.loc, ir.source_lines, ir.first_line, meta)
+
+
 def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
     """jacfwd: a JVP whose tangents carry one direction per input entry (vector mode).
     jacrev: a VJP whose seeds carry one cotangent per output entry. Both read the Jacobian
@@ -410,7 +474,8 @@ def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
     from s2sad.ir.builder import Emitter, Namer
     from s2sad.passes.batch import BatchPass
 
-    in_shapes = _sizes(ir, wrt, kinds, mode)
+    wrt_shapes = _sizes(ir, wrt, kinds, mode)
+    in_shapes = _leaves(wrt_shapes)
     results = list(ir.body.results)
     out_shapes = []
     known_results = ir.meta.get("result_kinds", ())  # (see base_ir)
@@ -421,6 +486,12 @@ def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
         if (k is None or k.static_shape is None) and _reduced_to_a_number(ir, r):
             out_shapes.append(())
             continue
+        if k is not None and k.tag in ("tuple", "list"):
+            raise UnknownShapeError(
+                f"{mode} of {ir.name}, whose output holds a {k.tag} computed when the code "
+                "runs, beside other outputs or inside a container, is not supported", ir.loc,
+                "return its items, written out (`a, b = np.split(x, [1])`, then "
+                "`return [a, b], y`), or use s2sad.jvp/vjp")
         if k is None or k.static_shape is None:
             # (not about `wrt`: the output's shape is known only at run time)
             raise UnknownShapeError(
@@ -442,7 +513,9 @@ def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
         seed_shapes = out_shapes
     namer = Namer.for_function(d)
     em = Emitter(namer)
-    basis = _basis(em, seed_shapes, n, "basis")
+    leaf_basis = basis = _basis(em, seed_shapes, n, "basis")
+    if mode == "jacfwd" and len(in_shapes) != len(wrt_shapes):
+        basis = _grouped(em, wrt_shapes, basis)  # a tuple argument's tangent: a tuple
     from s2sad.ir.builder import replace_atoms
     from s2sad.ir.nodes import Block, Function
     from s2sad.ir.prims import sweep_boundary
@@ -456,18 +529,38 @@ def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
     param_kinds = dict(kinds_in)
     # kinds of the unbatched derivative: a seed has its primal's kind
     seed_kinds = dict(kinds_in)
-    for p, shape in zip(seeds, seed_shapes):
-        seed_kinds[p] = Kind("array", "f", shape) if shape else Kind("scalar", "f", ())
+    leaf_kinds = {b: Kind("array", "f", shape) if shape else Kind("scalar", "f", ())
+                  for b, shape in zip(leaf_basis, seed_shapes)}
+    for j, (p, b) in enumerate(zip(seeds, basis)):
+        # (a tuple argument's tangent, of jacfwd: the tuple of its items' bases)
+        seed_kinds[p] = leaf_kinds[b] if b in leaf_kinds else \
+            float_kind(kinds_in[ir.params[wrt[j]]])
     unbatched = infer_kinds(d, seed_kinds)
     for p, b in zip(seeds, basis):
         unbatched[b] = seed_kinds[p]
-    batching = BatchPass(flat, set(basis), n, unbatched)
+    unbatched.update(leaf_kinds)
+    batching = BatchPass(flat, set(leaf_basis) | set(basis), n, unbatched)
     batched = batching.run()
     # read the blocks out of the batched results
     em = Emitter(namer)
     nres = len(results)
     derivs = batched.body.results[nres:]
     blocks = {}
+    if mode == "jacrev" and len(in_shapes) != len(wrt_shapes):
+        # a tuple argument's cotangent is a tuple (reverse.py): its items, one row each
+        items = []
+        for t, shape in zip(derivs, wrt_shapes):
+            if not isinstance(shape, _Items):
+                items.append(t)
+                continue
+            for j in range(len(shape.shapes)):
+                if isinstance(t, Var) and t in batching.batched:
+                    item = em.call(operator.getitem, (t, Const(j)), hint="_j")
+                    batching.batched.add(item)
+                    items.append(item)
+                else:
+                    items.append(None)
+        derivs = items
     rows = out_shapes if mode == "jacfwd" else in_shapes
     cols = in_shapes if mode == "jacfwd" else out_shapes
     for a, t in enumerate(derivs):
@@ -481,11 +574,10 @@ def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
             blocks[(i, j)] = _block(em, t if seeded else None, offset, size, rows[a], shape,
                                     mode)
             offset += size
-    final = list(em.stmts)
     atoms = []
     for i in range(nres):
-        for j in range(len(wrt)):
-            atoms.append(blocks[(i, j)])
+        atoms.extend(_grouped(em, wrt_shapes, [blocks[(i, j)] for j in range(len(in_shapes))]))
+    final = list(em.stmts)
     per_out = [tuple(i * len(wrt) + j for j in range(len(wrt))) if wrt_tuple
                else i * len(wrt) for i in range(nres)]
     tree = tuple(per_out) if ir.returns_tuple else per_out[0]
@@ -544,6 +636,29 @@ def _refuse_complex_jacobian(ir, mode, wrt, kinds, kinds_in):
             f"is not one complex matrix)", ir.loc, hint)
 
 
+def _grows_lists_of_unknown_length(block, kinds: dict) -> bool:
+    """Does a loop of `block` append to a list whose length after it the kinds do not
+    tell (see kinds._exact_loop_outputs for those they do)?"""
+    for s in block.stmts:
+        if type(s) is Call:
+            continue
+        if hasattr(s, "outputs") and any(kinds.get(o, UNKNOWN).tag == "unknown"
+                                         for o in s.outputs) and _appends(s):
+            return True
+        if any(_grows_lists_of_unknown_length(b, kinds) for b in blocks_of(s)):
+            return True
+    return False
+
+
+def _appends(s) -> bool:
+    for b in blocks_of(s):
+        for st in b.stmts:
+            if (type(st) is Call and st.fn is prims.list_append) or \
+                    (type(st) is not Call and _appends(st)):
+                return True
+    return False
+
+
 def specialised_ir(func, arg_kinds: list, kw_kinds: dict):
     """base_ir, with each loop over a tuple or list argument unrolled now that its length
     is known (passes/unroll.py)."""
@@ -581,6 +696,7 @@ def derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
 
 def _derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
                    in_place: bool = True, wrt_tuple: bool = False):
+    full_mode = mode
     explain = is_explained(mode)
     mode, checkpoints = split_mode(mode)
     # arrays of another library (Dask) get functional code: nothing is updated in place
@@ -594,14 +710,30 @@ def _derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
         kinds_in[v] = kw_kinds.get(v.name, UNKNOWN)
     _check_wrt(ir, wrt, kinds_in)
     kinds = infer_kinds(ir, kinds_in)
+    if not undecided_complex.depth and any(k.tag != "unknown" for k in arg_kinds) and \
+            _grows_lists_of_unknown_length(ir.body, kinds):
+        # code for given arguments, where a list grows to a length known only at run time
+        # (appended to in a `while` loop, or a long one): what is computed from it has no
+        # dtype its kind tells, and its rules choose their complex or real branch when the
+        # code runs, not taking it for real (|fft(list)| took abs's real rule: a wrong
+        # derivative). Code for arguments of any kind (`.source` before a call) takes it real
+        with undecided_complex():
+            return derivative_ir(func, full_mode, wrt, arg_kinds, kw_kinds, in_place,
+                                 wrt_tuple)
     expanded = expand_sequence_arithmetic(ir, kinds)  # t + u of tuples known only now
     if expanded is not ir:
         ir, kinds = expanded, infer_kinds(expanded, kinds_in)
     _refuse_length_of_a_number(ir.body, kinds)
     _refuse_output_without_derivative(ir, mode, kinds)
     if mode in ("jacfwd", "jacrev"):
+        items = _sequence_output_items(ir, kinds)
+        sequence_output = items is not ir
+        if sequence_output:
+            ir, kinds = items, infer_kinds(items, kinds_in)
         _refuse_complex_jacobian(ir, mode, wrt, kinds, kinds_in)
         out, param_kinds = jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple)
+        if sequence_output:
+            out.meta["sequence_output"] = ir.meta["out_structure"]
         verify(out)
         out = hoist_views(simplify(out, param_kinds, TABLE))
         if in_place_updates:
@@ -832,6 +964,9 @@ def generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
         generic = bool(arg_kinds) and all(k.tag == "unknown" for k in arg_kinds)
         done = _numba_compiled(done, func, jit_cache, generic, arg_kinds)
     done.out_structure = output_structure(func, mode, arg_kinds)
+    if done.out_structure is None and split_mode(mode)[0] in ("jacfwd", "jacrev"):
+        # (a list computed when the code runs, returned: its items' Jacobians in a list)
+        done.out_structure = done.ir.meta.get("sequence_output")
     return done
 
 

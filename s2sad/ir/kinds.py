@@ -540,7 +540,17 @@ KIND_RULES[np.ndim] = _np_ndim_kind
 KIND_RULES[prims.print_values] = lambda a, k: Kind("object", value=None)
 KIND_RULES[prims.check_assertion] = lambda a, k: Kind("object", value=None)
 KIND_RULES[prims.format_text] = lambda a, k: OBJECT
-KIND_RULES[prims.list_append] = lambda a, k: UNKNOWN  # a list of a length known at run time
+def _list_append_kind(args, kwargs):
+    """`xs.append(v)` of a list whose items are known: one item more. Where the list's
+    length is known only at run time (appended to in a loop whose trip count is not), its
+    kind is unknown (see _infer_loop for a loop of a constant trip count)."""
+    xs, v = args
+    if xs.tag == "list":
+        return Kind("list", items=xs.items + (v,))
+    return UNKNOWN
+
+
+KIND_RULES[prims.list_append] = _list_append_kind
 # What a kind says of `isinstance(x, cls)` for the classes a kind can tell apart: True,
 # False, or None (not decided: tested when the code runs). A kind does not tell float from
 # np.float32 numbers, nor int from np.int64 or bool, nor a 0-d array from a NumPy number
@@ -742,6 +752,7 @@ def infer_stmt(s, kinds: dict, known: dict | None = None):
         case ForRange(index=i, params=ps, inits=inits, body=body, outputs=outs):
             kinds[i] = INT
             _infer_loop(ps, inits, [body], body, outs, kinds, known)
+            _exact_loop_outputs(s, kinds, known)
         case While(params=ps, inits=inits, cond=cond, body=body, outputs=outs):
             _infer_loop(ps, inits, [cond, body], body, outs, kinds, known)
 
@@ -765,6 +776,55 @@ def _infer_loop(params, inits, blocks, body, outs, kinds, known=None):
             infer_block(b, kinds, known)
     for o, k in zip(outs, current):
         kinds[o] = k
+
+
+# a loop of at most this many iterations, known while compiling, is followed iteration by
+# iteration for the kinds of what it builds (see _exact_loop_outputs)
+EXACT_TRIPS = 64
+
+
+def _trip_count(s: ForRange) -> int | None:
+    bounds = []
+    for a in (s.start, s.stop, s.step):
+        k = atom_kind(a, {}) if type(a) is not Var else UNKNOWN
+        if not (k.known and type(k.value) is int):
+            return None
+        bounds.append(k.value)
+    if bounds[2] == 0:
+        return None
+    return len(range(*bounds))
+
+
+def _exact_loop_outputs(s: ForRange, kinds: dict, known=None):
+    """The outputs of a loop of a constant trip count whose kinds the fixed point lost (a
+    list grown by `append` in a comprehension, `[x for i in range(4)]`: a list of 4 items of
+    x's kind), followed iteration by iteration. Their kinds inside the loop stay the joined
+    ones (the body is one code for every iteration)."""
+    if s.over is not None or not any(kinds.get(o, UNKNOWN).tag == "unknown"
+                                     for o in s.outputs):
+        return
+    if known is not None and all(o in known for o in s.outputs):
+        # (the primal's loop, in a derivative's IR: its body's kinds are the joined ones)
+        for o in s.outputs:
+            if kinds.get(o, UNKNOWN).tag == "unknown":
+                kinds[o] = known[o]
+        return
+    n = _trip_count(s)
+    if n is None or n > EXACT_TRIPS:
+        return
+    joined = [kinds[p] for p in s.params]
+    current = [_forget_value(atom_kind(a, kinds)) for a in s.inits]
+    for _ in range(n):
+        for p, k in zip(s.params, current):
+            kinds[p] = k
+        infer_block(s.body, kinds, known)
+        current = [_forget_value(atom_kind(r, kinds)) for r in s.body.results]
+    for p, k in zip(s.params, joined):  # the body's kinds: those of every iteration
+        kinds[p] = k
+    infer_block(s.body, kinds, known)
+    for o, k in zip(s.outputs, current):
+        if kinds.get(o, UNKNOWN).tag == "unknown" and k.tag == "list":
+            kinds[o] = k
 
 
 def _forget_value(k: Kind) -> Kind:

@@ -103,6 +103,7 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
             b = bars.get(p)
             b = materialize(rev, zero(self.kind(p)) if b is None else b, self.kind(p), p,
                             hint_of(p) + "_bar")
+            b = self.structured(b, self.kind(p), rev, hint_of(p) + "_bar")
             outs.append(self.match_scalar(b, p, rev))
         stmts = list(self.tapes) + list(body_stmts)
         boundary = Call(self.namer.fresh("_sweep"), prims.sweep_boundary, ())
@@ -113,6 +114,32 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
                                                                  tuple(results + outs)),
                         fn.returns_tuple, fn.kwonly, (), fn.loc, fn.source_lines,
                         fn.first_line, meta)
+
+    def structured(self, b, k, em, hint: str):
+        """The cotangent `b` of a tuple or list argument of kind `k` with the argument's
+        structure: a tuple stays a tuple, a list a list, each item's cotangent of the item's
+        shape (a Python-number item's a number). Inside, a sequence's cotangent is anything
+        whose items are the items' cotangents (np.stack's VJP gives one stacked array, that
+        of np.concatenate a list for a tuple); the caller gets the structure, as in JAX."""
+        if k.tag not in ("tuple", "list"):
+            return b
+        kb = self.kind(b)
+        if kb.tag == k.tag and len(kb.items) == len(k.items) and all(
+                ib.tag == ik.tag and (ik.tag not in ("tuple", "list") or ib == ik)
+                for ib, ik in zip(kb.items, k.items)):
+            return b  # (already an item-by-item cotangent of the argument's structure)
+        parts = []
+        for i, ki in enumerate(k.items):
+            if not ki.is_float:
+                parts.append(Const(None))
+                continue
+            item = em.call(operator.getitem, (b, Const(i)), hint="_" + hint)
+            ik = self.kind(item)
+            if ki.tag == "scalar" and ik.tag == "array" and ik.shape == ():
+                item = em.call(operator.getitem, (item, Const(())), hint="_" + hint)
+            parts.append(self.structured(item, ki, em, "_" + hint))
+        make = prims.make_tuple if k.tag == "tuple" else prims.make_list
+        return em.call(make, parts, hint=hint)
 
     def match_scalar(self, b, p, em):
         """A Python-scalar parameter gets a scalar cotangent, not a 0-d array."""

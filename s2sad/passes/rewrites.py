@@ -225,7 +225,8 @@ class Rewrites:
                 isinstance(args[1], Const) and type(args[1].value) is int:
             # an item of a tuple built here: the item itself
             d = self.defining(args[0], out)
-            if d is not None and d.fn is prims.make_tuple and not d.kwargs and \
+            if d is not None and (d.fn is prims.make_tuple or (
+                    d.fn is prims.make_list and t not in self.primal)) and not d.kwargs and \
                     -len(d.args) <= args[1].value < len(d.args):
                 item = d.args[args[1].value]
                 if t not in self.primal and isinstance(item, Var) and \
@@ -235,6 +236,27 @@ class Rewrites:
                     # vanish (svd's through u when only s is used), not computed with zeros
                     return zero(self.kind(item))
                 return item
+        if (fn is prims.make_tuple or fn is prims.make_list) and args and not s.kwargs and \
+                t not in self.primal:
+            # (x[0], x[1], ..., x[n - 1]) of a tuple x of n items: x itself (a cotangent
+            # given its argument's structure, see reverse.py's `structured`, that has it)
+            src = self.rebuilt_from(args, out)
+            if src is not None:
+                ks = self.kind(src)
+                if ks.tag == ("tuple" if fn is prims.make_tuple else "list") and \
+                        len(ks.items) == len(args):
+                    return src
+            # [a[0] + b[0], ..., a[n-1] + b[n-1]] of two arrays a and b of one shape (n, ...)
+            # (a list's cotangent summed item by item, where both parts are arrays): a + b
+            pair = self.summed_items(args, out)
+            if pair is not None:
+                ka, kb = self.kind(pair[0]), self.kind(pair[1])
+                if ka.tag == kb.tag == "array" and ka.shape is not None and \
+                        ka.shape == kb.shape and ka.shape[:1] == (len(args),):
+                    self.kinds[t] = ka.__class__("array", "c" if "c" in (
+                        ka.dtype, kb.dtype) else "f", ka.shape)
+                    out.append(Call(t, operator.add, pair, (), s.loc))
+                    return t
         if fn in ADDS and len(args) == 2 and not s.kwargs:
             # zeros + v -> v (a tuple's cotangent starts as zeros for the items not read)
             for z, other in ((args[0], args[1]), (args[1], args[0])):
@@ -994,6 +1016,44 @@ class Rewrites:
             return self.surely_real(d.args[0], out, depth + 1)
         return True
 
+    def summed_items(self, items, out):
+        """(a, b) where `items` are a[0] + b[0], a[1] + b[1], ... in order, else None."""
+        pair = None
+        for i, x in enumerate(items):
+            d = self.defining(x, out) if type(x) is Var else None
+            if d is None or d.fn not in ADDS or len(d.args) != 2 or d.kwargs:
+                return None
+            srcs = self.rebuilt_from_at(d.args, i, out)
+            if srcs is None or (pair is not None and srcs != pair):
+                return None
+            pair = srcs
+        return pair
+
+    def rebuilt_from_at(self, operands, i: int, out):
+        """(a, b) where `operands` are a[i] and b[i], else None."""
+        found = []
+        for a in operands:
+            d = self.defining(a, out) if type(a) is Var else None
+            if d is None or d.fn is not operator.getitem or len(d.args) != 2 or d.kwargs or \
+                    type(d.args[1]) is not Const or type(d.args[1].value) is not int or \
+                    d.args[1].value != i or type(d.args[0]) is not Var:
+                return None
+            found.append(d.args[0])
+        return tuple(found)
+
+    def rebuilt_from(self, items, out):
+        """The variable x where `items` are x[0], x[1], ..., x[n - 1] in order, else None."""
+        src = None
+        for i, a in enumerate(items):
+            d = self.defining(a, out) if type(a) is Var else None
+            if d is None or d.fn is not operator.getitem or len(d.args) != 2 or d.kwargs or \
+                    type(d.args[1]) is not Const or type(d.args[1].value) is not int or \
+                    d.args[1].value != i or type(d.args[0]) is not Var or \
+                    (src is not None and d.args[0] is not src):
+                return None
+            src = d.args[0]
+        return src
+
     def defining(self, v, out):
         """The statement of the block being built (`out`) that defines `v`, if any."""
         d = out.defs.get(v)
@@ -1017,8 +1077,8 @@ def _dispatch_table() -> dict:
     of them otherwise; constants, zeros and known values are `rewrite`'s, for every call."""
     r = Rewrites
     applies = [
-        (r.rewrite_operands, {np.real, prims.index_add, operator.getitem, operator.pow} |
-         ADDS | SUBS | MULS | DIVS),
+        (r.rewrite_operands, {np.real, prims.index_add, operator.getitem, operator.pow,
+                              prims.make_tuple, prims.make_list} | ADDS | SUBS | MULS | DIVS),
         (r.rewrite_broadcasts, ELEMENTWISE2 | ADDS | {np.sum, np.mean, prims.zeros_like} |
          {f for f in vars(np).values() if _is_plain_ufunc(f)}),
         (r.rewrite_shapes, {np.reshape, np.expand_dims, operator.getitem, prims.sum_to_shape,

@@ -6,9 +6,10 @@ IR as `operator.add(t, u)`, whose rules are the arithmetic ones: differentiated 
 it would be silently wrong. Once the kinds are known, each such call becomes the items
 read one by one and put in a new tuple or list, whose derivatives follow item by item.
 
-A tuple or list of numbers given to a NumPy function is read by NumPy as an array; the
-rules compute with their operands (`2.0 * x` for np.square), which a list is not: such an
-operand is converted with np.asarray first, whose derivative goes back item by item.
+A tuple or list of numbers, or of arrays of one shape, given to a NumPy function is read by
+NumPy as an array; the rules compute with their operands (`2.0 * x` for np.square), which a
+list is not: such an operand is converted with np.asarray first, whose derivative goes back
+item by item (not for the functions that read it item by item: np.stack, np.concatenate...).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ import numpy as np
 
 from s2sad.errors import UnsupportedSyntaxError
 from s2sad.ir import prims
-from s2sad.ir.builder import Namer, replace_body
-from s2sad.ir.kinds import UNKNOWN, atom_kind
+from s2sad.ir.builder import Namer, hint_of, replace_body
+from s2sad.ir.kinds import UNKNOWN, Kind, atom_kind
 from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While, blocks_of
 
 SEQUENCES = ("tuple", "list")
@@ -31,9 +32,33 @@ def expand_sequence_arithmetic(fn: Function, kinds: dict) -> Function:
     """`fn` with each `+` of two tuples (or lists) and each `*` of one by an int written
     item by item, and each tuple or list of numbers given to a NumPy function converted
     to an array; `fn` itself when there is none."""
+    grown = _grown_lists(fn.body, kinds, set())
+    if grown:  # (for this pass only: the caller infers the kinds of its result again)
+        kinds = dict(kinds)
+        kinds.update(dict.fromkeys(grown, GROWN))
     if not _any(fn.body, kinds):
         return fn
     return replace_body(fn, _block(fn.body, kinds, Namer.for_function(fn)))
+
+
+# the kind this pass gives a list appended to in a loop, to a length the kinds do not tell
+# (a `while` loop): NumPy reads it as one array too, where its items have one shape
+GROWN = Kind("list", items=(), view=("grown",))
+
+
+def _grown_lists(b: Block, kinds: dict, out: set) -> set:
+    """The outputs of loops that append to a list of a length the kinds do not tell."""
+    for s in b.stmts:
+        if type(s) is Call:
+            continue
+        if type(s) in (ForRange, While):
+            for init, o in zip(s.inits, s.outputs):
+                if kinds.get(o, UNKNOWN).tag == "unknown" and \
+                        atom_kind(init, kinds).tag == "list":
+                    out.add(o)
+        for inner in blocks_of(s):
+            _grown_lists(inner, kinds, out)
+    return out
 
 
 # NumPy functions that read a sequence as it is (conversions, shape readers)
@@ -46,6 +71,39 @@ def _numbers(k) -> bool:
     shape or an index)."""
     return k.tag in SEQUENCES and bool(k.items) and \
         all(i.tag == "scalar" and i.dtype in ("f", "c") for i in k.items)
+
+
+# NumPy functions that read a tuple or list of arrays item by item (joined, or each an
+# operand): given one, they are not given the array NumPy would make of it
+_ITEM_BY_ITEM = frozenset({np.stack, np.concatenate, np.vstack, np.hstack, np.dstack,
+                           np.column_stack, np.block, np.linalg.multi_dot, np.select,
+                           np.piecewise, np.einsum, np.broadcast_arrays, np.meshgrid,
+                           np.lexsort})
+
+
+def _arrays(k) -> bool:
+    """A tuple or list of float or complex arrays (and numbers) of one known shape: NumPy
+    reads it as one array of one more axis."""
+    if k.tag not in SEQUENCES or not k.items:
+        return False
+    shapes = set()
+    for i in k.items:
+        if i.tag not in ("scalar", "array") or i.dtype not in ("f", "c") or \
+                i.static_shape is None or i.family:
+            return False
+        shapes.add(i.static_shape)
+    return len(shapes) == 1 and shapes != {()}
+
+
+def _converted(k, fn) -> bool:
+    """Is a value of kind `k` given to the NumPy function `fn` converted by np.asarray
+    first: numbers, or arrays of one shape where `fn` reads it as one array."""
+    if _numbers(k):
+        return True
+    try:
+        return (k is GROWN or _arrays(k)) and fn not in _ITEM_BY_ITEM
+    except TypeError:  # (unhashable)
+        return False
 
 
 def _is_numpy_function(fn) -> bool:
@@ -74,7 +132,7 @@ def _sequence_operands(s, kinds: dict) -> bool:
 
 def _numbers_given_to_numpy(s: Call, kinds: dict) -> bool:
     return _is_numpy_function(s.fn) and \
-        any(type(a) is Var and _numbers(atom_kind(a, kinds))
+        any(type(a) is Var and _converted(atom_kind(a, kinds), s.fn)
             for a in list(s.args) + [a for _, a in s.kwargs])
 
 
@@ -87,6 +145,7 @@ def _is_sequence_arithmetic(s, kinds: dict) -> bool:
     a, b = s.args
     ka = kinds.get(a, UNKNOWN) if type(a) is Var else atom_kind(a, kinds)
     kb = kinds.get(b, UNKNOWN) if type(b) is Var else atom_kind(b, kinds)
+    ka, kb = (UNKNOWN if ka is GROWN else ka), (UNKNOWN if kb is GROWN else kb)
     if ka.tag not in SEQUENCES and kb.tag not in SEQUENCES:
         return False
     other = kb if ka.tag in SEQUENCES else ka
@@ -166,14 +225,15 @@ def _expand(s: Call, kinds: dict, namer: Namer, out: list) -> None:
 
 
 def _as_arrays(s: Call, kinds: dict, namer: Namer, out: list) -> Call:
-    """`s` with each tuple or list of numbers it reads converted by np.asarray first."""
+    """`s` with each tuple or list of numbers (or of arrays of one shape) it reads
+    converted by np.asarray first."""
     done: dict = {}
 
     def array(a):
-        if type(a) is not Var or not _numbers(atom_kind(a, kinds)):
+        if type(a) is not Var or not _converted(atom_kind(a, kinds), s.fn):
             return a
         if a not in done:
-            done[a] = namer.fresh(f"{a.name}_array")
+            done[a] = namer.fresh(f"{hint_of(a)}_array")
             out.append(Call(done[a], np.asarray, (a,), (), s.loc))
         return done[a]
 

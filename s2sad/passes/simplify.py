@@ -196,7 +196,12 @@ class Simplifier(Rewrites):
                 # an output equal in both branches needs no merge
                 keep = []
                 for i, (o, a, b2) in enumerate(zip(outs, then.results, orelse.results)):
-                    if a == b2 and not (isinstance(a, Var) and _defined_in(a, then, orelse)):
+                    if a == b2:
+                        # (symbolic zeros are equal whatever variable gives their shape:
+                        # one shaped by a variable of a branch cannot leave it)
+                        a = next((x for x in (a, b2) if not _branch_local(x, then, orelse)),
+                                 None)
+                    if a is not None and a == b2:
                         sub[o] = a
                         self.changed = True
                     else:
@@ -472,6 +477,23 @@ def _sub(a, sub):
     while isinstance(a, Var) and a in sub:
         a = sub[a]
     return a
+
+
+def _branch_local(x, then: Block, orelse: Block) -> bool:
+    """Is `x` a variable defined in one of the branches, or a symbolic zero shaped like
+    one (see prims.ZeroValue.like)? It cannot stand for the If's output outside it."""
+    if is_zero(x):
+        x = x.value.like
+    return isinstance(x, Var) and _defined_within(x, (then, orelse))
+
+
+def _defined_within(v, blocks) -> bool:
+    """Is `v` defined by a statement of `blocks`, at any depth?"""
+    for b in blocks:
+        for s in b.stmts:
+            if v in s.defs or (type(s) is not Call and _defined_within(v, blocks_of(s))):
+                return True
+    return False
 
 
 def _defined_in(v, *blocks) -> bool:
