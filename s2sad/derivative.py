@@ -972,7 +972,11 @@ class Derivative(_Generic[P, Out]):
                 table.clear()
                 ref = functools.partial(lambda o: o, obj)
             hit = self._bound[id(obj)] = (ref, bound)
-        return hit[1](*pos[1:], **kw)
+        rest = pos[1:]
+        if rest and getattr(getattr(self.func, "__code__", None), "co_flags", 0) & \
+                inspect.CO_VARARGS and isinstance(rest[-1], tuple):
+            rest = rest[:-1] + list(rest[-1])  # (the method's *args, packed by _bind)
+        return hit[1](*rest, **kw)
 
     def _install_dispatcher(self) -> None:
         """Generate the dispatcher: the guards, then cheap type/shape tests of recent

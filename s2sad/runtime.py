@@ -11,6 +11,7 @@ from s2sad.ir.prims import (
     as_list,
     batch_loop,
     broadcast_like,
+    check_scalar_output,
     derivative_dtype,
     fresh_copy,
     index_add,
@@ -37,6 +38,7 @@ from s2sad.ir.prims import (
 
 __all__ = [
     "Grown", "as_list", "list_append", "add_inplace", "batch_loop", "broadcast_like",
+    "check_scalar_output",
     "derivative_dtype", "fresh_copy", "index_add",
     "index_add_at", "index_add_functional", "index_add_inplace", "index_update",
     "index_update_functional", "index_update_inplace", "mul_inplace",

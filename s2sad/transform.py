@@ -767,7 +767,13 @@ def _derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
             param_kinds[sp] = float_kind(kinds.get(r, UNKNOWN) if hasattr(r, "name") and
                                           not hasattr(r, "value") else kind_of_value(r.value))
         if mode in ("grad", "value_and_grad"):
-            out = _seed_with_one(out, keep_value=mode == "value_and_grad", shape=seed_shape)
+            k = kinds.get(results[0], UNKNOWN) if isinstance(results[0], Var) else None
+            # an output whose kind does not say it is one number (what an unreadable call
+            # returned) is checked where the code runs: a gradient of an array output, its
+            # entries summed silently, is not one
+            checked = k is not None and k.tag not in ("scalar",) and not seed_shape
+            out = _seed_with_one(out, keep_value=mode == "value_and_grad", shape=seed_shape,
+                                 check=checked)
     if VERIFY_EACH_PASS:
         verify(out)
     if explain:  # every step kept and named: no pass below merges or reorders steps
@@ -909,11 +915,22 @@ def _scalar_output_shape(ir, mode, kinds, generic: bool = False) -> tuple:
     return tuple(k.shape) if one_entry else ()
 
 
-def _seed_with_one(fn, keep_value: bool, shape: tuple = ()):
-    """The gradient's seed is 1 (ones of the output's shape for an output of one entry)."""
+def _seed_with_one(fn, keep_value: bool, shape: tuple = (), check: bool = False):
+    """The gradient's seed is 1 (ones of the output's shape for an output of one entry);
+    `check`: the output is checked to be one real number where the code runs."""
     from s2sad.ir.builder import Namer, replace_atoms
     from s2sad.ir.nodes import Block, Call, Const, Function
 
+    if check and isinstance(fn.body.results[0], Var):
+        stmts = list(fn.body.stmts)
+        at = next((i for i, st in enumerate(stmts) if isinstance(st, Call) and
+                   st.fn is prims.sweep_boundary), len(stmts))
+        checked = Namer.for_function(fn).fresh("_checked")
+        stmts.insert(at, Call(checked, prims.check_scalar_output, (fn.body.results[0],), (),
+                              fn.loc))
+        fn = Function(fn.name, fn.params, Block(tuple(stmts), fn.body.results),
+                      fn.returns_tuple, fn.kwonly, fn.defaults, fn.loc, fn.source_lines,
+                      fn.first_line, fn.meta)
     seeds = fn.meta["seed_params"]
     if shape:
         ones = Namer.for_function(fn).fresh("out_bar")

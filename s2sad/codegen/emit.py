@@ -230,7 +230,8 @@ class Emitter(ExpressionEmitter):
         if isinstance(fn, prims.Opaque) and self.effect_stmt(s, indent):
             return
         node = self.call_expr(fn, args, kw)
-        if fn in (prims.tape_push, prims.print_values, np.random.seed, prims.revolve.snapshot) \
+        if fn in (prims.tape_push, prims.print_values, np.random.seed, prims.revolve.snapshot,
+                  prims.check_scalar_output) \
                 or (isinstance(fn, prims.Opaque) and fn.effect_only and self.pos.count(t) == 0):
             self.out(indent, self.src(node))
         else:

@@ -51,6 +51,7 @@ def _index():
 
 
 RUNTIME_NAMES = {
+    prims.check_scalar_output: "check_scalar_output",
     prims.unbroadcast: "unbroadcast",
     prims.sum_to_shape: "sum_to_shape",
     prims.broadcast_like: "broadcast_like",

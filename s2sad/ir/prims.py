@@ -784,7 +784,19 @@ class _OpaqueCalls:
 
 OPAQUE_CALLS = _OpaqueCalls()
 
+def check_scalar_output(value):
+    """A gradient's output is one real number: checked where the code runs where its kind
+    did not say (a value a call the compiler could not read returned)."""
+    if np.size(value) != 1 or np.iscomplexobj(value):
+        raise ValueError(
+            f"grad needs a function with one real output, but it returned "
+            f"{'a complex value' if np.iscomplexobj(value) else 'an array'} of shape "
+            f"{np.shape(value)}: use s2sad.vjp for a vector-Jacobian product, or "
+            "s2sad.jacrev for the whole Jacobian")
+
+
 EFFECTFUL = frozenset({revolve.checkpoints, revolve.snapshot, revolve.restore,
                        tape_push, tape_pop, tape_next, sweep_boundary, index_add_inplace,
                        index_add_at, index_update_inplace, add_inplace, mul_inplace,
-                       print_values, check_assertion, OPAQUE_CALLS}) | RANDOM_DRAWS
+                       print_values, check_assertion, check_scalar_output,
+                       OPAQUE_CALLS}) | RANDOM_DRAWS
