@@ -27,16 +27,15 @@ from s2sad.frontend.normalize import (
 )
 from s2sad.frontend.source import parse_function
 from s2sad.frontend.values import (
-    VIEW_FNS,
     Abort,
     Record,
     Scope,
     Static,
     StaticDict,
     StaticSeq,
-    creates_array,
 )
 from s2sad.ir import prims
+from s2sad.ir.aliasing import VIEW_FNS, creates_array
 from s2sad.ir.nodes import Block, Call, Const, Function, Var
 
 # the names lift_loop_returns gives its flag and value (which no user's name can be), as

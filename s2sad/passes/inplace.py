@@ -13,18 +13,11 @@ import operator
 import numpy as np
 
 from s2sad.ir import prims
+from s2sad.ir.aliasing import holds_operand
 from s2sad.ir.builder import block_vars
 from s2sad.ir.kinds import UNKNOWN, atom_kind, infer_kinds
 from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While, atoms_of, blocks_of
 
-VIEW_FNS = {
-    operator.getitem, np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis,
-    np.expand_dims, np.squeeze, np.broadcast_to, np.asarray, prims.broadcast_like,
-    prims.Attr("T"), prims.Attr("real"), prims.Attr("imag"),
-}
-# statements that keep a reference to their operand (a tuple, a tape): a later in-place
-# update would change what they hold
-RETAINING = {prims.make_tuple, prims.make_list, prims.tape_push}
 FRESH_FNS = {
     np.zeros, np.empty, prims.zeros_like, prims.index_add, prims.index_add_inplace,
     prims.index_add_at, prims.index_update, prims.index_update_inplace, np.copy, np.array,
@@ -194,9 +187,10 @@ class _InPlace:
                 continue
             st = b.stmts[j]
             if isinstance(st, Call) and acc in st.args:
-                view = (st.fn in VIEW_FNS and atom_kind(st.target, kinds).tag != "scalar") or \
-                    st.fn in RETAINING
-                if j > k or view or st.fn in prims.EFFECTFUL:
+                # (a result that holds acc, as a view of it, sees the update)
+                if j > k or st.fn in prims.EFFECTFUL or \
+                        atom_kind(st.target, kinds).tag != "scalar" and \
+                        any(a == acc and holds_operand(st.fn, i) for i, a in enumerate(st.args)):
                     return False
                 seen += atoms_of(st).count(acc)
             else:
