@@ -7,8 +7,10 @@ instead, so that they need only NumPy. Each helper is defined in `s2sad.ir.prims
 
 from s2sad.ir.prims import (
     Grown,
+    add_cotangents,
     add_inplace,
     as_list,
+    batch_jvp,
     batch_loop,
     broadcast_like,
     derivative_dtype,
@@ -36,8 +38,8 @@ from s2sad.ir.prims import (
 )
 
 __all__ = [
-    "Grown", "as_list", "list_append", "add_inplace", "batch_loop", "broadcast_like",
-    "derivative_dtype", "fresh_copy", "index_add",
+    "Grown", "as_list", "list_append", "add_cotangents", "add_inplace", "batch_jvp",
+    "batch_loop", "broadcast_like", "derivative_dtype", "fresh_copy", "index_add",
     "index_add_at", "index_add_functional", "index_add_inplace", "index_update",
     "index_update_functional", "index_update_inplace", "mul_inplace",
     "new_tape", "ones_like_output", "prod_others", "sum_to_shape", "take_slot", "tape_next",

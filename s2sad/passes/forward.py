@@ -132,6 +132,9 @@ class ForwardPass:
         self.active = active_vars(fn, self.wrt_params, kinds, table)
         self.namer = Namer.for_function(fn)
         self.tan: dict = {}
+        # a recursive call's (value, tangent) pair -> its number of primal arguments (a
+        # vectorised Jacobian computes the value once: passes/batch.py)
+        self.jvp_pairs: dict = {}
 
     def kind(self, a):
         return atom_kind(a, self.kinds)
@@ -150,7 +153,8 @@ class ForwardPass:
         results = list(self.fn.body.results)
         tans = [materialize(em, self.tangent(r), self.kind(r), r, hint_of(r) + "_dot")
                 for r in results]
-        meta = {"mode": "jvp", "n_primal": len(results), "tangent_params": tparams}
+        meta = {"mode": "jvp", "n_primal": len(results), "tangent_params": tparams,
+                "jvp_pairs": self.jvp_pairs}
         fn = self.fn
         out = Function(fn.name, fn.params + tuple(tparams),
                        Block(tuple(em.stmts), tuple(results + tans)), fn.returns_tuple,
@@ -184,6 +188,7 @@ class ForwardPass:
         tans = [materialize(em, self.tangent(s.args[i]), self.kind(s.args[i]), s.args[i],
                             hint_of(s.args[i]) + "_dot") for i in act]
         pair = em.call(d, tuple(s.args) + tuple(tans), s.kwargs, hint="_pair", loc=s.loc)
+        self.jvp_pairs[pair] = len(s.args)
         em.add(Call(s.target, operator.getitem, (pair, Const(0)), (), s.loc))
         self.tan[s.target] = em.call(operator.getitem, (pair, Const(1)),
                                      hint=hint_of(s.target) + "_dot", loc=s.loc)

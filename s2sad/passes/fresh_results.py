@@ -85,8 +85,8 @@ def fresh_results(fn: Function, param_kinds: dict, closure_sweep: bool) -> Funct
             k = state["kinds"].get(r, UNKNOWN)
         if isinstance(r, Const):
             copier = np.copy
-        elif k is not None and k.tag == "scalar":
-            return r  # a Python or NumPy scalar is immutable
+        elif k is not None and (k.tag == "scalar" or k.lazy):
+            return r  # a Python or NumPy scalar is immutable, and so is a Dask array
         elif k is not None and k.tag == "array" and k.shape is not None:
             copier = np.copy
         else:

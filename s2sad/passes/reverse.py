@@ -74,6 +74,9 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
         # cotangent atom -> the np.where selections it flows from: [(condition, branch)]
         self.masks: dict = {}
         self.exact_readers: set = set()
+        # the sums of two cotangents of one value: both have its shape, known or not (the
+        # simplifier may make such a sum one scatter, see rewrites.same_shape)
+        self.cotangent_sums: set = set()
         # JAX's convention: the cotangent of a real value is real (the real part of what
         # complex arithmetic sends it); only a function with complex values needs the check
         self.has_complex = any(_complex(k) for k in kinds.values())
@@ -108,7 +111,8 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
         boundary = Call(self.namer.fresh("_sweep"), prims.sweep_boundary, ())
         stmts += [boundary] + self.readers + rev.stmts
         meta = {"mode": "vjp", "n_primal": len(results), "seed_params": tuple(seeds),
-                "exact_readers": frozenset(self.exact_readers)}
+                "exact_readers": frozenset(self.exact_readers),
+                "cotangent_sums": frozenset(self.cotangent_sums)}
         return Function(fn.name, fn.params + tuple(seeds), Block(tuple(stmts),
                                                                  tuple(results + outs)),
                         fn.returns_tuple, fn.kwonly, (), fn.loc, fn.source_lines,
@@ -233,7 +237,9 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
             if loc is None:
                 loc = next((s.loc for s in reversed(em.stmts) if getattr(s, "loc", None)),
                            None)
-            return em.call(operator.add, (a, b), hint=hint, loc=loc)
+            total = em.call(operator.add, (a, b), hint=hint, loc=loc)
+            self.cotangent_sums.add(total)
+            return total
         parts = []
         for i, ki in enumerate(k.items):
             if not ki.is_float:

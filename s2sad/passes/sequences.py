@@ -6,9 +6,10 @@ IR as `operator.add(t, u)`, whose rules are the arithmetic ones: differentiated 
 it would be silently wrong. Once the kinds are known, each such call becomes the items
 read one by one and put in a new tuple or list, whose derivatives follow item by item.
 
-A tuple or list of numbers given to a NumPy function is read by NumPy as an array; the
-rules compute with their operands (`2.0 * x` for np.square), which a list is not: such an
-operand is converted with np.asarray first, whose derivative goes back item by item.
+A tuple or list of numbers (or of arrays of one shape) given to a NumPy function is read by
+NumPy as an array; the rules compute with their operands (`2.0 * x` for np.square, `a == m`
+for np.max), which a list is not: such an operand is converted with np.asarray first, whose
+derivative goes back item by item.
 """
 
 from __future__ import annotations
@@ -41,11 +42,24 @@ _AS_GIVEN = frozenset({np.asarray, np.array, np.asanyarray, np.ascontiguousarray
                        np.ndim, np.size})
 
 
-def _numbers(k) -> bool:
-    """A tuple or list of float or complex numbers (one of ints is left alone: an axis, a
-    shape or an index)."""
-    return k.tag in SEQUENCES and bool(k.items) and \
-        all(i.tag == "scalar" and i.dtype in ("f", "c") for i in k.items)
+# ... and those that read a sequence of arrays item by item (stacking it first would be
+# another pass over the data, and their rules take the sequence as it is)
+_SEQUENCE_READERS = frozenset({np.stack, np.concatenate, np.vstack, np.hstack, np.dstack,
+                               np.column_stack, np.block, np.einsum, np.broadcast_arrays,
+                               np.meshgrid, np.linalg.multi_dot, np.append})
+
+
+def _numbers(k, arrays: bool = True) -> bool:
+    """A tuple or list of float or complex numbers, or of float or complex arrays of one
+    shape, which NumPy stacks (one of ints is left alone: an axis, a shape or an index)."""
+    if k.tag not in SEQUENCES or not k.items:
+        return False
+    first = k.items[0]
+    if first.tag == "scalar":
+        return all(i.tag == "scalar" and i.dtype in ("f", "c") for i in k.items)
+    return arrays and first.tag == "array" and first.shape is not None and \
+        all(i.tag == "array" and i.dtype in ("f", "c") and i.shape == first.shape
+            for i in k.items)
 
 
 def _is_numpy_function(fn) -> bool:
@@ -73,9 +87,19 @@ def _sequence_operands(s, kinds: dict) -> bool:
 
 
 def _numbers_given_to_numpy(s: Call, kinds: dict) -> bool:
-    return _is_numpy_function(s.fn) and \
-        any(type(a) is Var and _numbers(atom_kind(a, kinds))
-            for a in list(s.args) + [a for _, a in s.kwargs])
+    if not _is_numpy_function(s.fn):
+        return False
+    arrays = _reads_arrays_stacked(s.fn)
+    return any(type(a) is Var and _numbers(atom_kind(a, kinds), arrays)
+               for a in list(s.args) + [a for _, a in s.kwargs])
+
+
+def _reads_arrays_stacked(fn) -> bool:
+    """Does `fn` read a list of arrays as the array NumPy stacks of it?"""
+    try:
+        return fn not in _SEQUENCE_READERS
+    except TypeError:  # unhashable
+        return False
 
 
 def _is_sequence_arithmetic(s, kinds: dict) -> bool:
@@ -168,9 +192,10 @@ def _expand(s: Call, kinds: dict, namer: Namer, out: list) -> None:
 def _as_arrays(s: Call, kinds: dict, namer: Namer, out: list) -> Call:
     """`s` with each tuple or list of numbers it reads converted by np.asarray first."""
     done: dict = {}
+    arrays = _reads_arrays_stacked(s.fn)
 
     def array(a):
-        if type(a) is not Var or not _numbers(atom_kind(a, kinds)):
+        if type(a) is not Var or not _numbers(atom_kind(a, kinds), arrays):
             return a
         if a not in done:
             done[a] = namer.fresh(f"{a.name}_array")
