@@ -93,8 +93,7 @@ class ExpressionEmitter:
         if isinstance(v, np.generic) and v.dtype.kind in "iufc":
             # a NumPy number keeps its type: unlike a Python number, it is not weak in
             # NumPy's promotion (float32 * np.float64(2.0) is float64, float32 * 2.0 is not)
-            scalar = self.call_expr(type(v), [Const(v.item())], [])
-            return scalar
+            return self.call_expr(type(v), [Const(v.item())], [])
         if isinstance(v, np.generic) and v.dtype.kind == "b":
             v = v.item()
         if isinstance(v, (int, float)):
