@@ -890,6 +890,8 @@ class Rewrites:
         if same_shape(ka, kt) or (ka.static_shape is not None and
                                   ka.static_shape == kt.static_shape):
             return a
+        if all(_a_number_zero(x.value) for x in s.args if is_zero(x)):
+            return a  # a number's zero broadcasts nothing (the tangent of 1.0 in 1.0 / x)
         if kt.tag == "array" and kt.shape is not None:
             return self.new_call(np.broadcast_to, (a, Const(kt.shape)), s.target.name, out, s.loc)
         # unknown shapes: keep the operation with a concrete zero operand, made like the
@@ -1000,6 +1002,15 @@ class Rewrites:
         if self._reads is not None:
             self._reads.append((v, d))
         return d
+
+
+def _a_number_zero(z) -> bool:
+    """Is the symbolic zero `z` made concrete as a number (see concrete_zero), which
+    broadcasts nothing: no array of a known shape, no value whose shape it takes?"""
+    k = z.kind
+    if k.tag == "array" and k.shape is not None:
+        return k.shape == ()
+    return z.like is None or k.tag == "scalar"
 
 
 def folded(val, s: Call, primal) -> object:
