@@ -616,3 +616,23 @@ def test_dtypes_of_primal_and_derivatives_are_numpys(f):
     assert out.dtype == expected.dtype
     (bar,) = pullback(np.ones_like(expected))
     assert bar.dtype == np.float32  # a cotangent has its argument's precision
+
+
+def cubed_through_recursion(x):
+    return np.sum(rec(x, 1) ** 3)
+
+
+def test_a_second_derivative_through_a_recursion_is_refused_as_such():
+    """A second derivative needs a derivative of the derivative the recursive call makes,
+    which has no rule: refused with what to do, not with advice to register a rule."""
+    x = np.array([0.3, 0.5])
+    attempts = [lambda: s2sad.hessian(cubed_through_recursion)(x),
+                lambda: s2sad.hvp(cubed_through_recursion)(x, np.ones(2)),
+                lambda: s2sad.jacfwd(s2sad.grad(cubed_through_recursion))(x),
+                lambda: s2sad.jacrev(s2sad.grad(cubed_through_recursion))(x)]
+    for attempt in attempts:
+        with pytest.raises(s2sad.S2SADError, match="second derivative through a recursive") \
+                as info:
+            attempt()
+        assert "defjvp" not in str(info.value) and "defvjp" not in str(info.value)
+        assert info.value.lineno is not None

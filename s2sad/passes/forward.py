@@ -62,6 +62,26 @@ def _sized(kind) -> bool:
     return kind.tag == "scalar" or (kind.tag == "array" and kind.shape is not None)
 
 
+def missing_rule(fn, mode: str, loc) -> MissingRuleError:
+    """The error for a call of `fn` without a `mode` ("JVP" or "VJP") rule. A derivative a
+    recursive call made (rec_vjp, its pullback, rec_jvp) has none: a second derivative
+    through a recursion is refused as such, not with advice to register a rule."""
+    name = callee_name(fn)
+    if prims.is_derivative(fn) or fn is prims.apply_pullback or fn is prims.batch_jvp:
+        return MissingRuleError(
+            f"a second derivative through a recursive call is not supported (no {mode} rule "
+            f"for `{name}`, the derivative the recursion calls)", loc,
+            "differentiate the recursive function once (jvp, vjp, grad, jacfwd or jacrev), "
+            "or write the recursion as a loop for higher derivatives")
+    if mode == "JVP":
+        return MissingRuleError(
+            f"no JVP rule for `{name}`", loc,
+            f"register one with @s2sad.defjvp({name}), or mark the function linear with "
+            "s2sad.def_linear")
+    return MissingRuleError(f"no VJP rule for `{name}`", loc,
+                            f"register one with @s2sad.defvjp({name})")
+
+
 def check_options(table, s: Call, bindings: dict, kind_of):
     """Refuse at compile time a call whose options its rules do not handle (`defcheck`)."""
     check = table.checks.get(s.fn) if _hashable(s.fn) else None
@@ -218,10 +238,7 @@ class ForwardPass:
             return
         rule = self.table.jvp_rules.get(fn)
         if rule is None:
-            raise MissingRuleError(
-                f"no JVP rule for `{callee_name(fn)}`", s.loc,
-                f"register one with @s2sad.defjvp({callee_name(fn)}), or mark the function "
-                f"linear with s2sad.def_linear")
+            raise missing_rule(fn, "JVP", s.loc)
         bindings = bind_call(rule, s)
         check_differentiable(rule, bindings, lambda a: a in self.active, s)
         check_options(self.table, s, bindings, self.kind)

@@ -31,7 +31,7 @@ from s2sad.ir.nodes import (
 )
 from s2sad.passes.activity import active_vars
 from s2sad.passes.checkpoint import CheckpointedLoops
-from s2sad.passes.forward import check_options, materialize
+from s2sad.passes.forward import check_options, materialize, missing_rule
 from s2sad.passes.inline_rules import bind_call, callee_name, check_differentiable, inline, zero
 from s2sad.passes.reverse_control import ControlFlowReversal
 
@@ -311,9 +311,7 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
             self.transposed_vjp(s, self.table.jvp_rules[fn], g, rev, bars)
             return
         if rule is None:
-            raise MissingRuleError(
-                f"no VJP rule for `{callee_name(fn)}`", s.loc,
-                f"register one with @s2sad.defvjp({callee_name(fn)})")
+            raise missing_rule(fn, "VJP", s.loc)
         bindings = bind_call(rule, s)
         check_differentiable(rule, bindings, self.is_active, s)
         check_options(self.table, s, bindings, self.kind)
