@@ -7,8 +7,10 @@ instead, so that they need only NumPy. Each helper is defined in `s2sad.ir.prims
 
 from s2sad.ir.prims import (
     Grown,
+    add_cotangents,
     add_inplace,
     as_list,
+    batch_jvp,
     batch_loop,
     broadcast_like,
     check_scalar_output,
@@ -37,8 +39,8 @@ from s2sad.ir.prims import (
 )
 
 __all__ = [
-    "Grown", "as_list", "list_append", "add_inplace", "batch_loop", "broadcast_like",
-    "check_scalar_output",
+    "Grown", "as_list", "list_append", "add_cotangents", "add_inplace", "batch_jvp",
+    "batch_loop", "broadcast_like", "check_scalar_output",
     "derivative_dtype", "fresh_copy", "index_add",
     "index_add_at", "index_add_functional", "index_add_inplace", "index_update",
     "index_update_functional", "index_update_inplace", "mul_inplace",

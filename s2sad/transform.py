@@ -46,7 +46,7 @@ from s2sad.ir.kinds import (
     scalar,
     structure_view,
 )
-from s2sad.ir.nodes import Call, Const, Var, blocks_of
+from s2sad.ir.nodes import Call, Const, If, Var, blocks_of
 from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.verify import verify
 from s2sad.passes.explain import explain_simplify, label_steps
@@ -427,8 +427,13 @@ _FULL_REDUCTIONS = (np.sum, np.mean, np.prod, np.max, np.min)
 
 
 def _reduced_to_a_number(ir, r) -> bool:
-    """Is the result `r` of `ir` a full reduction (`np.sum(a)`, no axis, no keepdims)?"""
-    for st in ir.body.stmts:
+    """Is the result `r` of `ir` a full reduction (`np.sum(a)`, no axis, no keepdims), or
+    an `if`'s merge of such reductions?"""
+    return _a_full_reduction(ir.body, r, 0)
+
+
+def _a_full_reduction(b, r, depth: int) -> bool:
+    for st in b.stmts:
         if isinstance(st, Call) and st.target == r:
             if st.fn not in _FULL_REDUCTIONS or len(st.args) != 1:
                 return False
@@ -436,6 +441,11 @@ def _reduced_to_a_number(ir, r) -> bool:
             return all(isinstance(kw.get(n), Const) and kw[n].value in (None, False)
                        for n in ("axis", "keepdims") if n in kw) and \
                 set(kw) <= {"axis", "keepdims"}
+        if isinstance(st, If) and r in st.outputs and depth < 8:
+            i = st.outputs.index(r)
+            return all(_a_full_reduction(blk, blk.results[i], depth + 1) or
+                       _a_full_reduction(b, blk.results[i], depth + 1)
+                       for blk in (st.then, st.orelse))
     return False
 
 

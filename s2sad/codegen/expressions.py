@@ -90,7 +90,11 @@ class ExpressionEmitter:
             return _constant(v)
         if v is prims.NOT_COMPUTED:  # (what a branch yields for the other's residual)
             return _constant(None)
-        if isinstance(v, np.generic) and v.dtype.kind in "biuf":
+        if isinstance(v, np.generic) and v.dtype.kind in "iufc":
+            # a NumPy number keeps its type: unlike a Python number, it is not weak in
+            # NumPy's promotion (float32 * np.float64(2.0) is float64, float32 * 2.0 is not)
+            return self.call_expr(type(v), [Const(v.item())], [])
+        if isinstance(v, np.generic) and v.dtype.kind == "b":
             v = v.item()
         if isinstance(v, (int, float)):
             if isinstance(v, float) and not math.isfinite(v):

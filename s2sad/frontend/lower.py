@@ -28,7 +28,6 @@ from s2sad.frontend.normalize import (
 )
 from s2sad.frontend.source import parse_function
 from s2sad.frontend.values import (
-    VIEW_FNS,
     Abort,
     Poisoned,
     Record,
@@ -36,9 +35,9 @@ from s2sad.frontend.values import (
     Static,
     StaticDict,
     StaticSeq,
-    creates_array,
 )
 from s2sad.ir import prims
+from s2sad.ir.aliasing import VIEW_FNS, creates_array
 from s2sad.ir.nodes import Block, Call, Const, Function, Var
 
 ALLOCATORS = frozenset({np.empty, np.empty_like, np.zeros, np.zeros_like, np.ones, np.ones_like,

@@ -206,33 +206,6 @@ class Partial:
     kwargs: tuple  # (name, lowered value)
 
 
-FRESH_FNS = {
-    np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
-    np.full_like, np.array, np.copy, np.arange, np.linspace, np.eye, np.identity,
-    np.concatenate, np.stack, np.vstack, np.hstack, np.outer, np.diag, prims.index_update,
-    prims.index_add, operator.add, operator.sub, operator.mul, operator.truediv,
-    operator.pow, operator.neg, operator.matmul, np.dot, np.matmul, np.cumsum, np.cumprod,
-    # each returns a new array (not np.diff: n=0 returns its argument; not np.einsum: a
-    # diagonal is a view)
-    np.where, np.clip, np.sort, np.tile, np.repeat, np.pad, np.roll, np.append, np.insert,
-    np.delete, np.take, np.round, np.around, np.triu, np.tril, np.kron, np.cross,
-    np.tensordot, np.linalg.inv, np.linalg.solve, np.linalg.pinv, np.sum, np.mean, np.prod,
-    np.max, np.min,
-}
-
-
-VIEW_FNS = {  # what may return a view of its first argument (or a sequence of views)
-    operator.getitem, np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis,
-    np.rollaxis, np.expand_dims, np.squeeze, np.broadcast_to, np.broadcast_arrays,
-    np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.require,
-    np.atleast_1d, np.atleast_2d, np.atleast_3d, np.flip, np.fliplr, np.flipud, np.rot90,
-    np.diagonal, np.real, np.imag, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit,
-    np.lib.stride_tricks.sliding_window_view, np.lib.stride_tricks.as_strided,
-    prims.Attr("T"), prims.Attr("mT"), prims.Attr("real"), prims.Attr("imag"),
-} | {getattr(np, name) for name in ("unstack", "matrix_transpose", "permute_dims")
-     if hasattr(np, name)}
-
-
 def writes_into(stmts, p) -> bool:
     """Does a statement (at any depth) write into the array `p` (a[i] = v, np.add.at)?"""
     from s2sad.ir.nodes import blocks_of
@@ -279,16 +252,6 @@ def is_add_at(obj) -> bool:
         return obj == np.add.at
     except Exception:
         return False
-
-
-def creates_array(fn) -> bool:
-    """Does `fn` return a new array (never a view of an argument)?"""
-    try:
-        if fn in FRESH_FNS:
-            return True
-    except TypeError:
-        return False
-    return isinstance(fn, np.ufunc) and fn.signature is None
 
 
 class Abort(Exception):

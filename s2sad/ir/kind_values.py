@@ -428,7 +428,9 @@ def _elementwise_result(fn, kinds) -> Kind | None:
             dt = _result_dtype(fn, kinds)
             ranks = [k.ndim for k in kinds]
             if dt and all(r is not None for r in ranks):
-                return array_of_rank(dt, max(ranks))
+                shape = _broadcast_known(shapes, ranks)
+                return array(dt, shape) if shape is not None else \
+                    array_of_rank(dt, max(ranks))
             return array(dt, None) if dt else UNKNOWN
         return None
     dt = _result_dtype(fn, kinds)
@@ -443,11 +445,61 @@ def _elementwise_result(fn, kinds) -> Kind | None:
     return array(dt, shape)
 
 
+# the ufunc an operator calls on arrays
+_OPERATOR_UFUNCS = {
+    operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
+    operator.truediv: np.true_divide, operator.floordiv: np.floor_divide,
+    operator.mod: np.remainder, operator.pow: np.power, operator.and_: np.bitwise_and,
+    operator.or_: np.bitwise_or, operator.xor: np.bitwise_xor, operator.neg: np.negative,
+    operator.invert: np.invert, operator.abs: np.absolute,
+}
+# a stand-in dtype per dtype letter (the letter is what a kind keeps)
+_LETTER_DTYPES = {"b": np.dtype(bool), "i": np.dtype(np.int64), "u": np.dtype(np.uint64),
+                  "f": np.dtype(np.float64), "c": np.dtype(np.complex128)}
+_WEAK_SCALARS = {"i": int, "f": float, "c": complex}
+
+
+def _broadcast_known(shapes, ranks) -> tuple | None:
+    """The broadcast shape of operands of these ranks where some shapes are unknown, when
+    each axis has a known length other than 1 (which an unknown one must match, or the
+    operation fails): `p + p[mask]` of a (2, 4) array has shape (2, 4); else None."""
+    n = max(ranks)
+    out = []
+    for axis in range(-n, 0):
+        known = {s[axis] for s, r in zip(shapes, ranks) if s is not None and r >= -axis}
+        unknown = any(s is None and r >= -axis for s, r in zip(shapes, ranks))
+        long = known - {1}
+        if len(long) > 1:
+            return None  # (the operation fails: NumPy says so when it runs)
+        if long:
+            out.append(long.pop())
+        elif unknown:
+            return None
+        else:
+            out.append(1)
+    return tuple(out)
+
+
 def _result_dtype(fn, kinds) -> str | None:
     if fn in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
         return "b"
     dts = [k.dtype for k in kinds]
-    if any(d not in "bifc" or d == "" for d in dts):
+    if any(d not in "bifcu" or d == "" for d in dts):
+        return None
+    ufunc = fn if isinstance(fn, np.ufunc) else _OPERATOR_UFUNCS.get(fn)
+    arrays = any(k.tag == "array" for k in kinds)
+    if ufunc is not None and (arrays or ufunc is fn) and ufunc.nin == len(kinds):
+        # NumPy's own promotion (bool * bool is bool for arrays, np.sin of ints is a float,
+        # bool - bool an error); a Python number among arrays is weak (NEP 50)
+        operands = tuple(_WEAK_SCALARS.get(k.dtype, _LETTER_DTYPES[k.dtype])
+                         if k.tag == "scalar" and arrays else _LETTER_DTYPES[k.dtype]
+                         for k in kinds)
+        try:
+            out = ufunc.resolve_dtypes(operands + (None,) * ufunc.nout)[-1]
+        except Exception:
+            return None
+        return out.kind if out.kind in "bifcu" else None
+    if "u" in dts:
         return None
     if fn is operator.truediv:
         return "c" if "c" in dts else "f"

@@ -7,6 +7,7 @@ know when shapes match (no unbroadcast needed) and when a value is a scalar.
 
 from __future__ import annotations
 
+import functools
 import operator
 import warnings
 
@@ -337,6 +338,8 @@ def _index_example(k: Kind):
         return 0
     if k.tag == "tuple":
         return tuple(_index_example(i) for i in k.items)
+    if k.tag == "list":  # x[[0, 0, 1]]: the entries taken have the list's shape
+        return [_index_example(i) for i in k.items]
     if k.tag == "array" and k.shape is not None and k.dtype in ("i", "b"):
         return np.zeros(k.shape, dtype=np.int64 if k.dtype == "i" else bool)
     raise _NoExample
@@ -477,18 +480,32 @@ for _f in (np.zeros, np.ones, np.empty):
     KIND_RULES[_f] = _constructor_kind
 
 
-def _reduction_kind(args, kwargs):
+def _reduction_kind(args, kwargs, fn=None):
+    """A full reduction (no axis, no keepdims) of an array whose shape is known at run time
+    only is a number: of the array's dtype for a max or min, an int for a sum of ints or
+    bools, a float (or complex) for a mean, a float for a spread."""
     if not args or args[0].tag != "array" or args[0].shape is not None:
         return None
     axis = kwargs.get("axis", args[1] if len(args) > 1 else None)
     if axis is None or (axis.known and axis.value is None):
         if not (kwargs.get("keepdims") and kwargs["keepdims"].known and kwargs["keepdims"].value):
-            return scalar(args[0].dtype if args[0].dtype in "fc" else "f")
+            dtype = args[0].dtype
+            if fn in _KEEP_DTYPE and dtype in "bifcu":
+                return scalar(dtype)
+            if fn in _COUNTS and dtype in "biu":
+                return scalar("i")
+            if fn in _SPREADS:
+                return FLOAT
+            return scalar(dtype if dtype in "fc" else "f")
     return None
 
 
-for _f in (np.sum, np.mean, np.max, np.min, np.prod):
-    KIND_RULES[_f] = _reduction_kind
+_KEEP_DTYPE = {np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin, np.ptp}
+_COUNTS = {np.sum, np.prod, np.nansum, np.nanprod}
+_SPREADS = {np.std, np.var, np.nanstd, np.nanvar}
+for _f in (np.sum, np.mean, np.prod, np.median, np.nansum, np.nanmean, np.nanprod,
+           np.nanmedian) + tuple(_KEEP_DTYPE) + tuple(_SPREADS):
+    KIND_RULES[_f] = functools.partial(_reduction_kind, fn=_f)
 
 
 def _np_ndim_kind(args, kwargs):
@@ -525,6 +542,16 @@ def _norm_kind(args, kwargs):
     """np.linalg.norm's result has one shape for every valid `ord`. A float `ord` (np.inf)
     keeps no value in its kind, and an example float is no valid matrix order: the kind is
     that of ord=None."""
+    x = args[0] if args else UNKNOWN
+    if x.tag == "array" and x.shape is None:
+        # of an array of a shape known at run time only (an item of a list a loop rebuilt):
+        # a number where no axis is given, whatever the order
+        axis = args[2] if len(args) > 2 else kwargs.get("axis")
+        keepdims = args[3] if len(args) > 3 else kwargs.get("keepdims")
+        if (axis is None or axis.known and axis.value is None) and \
+                (keepdims is None or keepdims.known and not keepdims.value):
+            return FLOAT
+        return None
     ord_kind = args[1] if len(args) > 1 else kwargs.get("ord")
     if ord_kind is None or ord_kind.known or ord_kind.tag != "scalar":
         return None

@@ -280,6 +280,21 @@ def batch_loop(fn, flags, *args, **kwargs):
     return np.stack(outs, axis=-1)
 
 
+def batch_jvp(jvp, flags, *args, **kwargs):
+    """A JVP's (value, tangent) pair for each direction of the batched tangents (`flags`
+    marks them), as one pair: the value, the same in every direction, and the tangents
+    stacked on a trailing axis (a recursive call in a vectorised Jacobian: its value may
+    decide an `if`, which an array of the value once per direction cannot)."""
+    n = next(_batch_size(a) for a, f in zip(args, flags) if f)
+    pairs = [jvp(*[_direction(a, i) if f else a for a, f in zip(args, flags)], **kwargs)
+             for i in range(n)]
+    tangents = [p[1] for p in pairs]
+    if type(tangents[0]) in (list, tuple):  # a function of several results
+        return pairs[0][0], type(tangents[0])(np.stack(parts, axis=-1)
+                                              for parts in zip(*tangents))
+    return pairs[0][0], np.stack(tangents, axis=-1)
+
+
 def _batch_size(a) -> int:
     if type(a) in (list, tuple):  # a batched sequence: its items are (see make_list)
         return next(_batch_size(x) for x in a if type(x) in (list, tuple) or np.ndim(x))
@@ -335,6 +350,19 @@ def broadcast_like(t, x):
     if np.shape(t) == shape:
         return t
     return np.broadcast_to(t, shape)
+
+
+def add_cotangents(a, b):
+    """a + b for two cotangents of one value, item by item for a tuple or list (where +
+    would concatenate): the sum where the value's kind was not known when the code was
+    made (a recursive call's results, in a vectorised Jacobian)."""
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return type(a)(add_cotangents(x, y) for x, y in zip(a, b))
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
 
 
 def index_add(acc, index, g):

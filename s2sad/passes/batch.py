@@ -107,6 +107,14 @@ class BatchPass:
         self.batched = set(batched)
         self.namer = Namer.for_function(fn)
         self.defs: dict = {}
+        # a recursive call's (value, tangent) pair (passes/forward.py) -> its number of
+        # primal arguments; those whose value depends on no direction (no primal argument
+        # batched): the value is computed once, not once per direction
+        self.pairs: dict = fn.meta.get("jvp_pairs", {})
+        self.one_value: set = set()
+        # sums of two cotangents of one value (passes/reverse.py): of a value of unknown
+        # kind, they add item by item at run time (a tuple's would concatenate)
+        self.cotangent_sums = fn.meta.get("cotangent_sums", frozenset())
         self._analyse(fn.body)
 
     def kind(self, a):
@@ -133,6 +141,14 @@ class BatchPass:
             match s:
                 case Call(target=t, fn=fn, args=args):
                     self.defs[t] = s
+                    if t in self.pairs:
+                        if any(self.is_b(a) for a in args[:self.pairs[t]]):
+                            self.one_value.discard(t)
+                        else:
+                            self.one_value.add(t)
+                    if fn is operator.getitem and args[0] in self.one_value and \
+                            args[1] == Const(0):
+                        continue  # the pair's value: the same in every direction
                     if fn is prims.tape_push:
                         if self.is_b(args[1]):
                             self.batched.add(args[0])
@@ -229,6 +245,14 @@ class BatchPass:
             return
         if fn in (prims.make_tuple, prims.make_list):
             self.emit(em, s, fn, [a if self.is_b(a) else self.expand(em, a) for a in args])
+            return
+        if s.target in self.one_value:  # a recursive call's JVP: its value once
+            self.emit(em, s, prims.batch_jvp, [Const(fn), Const(tuple(flags))] + args, kw)
+            return
+        if fn is operator.add and s.target in self.cotangent_sums and \
+                self.kind(s.target).tag == "unknown":
+            self.emit(em, s, prims.add_cotangents, [a if self.is_b(a) else self.expand(em, a)
+                                                    for a in args])
             return
         if _is_elementwise(fn) and not kw:
             new = []
@@ -453,17 +477,29 @@ class BatchPass:
                 yt = em.call(np.swapaxes, (y, Const(-1), Const(-2)), hint="_t")
                 self.emit(em, s, mm, [yt, x])
             else:
-                front = em.call(np.moveaxis, (x, Const(-1), Const(0)), hint="_t")
+                front = self.batch_in_front(em, x, rx, ry)
                 prod = em.call(mm, (front, y), hint="_t")
                 self.emit(em, s, np.moveaxis, [prod, Const(0), Const(-1)])
             return True
         if ry == 1:
             self.emit(em, s, mm, [x, y])
         else:
-            front = em.call(np.moveaxis, (y, Const(-1), Const(0)), hint="_t")
+            front = self.batch_in_front(em, y, ry, rx)
             prod = em.call(mm, (x, front), hint="_t")
             self.emit(em, s, np.moveaxis, [prod, Const(0), Const(-1)])
         return True
+
+    def batch_in_front(self, em, a, ra, r_other):
+        """The batched matrix operand `a` (rank `ra` unbatched) of a matmul with an operand
+        of rank `r_other`, its batch axis first and in front of every stacking axis of the
+        product: (n, 1, .., 1, *a's shape), so that it broadcasts against the other
+        operand's stacking axes (a (5, 2) matrix times a (2, 3, 5) stack), not with them."""
+        front = em.call(np.moveaxis, (a, Const(-1), Const(0)), hint="_t")
+        pad = r_other - ra
+        if pad > 0:
+            front = em.call(np.expand_dims, (front, Const(tuple(range(1, pad + 1)))),
+                            hint="_t")
+        return front
 
     def _dot(self, em, s, args, kw, flags, r):
         if max(self.rank(args[0]) or 3, self.rank(args[1]) or 3) > 2:

@@ -17,7 +17,7 @@ from s2sad.ir import prims
 from s2sad.ir.builder import Namer, replace_body
 from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, Var, While
 from s2sad.passes.dead_code import eliminate_dead_code
-from s2sad.passes.rewrites import _NOFOLD, ADDS, _simple_value
+from s2sad.passes.rewrites import _NOFOLD, ADDS, _simple_value, folded, same_shape
 from s2sad.passes.simplify import Simplifier, _size
 from s2sad.passes.tapes import prune_tapes
 
@@ -162,7 +162,7 @@ class ExplainSimplifier(Simplifier):
                 except Exception:  # noqa: BLE001 - a call that cannot run now is kept
                     val = _NOFOLD
                 if val is not _NOFOLD and _simple_value(val):
-                    return Const(val)
+                    return Const(folded(val, s, self.primal))
         if kt.known and _simple_value(kt.value) and not self.table.linear.get(fn, False) \
                 and self.fn.meta.get("explain_folds", True):
             return Const(kt.value)
@@ -172,7 +172,8 @@ class ExplainSimplifier(Simplifier):
                 return r
         if fn in ADDS and len(args) == 2 and not s.kwargs:
             for z, other in ((args[0], args[1]), (args[1], args[0])):
-                if isinstance(z, Var) and self.is_zeros(z, out) and self.kind(other) == kt:
+                if isinstance(z, Var) and self.is_zeros(z, out) and \
+                        same_shape(self.kind(other), kt):
                     return other
         if fn is prims.zeros_like:
             return self.rewrite_broadcasts(s, kt, out)

@@ -62,6 +62,26 @@ def _sized(kind) -> bool:
     return kind.tag == "scalar" or (kind.tag == "array" and kind.shape is not None)
 
 
+def missing_rule(fn, mode: str, loc) -> MissingRuleError:
+    """The error for a call of `fn` without a `mode` ("JVP" or "VJP") rule. A derivative a
+    recursive call made (rec_vjp, its pullback, rec_jvp) has none: a second derivative
+    through a recursion is refused as such, not with advice to register a rule."""
+    name = callee_name(fn)
+    if prims.is_derivative(fn) or fn is prims.apply_pullback or fn is prims.batch_jvp:
+        return MissingRuleError(
+            f"a second derivative through a recursive call is not supported (no {mode} rule "
+            f"for `{name}`, the derivative the recursion calls)", loc,
+            "differentiate the recursive function once (jvp, vjp, grad, jacfwd or jacrev), "
+            "or write the recursion as a loop for higher derivatives")
+    if mode == "JVP":
+        return MissingRuleError(
+            f"no JVP rule for `{name}`", loc,
+            f"register one with @s2sad.defjvp({name}), or mark the function linear with "
+            "s2sad.def_linear")
+    return MissingRuleError(f"no VJP rule for `{name}`", loc,
+                            f"register one with @s2sad.defvjp({name})")
+
+
 def check_options(table, s: Call, bindings: dict, kind_of):
     """Refuse at compile time a call whose options its rules do not handle (`defcheck`)."""
     check = table.checks.get(s.fn) if _hashable(s.fn) else None
@@ -132,6 +152,9 @@ class ForwardPass:
         self.active = active_vars(fn, self.wrt_params, kinds, table)
         self.namer = Namer.for_function(fn)
         self.tan: dict = {}
+        # a recursive call's (value, tangent) pair -> its number of primal arguments (a
+        # vectorised Jacobian computes the value once: passes/batch.py)
+        self.jvp_pairs: dict = {}
 
     def kind(self, a):
         return atom_kind(a, self.kinds)
@@ -150,7 +173,8 @@ class ForwardPass:
         results = list(self.fn.body.results)
         tans = [materialize(em, self.tangent(r), self.kind(r), r, hint_of(r) + "_dot")
                 for r in results]
-        meta = {"mode": "jvp", "n_primal": len(results), "tangent_params": tparams}
+        meta = {"mode": "jvp", "n_primal": len(results), "tangent_params": tparams,
+                "jvp_pairs": self.jvp_pairs}
         fn = self.fn
         out = Function(fn.name, fn.params + tuple(tparams),
                        Block(tuple(em.stmts), tuple(results + tans)), fn.returns_tuple,
@@ -184,6 +208,7 @@ class ForwardPass:
         tans = [materialize(em, self.tangent(s.args[i]), self.kind(s.args[i]), s.args[i],
                             hint_of(s.args[i]) + "_dot") for i in act]
         pair = em.call(d, tuple(s.args) + tuple(tans), s.kwargs, hint="_pair", loc=s.loc)
+        self.jvp_pairs[pair] = len(s.args)
         em.add(Call(s.target, operator.getitem, (pair, Const(0)), (), s.loc))
         self.tan[s.target] = em.call(operator.getitem, (pair, Const(1)),
                                      hint=hint_of(s.target) + "_dot", loc=s.loc)
@@ -213,10 +238,7 @@ class ForwardPass:
             return
         rule = self.table.jvp_rules.get(fn)
         if rule is None:
-            raise MissingRuleError(
-                f"no JVP rule for `{callee_name(fn)}`", s.loc,
-                f"register one with @s2sad.defjvp({callee_name(fn)}), or mark the function "
-                f"linear with s2sad.def_linear")
+            raise missing_rule(fn, "JVP", s.loc)
         bindings = bind_call(rule, s)
         check_differentiable(rule, bindings, lambda a: a in self.active, s)
         check_options(self.table, s, bindings, self.kind)

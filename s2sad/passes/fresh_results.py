@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from s2sad.ir import prims
+from s2sad.ir.aliasing import holds_operand
 from s2sad.ir.builder import Namer
 from s2sad.ir.kinds import UNKNOWN, infer_kinds
 from s2sad.ir.nodes import Block, Call, Const, Function, Var
@@ -39,10 +40,25 @@ def fresh_results(fn: Function, param_kinds: dict, closure_sweep: bool) -> Funct
     # are fresh already: no walk over the function then)
     state: dict = {"kinds": None, "namer": None}
 
+    defs = {st.target: st for st in fn.body.stmts if type(st) is Call}
+
+    def held(r, out: set) -> set:
+        """`r` and the arrays it may be or view (np.flip(x_dot) is x_dot's memory)."""
+        if r in out:
+            return out
+        out.add(r)
+        d = defs.get(r)
+        if d is not None:
+            for i, a in enumerate(d.args):
+                if isinstance(a, Var) and holds_operand(d.fn, i):
+                    held(a, out)
+        return out
+
     def aliases(r) -> bool:
         if isinstance(r, Var):
-            alias = r in params or r in forward or r in seen
-            seen.add(r)
+            bases = held(r, set())
+            alias = any(b in params or b in forward for b in bases) or not seen.isdisjoint(bases)
+            seen.update(bases)
             return alias
         return isinstance(r, Const) and isinstance(r.value, np.ndarray)
 
@@ -69,8 +85,8 @@ def fresh_results(fn: Function, param_kinds: dict, closure_sweep: bool) -> Funct
             k = state["kinds"].get(r, UNKNOWN)
         if isinstance(r, Const):
             copier = np.copy
-        elif k is not None and k.tag == "scalar":
-            return r  # a Python or NumPy scalar is immutable
+        elif k is not None and (k.tag == "scalar" or k.lazy):
+            return r  # a Python or NumPy scalar is immutable, and so is a Dask array
         elif k is not None and k.tag == "array" and k.shape is not None:
             copier = np.copy
         else:

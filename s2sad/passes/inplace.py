@@ -12,22 +12,12 @@ import operator
 
 import numpy as np
 
-from s2sad.frontend.values import VIEW_FNS as _FRONTEND_VIEW_FNS
 from s2sad.ir import prims
+from s2sad.ir.aliasing import holds_operand
 from s2sad.ir.builder import block_vars
 from s2sad.ir.kinds import UNKNOWN, atom_kind, infer_kinds
 from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While, atoms_of, blocks_of
 
-# what may return its first argument or a view of it: a later in-place update of that
-# argument would change the result too (np.real of a complex array is a view; the
-# primitives that pass their argument through unchanged where nothing is to be done)
-VIEW_FNS = _FRONTEND_VIEW_FNS | {
-    prims.broadcast_like, prims.unbroadcast, prims.cast_like, prims.sum_to_shape,
-    prims.identity, prims.once_differentiable,
-}
-# statements that keep a reference to their operand (a tuple, a tape): a later in-place
-# update would change what they hold
-RETAINING = {prims.make_tuple, prims.make_list, prims.tape_push}
 FRESH_FNS = {
     np.zeros, np.empty, prims.zeros_like, prims.index_add, prims.index_add_inplace,
     prims.index_add_at, prims.index_update, prims.index_update_inplace, np.copy, np.array,
@@ -197,9 +187,10 @@ class _InPlace:
                 continue
             st = b.stmts[j]
             if isinstance(st, Call) and acc in st.args:
-                view = (st.fn in VIEW_FNS and atom_kind(st.target, kinds).tag != "scalar") or \
-                    st.fn in RETAINING
-                if j > k or view or st.fn in prims.EFFECTFUL:
+                # (a result that holds acc, as a view of it, sees the update)
+                if j > k or st.fn in prims.EFFECTFUL or \
+                        atom_kind(st.target, kinds).tag != "scalar" and \
+                        any(a == acc and holds_operand(st.fn, i) for i, a in enumerate(st.args)):
                     return False
                 seen += atoms_of(st).count(acc)
             else:

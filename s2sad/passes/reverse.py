@@ -31,7 +31,7 @@ from s2sad.ir.nodes import (
 )
 from s2sad.passes.activity import active_vars
 from s2sad.passes.checkpoint import CheckpointedLoops
-from s2sad.passes.forward import check_options, materialize
+from s2sad.passes.forward import check_options, materialize, missing_rule
 from s2sad.passes.inline_rules import bind_call, callee_name, check_differentiable, inline, zero
 from s2sad.passes.reverse_control import ControlFlowReversal
 
@@ -74,6 +74,9 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
         # cotangent atom -> the np.where selections it flows from: [(condition, branch)]
         self.masks: dict = {}
         self.exact_readers: set = set()
+        # the sums of two cotangents of one value: both have its shape, known or not (the
+        # simplifier may make such a sum one scatter, see rewrites.same_shape)
+        self.cotangent_sums: set = set()
         # JAX's convention: the cotangent of a real value is real (the real part of what
         # complex arithmetic sends it); only a function with complex values needs the check
         self.has_complex = any(_complex(k) for k in kinds.values())
@@ -109,7 +112,8 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
         boundary = Call(self.namer.fresh("_sweep"), prims.sweep_boundary, ())
         stmts += [boundary] + self.readers + rev.stmts
         meta = {"mode": "vjp", "n_primal": len(results), "seed_params": tuple(seeds),
-                "exact_readers": frozenset(self.exact_readers)}
+                "exact_readers": frozenset(self.exact_readers),
+                "cotangent_sums": frozenset(self.cotangent_sums)}
         return Function(fn.name, fn.params + tuple(seeds), Block(tuple(stmts),
                                                                  tuple(results + outs)),
                         fn.returns_tuple, fn.kwonly, (), fn.loc, fn.source_lines,
@@ -261,7 +265,9 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
             if loc is None:
                 loc = next((s.loc for s in reversed(em.stmts) if getattr(s, "loc", None)),
                            None)
-            return em.call(operator.add, (a, b), hint=hint, loc=loc)
+            total = em.call(operator.add, (a, b), hint=hint, loc=loc)
+            self.cotangent_sums.add(total)
+            return total
         parts = []
         for i, ki in enumerate(k.items):
             if not ki.is_float:
@@ -333,9 +339,7 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
             self.transposed_vjp(s, self.table.jvp_rules[fn], g, rev, bars)
             return
         if rule is None:
-            raise MissingRuleError(
-                f"no VJP rule for `{callee_name(fn)}`", s.loc,
-                f"register one with @s2sad.defvjp({callee_name(fn)})")
+            raise missing_rule(fn, "VJP", s.loc)
         bindings = bind_call(rule, s)
         check_differentiable(rule, bindings, self.is_active, s)
         check_options(self.table, s, bindings, self.kind)

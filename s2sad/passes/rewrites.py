@@ -84,6 +84,8 @@ class Rewrites:
     _reads: list | None = None
     _tests: list | None = None
     _sums: list | None = None  # the computed sums tested (see computed_sum)
+    # sums of two cotangents of one value (reverse.py): of one shape, even where unknown
+    cotangent_sums: frozenset = frozenset()
 
     def rewrite(self, s: Call, out):
         """An atom equal to the call's value, or None to keep the call."""
@@ -129,7 +131,7 @@ class Rewrites:
                     except Exception:
                         val = _NOFOLD
                     if val is not _NOFOLD and _simple_value(val):
-                        return Const(val)
+                        return Const(folded(val, s, self.primal))
         if kt.value is not _UNSET and _simple_value(kt.value) and (
                 fn is prims.make_tuple or not self.table.linear.get(fn, False)):
             return Const(kt.value)
@@ -260,7 +262,8 @@ class Rewrites:
         if fn in ADDS and len(args) == 2 and not s.kwargs:
             # zeros + v -> v (a tuple's cotangent starts as zeros for the items not read)
             for z, other in ((args[0], args[1]), (args[1], args[0])):
-                if isinstance(z, Var) and self.is_zeros(z, out) and self.kind(other) == kt:
+                if isinstance(z, Var) and self.is_zeros(z, out) and \
+                        same_shape(self.kind(other), kt):
                     return other
         return None
 
@@ -302,7 +305,8 @@ class Rewrites:
             return self.new_call_kw(np.zeros, (Const(kt.shape),), kw, t.name, out)
         if fn is prims.zeros_like and kt.tag == "scalar":
             return Const(0j if kt.dtype == "c" else 0.0)
-        if fn in ADDS and len(args) == 2 and self.kind(args[0]) == kt == self.kind(args[1]):
+        if fn in ADDS and len(args) == 2 and self.kind(args[0]) == kt == self.kind(args[1]) \
+                and (same_shape(kt, kt) or t in self.cotangent_sums):
             # A + scatter(zeros, i, v) -> scatter(A, i, v): one array, no extra copy
             for acc, other in ((args[0], args[1]), (args[1], args[0])):
                 d = self.defining(other, out) if isinstance(other, Var) else None
@@ -755,7 +759,7 @@ class Rewrites:
             for q, b in ((args[0], args[1]), (args[1], args[0])):
                 d = self.defining(q, out) if isinstance(q, Var) else None
                 if d is not None and d.fn in DIVS and not d.kwargs and len(d.args) == 2 and \
-                        d.args[1] == b and (self.kind(d.args[0]) == kt or (
+                        d.args[1] == b and (same_shape(self.kind(d.args[0]), kt) or (
                             kt.tag == "scalar" and self.kind(d.args[0]).tag == "scalar" and
                             self.kind(d.args[0]).dtype == kt.dtype)):
                     return d.args[0]
@@ -910,8 +914,11 @@ class Rewrites:
             # value keeps its dtype, or what is written into it loses its imaginary part
             a = self.new_call(operator.add, (a, Const(0j)), s.target.name, out, s.loc)
             ka = self.kind(a)
-        if ka == kt or (ka.static_shape is not None and ka.static_shape == kt.static_shape):
+        if same_shape(ka, kt) or (ka.static_shape is not None and
+                                  ka.static_shape == kt.static_shape):
             return a
+        if all(_a_number_zero(x.value) for x in s.args if is_zero(x)):
+            return a  # a number's zero broadcasts nothing (the tangent of 1.0 in 1.0 / x)
         if kt.tag == "array" and kt.shape is not None:
             return self.new_call(np.broadcast_to, (a, Const(kt.shape)), s.target.name, out, s.loc)
         # unknown shapes: keep the operation with a concrete zero operand, made like the
@@ -1060,6 +1067,41 @@ class Rewrites:
         if self._reads is not None:
             self._reads.append((v, d))
         return d
+
+
+def _a_number_zero(z) -> bool:
+    """Is the symbolic zero `z` made concrete as a number (see concrete_zero), which
+    broadcasts nothing: no array of a known shape, no value whose shape it takes?"""
+    k = z.kind
+    if k.tag == "array" and k.shape is not None:
+        return k.shape == ()
+    return z.like is None or k.tag == "scalar"
+
+
+def folded(val, s: Call, primal) -> object:
+    """The value of the call `s` of constants, as the code keeps it. A NumPy number made of
+    Python numbers in the derivative's own statements (np.log(2.0) in the derivative of
+    2.0 ** x, a rule's constant) is a Python number, weak in NumPy's promotion: the
+    derivative keeps its operands' precision. The user's NumPy numbers (np.float64(2.0), a
+    global one) keep their type, which NumPy promotes as such (NEP 50)."""
+    if isinstance(val, np.generic) and val.dtype.kind in "fc" and s.target not in primal \
+            and not any(isinstance(a.value, np.generic) for a in s.args) and \
+            not any(isinstance(a.value, np.generic) for _, a in s.kwargs):
+        return val.item()
+    return val
+
+
+def same_shape(ka: Kind, kb: Kind) -> bool:
+    """Do values of these kinds surely have one shape (and kind)? Equal kinds are not proof
+    where a shape is unknown: two arrays of unknown shape (a mask's selection, a value of
+    unknown kind) may differ, and `zeros + v -> v` would lose the broadcast."""
+    if ka != kb:
+        return False
+    if ka.static_shape is not None:
+        return True
+    if ka.tag in ("tuple", "list"):
+        return all(same_shape(i, i) for i in ka.items)
+    return False
 
 
 def sum_among(stmts, v, kwargs, window: int) -> bool:

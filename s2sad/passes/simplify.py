@@ -76,6 +76,7 @@ class Simplifier(Rewrites):
         # rewrites preserve values, so the kinds of a previous round stay valid
         self.kinds = kinds if kinds is not None else infer_kinds(fn, param_kinds)
         self.param_kinds = param_kinds
+        self.cotangent_sums = fn.meta.get("cotangent_sums", frozenset())
         self.changed = False
 
     def kind(self, a) -> Kind:

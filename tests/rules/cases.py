@@ -1021,12 +1021,6 @@ if sc is not None:
             (la_solve_triangular, lambda rng: [wellcond(rng, (3, 3)), real(rng, (3, 2))])]:
         add(_fn, _make, second_order=True, family="scipy")
 
-NAN_TO_NUM_BOOL = ("the generated JVP of nan_to_num has a boolean output entry, which the "
-                   "second-order check's finite differences cannot subtract")
-for _c in CASES:
-    if _c.fn is np_nan_to_num:
-        _c.core_bugs["second"] = NAN_TO_NUM_BOOL
-
 # the cases, by name (names must be unique)
 BY_NAME = {}
 for _c in CASES:
