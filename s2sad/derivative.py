@@ -174,7 +174,9 @@ def _primitive_function(fn: Callable[..., Any], options: tuple[Any, ...] = (),
     source of a literal) is written into its call. `n_args`: the number of positional
     parameters of a primitive whose signature Python cannot tell (math.hypot)."""
     try:
-        if not TABLE.is_primitive(fn):
+        # (a ufunc without rules too: its wrapper takes its `nin` inputs, never `out`, and
+        # the compile says which rule is missing)
+        if not TABLE.is_primitive(fn) and not isinstance(fn, np.ufunc):
             return None
         key = fn if not options and n_args is None else (fn, options, n_args)
         hit: Callable[..., Any] | None = _PRIMITIVE_WRAPPERS.get(key) if key is fn else \
