@@ -194,7 +194,7 @@ def _primitive_function(fn: Callable[..., Any], options: tuple[Any, ...] = (),
         params = [f"x{i + 1}" for i in range(n_args)] if n_args > 1 else ["x"]
     else:
         try:
-            sig = inspect.signature(fn)
+            sig = _primitive_signature(fn)
         except (TypeError, ValueError):
             return None
         params = [p.name for p in sig.parameters.values()
@@ -235,7 +235,7 @@ def _options_of(fn: Callable[..., Any]) -> tuple[str, ...] | None:
     (a builtin taking *args: its wrapper is made per number of arguments). Asked on every
     call giving options: read once per primitive."""
     try:
-        sig = inspect.signature(fn)
+        sig = _primitive_signature(fn)
     except (TypeError, ValueError):
         return None
     return tuple(p.name for p in sig.parameters.values()
@@ -567,6 +567,9 @@ class Derivative(_Generic[P, Out]):
             variant = self._primitive_variant(args, kwargs)
             if variant is not None:
                 return variant(*args, **kwargs)
+        variant = self._arity_variant(args, kwargs)
+        if variant is not None:
+            return variant(*args, **kwargs)
         self._resolve()
         if self.mode in ("jvp", "hvp") and ("primals" in kwargs or "tangents" in kwargs) and \
                 not {"primals", "tangents"} & set(self.__signature__.parameters):
@@ -939,6 +942,35 @@ class Derivative(_Generic[P, Out]):
             return _Dropping(variant, n_req, extra)
         return variant
 
+    def _arity_variant(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """`wrt` naming an argument of a function's *args (`grad(dist.logpdf, wrt=(0, 1))(x,
+        a)`, JAX's argnums): the derivative of a wrapper taking as many positional
+        parameters as the call gives, made once per number; None where `wrt` names only
+        the function's own parameters."""
+        if kwargs or isinstance(self.func, Derivative):
+            return None
+        try:
+            params = list(_signature(self.func).parameters.values())
+        except (TypeError, ValueError):
+            return None
+        star = [p for p in params if p.kind is p.VAR_POSITIONAL]
+        named = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        spec = self._wrt_spec
+        indices = list(spec) if isinstance(spec, (tuple, list)) else [spec]
+        if not star or not any(isinstance(i, int) and not isinstance(i, bool) and
+                               i >= len(named) for i in indices):
+            return None
+        n_tangents = len(indices) if self.mode in ("jvp", "hvp") else 0
+        n = len(args) - n_tangents
+        if n <= len(named):
+            return None
+        key = ("arity", n)
+        variant = self._variants.get(key)
+        if variant is None:
+            wrapper = _explicit_arity(self.func, [p.name for p in named], star[0].name, n)
+            variant = self._variants[key] = self._derivative_of(wrapper)
+        return variant
+
     def _derivative_of(self, wrapper: Callable[..., Any]) -> Any:
         inner: Any = wrapper
         for mode, wrt, checkpoints, explain, backend in self._chain:
@@ -1295,9 +1327,40 @@ def _literal(value: Any) -> str | None:
     return None
 
 
+def _explicit_arity(fn: Callable[..., Any], named: list[str], star: str,
+                    n: int) -> Callable[..., Any]:
+    """A function of `n` positional parameters calling `fn` (whose last are its *args),
+    with source lowering reads (registered with linecache)."""
+    params = named + [f"{star}_{i}" for i in range(n - len(named))]
+    name = getattr(fn, "__name__", None) or "function"
+    name = name if name.isidentifier() else "function"
+    filename = f"<s2sad: {name} with {n} arguments>"
+    source = f"def {name}({', '.join(params)}):\n    return _s2sad_fn({', '.join(params)})\n"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    scope: dict[str, Any] = {"_s2sad_fn": fn, "__name__": f"s2sad.arity.{name}"}
+    exec(compile(source, filename, "exec"), scope)
+    wrapper: Callable[..., Any] = scope[name]
+    return wrapper
+
+
+def _primitive_signature(fn: Callable[..., Any]) -> inspect.Signature:
+    """A primitive's signature; for one taking `(x, *args, **kwds)` (scipy.stats' norm.cdf,
+    whose rules name loc and scale), its rule's, which says what the arguments are."""
+    sig = inspect.signature(fn)
+    if any(p.kind is p.VAR_POSITIONAL for p in sig.parameters.values()):
+        try:
+            rule = TABLE.vjp_rules.get(fn) or TABLE.jvp_rules.get(fn)
+        except TypeError:
+            rule = None
+        if rule is not None:
+            rule_sig: inspect.Signature = rule.signature
+            return rule_sig
+    return sig
+
+
 @functools.lru_cache(maxsize=512)
 def _positional_names(fn: Callable[..., Any]) -> frozenset[str]:
-    sig = inspect.signature(fn)
+    sig = _primitive_signature(fn)
     return frozenset(p.name for p in sig.parameters.values()
                      if p.kind is p.POSITIONAL_OR_KEYWORD)
 

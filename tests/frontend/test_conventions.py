@@ -299,3 +299,20 @@ def test_scipy_stats_distributions_as_written(name, shapes):
         np.testing.assert_allclose(s2sad.grad(in_shapes)(q),
                                    numerical_grad(in_shapes, (q,), (0,))[0], rtol=1e-5,
                                    atol=1e-7)
+
+
+def test_wrt_names_an_argument_of_star_args():
+    """wrt= an index past a function's own parameters names one of its *args (JAX's
+    argnums): scipy.stats' `logpdf(x, *args, **kwds)` differentiated in its shape; and a
+    primitive taking (x, *args) is called with them by position (norm.cdf's loc, scale)."""
+    stats = pytest.importorskip("scipy.stats")
+    special = pytest.importorskip("scipy.special")
+    g = s2sad.grad(stats.gamma.logpdf, wrt=(0, 1))(1.5, 2.0)
+    assert g[0] == pytest.approx(1.0 / 1.5 - 1.0, rel=1e-12)  # (a - 1) / x - 1
+    assert g[1] == pytest.approx(np.log(1.5) - special.digamma(2.0), rel=1e-12)
+    _, out_dot = s2sad.jvp(stats.gamma.logpdf, wrt=1)(1.5, 2.0, 1.0)
+    assert out_dot == pytest.approx(g[1], rel=1e-12)
+    x = np.array([0.2, 0.5])
+    out, pullback = s2sad.vjp(stats.norm.cdf, wrt=0)(x, 0.3, 1.7)
+    np.testing.assert_allclose(out, stats.norm.cdf(x, 0.3, 1.7))
+    np.testing.assert_allclose(pullback(np.ones(2))[0], stats.norm.pdf(x, 0.3, 1.7))
