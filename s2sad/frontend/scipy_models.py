@@ -48,36 +48,30 @@ def _below(dist, z, args):
     return z <= a
 
 
-def cdf(dist, x, *args, **kwds):
+def _distribution_function(dist, method, x, args, kwds, below, above):
+    """A distribution function (`_cdf`, `_logcdf`, `_sf`, `_logsf`): its value inside the
+    support; `below` and `above` it."""
     args, loc, scale = dist._parse_args(*args, **kwds)
     z, valid, inside = _standardised(dist, x, args, loc, scale)
     with np.errstate(all="ignore"):
-        value = dist._cdf(z, *args)
-    return _select(inside, valid, z, value, np.where(_below(dist, z, args), 0.0, 1.0))
+        value = getattr(dist, method)(z, *args)
+    return _select(inside, valid, z, value, np.where(_below(dist, z, args), below, above))
+
+
+def cdf(dist, x, *args, **kwds):
+    return _distribution_function(dist, "_cdf", x, args, kwds, 0.0, 1.0)
 
 
 def logcdf(dist, x, *args, **kwds):
-    args, loc, scale = dist._parse_args(*args, **kwds)
-    z, valid, inside = _standardised(dist, x, args, loc, scale)
-    with np.errstate(all="ignore"):
-        value = dist._logcdf(z, *args)
-    return _select(inside, valid, z, value, np.where(_below(dist, z, args), -np.inf, 0.0))
+    return _distribution_function(dist, "_logcdf", x, args, kwds, -np.inf, 0.0)
 
 
 def sf(dist, x, *args, **kwds):
-    args, loc, scale = dist._parse_args(*args, **kwds)
-    z, valid, inside = _standardised(dist, x, args, loc, scale)
-    with np.errstate(all="ignore"):
-        value = dist._sf(z, *args)
-    return _select(inside, valid, z, value, np.where(_below(dist, z, args), 1.0, 0.0))
+    return _distribution_function(dist, "_sf", x, args, kwds, 1.0, 0.0)
 
 
 def logsf(dist, x, *args, **kwds):
-    args, loc, scale = dist._parse_args(*args, **kwds)
-    z, valid, inside = _standardised(dist, x, args, loc, scale)
-    with np.errstate(all="ignore"):
-        value = dist._logsf(z, *args)
-    return _select(inside, valid, z, value, np.where(_below(dist, z, args), 0.0, -np.inf))
+    return _distribution_function(dist, "_logsf", x, args, kwds, 0.0, -np.inf)
 
 
 MODELS = {"logpdf": logpdf, "pdf": pdf, "cdf": cdf, "logcdf": logcdf, "sf": sf,
