@@ -191,13 +191,30 @@ def _forward(case: Case, p: Prepared) -> tuple[Prepared, Any, list[Any]]:
         p.derivatives["fwd"] = s2sad.jvp(p.problem.fn, wrt=_wrt_spec(case))
     args = _all_positional(p.problem)
     n = _named_positional(p.problem)
-    if n is not None:  # f(x, *args): the tangents come before the extra arguments
+    if n is not None and not _tangents_last(p.problem, case, n):
+        # f(x, *args) differentiated in its own parameters: the tangents come before the
+        # extra arguments
         call = args[:n] + tangents + args[n:]
     else:
         call = args + tangents
     out, out_dot = p.derivatives["fwd"](*call)
     _close(out, np.asarray(p.out), 1e-12, f"{case.name}: jvp's primal output")
     return p, out_dot, tangents
+
+
+def _tangents_last(problem: Problem, case: Case, n: int) -> bool:
+    """Do a JVP's tangents follow every argument of f(x, *args)? They do where wrt names an
+    item of *args (a derivative of as many parameters as the call gives), and for a
+    primitive whose rules name what *args holds (scipy.stats' norm.cdf: loc, scale are
+    options given by position, the tangents after them)."""
+    from s2sad_rules import TABLE
+
+    if any(k >= n for k in case.wrt):
+        return True
+    try:
+        return bool(TABLE.is_primitive(problem.fn))
+    except TypeError:
+        return False
 
 
 def _named_positional(problem: Problem) -> int | None:
