@@ -125,6 +125,7 @@ def parse_args_binding(lw, fn, args, kwargs, node):
     return StaticSeq((StaticSeq(tuple(values[:-2])), values[-2], values[-1]))
 
 
+@_handler("scipy._external.array_api_extra._lib._funcs", "apply_where")  # (SciPy >= 1.18)
 @_handler("scipy._lib.array_api_extra._lib._funcs", "apply_where")
 def _apply_where(lw, args, kwargs, node):
     """apply_where(cond, args, f1, f2=None, fill_value=...): f1 where `cond`, else f2 or

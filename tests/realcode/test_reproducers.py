@@ -2,8 +2,8 @@
 entries), and of one refusal that DESIGN.md says should not happen.
 
 Each test states the right behaviour: the derivative (against an analytic formula), or an
-S2SADError where s2sad cannot do it; never another exception. They are xfail(strict=True)
-until fixed: a fixed one XPASSes, which fails the suite, so remove its mark.
+S2SADError where s2sad cannot do it; never another exception. All six are fixed (session
+12): they stay as regression tests.
 """
 
 from __future__ import annotations
@@ -52,28 +52,20 @@ def pick(x):
     return k.scale * x
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason="BUG: unhashable type: an object "
-                   "with __eq__ passed as the function (s2sad/ir/per_function.py)")
 def test_unhashable_callable_object_as_the_function():
     derivative_or_refusal(lambda: s2sad.grad(Unhashable(2.0))(3.0), 12.0)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason="BUG: unhashable type: a constant "
-                   "object with __eq__ merged after an `if` (lower_control.merge_envs)")
 def test_unhashable_constant_merged_after_a_branch():
     derivative_or_refusal(lambda: (s2sad.grad(pick)(1.5), s2sad.grad(pick)(-1.0)), (2.0, 3.0))
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason="BUG: jvp of a ufunc without a rule "
-                   "counts `out` as a parameter: TypeError before the missing-rule refusal")
 def test_jvp_of_a_ufunc_without_a_rule():
     x, v = np.array([0.2, 0.6]), np.array([1.0, -0.5])
     slope = np.sqrt(2 * np.pi) * np.exp(sp.ndtri(x) ** 2 / 2)
     derivative_or_refusal(lambda: s2sad.jvp(sp.ndtri, wrt=0)(x, v)[1], slope * v)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason="BUG: a primitive with rules and the "
-                   "signature (x, *args, **kwds) rejects loc, scale given by position")
 def test_vjp_of_norm_cdf_with_loc_and_scale_by_position():
     x, g = np.array([0.2, 0.6]), np.array([1.0, -0.5])
     derivative_or_refusal(lambda: s2sad.vjp(st.norm.cdf, wrt=0)(x, 0.3, 1.7)[1](g)[0],
@@ -94,8 +86,6 @@ def three_pieces(z):
     return v
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason="BUG: the jvp writes the zero "
-                   "tangent of 2.0 * s[t2] as np.zeros of the unmasked shape")
 def test_jvp_of_masked_writes_with_a_zero_tangent():
     z, v = np.array([-2.5, 0.5, 1.5, 0.2]), np.array([1.0, 2.0, 3.0, 4.0])
     slope = np.array([-1.0, 1.0, 0.0, 1.0])
@@ -115,9 +105,6 @@ class Model:
         return -0.5 * np.sum(resid ** 2)
 
 
-@pytest.mark.xfail(strict=True, raises=s2sad.S2SADError, reason="hasattr(self, name) is not "
-                   "decided while compiling (DESIGN.md says it is): the dead branch's "
-                   "self.offset is read (6 statsmodels cases)")
 def test_hasattr_self_prunes_the_dead_branch():
     y, p = np.array([1.0, 2.0]), np.array([0.5, 0.1])
     np.testing.assert_allclose(s2sad.grad(Model(y).loglike)(p), y - p)
