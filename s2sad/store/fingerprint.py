@@ -229,6 +229,15 @@ def _describe_value(v, strict: bool, depth: int = 3):
         return ("ndarray", v.shape, v.dtype.str)
     if isinstance(v, np.generic):
         return ("numpy scalar", v.dtype.str, repr(v.item()))
+    if not isinstance(v, (type, types.FunctionType)) and hasattr(v, "mode") and \
+            getattr(v, "func", None) is not None and callable(v):
+        # a derivative a function calls (check_grads' `_s2sad_d`): what it is of, and how
+        # (by its name alone, two derivatives of functions named alike shared a key)
+        inner = source_fingerprint(v, positions=False, strict=strict)
+        if inner is None:
+            raise _Undescribable("a derivative of something that cannot be hashed")
+        return ("derivative", inner, getattr(v, "_cmode", v.mode),
+                repr(getattr(v, "_wrt_spec", None)))
     if isinstance(v, type) or callable(v):
         mod = getattr(v, "__module__", None) or type(v).__module__
         qual = getattr(v, "__qualname__", None) or getattr(v, "__name__", None)
