@@ -125,6 +125,25 @@ def parse_args_binding(lw, fn, args, kwargs, node):
     return StaticSeq((StaticSeq(tuple(values[:-2])), values[-2], values[-1]))
 
 
+@_handler("scipy._lib._util", "_lazywhere")  # (SciPy < 1.16)
+def _lazywhere(lw, args, kwargs, node):
+    """_lazywhere(cond, arrays, f, fillvalue=None, f2=None): apply_where's older form."""
+    options = dict(zip(("cond", "arrays", "f", "fillvalue", "f2"), args))
+    options.update(kwargs)
+    if set(options) - {"cond", "arrays", "f", "fillvalue", "f2"} or \
+            not {"cond", "arrays", "f"} <= set(options):
+        return None
+    f2 = options.get("f2")
+    if f2 is not None and not (isinstance(f2, Const) and f2.value is None):
+        return _apply_where(lw, [options["cond"], options["arrays"], options["f"], f2], [],
+                            node)
+    fill = options.get("fillvalue", Const(None))
+    if isinstance(fill, Const) and fill.value is None:
+        return None  # (an output of f's values alone, left empty elsewhere: read as written)
+    return _apply_where(lw, [options["cond"], options["arrays"], options["f"]],
+                        [("fill_value", fill)], node)
+
+
 @_handler("scipy._external.array_api_extra._lib._funcs", "apply_where")  # (SciPy >= 1.18)
 @_handler("scipy._lib.array_api_extra._lib._funcs", "apply_where")
 def _apply_where(lw, args, kwargs, node):
