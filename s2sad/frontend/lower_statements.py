@@ -56,6 +56,10 @@ class StatementLowering:
             try:
                 out = self.lower_stmt(s, in_loop)
             except Abort:
+                if not self.errors:  # (an abort no error explains: never lowered on silently)
+                    self.error(UnsupportedSyntaxError, "this statement could not be lowered",
+                               s, "differentiate a function that computes it from its "
+                                  "arguments with NumPy")
                 self.poison(s)
                 continue
             finally:
