@@ -398,7 +398,31 @@ def _reads(code) -> list:
                 attrs.append(loads[j][1])
                 j += 1
             out.append((how, name, tuple(attrs)))
+    out += _asked_attributes(code, first, stored)
     _READS[code] = out = list(dict.fromkeys(out))
+    return out
+
+
+def _asked_attributes(code, first, stored) -> list:
+    """`hasattr(obj, "name")` and `getattr(obj, "name", ...)` of a global, a closure value or
+    the first parameter (a method's object), as (how, name, (attribute,)): lowering decides
+    branches on them, so whether the attribute exists is a fact to guard (setting
+    `self.offset` later compiles the other branch)."""
+    out = []
+    for c in _codes(code):
+        ins = [i for i in dis.get_instructions(c) if i.opname not in ("CACHE", "PUSH_NULL")]
+        for a, b, k in zip(ins, ins[1:], ins[2:]):
+            if a.opname not in _LOADS_GLOBAL or a.argval not in ("hasattr", "getattr") or \
+                    k.opname != "LOAD_CONST" or not isinstance(k.argval, str) or \
+                    k.argval in stored:
+                continue
+            if b.opname in _LOADS_GLOBAL:
+                out.append(("global", b.argval, (k.argval,)))
+            elif b.opname in ("LOAD_DEREF", "LOAD_CLASSDEREF") and b.argval in code.co_freevars:
+                out.append(("cell", b.argval, (k.argval,)))
+            elif first is not None and b.argval == first and b.opname in (
+                    "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF"):
+                out.append(("self", b.argval, (k.argval,)))
     return out
 
 

@@ -344,6 +344,12 @@ class CallLowering:
                          **{k: _known_value(v) for k, v in kwargs})
             except Exception:  # noqa: BLE001 - raised where the code runs instead
                 obj = None
+            if fn is getattr and not isinstance(obj, (types.ModuleType, type,
+                                                      types.FunctionType, types.MethodType,
+                                                      types.BuiltinFunctionType, np.ufunc)):
+                # (a data attribute: no guard watches it, so it is read where the code runs,
+                # never baked in as a constant that a later `obj.scale = 2.0` would not reach)
+                obj = None
             if obj is not None:
                 return self.global_value(obj, name or getattr(fn, "__name__", "value"))
         if (fn is max or fn is min) and len(args) == 1 and not kwargs:

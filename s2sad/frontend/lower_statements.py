@@ -343,14 +343,17 @@ class StatementLowering:
         lineno = parsed.loc(s).lineno
         text = ast.unparse(gast.gast_to_ast(gast.Module(body=[s], type_ignores=[])))
         unset = [n for n in outs if n not in inputs]
-        source = (f"def _line_{lineno}({', '.join(inputs)}):\n" +
-                  "".join(f"    {n} = _NOT_COMPUTED\n" for n in unset) +
+        source = (f"def _line_{lineno}({''.join(n + ', ' for n in inputs)}"
+                  "_s2sad_unset=None):\n" +
+                  "".join(f"    {n} = _s2sad_unset\n" for n in unset) +
                   textwrap.indent(text, "    ") + "\n" +
                   f"    return ({''.join(n + ', ' for n in outs)})\n")
-        namespace = dict(parsed.globals)
-        namespace["_NOT_COMPUTED"] = prims.NOT_COMPUTED
-        exec(compile(source, parsed.filename, "exec"), namespace)
-        run = namespace[f"_line_{lineno}"]
+        code = next(c for c in compile(source, parsed.filename, "exec").co_consts
+                    if isinstance(c, types.CodeType))
+        # the module's own globals (not a copy): a global rebound between two calls is read
+        # as the function reads it
+        run = types.FunctionType(code, parsed.globals, f"_line_{lineno}",
+                                 (prims.NOT_COMPUTED,))
         run.__s2sad_source__ = source
         error = NonDifferentiableError(
             f"{what} runs as written, where no derivative reaches it; here a differentiated "

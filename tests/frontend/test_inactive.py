@@ -426,3 +426,57 @@ def test_a_dtype_made_while_compiling_is_written_as_one():
     g = s2sad.grad(made_dtype)
     g(POSITIVE)
     assert f"np.dtype({np.dtype('long').name!r})" in g.source and "np.dtype('>f8')" in g.source
+
+
+class Settings:
+    scale = 2.0
+
+
+SETTINGS = Settings()
+POWER = 2
+
+
+def scaled_by_getattr(x):
+    return getattr(SETTINGS, "scale") * np.sum(x ** 2)
+
+
+class Shifted:
+    def loglike(self, p):
+        if hasattr(self, "shift"):  # (no `self.shift` read anywhere: the test alone)
+            return np.sum((p + 1.0) ** 2)
+        return np.sum(p ** 2)
+
+
+def power_in_a_try(x):
+    try:
+        k = POWER + 1
+    except TypeError:
+        k = 1
+    return np.sum(x ** k)
+
+
+def test_what_lowering_read_is_read_again_when_it_changes():
+    """Facts a branch or a constant came from are guarded, or read where the code runs:
+    getattr of a data attribute, hasattr with no attribute read beside it, and a global a
+    `try` reads (each gave the old derivative after the change)."""
+    global POWER
+    x = POSITIVE
+    g = s2sad.grad(scaled_by_getattr)
+    np.testing.assert_allclose(g(x), 4.0 * x)
+    SETTINGS.scale = 5.0
+    try:
+        np.testing.assert_allclose(g(x), 10.0 * x)
+    finally:
+        SETTINGS.scale = 2.0
+    m = Shifted()
+    g = s2sad.grad(m.loglike)
+    np.testing.assert_allclose(g(x), 2.0 * x)
+    m.shift = True
+    np.testing.assert_allclose(g(x), 2.0 * (x + 1.0))
+    g = s2sad.grad(power_in_a_try)
+    np.testing.assert_allclose(g(x), 3.0 * x ** 2)
+    POWER = 3
+    try:
+        np.testing.assert_allclose(g(x), 4.0 * x ** 3)
+    finally:
+        POWER = 2
