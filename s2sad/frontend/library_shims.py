@@ -39,6 +39,7 @@ def shim_for(fn):
         return None
 
 
+@_handler("scipy._lib._array_api_override", "array_namespace")  # (SciPy >= 1.17)
 @_handler("scipy._lib._array_api", "array_namespace")
 def _array_namespace(lw, args, kwargs, node):
     from s2sad.frontend.values import Static
@@ -96,15 +97,49 @@ def _continuous(name):
         fn = lw.current_shim_callee
         dist = getattr(fn, "__self__", None)
         stats = sys.modules.get("scipy.stats")
-        if stats is None or not isinstance(dist, stats.rv_continuous):
+        if stats is None or not isinstance(dist, (stats.rv_continuous, stats.rv_discrete)) or \
+                name not in scipy_models.MODELS or (
+                    isinstance(dist, stats.rv_discrete) and name not in _DISCRETE):
             return None
         return lw.call_value(scipy_models.MODELS[name],
                              [Static(dist, type(dist).__name__)] + list(args), kwargs, node)
     return handler
 
 
-for _name in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"):
+for _name in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "logpmf", "pmf", "ppf"):
     _HANDLERS[("scipy.stats._distn_infrastructure", _name)] = _continuous(_name)
+_DISCRETE = ("logpmf", "pmf", "freeze")  # (rv_discrete's methods with models)
+
+
+def _multivariate_normal(name):
+    """multivariate_normal.logpdf/pdf(x, mean, cov): s2sad's model (a solve and a log
+    determinant) for a covariance given as an array; SciPy's code as written otherwise (a
+    `Covariance` object)."""
+    def handler(lw, args, kwargs, node):
+        from s2sad.frontend import scipy_models
+        from s2sad.frontend.values import Static
+        fn = lw.current_shim_callee
+        gen = getattr(sys.modules.get("scipy.stats._multivariate"),
+                      "multivariate_normal_gen", None)
+        if gen is None or not isinstance(getattr(fn, "__self__", None), gen):
+            return None
+        names = ("x", "mean", "cov", "allow_singular")
+        given = dict(zip(names, args))
+        given.update(kwargs)
+        if len(args) > len(names) or set(given) - set(names) or any(
+                isinstance(v, Static) for v in given.values()):
+            return None
+        model = scipy_models.mvn_logpdf if name == "logpdf" else scipy_models.mvn_pdf
+        return lw.call_value(model, args, kwargs, node)
+    return handler
+
+
+for _name in ("logpdf", "pdf"):
+    _HANDLERS[("scipy.stats._multivariate", _name)] = _multivariate_normal(_name)
+# `dist(*shapes, loc=, scale=)` and `dist.freeze(...)`: a frozen distribution, read as an
+# object holding the distribution and its arguments (scipy_models.Frozen)
+_HANDLERS[("scipy.stats._distn_infrastructure", "__call__")] = _continuous("freeze")
+_HANDLERS[("scipy.stats._distn_infrastructure", "freeze")] = _continuous("freeze")
 
 
 def parse_args_binding(lw, fn, args, kwargs, node):
@@ -118,11 +153,13 @@ def parse_args_binding(lw, fn, args, kwargs, node):
     except TypeError:
         return None
     bound.apply_defaults()
-    values = [v if not isinstance(v, (int, float)) or isinstance(v, bool) else Const(v)
-              for v in bound.arguments.values()]
-    if len(values) < 2:
+    named = {n: v if not isinstance(v, (int, float)) or isinstance(v, bool) else Const(v)
+             for n, v in bound.arguments.items()}
+    if "loc" not in named:
         return None
-    return StaticSeq((StaticSeq(tuple(values[:-2])), values[-2], values[-1]))
+    loc = named.pop("loc")
+    scale = named.pop("scale", Const(1))  # (a discrete distribution has no scale)
+    return StaticSeq((StaticSeq(tuple(named.values())), loc, scale))
 
 
 @_handler("scipy._lib._util", "_lazywhere")  # (SciPy < 1.16)
