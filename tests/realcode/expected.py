@@ -51,33 +51,9 @@ EXPECT: dict[str, dict[str, str]] = {
         'rev': 'array-API / sparse dispatch',
         'fwd': 'array-API / sparse dispatch',
     },
-    'scipy:special.ndtri': {
-        'rev': 'missing rule: compiled function',
-        'fwd': 'missing rule: compiled function',
-    },
-    'scipy:special.entr': {
-        'rev': 'missing rule: compiled function',
-        'fwd': 'missing rule: compiled function',
-    },
-    'scipy:special.rel_entr': {
-        'rev': 'missing rule: compiled function',
-        'fwd': 'missing rule: compiled function',
-    },
-    'scipy:special.huber (r)': {
-        'rev': 'missing rule: compiled function',
-        'fwd': 'missing rule: compiled function',
-    },
-    'scipy:special.pseudo_huber (r)': {
-        'rev': 'missing rule: compiled function',
-        'fwd': 'missing rule: compiled function',
-    },
-    'scipy:special.dawsn': {
-        'rev': 'missing rule: compiled function',
-        'fwd': 'missing rule: compiled function',
-    },
     'scipy:special.zeta (x)': {
-        'rev': 'missing rule: compiled function',
-        'fwd': 'missing rule: compiled function',
+        'rev': 'not differentiable: `scipy.special.zeta` is not differentiable with respect to i',
+        'fwd': 'not differentiable: `scipy.special.zeta` is not differentiable with respect to i',
     },
     'scipy:spatial.distance.chebyshev': {
         'rev': 'builtin over a run-time sequence (max, tuple)',
@@ -85,7 +61,6 @@ EXPECT: dict[str, dict[str, str]] = {
     },
     'scipy:spatial.distance.jensenshannon': {
         'rev': 'kind inference: a scalar result seen as an array',
-        'fwd': 'missing rule: compiled function',
     },
     'scipy:spatial.distance.pdist': {
         'rev': 'calling convention: **kwargs parameter',
@@ -291,20 +266,8 @@ EXPECT: dict[str, dict[str, str]] = {
         'rev': 'object built inside',
         'fwd': 'object built inside',
     },
-    'lmfit:lineshapes.voigt': {
-        'rev': 'missing rule: compiled function',
-        'fwd': 'missing rule: compiled function',
-    },
-    'lmfit:lineshapes.pearson4': {
-        'rev': 'missing rule: compiled function',
-        'fwd': 'missing rule: compiled function',
-    },
     'lmfit:lineshapes.lognormal': {
         'rev': 'write into an argument',
         'fwd': 'write into an argument',
-    },
-    'lmfit:lineshapes.skewed_voigt': {
-        'rev': 'missing rule: compiled function',
-        'fwd': 'missing rule: compiled function',
     },
 }
