@@ -127,6 +127,8 @@ def family_doc(module) -> str:
 def complex_support(fn, mod) -> str:
     """"yes", or "refused" where the rules refuse a complex argument (math.*: every one,
     also those that exist only on a later Python)."""
+    if fn in getattr(sys.modules.get(mod), "HOLOMORPHIC", ()):
+        return "yes"  # (the scipy.special functions whose rules take complex arguments)
     if mod in ("s2sad_rules.math_rules", "s2sad_rules.math_special",
                "s2sad_rules.scipy_special", "s2sad_rules.scipy_stats",
                "s2sad_rules.scipy_linalg") or fn in COMPLEX_REFUSED \

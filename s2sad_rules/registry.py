@@ -358,6 +358,16 @@ def defcheck(*fns):
     return register
 
 
+def refuse_arguments(*rules, **reasons):
+    """Say why `rules` (a primitive's JVP and VJP rule) do not differentiate some of its
+    parameters: each keyword names one and gives (why, hint). A call that differentiates such
+    an argument is refused (NonDifferentiableError) with that reason and hint instead of the
+    generic ones. Returns the rules."""
+    for rule in rules:
+        rule.refused_arguments = {name: tuple(r) for name, r in reasons.items()}
+    return rules
+
+
 class Unknown:
     """An argument whose value is not known at compile time: its rank, shape and dtype kind
     ('f', 'c', ...), each None where the compiler does not know it either."""
