@@ -48,6 +48,15 @@ ALLOCATORS = frozenset({np.empty, np.empty_like, np.zeros, np.zeros_like, np.one
 _SPELLED = {RETURNED: "returned", RETURN_VALUE: "return_value"}
 
 
+_CONVERSIONS = (np.asarray, np.asanyarray, np.array, np.ascontiguousarray, np.copy)
+
+
+def _keeps_rank(fn, args, kwargs) -> bool:
+    """Is `fn(x, ...)` the array argument `x` as an array (its rank and dtype)?"""
+    return any(fn is f for f in _CONVERSIONS) and len(args) == 1 and \
+        all(k in ("order", "subok", "copy") for k, _ in kwargs)
+
+
 class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLowering):
     """Lowers one top-level function (and inlines its helpers) into a `Function`."""
 
@@ -109,6 +118,10 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         self.stmts.append(Call(target, fn, tuple(args), tuple(kwargs), self.loc(node)))
         if fn in ALLOCATORS:
             self.allocated.add(target)  # (a buffer: see lower_effect_call)
+        if args and isinstance(args[0], Var) and args[0] in self.param_ranks and \
+                _keeps_rank(fn, args, kwargs):
+            # np.asarray(x) of an array argument, np.sin(x): as many axes (a fact too)
+            self.param_ranks[target] = self.param_ranks[args[0]]
         if self.scope is not None:
             if creates_array(fn):
                 self.scope.fresh.add(target)

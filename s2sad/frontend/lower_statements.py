@@ -831,6 +831,8 @@ class StatementLowering:
                 self.allocated.add(new)
             if var in self.shape_source:
                 self.shape_source[new] = self.shape_source[var]
+            if var in self.param_ranks:
+                self.param_ranks[new] = self.param_ranks[var]
             return new
         return var
 

@@ -151,3 +151,28 @@ def test_a_type_test_a_kind_cannot_decide_is_made_at_run_time():
     x32 = np.float32(0.4)
     assert float(s2sad.grad(float_tested)(x32)) == pytest.approx(
         float(np.sin(x32) + x32 * np.cos(x32)), rel=1e-5)
+
+
+def slices_by_rank(y):
+    """SciPy's idiom (integrate.trapezoid): index tuples built from the rank."""
+    y = np.asarray(y)  # (the same rank: still a fact)
+    nd = y.ndim
+    first, rest = [slice(None)] * nd, [slice(None)] * nd
+    first[-1] = slice(1, None)
+    rest[-1] = slice(None, -1)
+    if y.ndim == 1:
+        return np.sum((y[tuple(first)] - y[tuple(rest)]) ** 2)
+    return np.sum(np.sin(y[tuple(first)]) * y[tuple(rest)])
+
+
+@pytest.mark.parametrize("shape", [(5,), (3, 4)])
+def test_the_rank_of_an_array_argument_is_a_constant(shape):
+    from tests.oracle import numerical_grad, numerical_jvp
+    rng = np.random.default_rng(7)
+    y, v = rng.normal(size=shape), rng.normal(size=shape)
+    g = s2sad.grad(slices_by_rank)(y)
+    np.testing.assert_allclose(g, numerical_grad(slices_by_rank, (y,), (0,))[0], rtol=1e-6,
+                               atol=1e-9)
+    _, out_dot = s2sad.jvp(slices_by_rank)(y, v)
+    np.testing.assert_allclose(out_dot, np.sum(g * v), rtol=1e-10)
+    assert "ndim" not in s2sad.grad(slices_by_rank).source_for(y)  # (decided, not tested)
