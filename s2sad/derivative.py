@@ -443,7 +443,41 @@ class Derivative(_Generic[P, Out]):
         hit.guards = guards.refreshed()
         return True
 
-    def _compile(self, key: tuple[Any, ...], args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def _key(self, primal: list[Any], kw: dict[str, Any]) -> tuple[Any, Any]:
+        """(the specialisation's key for these arguments, the int options among them)."""
+        key = tuple(map(_arg_key, primal))
+        facts = self._option_facts(primal, kw)
+        if facts:  # (an int option: its value is part of the key)
+            key = tuple((int, "=", primal[i]) if i in facts else k for i, k in enumerate(key))
+        if kw:
+            key += tuple(sorted((k, (int, "=", v) if k in facts else _arg_key(v))
+                                for k, v in kw.items()))
+        return key, facts
+
+    def _option_facts(self, primal: list[Any], kw: dict[str, Any]) -> tuple[Any, ...]:
+        """The positions (and keyword-only names) of int options, the parameters whose
+        default is an int (`axis=-1`, `ddof=0`): their values are facts of the compile, as
+        flags are, so that a reduction's axis or an index built from it is known while
+        compiling (each value its own specialisation). An int parameter without an int
+        default is a value (a size, a count); a differentiated position is never a fact."""
+        sig = getattr(self, "_resolved_sig", None)
+        if sig is None or isinstance(self.func, Derivative):
+            return ()
+        facts: list[Any] = []
+        for i, p in enumerate(sig.parameters.values()):
+            if p.kind is p.KEYWORD_ONLY:
+                if type(p.default) is int and type(kw.get(p.name)) is int and \
+                        p.name in self._kwonly:
+                    facts.append(p.name)
+                continue
+            if i >= len(primal) or p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                continue
+            if type(p.default) is int and type(primal[i]) is int and i not in self._wrt:
+                facts.append(i)
+        return tuple(facts)
+
+    def _compile(self, key: tuple[Any, ...], args: list[Any], kwargs: dict[str, Any],
+                 facts: tuple[int, ...] = ()) -> Any:
         with _COMPILE_LOCK:
             hit = self._cache.get(key)
             if hit is not None and self._valid(hit):
@@ -464,8 +498,9 @@ class Derivative(_Generic[P, Out]):
             if hit is None:
                 # what the code will be compiled from, read before it is compiled
                 guards, version = collect(self.func), TABLE.version
-                arg_kinds = [kind_of_value(a, keep_value=False, facts=True) for a in args]
-                kw_kinds = {n: kind_of_value(v, keep_value=False, facts=True)
+                arg_kinds = [kind_of_value(a, keep_value=i in facts, facts=True)
+                             for i, a in enumerate(args)]
+                kw_kinds = {n: kind_of_value(v, keep_value=n in facts, facts=True)
                             for n, v in kwargs.items()}
                 hit = compiled(self.func, self._cmode, wrt, self._wrt_tuple, arg_kinds, kw_kinds)
                 hit.guards, hit.table_version = guards, version
@@ -585,9 +620,7 @@ class Derivative(_Generic[P, Out]):
         if self.mode in ("jvp", "hvp"):
             check_tangents(self, pos, self._positional)
         primal = pos[:self._n_params]
-        key = tuple(map(_arg_key, primal))
-        if kw:
-            key += tuple(sorted((k, _arg_key(v)) for k, v in kw.items()))
+        key, facts = self._key(primal, kw)
         hit = self._cache.get(key)
         refreshed = False
         if hit is not None:
@@ -598,11 +631,15 @@ class Derivative(_Generic[P, Out]):
                 self._invalidate()
                 hit = None
         if hit is None:
-            hit = self._compile(key, primal, kw)
+            hit = self._compile(key, primal, kw, facts)
             with _COMPILE_LOCK:
                 paths = [fp for fp in self._fast_paths if fp[1] is not hit]
                 # what the dispatcher tests, not the arrays (they are not kept alive)
-                self._fast_paths = [(sample_of(primal, kw, self._kwonly), hit)] + paths[:3]
+                sample = sample_of(primal, kw, self._kwonly)
+                for i in facts:  # (the dispatcher tests the option's value)
+                    j = i if isinstance(i, int) else len(primal) + self._kwonly.index(i)
+                    sample[j] = (int, ("=", primal[i] if isinstance(i, int) else kw[i]), None)
+                self._fast_paths = [(sample, hit)] + paths[:3]
             refreshed = True
         self._slow_calls += 1
         generic = type(self).__dict__.get("__call__") is _generic_call
@@ -1323,10 +1360,8 @@ class Derivative(_Generic[P, Out]):
             return variant.source_for(*pos, **kw)  # type: ignore[no-any-return]
         pos, kw = self._bind(args, kwargs)
         primal = pos[:self._n_params]
-        key = tuple(map(_arg_key, primal))
-        if kw:
-            key += tuple(sorted((k, _arg_key(v)) for k, v in kw.items()))
-        source: str = self._compile(key, primal, kw).source
+        key, facts = self._key(primal, kw)
+        source: str = self._compile(key, primal, kw, facts).source
         return source
 
     def _repr_html_(self) -> str:
@@ -1516,7 +1551,8 @@ def _value_tests(tests: list[str], expr: str, key: str, entry: tuple[Any, Any, A
         return False
     env[f"{_PREFIX}T{key}"] = t
     tests.append(f"type({expr}) is {_PREFIX}T{key}")
-    if t is bool or t is str:  # (its value: see calls.sample)
+    if t is bool or t is str or (isinstance(shape, tuple) and shape[:1] == ("=",)):
+        # (its value: see calls.sample; an int option at its default, _option_facts)
         env[f"{_PREFIX}V{key}"] = shape[1]
         tests.append(f"{expr} == {_PREFIX}V{key}")
         return True

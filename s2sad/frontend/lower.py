@@ -178,7 +178,9 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
             if view is None:
                 self.scope.env[a.id] = params[-1]
             elif view[0] == "fact":  # a flag, option string or None: known while compiling
-                self.scope.env[a.id] = Static(view[1], a.id)
+                # (an int option at its default: a constant)
+                self.scope.env[a.id] = Const(view[1]) if type(view[1]) is int else \
+                    Static(view[1], a.id)
             elif view[0] == "rank":  # an array's number of axes, known while compiling
                 self.scope.env[a.id] = params[-1]
                 self.param_ranks[params[-1]] = (view[2], view[1])  # (dtype, rank)
@@ -195,9 +197,15 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
                               hint=f"{args.vararg.id}_{i}", node=args.vararg)
                     for i in range(view[1])))
         kwonly = []
+        kw_facts = dict(views[-1][1]) if views and views[-1] is not None and \
+            views[-1][0] == "kw" else {}
         for a, d in zip(args.kwonlyargs, args.kw_defaults):
             v = self.reserve(a.id)
             self.scope.env[a.id] = v
+            if a.id in kw_facts:  # (a flag or an int option: known while compiling)
+                fact = kw_facts[a.id]
+                self.scope.env[a.id] = Const(fact) if type(fact) is int else \
+                    Static(fact, a.id)
             default = func.__kwdefaults__.get(a.id, inspect.Parameter.empty) if (
                 func.__kwdefaults__) else inspect.Parameter.empty
             kwonly.append((v, default))

@@ -267,7 +267,8 @@ def is_fact(k: Kind) -> bool:
     """A bool, str or None argument, whose value its kind holds: a fact of the compile."""
     v = k.value
     return v is None and k.tag == "object" or type(v) in (bool, str) and (
-        k.tag == "object" or (k.tag == "scalar" and k.dtype == "b"))
+        k.tag == "object" or (k.tag == "scalar" and k.dtype == "b")) or (
+        type(v) is int and k.tag == "scalar" and k.dtype == "i")  # (an int option's)
 
 
 def array_family(v) -> str:

@@ -176,3 +176,40 @@ def test_the_rank_of_an_array_argument_is_a_constant(shape):
     _, out_dot = s2sad.jvp(slices_by_rank)(y, v)
     np.testing.assert_allclose(out_dot, np.sum(g * v), rtol=1e-10)
     assert "ndim" not in s2sad.grad(slices_by_rank).source_for(y)  # (decided, not tested)
+
+
+def differences(y, axis=-1):
+    """An int option (SciPy's axis=-1): its value decides an index while compiling."""
+    first, rest = [slice(None)] * y.ndim, [slice(None)] * y.ndim
+    first[axis] = slice(1, None)
+    rest[axis] = slice(None, -1)
+    return np.sum((y[tuple(first)] - y[tuple(rest)]) ** 2)
+
+
+def keyword_options(p, *, axis=0, squared=False):
+    s = np.sum(p ** 2, axis=axis)
+    if squared:
+        return np.sum(s)
+    return np.sum(np.sqrt(s))
+
+
+def test_an_int_option_is_a_fact():
+    from tests.oracle import numerical_grad
+    y = np.random.default_rng(3).normal(size=(3, 4))
+    g = s2sad.grad(differences)
+    for call in [(y,), (y,), (y, -1), (y, 0), (y, 1), (y,)]:
+        want = numerical_grad(differences, call, (0,))[0]
+        np.testing.assert_allclose(g(*call), want, rtol=1e-6, atol=1e-9)
+    src = g.source_for(y)
+    assert "axis: -1" in src and "y[:, 1:] - y[:, :-1]" in src  # (decided while compiling)
+
+
+def test_keyword_only_options_and_flags_are_facts():
+    from tests.oracle import numerical_grad
+    p = np.random.default_rng(4).uniform(0.5, 1.5, (3, 2))
+    g = s2sad.grad(keyword_options)
+    for kw in [{}, {"squared": True}, {"axis": 1}, {"axis": 0}, {}, {"axis": 1,
+                                                                     "squared": True}]:
+        want = numerical_grad(keyword_options, (p,), (0,), kwargs=kw)[0]
+        np.testing.assert_allclose(g(p, **kw), want, rtol=1e-6, atol=1e-9)
+    assert "if " not in g.source_for(p, squared=True)  # (only the branch that runs)
