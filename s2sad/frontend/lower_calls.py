@@ -809,8 +809,24 @@ class CallLowering:
                 return d.get(args[0].value)
             except KeyError:
                 return args[1] if len(args) == 2 else Const(None)
+        target = getattr(getattr(node, "func", None), "value", None)
+        if name == "pop" and 1 <= len(args) <= 2 and not kwargs and \
+                isinstance(args[0], Const) and isinstance(target, gast.Name) and \
+                self.scope.env.get(target.id) is d:
+            # kwargs.pop("out", None): the value, and the dict without the key from here on
+            key = args[0].value
+            try:
+                value = d.get(key)
+            except KeyError:
+                if len(args) == 1:
+                    self.error(UnsupportedSyntaxError, f"`{target.id}` has no key {key!r}",
+                               node, "pass a default: .pop(key, default)")
+                    raise Abort
+                return args[1]
+            self.scope.env[target.id] = d.without(key)
+            return value
         self.error(UnsupportedSyntaxError, f"the dict method `.{name}()` is not supported here",
-                   node, "use keys(), values(), items(), get() or indexing")
+                   node, "use keys(), values(), items(), get(), pop() or indexing")
         raise Abort
 
     def extreme_of(self, fn, seq, node, name):

@@ -20,6 +20,12 @@ def power_sum(x, **kw):
     return np.sum(x ** kw.get("p", 2)) * kw.get("scale", 1.0)
 
 
+def pops_options(x, **kw):
+    p = kw.pop("p", 2)
+    scale = kw.pop("scale", 1.0)
+    return np.sum(x ** p) * scale + len(kw)  # (what is left: the keys not popped)
+
+
 def star_and_keywords(x, *args, **kw):
     return np.sum(np.sin(x) * args[0]) + kw.get("shift", 0.0) * np.sum(x)
 
@@ -41,6 +47,14 @@ def test_a_function_taking_kwargs_is_differentiated_with_and_without_keywords():
     g = s2sad.grad(power_sum)
     np.testing.assert_allclose(g(x, p=3), 3 * x ** 2, rtol=1e-12)
     np.testing.assert_allclose(g(x), 2 * x, rtol=1e-12)
+
+
+def test_kwargs_pop_takes_the_key_out():
+    x = rng_for("pop").uniform(0.5, 2.0, 3)
+    for kw in ({}, {"p": 3}, {"p": 3, "scale": 2.0, "other": 1}):
+        _check_scalar(pops_options, (x,), **kw)
+        np.testing.assert_allclose(s2sad.grad(pops_options)(x, **kw),
+                                   kw.get("p", 2) * kw.get("scale", 1.0) * x ** (kw.get("p", 2) - 1))
 
 
 def test_star_args_and_kwargs_in_both_modes():
