@@ -273,3 +273,7 @@ def _distance(name):
 
 for _name in ("cdist", "pdist", "squareform"):
     _HANDLERS[("scipy.spatial.distance", _name)] = _distance(_name)
+
+
+from s2sad.frontend.sklearn_models import HANDLERS as _SKLEARN_HANDLERS  # noqa: E402
+_HANDLERS.update(_SKLEARN_HANDLERS)

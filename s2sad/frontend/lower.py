@@ -10,11 +10,13 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import operator
+import types
 
 import gast
 import numpy as np
 
 from s2sad.errors import S2SADError, UnsupportedSyntaxError, raise_all
+from s2sad.frontend.library_shims import shim_for
 from s2sad.frontend.lower_calls import CallLowering, derivative_hook, in_library
 from s2sad.frontend.lower_control import ControlFlowLowering
 from s2sad.frontend.lower_expressions import ExpressionLowering
@@ -162,6 +164,7 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
     def lower_function(self, func, views: tuple = ()) -> Function:
         parsed = parse_function(func)
         node = parsed.node
+        called = func
         self.scope = Scope(parsed)
         args = node.args
         params = []
@@ -216,7 +219,8 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
                        "that passes them: s2sad.grad(lambda x: f(x, p=3))")
             self.scope.env[args.kwarg.id] = Poisoned(args.kwarg.id)  # (reported once)
         self.prescan_attribute_writes(node.body)
-        results, is_tuple = self.lower_body(node.body, node)
+        results, is_tuple = self.lower_modelled(called, node) or \
+            self.lower_body(node.body, node)
         for store, attr in self.attribute_stores:
             if attr in self.attribute_reads:  # read back: no derivative may be stored
                 store.effect_only, store.writes = False, True
@@ -231,6 +235,28 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         if self.out_structure is not None:
             fn.meta["out_structure"] = self.out_structure
         return fn
+
+    def lower_modelled(self, func, node):
+        """A library function differentiated itself that a shim reads as s2sad's model of
+        it (library_shims.shim_for: scikit-learn's BaseLoss.loss, whose Cython part the
+        model computes), called with the parameters; None where none does (its body is
+        lowered as written)."""
+        args = node.args
+        shim = shim_for(func)
+        if shim is None or args.vararg is not None or args.kwarg is not None:
+            return None
+        def value(a):  # (an argument known while compiling as a call would pass it: None)
+            v = self.scope.env[a.id]
+            return self.global_value(v.obj, v.name) if isinstance(v, Static) else v
+
+        positional = args.args[1:] if isinstance(func, types.MethodType) else args.args
+        self.current_shim_callee = func
+        try:
+            out = shim(self, [value(a) for a in positional],
+                       [(a.id, value(a)) for a in args.kwonlyargs], node)
+        except Abort:
+            return [Const(None)], False  # (reported)
+        return None if out is None else self.flatten_return(out)
 
     def structured(self, value: Var, view, name: str, node):
         """A dict or namedtuple argument (or a tuple or list holding them), passed as a tuple:

@@ -1060,7 +1060,7 @@ def in_library(filename: str) -> bool:
         return False
     # (s2sad's models of library methods, scipy_models.py, are library code to the user)
     return os.path.realpath(filename).startswith(_LIBRARY_DIRS) or \
-        os.path.basename(filename) == "scipy_models.py" and \
+        os.path.basename(filename) in ("scipy_models.py", "sklearn_models.py") and \
         os.path.dirname(os.path.realpath(filename)) == os.path.dirname(
             os.path.realpath(__file__))
 

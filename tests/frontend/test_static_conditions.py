@@ -213,3 +213,31 @@ def test_keyword_only_options_and_flags_are_facts():
         want = numerical_grad(keyword_options, (p,), (0,), kwargs=kw)[0]
         np.testing.assert_allclose(g(p, **kw), want, rtol=1e-6, atol=1e-9)
     assert "if " not in g.source_for(p, squared=True)  # (only the branch that runs)
+
+
+# -- a branch the arguments' kinds decide, on a value computed in the function -----------
+
+
+def norm_of_the_weights(coef):
+    # (scikit-learn's LinearModelLoss.l2_penalty: `weights.ndim` of a computed array is
+    # known only from the kinds; np.ravel(..., order="K") has no rule)
+    weights = coef[:-1]
+    return weights @ weights if weights.ndim == 1 else np.sum(np.ravel(weights, order="K") ** 2)
+
+
+def test_a_branch_the_kinds_decide_is_the_only_one_differentiated():
+    from tests.oracle import assert_close, numerical_grad, numerical_jvp
+
+    coef = np.array([0.3, -1.2, 0.7])
+    expected = numerical_grad(norm_of_the_weights, (coef,), (0,))[0]
+    assert_close(s2sad.grad(norm_of_the_weights)(coef), expected)
+    v = np.array([1.0, 0.5, -2.0])
+    _, tangent = s2sad.jvp(norm_of_the_weights)(coef, v)
+    assert_close(tangent, numerical_jvp(norm_of_the_weights, (coef,), (0,), (v,)))
+    assert_close(s2sad.hessian(norm_of_the_weights)(coef), np.diag([2.0, 2.0, 0.0]))
+
+
+def test_the_branch_the_kinds_take_is_refused_where_it_has_no_rule():
+    with pytest.raises(s2sad.MissingRuleError, match="order") as err:
+        s2sad.grad(norm_of_the_weights)(np.ones((3, 2)))  # (2-d: np.ravel(order="K"))
+    assert err.value.filename == __file__

@@ -57,46 +57,6 @@ EXPECT: dict[str, dict[str, str]] = {
         'rev': 'missing rule: `**` in a dict literal is not supported (/root/venv/lib/pyth',
         'fwd': 'missing rule: `**` in a dict literal is not supported (/root/venv/lib/pyth',
     },
-    'scikit-learn:_loss.HalfSquaredError.loss': {
-        'rev': 'not differentiable: `loss` is given an array the function allocated and its resu',
-        'fwd': 'not differentiable: `loss` is given an array the function allocated and its resu',
-    },
-    'scikit-learn:_loss.HalfPoissonLoss.loss': {
-        'rev': 'not differentiable: `loss` is given an array the function allocated and its resu',
-        'fwd': 'not differentiable: `loss` is given an array the function allocated and its resu',
-    },
-    'scikit-learn:_loss.HalfBinomialLoss.loss': {
-        'rev': 'not differentiable: `loss` is given an array the function allocated and its resu',
-        'fwd': 'not differentiable: `loss` is given an array the function allocated and its resu',
-    },
-    'scikit-learn:_loss.HalfGammaLoss.loss': {
-        'rev': 'not differentiable: `loss` is given an array the function allocated and its resu',
-        'fwd': 'not differentiable: `loss` is given an array the function allocated and its resu',
-    },
-    'scikit-learn:_loss.AbsoluteError.loss': {
-        'rev': 'not differentiable: `loss` is given an array the function allocated and its resu',
-        'fwd': 'not differentiable: `loss` is given an array the function allocated and its resu',
-    },
-    'scikit-learn:_loss.ExponentialLoss.loss': {
-        'rev': 'not differentiable: `loss` is given an array the function allocated and its resu',
-        'fwd': 'not differentiable: `loss` is given an array the function allocated and its resu',
-    },
-    'scikit-learn:_loss.HalfTweedieLoss(power=1.5).loss': {
-        'rev': 'not differentiable: `loss` is given an array the function allocated and its resu',
-        'fwd': 'not differentiable: `loss` is given an array the function allocated and its resu',
-    },
-    'scikit-learn:_loss.PinballLoss(quantile=0.3).loss': {
-        'rev': 'not differentiable: `loss` is given an array the function allocated and its resu',
-        'fwd': 'not differentiable: `loss` is given an array the function allocated and its resu',
-    },
-    'scikit-learn:_loss.HalfMultinomialLoss.loss': {
-        'rev': 'not differentiable: `loss` is given an array the function allocated and its resu',
-        'fwd': 'not differentiable: `loss` is given an array the function allocated and its resu',
-    },
-    'scikit-learn:linear_model LinearModelLoss(HalfBinomialLoss).loss': {
-        'rev': 'not differentiable: `loss` is given an array the function allocated and its resu',
-        'fwd': 'not differentiable: `loss` is given an array the function allocated and its resu',
-    },
     'scikit-learn:linear_model _huber_loss_and_gradient': {
         'rev': 'branch on a shape equality not decided while compiling',
         'fwd': 'branch on a shape equality not decided while compiling',
