@@ -866,6 +866,9 @@ STATS_AS_WRITTEN = [
     # (its df through sc.poch)
     (t_logpdf, lambda: [np.array([0.3, -1.2, 2.0, 0.5]), np.array([3.0, 1.5, 7.0, 2.2]),
                         np.zeros(4), np.ones(4) * 1.5]),
+    # (s2sad's models of SciPy's machinery: scipy_models.py)
+    (mvn_logpdf, lambda: [np.ones(4) * 0.3, np.zeros(4) + 0.1, np.eye(4) * 2.0 + 0.3]),
+    (poisson_logpmf, lambda: [np.array([1.0, 2.0, 0.0]), np.array([1.5, 2.0, 0.5])]),
 ]
 
 
@@ -874,16 +877,15 @@ STATS_AS_WRITTEN = [
 def test_scipy_stats_distributions_as_written(f, make_args):
     args = make_args()
     # (x on the simplex: alpha only; chi2.cdf(x, 3) has x alone)
-    wrt = {dirichlet_logpdf: (1,), chi2_cdf: (0,), t_logpdf: (0, 1, 2, 3)}.get(f, (0, 1))
+    wrt = {dirichlet_logpdf: (1,), chi2_cdf: (0,), t_logpdf: (0, 1, 2, 3),
+           mvn_logpdf: (0, 1, 2), poisson_logpmf: (1,)}.get(f, (0, 1))
     assert s2sad.check_grads(f, args, wrt=wrt)
 
 
 # refused at the user's call where a private method has no rule (beta's shape parameters:
-# betainc), or the machinery is not read (multivariate_normal, discrete)
+# betainc)
 STATS_REFUSED = [
     (beta_pdf, lambda: [np.ones(4) * 0.3, np.ones(4) * 2.0, np.ones(4) * 1.5]),
-    (mvn_logpdf, lambda: [np.ones(4) * 0.3, np.zeros(4), np.eye(4) * 2.0]),
-    (poisson_logpmf, lambda: [np.array([1.0, 2.0, 0.0]), np.array([1.5, 2.0, 0.5])]),
 ]
 
 
