@@ -231,6 +231,15 @@ def _check_fits(fn, primal_sig: inspect.Signature, rule_func, mode: str):
             f"{getattr(fn, '__name__', fn)} requires {required}")
 
 
+class transforms:  # noqa: N801 - a namespace holding the hooks the API installs
+    """The compiler's `jvp` and `vjp` (s2sad.api, a layer above, installs them here). The
+    run-time half of a rule whose primitive takes the user's function as an argument
+    (scipy.integrate.odeint's `func`) differentiates that function with them."""
+
+    jvp: Callable[..., Any] | None = None
+    vjp: Callable[..., Any] | None = None
+
+
 TABLE = RuleTable()
 F = TypeVar("F", bound=Callable[..., Any])  # a rule, or a function marked: returned as it is
 
