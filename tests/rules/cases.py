@@ -1035,13 +1035,21 @@ if sc is not None:
             (la_solve_triangular, lambda rng: [wellcond(rng, (3, 3)), real(rng, (3, 2))])]:
         add(_fn, _make, second_order=True, family="scipy")
 
-    # an ODE's solution in its initial value, its output times and a parameter (the rules
-    # are first-order only); tight tolerances, for the dot product of the two modes
+    # an ODE's solution in its initial value, its output times and a parameter, by odeint and
+    # by solve_ivp (the rules are first-order only); tight tolerances, for the dot product of
+    # the two modes
     def ode_rhs(y, t, a): return -a * y + np.sin(t) * y[::-1]
     def int_odeint(y0, t, a):
         return sp_integrate.odeint(ode_rhs, y0, t, args=(a,), rtol=1e-12, atol=1e-12)
     add(int_odeint, lambda rng: [real(rng, (2,)), np.cumsum(pos(rng, (4,), 0.1, 0.4)),
                                  pos(rng, (2,))], family="scipy")
+
+    def int_solve_ivp(y0, t, a):
+        return sp_integrate.solve_ivp(ivp_rhs, (0.0, 2.0), y0, t_eval=t, args=(a,),
+                                      rtol=1e-12, atol=1e-12).y
+    def ivp_rhs(t, y, a): return ode_rhs(y, t, a)
+    add(int_solve_ivp, lambda rng: [real(rng, (2,)), np.cumsum(pos(rng, (4,), 0.1, 0.4)),
+                                    pos(rng, (2,))], family="scipy")
 
 # the cases, by name (names must be unique)
 BY_NAME = {}

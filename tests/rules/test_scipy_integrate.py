@@ -1,16 +1,19 @@
-"""scipy.integrate.odeint as a primitive: the adjoint method in reverse mode, the sensitivity
-equations in forward mode, each calling s2sad's own derivatives of the user's `func`.
+"""scipy.integrate.odeint and solve_ivp (with t_eval) as primitives: the adjoint method in
+reverse mode, the sensitivity equations in forward mode, each calling s2sad's own derivatives
+of the user's function.
 
 Checked against analytic solutions (a linear system, y(t) = expm(A t) y0, differentiated in A
-through the Frechet derivative of expm; logistic growth in r, K, y0 and the output times) and
-against central finite differences of odeint itself (Lotka-Volterra, `tfirst`, decreasing
-times), in both modes, with the dot product of the two; jacfwd and jacrev; a global that
-`func` reads changing; the refusals (a second derivative: the rules are first-order only;
-full_output=1; a function defined inside). solve_ivp has no rules and stays refused
-(tests/rules/test_autograd_suite.py).
+through the Frechet derivative of expm; logistic growth in r, K, y0, the output times and the
+initial time) and against central finite differences of the solvers themselves
+(Lotka-Volterra, `tfirst`, decreasing times, solve_ivp's methods), in both modes, with the
+dot product of the two; jacfwd and jacrev; a global that the function reads changing; the
+refusals (a second derivative: the rules are first-order only; full_output=1; a function
+defined inside; solve_ivp without t_eval or with dense output; its `success`).
 """
 
 from __future__ import annotations
+
+import inspect
 
 import numpy as np
 import pytest
@@ -30,6 +33,7 @@ from tests.oracle import (
 integrate = pytest.importorskip("scipy.integrate")
 linalg = pytest.importorskip("scipy.linalg")
 odeint = integrate.odeint
+solve_ivp = integrate.solve_ivp
 
 EPS = 1e-5  # finite differences of an ODE solve at rtol = atol = 1e-10
 
@@ -262,6 +266,103 @@ def test_generated_source_calls_the_integrations():
     assert "(('rtol', 1e-10), ('atol', 1e-10)))" in logistic_source  # (made while compiling)
     jvp_source = s2sad.jvp(lv_loss, wrt=(0, 1)).source_for(*args, *args)
     assert "odeint_tangents(lotka_volterra, z0, T_LV" in jvp_source
+
+
+# -- solve_ivp with t_eval -------------------------------------------------------------------
+
+def logistic_first(t, y, r, k):
+    return r * y * (1.0 - y / k)
+
+
+def logistic_ivp(t0, y0, r, k, t_eval):
+    sol = solve_ivp(logistic_first, (t0, 4.5), y0, t_eval=t_eval, args=(r, k), rtol=1e-10,
+                    atol=1e-10)
+    return np.sum((sol.y.T - DATA_LOGISTIC) ** 2)
+
+
+def logistic_ivp_grad(t0, y0, r, k, t_eval):
+    """Analytic (see logistic_loss_grad), with the initial time t0 apart from the output
+    times: dy_i/dt_i = f(y_i) for every i, dy_i/dt0 = -f(y_i)."""
+    s = t_eval - t0
+    e = np.exp(r * s)
+    d = k + y0[0] * (e - 1.0)
+    y = k * y0[0] * e / d
+    res = 2.0 * (y - DATA_LOGISTIC[:, 0])
+    g_t = res * r * y * (1.0 - y / k)
+    return (-float(np.sum(g_t)), np.array([np.sum(res * k * k * e / d ** 2)]),
+            float(np.sum(res * k * y0[0] * s * e * (k - y0[0]) / d ** 2)),
+            float(np.sum(res * y0[0] ** 2 * e * (e - 1.0) / d ** 2)), g_t)
+
+
+def test_solve_ivp_logistic_against_its_solution():
+    args = [0.1, np.array([0.1]), 1.3, 1.5, T_LOGISTIC.copy()]
+    expected = logistic_ivp_grad(*args)
+    got = s2sad.grad(logistic_ivp, wrt=(0, 1, 2, 3, 4))(*args)
+    assert_close(got, expected, rtol=1e-6, atol=1e-8, what="grad")
+    check_modes(logistic_ivp, args, (0, 1, 2, 3, 4), rtol=1e-6, expected_grad=expected)
+
+
+def lotka_volterra_first(t, z, theta):
+    return lotka_volterra(z, t, theta)
+
+
+def lv_ivp(t0, z0, theta, t_eval, method="RK45", tol=1e-10):
+    sol = solve_ivp(lotka_volterra_first, (t0, 5.5), z0, method=method, t_eval=t_eval,
+                    args=(theta,), rtol=tol, atol=tol)
+    return np.sum((sol.y - DATA_LV.T) ** 2) + np.sum(np.sin(sol.t))
+
+
+@pytest.mark.parametrize("method", ["RK45", "DOP853", "LSODA", "Radau"])
+def test_solve_ivp_lotka_volterra_against_finite_differences(method):
+    def with_method(t0, z0, theta, t_eval, tol=1e-10):
+        return lv_ivp(t0, z0, theta, t_eval, method, tol)
+    with_method.__name__ = f"lv_ivp_{method}"
+    check_modes(with_method, [-0.2, np.array([1.0, 0.8]), THETA.copy(), T_LV.copy()],
+                (0, 1, 2, 3))
+
+
+def test_solve_ivp_source():
+    args = (-0.2, np.array([1.0, 0.8]), THETA, T_LV)
+    source = s2sad.grad(lv_ivp, wrt=(1, 2)).source_for(*args)
+    # (the user's line as a comment, the solution a primitive, the options as they are given)
+    line = inspect.getsourcelines(lv_ivp)[1] + 1
+    assert f"# line {line}: sol = solve_ivp(lotka_volterra_first, (t0, 5.5), z0" in source
+    assert "y = solve_ivp_values(lotka_volterra_first, t, z0, t_eval, 'RK45'" in source
+    assert "bars = ivp_cotangents(lotka_volterra_first, t, z0, t_eval, 'RK45'" in source
+    jvp_source = s2sad.jvp(lv_ivp, wrt=(0, 3)).source_for(*args, 1.0, T_LV)
+    assert "y_dot = ivp_tangents(lotka_volterra_first, t, z0, t_eval, 'RK45'" in jvp_source
+
+
+def ivp_without_t_eval(y0):
+    return np.sum(solve_ivp(lotka_volterra_first, (0.0, 1.0), y0, args=(THETA,)).y)
+
+
+def ivp_dense(y0):
+    sol = solve_ivp(lotka_volterra_first, (0.0, 1.0), y0, t_eval=T_LV[:3], args=(THETA,),
+                    dense_output=True)
+    return np.sum(sol.y)
+
+
+def ivp_success(y0):
+    sol = solve_ivp(lotka_volterra_first, (0.0, 1.0), y0, t_eval=T_LV[:3], args=(THETA,))
+    return np.sum(sol.y) * sol.success
+
+
+@pytest.mark.parametrize("f, error, words", [
+    (ivp_without_t_eval, s2sad.MissingRuleError, "solve_ivp"),
+    (ivp_dense, s2sad.MissingRuleError, "solve_ivp"),
+    (ivp_success, s2sad.NameResolutionError, "no attribute `success`"),
+], ids=["without_t_eval", "dense_output", "success"])
+def test_solve_ivp_refusals(f, error, words):
+    with pytest.raises(error, match=words) as err:
+        s2sad.grad(f)(np.array([1.0, 0.8]))
+    assert err.value.filename == __file__
+
+
+def test_solve_ivp_second_derivatives_are_refused():
+    with pytest.raises(s2sad.S2SADError, match="first-order only") as err:
+        s2sad.hessian(lv_ivp, wrt=2)(-0.2, np.array([1.0, 0.8]), THETA, T_LV)
+    assert err.value.filename == __file__
 
 
 # -- refusals ----------------------------------------------------------------------------------
