@@ -355,7 +355,8 @@ def defcheck(*fns):
     The check takes (a subset of) the primitive's parameters by name: an option's value where
     the compiler knows it (a literal or a folded constant), else an `Unknown` describing the
     argument. It returns None to accept the call or a short reason naming the option it
-    cannot handle; the compiler then refuses the call with a MissingRuleError.
+    cannot handle; the compiler then refuses the call with a MissingRuleError. A check may
+    also raise an S2SADError of its own words, which gets the call's location.
     """
 
     def register(func):
