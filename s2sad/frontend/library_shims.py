@@ -142,6 +142,39 @@ _HANDLERS[("scipy.stats._distn_infrastructure", "__call__")] = _continuous("free
 _HANDLERS[("scipy.stats._distn_infrastructure", "freeze")] = _continuous("freeze")
 
 
+@_handler("scipy.integrate._ivp.ivp", "solve_ivp")
+def _solve_ivp(lw, args, kwargs, node):
+    """solve_ivp with `t_eval`, without events or dense output: an object holding `t` (the
+    times) and `y`, the solution there (s2sad_rules.scipy_integrate.solve_ivp_values, a
+    primitive with rules). Any other call is read as written (and refused)."""
+    from s2sad.frontend.values import ObjectRecord, StaticSeq
+    names = ("fun", "t_span", "y0", "method", "t_eval", "dense_output", "events",
+             "vectorized", "args")
+    given = dict(zip(names, args))
+    if len(args) > len(names) or any(k in given for k, _ in kwargs):
+        return None
+    given.update(kwargs)
+
+    def off(name):  # (absent, None, False or 0)
+        v = given.get(name)
+        return v is None or (isinstance(v, Const) and (v.value is None or (
+            isinstance(v.value, (bool, int)) and not v.value)))
+    if off("t_eval") or not (off("dense_output") and off("events") and off("vectorized")) \
+            or any(n not in given for n in names[:3]):
+        return None
+    from s2sad_rules import scipy_integrate
+    options = StaticSeq(tuple(StaticSeq((Const(k), v)) for k, v in kwargs if k not in names))
+    y = lw.call_value(scipy_integrate.solve_ivp_values, [
+        given["fun"], given["t_span"], given["y0"], given["t_eval"],
+        given.get("method", Const("RK45")), given.get("args", Const(None)), options], [], node,
+        hint="y")
+    made = ObjectRecord(scipy_integrate.IVPSolution, lw.control_depth)
+    made.attrs["y"] = y
+    made.attrs["t"] = lw.call_value(np.asarray, [given["t_eval"]], [("dtype", Const(float))],
+                                    node, hint="t")
+    return made
+
+
 def parse_args_binding(lw, fn, args, kwargs, node):
     """A distribution's `_parse_args(*shapes, loc=0, scale=1)` (made by exec: no source):
     (shapes, loc, scale), bound while compiling from its signature."""

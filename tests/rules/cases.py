@@ -965,14 +965,16 @@ add(method_item, lambda rng: [real(rng, (1, 1))], name="method_item_2d")
 try:
     import scipy.special as sc
 
+    import scipy.integrate as sp_integrate
     import scipy.linalg as sp_linalg
     import scipy.stats as sp_stats
 
+    import s2sad_rules.scipy_integrate  # noqa: F401
     import s2sad_rules.scipy_linalg  # noqa: F401
     import s2sad_rules.scipy_special  # noqa: F401  (loaded where a function calls scipy)
     import s2sad_rules.scipy_stats  # noqa: F401
 except ImportError:  # (SciPy is optional)
-    sc = sp_stats = sp_linalg = None
+    sc = sp_stats = sp_linalg = sp_integrate = None
 
 if sc is not None:
     def sc_logsumexp(x): return sc.logsumexp(x, axis=1)
@@ -1032,6 +1034,22 @@ if sc is not None:
             (st_norm_tails, lambda rng: [real(rng, (3,)), real(rng), pos(rng, (3,))]),
             (la_solve_triangular, lambda rng: [wellcond(rng, (3, 3)), real(rng, (3, 2))])]:
         add(_fn, _make, second_order=True, family="scipy")
+
+    # an ODE's solution in its initial value, its output times and a parameter, by odeint and
+    # by solve_ivp (the rules are first-order only); tight tolerances, for the dot product of
+    # the two modes
+    def ode_rhs(y, t, a): return -a * y + np.sin(t) * y[::-1]
+    def int_odeint(y0, t, a):
+        return sp_integrate.odeint(ode_rhs, y0, t, args=(a,), rtol=1e-12, atol=1e-12)
+    add(int_odeint, lambda rng: [real(rng, (2,)), np.cumsum(pos(rng, (4,), 0.1, 0.4)),
+                                 pos(rng, (2,))], family="scipy")
+
+    def int_solve_ivp(y0, t, a):
+        return sp_integrate.solve_ivp(ivp_rhs, (0.0, 2.0), y0, t_eval=t, args=(a,),
+                                      rtol=1e-12, atol=1e-12).y
+    def ivp_rhs(t, y, a): return ode_rhs(y, t, a)
+    add(int_solve_ivp, lambda rng: [real(rng, (2,)), np.cumsum(pos(rng, (4,), 0.1, 0.4)),
+                                    pos(rng, (2,))], family="scipy")
 
 # the cases, by name (names must be unique)
 BY_NAME = {}

@@ -1597,6 +1597,15 @@ COVERED_ELSEWHERE = {
     "list_append": "ys.append(y) in a loop: tests/frontend/test_lists.py",
     "as_list": "a grown list returned: tests/frontend/test_lists.py",
     "once_differentiable": "np.cumprod at zeros: tests/rules/test_property_regressions.py",
+    # ODE solves (their function is the user's): analytic solutions and finite differences
+    # of the solvers themselves; their rules are first-order only, and the rules' run-time
+    # halves refuse a second derivative
+    "odeint": "tests/rules/test_scipy_integrate.py, tests/rules/cases.py (first order)",
+    "solve_ivp_values": "tests/rules/test_scipy_integrate.py, tests/rules/cases.py (first order)",
+    "odeint_tangents": "second order refused: tests/rules/test_scipy_integrate.py",
+    "odeint_cotangents": "second order refused: tests/rules/test_scipy_integrate.py",
+    "ivp_tangents": "second order refused: tests/rules/test_scipy_integrate.py",
+    "ivp_cotangents": "second order refused: tests/rules/test_scipy_integrate.py",
     # finite differences cannot see through the rounding of a cast to fewer bits
     "float32": "analytic derivatives: tests/rules/test_conventions.py",
     "float16": "analytic derivatives: tests/rules/test_conventions.py",

@@ -1109,7 +1109,15 @@ def sp_sqrtm(a): return spla.sqrtm(a)
 def sp_solve_sylvester(a, b, q): return spla.solve_sylvester(a, b, q)
 def sp_expm(a): return spla.expm(a)
 def decay(y, t): return -y
-def sp_odeint(y0): return integrate.odeint(decay, y0, np.linspace(0.0, 1.0, 3))
+def decay_ivp(t, y): return -y
+def sp_odeint(y0): return integrate.odeint(decay, y0, np.linspace(0.0, 1.0, 3), rtol=1e-12,
+                                           atol=1e-12)
+def sp_solve_ivp(y0): return integrate.solve_ivp(decay_ivp, (0.0, 1.0), y0).y
+
+
+def test_odeint():
+    # (its rules: tests/rules/test_scipy_integrate.py)
+    check_both_modes(sp_odeint, [np.array([1.0, -2.0, 0.5])])
 
 
 SCIPY_REFUSED = [
@@ -1117,7 +1125,7 @@ SCIPY_REFUSED = [
     (sp_sqrtm, lambda: [spd(3)]),
     (sp_solve_sylvester, lambda: [spd(3), spd(3), np.ones((3, 3))]),
     (sp_expm, lambda: [np.eye(3) * 0.1]),
-    (sp_odeint, lambda: [np.ones(3)]),
+    (sp_solve_ivp, lambda: [np.ones(3)]),
 ]
 
 
