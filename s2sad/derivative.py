@@ -477,7 +477,7 @@ class Derivative(_Generic[P, Out]):
         return tuple(facts)
 
     def _compile(self, key: tuple[Any, ...], args: list[Any], kwargs: dict[str, Any],
-                 facts: tuple[int, ...] = ()) -> Any:
+                 facts: tuple[Any, ...] = ()) -> Any:
         with _COMPILE_LOCK:
             hit = self._cache.get(key)
             if hit is not None and self._valid(hit):
