@@ -105,6 +105,8 @@ class StatementLowering:
                 self.renamable = None
             case gast.AnnAssign(target=target, value=value) if value is not None:
                 self.assign(target, self.expr(value))
+            case gast.AnnAssign(value=None):
+                pass  # (`n: int`, a declaration: nothing runs)
             case gast.AugAssign(target=gast.Subscript(value=base, slice=index) as target,
                                 op=op, value=value):
                 # `a[i] += v` reads then writes (NumPy's buffered semantics, not np.add.at)
