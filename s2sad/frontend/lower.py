@@ -15,6 +15,7 @@ import gast
 import numpy as np
 
 from s2sad.errors import S2SADError, UnsupportedSyntaxError, raise_all
+from s2sad.frontend.array_facts import result_fact
 from s2sad.frontend.lower_calls import CallLowering, derivative_hook, in_library
 from s2sad.frontend.lower_control import ControlFlowLowering
 from s2sad.frontend.lower_expressions import ExpressionLowering
@@ -79,7 +80,12 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         # attributes of objects the function was given that it writes: (id(obj), name) ->
         # obj; read where the code runs (see StatementLowering.store_attribute)
         self.written_attrs: dict = {}
-        self.param_ranks: dict = {}  # an array parameter -> its number of axes (a fact)
+        # a NumPy array of known rank (an argument, what a library shim made of one) ->
+        # (dtype letter, number of axes): facts of the compile
+        self.param_ranks: dict = {}
+        # a variable holding a dtype (x.dtype, np.result_type(...)) -> its kind letter, ""
+        # where only the code that runs knows it (see library_shims.dtype_letter)
+        self.dtype_values: dict = {}
         self.allocated: set = set()  # results of np.empty, np.zeros, ... (buffers)
         self.control_depth = 0  # how many branches and loop bodies enclose what is lowered
         self.shape_source: dict = {}  # a variable holding x.shape -> x
@@ -109,6 +115,10 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         self.stmts.append(Call(target, fn, tuple(args), tuple(kwargs), self.loc(node)))
         if fn in ALLOCATORS:
             self.allocated.add(target)  # (a buffer: see lower_effect_call)
+        if self.param_ranks:
+            fact = result_fact(self, fn, args, kwargs)
+            if fact is not None:
+                self.param_ranks[target] = fact
         if self.scope is not None:
             if creates_array(fn):
                 self.scope.fresh.add(target)

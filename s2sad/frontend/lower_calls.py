@@ -22,6 +22,7 @@ from s2sad.errors import (
     UnsupportedSyntaxError,
 )
 from s2sad.frontend.aliasing import output_argument
+from s2sad.frontend.array_facts import known_isinstance
 from s2sad.frontend.guards import is_library
 from s2sad.frontend.library_shims import parse_args_binding, shim_for, unwrapped
 from s2sad.frontend.normalize import (
@@ -45,6 +46,7 @@ from s2sad.frontend.values import (
     StaticDict,
     StaticSeq,
     Zipped,
+    is_simple_constant,
 )
 from s2sad.ir import prims
 from s2sad.ir.nodes import Call, Const, Function, Var
@@ -273,6 +275,11 @@ class CallLowering:
         args, kwargs = self.call_args(node)
         if isinstance(recv, StaticDict):
             return self.dict_method(recv, name, args, kwargs, node)
+        if name == "format" and isinstance(recv, Const) and isinstance(recv.value, str) and \
+                not kwargs:
+            # "... ({0}!={1})".format(a, b): text for an exception's message, as an f-string
+            return self.emit(prims.format_text, [recv] + [self.materialize(a) for a in args],
+                             hint="_text", node=node)
         fn = ARRAY_METHODS.get(name)
         if fn is None:
             # a method of a run-time object (rng.normal(size=3) of a np.random.Generator):
@@ -319,6 +326,21 @@ class CallLowering:
                 value = None
             if value is not None and type(value) in (bool, int, float, str):
                 return Const(value)
+        if (fn is any or fn is all) and len(args) == 1 and not kwargs and \
+                isinstance(args[0], StaticSeq) and \
+                all(type(v) is Const and type(v.value) is bool for v in args[0].items):
+            # any([issparse(X), issparse(Y)]) of values lowering computed: a constant
+            return Const(fn(v.value for v in args[0].items))
+        if fn is isinstance and len(args) == 2 and not kwargs and isinstance(args[1], Static):
+            known = known_isinstance(self, args[0], args[1].obj)
+            if known is not None:  # (issparse(X) of an array argument: False)
+                return Const(known)
+        if fn is operator.contains and not kwargs and len(args) == 2 and \
+                type(args[1]) is Const and isinstance(args[0], Static) and \
+                type(args[0].obj) in (set, frozenset, tuple, list) and \
+                all(is_simple_constant(v) for v in args[0].obj):
+            # `name in NAMES` of a constant and a global set of constants: a constant
+            return Const(args[1].value in args[0].obj)
         if isinstance(fn, functools.partial):
             # f called with the arguments the partial object stores first (constants of
             # the derivative, like a global's; a keyword given at the call wins)
@@ -356,6 +378,9 @@ class CallLowering:
             return self.extreme_of(fn, args[0], node, name)
         if fn is len and len(args) == 1 and isinstance(args[0], StaticDict):
             return Const(len(args[0].keys))
+        if fn is len and len(args) == 1 and isinstance(args[0], Var) and \
+                self.shape_source.get(args[0]) in self.param_ranks:
+            return Const(self.param_ranks[self.shape_source[args[0]]][1])  # len(x.shape)
         if (fn is operator.add or fn is operator.mul) and len(args) == 2 and not kwargs:
             seq = self.sequence_arithmetic(fn, args[0], args[1], node)
             if seq is not None:
@@ -1099,7 +1124,8 @@ def _collecting_yields(body, fnode):
 
 _FOLDABLE = frozenset({operator.add, operator.sub, operator.mul, operator.mod,
                        operator.floordiv, operator.eq, operator.ne, operator.lt, operator.le,
-                       operator.gt, operator.ge, operator.not_, operator.neg})
+                       operator.gt, operator.ge, operator.not_, operator.neg,
+                       operator.contains})
 
 
 def _foldable(fn) -> bool:

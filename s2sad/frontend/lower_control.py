@@ -9,6 +9,7 @@ import operator
 import gast
 
 from s2sad.errors import NonDifferentiableError, UnsupportedSyntaxError
+from s2sad.frontend.array_facts import array_fact, dtype_letter, known_isinstance
 from s2sad.frontend.normalize import assigned_names, contains, normalize_exits
 from s2sad.frontend.values import (
     Abort,
@@ -156,6 +157,16 @@ class ControlFlowLowering:
                 if isinstance(a, gast.Constant):
                     args.append(a.value)
                     continue
+                bound = self.scope.binding(a.id) if isinstance(a, gast.Name) else None
+                if isinstance(bound, Const) and _simple(bound.value) and \
+                        not any(loop for _, _, loop in self.stmt_stack):
+                    # a local bound to a constant (an option string a helper is given):
+                    # isinstance(multioutput, str) asks its type, known now
+                    args.append(bound.value)
+                    continue
+                if fn.obj is isinstance and i == 0 and array_fact(self, bound) is not None:
+                    cls = self.peek_static(test.args[1]) if len(test.args) == 2 else None
+                    return None if cls is None else known_isinstance(self, bound, cls.obj)
                 if isinstance(a, gast.Name) and self.scope.binding(a.id) is not None and \
                         not isinstance(self.scope.binding(a.id), Static):
                     seq_type = _static_seq_type(self.scope.binding(a.id))
@@ -207,6 +218,9 @@ class ControlFlowLowering:
                     return None  # (`if offset is None:` of a default left out)
                 if isinstance(bound, Static) and _simple(bound.obj):
                     return bound.obj
+                if isinstance(bound, Const) and _simple(bound.value) and \
+                        not any(loop for _, _, loop in self.stmt_stack):
+                    return bound.value  # (a flag a helper is given: dense_output=True)
                 return _UNKNOWN
             v = self.peek_static(node)
             if v is not None and _simple(v.obj):
@@ -291,6 +305,12 @@ class ControlFlowLowering:
                 self.grown.add(outs[-1])
             if a in self.scope.fresh and b in self.scope.fresh:
                 self.scope.fresh.add(outs[-1])
+            facts = (array_fact(self, a), array_fact(self, b))
+            if facts[0] is not None and facts[0] == facts[1]:  # an array either way
+                self.param_ranks[outs[-1]] = facts[0]
+            letters = (dtype_letter(self, a), dtype_letter(self, b))
+            if None not in letters:  # a dtype either way (float32 or float)
+                self.dtype_values[outs[-1]] = letters[0] if letters[0] == letters[1] else ""
         # names bound in only one branch are undefined afterwards
         for name in set(then_env) ^ set(else_env):
             self.scope.env[name] = Undefined(name)

@@ -286,6 +286,13 @@ class ExpressionLowering:
         # `a and b` is `b if a else a`; `a or b` is `a if a else b` (short-circuit kept)
         left = self.materialize(self.expr(values[0]))
         for rest in values[1:]:
+            if type(left) is Const and type(left.value) in (bool, int, str, type(None)):
+                # a value lowering computed (`not issparse(X)` of an array argument): the
+                # operand that Python's short-circuit picks, and nothing else
+                if bool(left.value) == isinstance(op, gast.Or):
+                    return left
+                left = self.materialize(self.expr(rest))
+                continue
             env0 = dict(self.scope.env)
             stmts, right = self.sub_block(lambda r=rest: self.materialize(self.expr(r)))
             self.scope.env = env0
@@ -406,10 +413,15 @@ class ExpressionLowering:
             self.error(UnsupportedSyntaxError, f"attribute `{attr}` of a tuple or list literal",
                        node)
             raise Abort
+        if attr == "ndim" and isinstance(bv, Var) and bv in self.param_ranks:
+            return Const(self.param_ranks[bv][1])  # (a fact of the compile)
         if attr in ARRAY_ATTRS:
             out = self.call_value(prims.Attr(attr), [bv], [], node, "_" + attr.lower())
             if attr == "shape" and isinstance(bv, Var) and isinstance(out, Var):
                 self.shape_source[out] = bv  # (its length is its rank: see starred_items)
+            if attr == "dtype" and isinstance(bv, Var) and isinstance(out, Var):
+                fact = self.param_ranks.get(bv)
+                self.dtype_values[out] = fact[0] if fact is not None else ""
             return out
         error = UnsupportedSyntaxError(
             f"attribute `.{attr}` is not supported on a differentiated value", self.loc(node),

@@ -299,7 +299,7 @@ class StatementLowering:
         gradient runs after it is left."""
         managers = []
         for item in items:
-            cm = self.effect_value(item.context_expr)
+            cm = self.context_manager(item.context_expr)
             entered = self.emit(prims.Opaque(prims.ContextCall(False), [], effect_only=True),
                                 [cm], hint="_entered", node=s)
             if item.optional_vars is not None:
@@ -310,6 +310,23 @@ class StatementLowering:
             self.emit(prims.Opaque(prims.ContextCall(True), [], effect_only=True), [cm],
                       hint="_left", node=s)
         return out
+
+    def context_manager(self, node):
+        """The context manager of a `with`: an object of a class made there
+        (`warnings.catch_warnings()`, a timer) is made where the code runs, as its
+        `__enter__` and `__exit__` are called, not kept as a record while compiling."""
+        if isinstance(node, gast.Call):
+            callee = self.peek_static(node.func)
+            if callee is not None and isinstance(callee.obj, type) and \
+                    not self.table.is_primitive(callee.obj):
+                n_stmts = len(self.stmts)
+                args, kwargs = self.call_args(node)
+                made = self.opaque_call(callee.obj, args, kwargs, node, [], n_stmts,
+                                        callee.name)
+                if made is not None:
+                    self.stmts[-1].fn.effect_only = True
+                    return made
+        return self.effect_value(node)
 
     def lower_verbatim(self, s, what):
         """A statement the compiler does not lower (`try`), run as written: made a function
@@ -831,6 +848,10 @@ class StatementLowering:
                 self.allocated.add(new)
             if var in self.shape_source:
                 self.shape_source[new] = self.shape_source[var]
+            if var in self.param_ranks:
+                self.param_ranks[new] = self.param_ranks[var]
+            if var in self.dtype_values:
+                self.dtype_values[new] = self.dtype_values[var]
             return new
         return var
 

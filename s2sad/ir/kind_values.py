@@ -216,6 +216,10 @@ def kind_of_value(v, keep_value: bool = True, facts: bool = False) -> Kind:
         if letter in ("i", "b", "u") and keep_value:
             return scalar(letter, v.item())
         return scalar(letter)
+    if isinstance(v, np.dtype) and not keep_value:
+        # a dtype known where the code runs (x.dtype, np.result_type(x, y)): its letter,
+        # which a cast to it (x.astype(d), np.asarray(x, dtype=d)) gives its result
+        return Kind("object", dtype=_dtype_letter(v))
     if isinstance(v, tuple):
         items = tuple(kind_of_value(x, keep_value) for x in v)
         if type(v) is not tuple and is_record(v):
@@ -356,6 +360,10 @@ def _draw(k: Kind, complex_part: bool) -> np.ndarray:
     return values + 0.5j if complex_part else values
 
 
+_DTYPE_STAND_INS = {"f": np.dtype(np.float64), "c": np.dtype(np.complex128),
+                    "i": np.dtype(np.int64), "b": np.dtype(np.bool_)}
+
+
 def example(k: Kind, tag_ok=True, other=False):
     """A concrete value of kind `k`, or raise _NoExample. `other`: a second, different
     stand-in for a float whose value is unknown (to tell whether a shape depends on it)."""
@@ -388,6 +396,8 @@ def example(k: Kind, tag_ok=True, other=False):
                 _EXAMPLES.clear()
             _EXAMPLES[k] = cached
         return cached
+    if k.tag == "object" and k.dtype in _DTYPE_STAND_INS:
+        return _DTYPE_STAND_INS[k.dtype]
     if k.tag == "tuple":
         return tuple(example(i, other=other) for i in k.items)
     if k.tag == "list":

@@ -168,9 +168,10 @@ def _of_family(k: Kind, family: str) -> Kind:
 
 
 def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:
-    if any(n == "dtype" and k.tag == "object" and k.value is _UNSET for n, k in kwarg_kinds):
-        # dtype=x.dtype (a dtype known only where the code runs): the operand's kind, as
-        # without it (a kind holds a dtype's letter, which dtype=x.dtype keeps)
+    if any(n == "dtype" and k.tag == "object" and k.value is _UNSET and not k.dtype
+           for n, k in kwarg_kinds):
+        # dtype=d of a value whose letter is not known: the operand's kind, as without it
+        # (a dtype known where the code runs has its letter in its kind: kind_of_value)
         kwarg_kinds = [(n, k) for n, k in kwarg_kinds if n != "dtype"]
     spec = KIND_RULES.get(fn) if _hashable(fn) else None
     if spec is not None:
@@ -195,7 +196,7 @@ def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:
     keep = all(k.known for k in arg_kinds) and all(k.known for _, k in kwarg_kinds)
     out = kind_of_value(result, keep_value=keep)
     if out.tag == "object" and not keep:
-        out = Kind("object")
+        out = Kind("object", dtype=out.dtype)  # (a dtype's letter: kind_of_value)
     if out.tag in ("array", "tuple", "list") and any(_unknown_float(k) for k in arg_kinds) or \
             any(_unknown_float(k) for _, k in kwarg_kinds):
         # a shape computed from a float whose value is not known (np.arange(x)) must not
@@ -460,6 +461,20 @@ def _sum_to_shape_kind(args, kwargs):
 
 KIND_RULES[prims.sum_to_shape] = _sum_to_shape_kind
 KIND_RULES[np.broadcast_to] = _broadcast_to_kind
+
+
+def _python_number_kind(letter):
+    """float(x), int(x), complex(x): a Python number whatever `x` is (an array's one
+    item); its value where `x`'s is known (evaluated)."""
+    def rule(args, kwargs):
+        if all(k.known for k in args) and all(k.known for k in kwargs.values()):
+            return None
+        return scalar(letter)
+    return rule
+
+
+for _f, _letter in ((float, "f"), (int, "i"), (complex, "c")):
+    KIND_RULES[_f] = _python_number_kind(_letter)
 
 
 def _constructor_kind(args, kwargs):

@@ -171,55 +171,7 @@ EXPECT: dict[str, dict[str, str]] = {
         'rev': 'branch on a shape equality not decided while compiling',
         'fwd': 'branch on a shape equality not decided while compiling',
     },
-    'scikit-learn:metrics.mean_squared_error': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.mean_absolute_error': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.r2_score': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.explained_variance_score': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.mean_poisson_deviance': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.mean_gamma_deviance': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.mean_squared_log_error': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.mean_pinball_loss': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.mean_tweedie_deviance(power=1.5)': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.log_loss': {
-        'rev': 'object built inside',
-        'fwd': 'object built inside',
-    },
-    'scikit-learn:metrics.brier_score_loss': {
-        'rev': 'object built inside',
-        'fwd': 'object built inside',
-    },
     'scikit-learn:metrics.pairwise.rbf_kernel': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.pairwise.polynomial_kernel': {
         'rev': 'array-API / sparse dispatch',
         'fwd': 'array-API / sparse dispatch',
     },
@@ -254,10 +206,6 @@ EXPECT: dict[str, dict[str, str]] = {
     'scikit-learn:utils.extmath.softmax': {
         'rev': 'unsupported syntax: a call that writes its result into an array it is given: `ou',
         'fwd': 'unsupported syntax: a call that writes its result into an array it is given: `ou',
-    },
-    'scikit-learn:utils.extmath.row_norms(squared=True)': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
     },
     'scikit-learn:utils.extmath.squared_norm': {
         'rev': 'missing rule: the VJP rule for `np.ravel` does not accept this call: got a',

@@ -1,0 +1,129 @@
+"""What lowering knows of values that are NumPy arrays or dtypes, facts of the compile: an
+array's dtype letter and number of axes (`if x.ndim == 1:`, `isinstance(x, np.ndarray)`,
+`issparse(x)` decided while compiling), and which values are dtypes.
+
+Arguments bring these facts (their kinds); elementwise arithmetic and conversions carry them
+on, so a library helper called on `np.log1p(y)` knows as much as one called on `y`.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from s2sad.frontend.values import Static
+from s2sad.ir import prims
+from s2sad.ir.nodes import Const, Var
+
+_LETTERS = {"f": "f", "c": "c", "i": "i", "u": "i", "b": "b"}
+_STAND_IN = {"f": np.dtype(np.float64), "c": np.dtype(np.complex128),
+             "i": np.dtype(np.int64), "b": np.dtype(np.bool_)}
+_OPERATOR_UFUNCS = {
+    operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
+    operator.truediv: np.true_divide, operator.pow: np.power, operator.neg: np.negative,
+    operator.pos: np.positive, operator.abs: np.absolute,
+}
+
+
+def array_fact(lw, value):
+    """(dtype letter, number of axes) of a value lowering knows to be a NumPy array, else
+    None."""
+    return lw.param_ranks.get(value) if isinstance(value, Var) else None
+
+
+def dtype_letter(lw, value):
+    """The kind letter ("f", "c", "i", "b") of a value known to be a NumPy dtype or scalar
+    type (np.float64, float, np.dtype("f8"), x.dtype, np.result_type(...)), "" where only
+    the code that runs knows it, None for a value not known to be a dtype."""
+    if isinstance(value, Var):
+        return lw.dtype_values.get(value)
+    if isinstance(value, (Static, Const)):
+        obj = value.obj if isinstance(value, Static) else value.value
+        if isinstance(obj, np.dtype) or (isinstance(obj, type) and (
+                issubclass(obj, np.generic) or obj in (float, int, complex, bool))):
+            try:
+                return _LETTERS.get(np.dtype(obj).kind)
+            except TypeError:
+                return None
+    return None
+
+
+_CONVERSIONS = (np.asarray, np.array, np.ascontiguousarray, np.asfortranarray, np.copy,
+                prims.astype)
+_SAME_RANK = (np.transpose, prims.Attr("T"))
+
+
+def result_fact(lw, fn, args, kwargs):
+    """The fact of the result of a call of arrays with facts: a conversion (np.asarray(x,
+    dtype=d), x.astype(d)), a reshape to a tuple of constants, a transpose, or an
+    elementwise function (a ufunc, an arithmetic operator) of arrays and Python numbers (an
+    array of the broadcast rank, in the dtype NumPy's promotion gives). None where an
+    operand is unknown, or the result is 0-d (a NumPy scalar, not an array)."""
+    try:
+        shaped = fn in _CONVERSIONS or fn in _SAME_RANK or fn is np.reshape
+    except TypeError:
+        return None
+    if shaped:
+        return _shaped_fact(lw, fn, args, kwargs)
+    ufunc = _OPERATOR_UFUNCS.get(fn) if not isinstance(fn, np.ufunc) else fn
+    if ufunc is None or ufunc.nout != 1 or kwargs:
+        return None
+    dtypes, rank = [], 0
+    for a in args:
+        fact = array_fact(lw, a)
+        if fact is not None and fact[0] in _STAND_IN:
+            dtypes.append(_STAND_IN[fact[0]])
+            rank = max(rank, fact[1])
+        elif isinstance(a, Const) and type(a.value) in (int, float, complex):
+            dtypes.append(type(a.value))  # (weak: the array's dtype wins)
+        else:
+            return None
+    if rank == 0 or len(dtypes) != ufunc.nin:
+        return None
+    try:
+        out = ufunc.resolve_dtypes(tuple(dtypes) + (None,))[-1]
+    except (TypeError, ValueError, AttributeError):
+        return None
+    letter = _LETTERS.get(out.kind)
+    return None if letter is None else (letter, rank)
+
+
+def known_isinstance(lw, value, classes):
+    """isinstance(value, classes) of a value known to be a NumPy array of at least one axis
+    (a 0-d one may be a NumPy scalar): True where ndarray is one of `classes` (or derives
+    from one), False where each class is unrelated to ndarray (scipy.sparse's, pandas');
+    None where it cannot tell (a subclass of ndarray, np.matrix: the argument may be one)."""
+    fact = array_fact(lw, value)
+    if fact is None or fact[1] == 0:
+        return None
+    classes = classes if isinstance(classes, tuple) else (classes,)
+    if not all(isinstance(c, type) for c in classes):
+        return None
+    if any(issubclass(np.ndarray, c) for c in classes):
+        return True
+    if any(issubclass(c, np.ndarray) for c in classes):
+        return None
+    return False
+
+
+def _shaped_fact(lw, fn, args, kwargs):
+    fact = array_fact(lw, args[0]) if args else None
+    if fact is None:
+        return None
+    letter, rank = fact
+    options = dict(kwargs)
+    if fn is np.reshape:
+        shape = args[1] if len(args) > 1 else options.get("shape", options.get("newshape"))
+        if not (isinstance(shape, Const) and isinstance(shape.value, (int, tuple))):
+            return None
+        rank = len(shape.value) if isinstance(shape.value, tuple) else 1
+    elif fn is np.transpose and (len(args) > 1 or kwargs):
+        return None  # (axes given: the same rank, but keep to the plain transpose)
+    elif fn in _CONVERSIONS:
+        dtype = args[1] if len(args) > 1 and fn is not np.copy else options.get("dtype")
+        if dtype is not None and not (isinstance(dtype, Const) and dtype.value is None):
+            letter = dtype_letter(lw, dtype)
+        if set(options) - {"dtype", "order", "copy"} or len(args) > 2:
+            return None
+    return (letter, rank) if letter and rank > 0 else None

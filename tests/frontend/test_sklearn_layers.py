@@ -1,0 +1,229 @@
+"""Seeing through a library's validation and array-API layers: what lowering knows of an
+array argument (a NumPy array of known rank and dtype letter) decides `isinstance`,
+`issparse`, `x.ndim` and `len(x.shape)` while compiling, and carries on through
+conversions, reshapes and elementwise arithmetic; a dtype known only where the code runs
+(`x.dtype`, np.result_type) keeps its letter in its kind. On top of these, scikit-learn's
+check_array, _find_matching_floating_dtype and friends are seen through for NumPy arrays
+(s2sad/frontend/library_shims.py), their checks run as written.
+
+Every derivative is checked against central finite differences, in both modes."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import s2sad
+from tests.oracle import assert_close, numerical_grad, numerical_jvp, rng_for
+
+
+class Sparse:
+    """Stands for a sparse matrix class: a branch for it uses what arrays do not have."""
+
+
+NAMES = {"numpy", "array_api_compat.numpy"}
+
+
+def check_both_modes(f, args, wrt=0, rtol=1e-6):
+    expected = numerical_grad(f, args, (wrt,))[0]
+    assert_close(s2sad.grad(f, wrt=wrt)(*args), expected, rtol=rtol, what="grad")
+    v = rng_for(f.__name__, "tangent").standard_normal(np.shape(args[wrt]))
+    tangents = [np.zeros_like(a) for a in args]
+    tangents[wrt] = v
+    _, out_dot = s2sad.jvp(f, wrt=wrt)(*args, v)
+    # (the tangent of float(...) is a 0-d array: the JVP of float() passes it through)
+    assert_close(out_dot, numerical_jvp(f, args, (wrt,), [v]), rtol=rtol, what="jvp",
+                 check_kind=False)
+
+
+# --------------------------------------------------------------------------------------
+# facts of array arguments
+# --------------------------------------------------------------------------------------
+
+
+def sparse_branch(x, y):
+    if isinstance(x, Sparse) or any([isinstance(x, Sparse), isinstance(y, Sparse)]):
+        return x.tocsr().sum()  # (never lowered: x is an array)
+    if not isinstance(x, np.ndarray) and not isinstance(x, Sparse):
+        x = np.asarray(x)
+    return np.sum(x * y)
+
+
+def sparse_branch_of_results(x):
+    z = np.log1p(np.reshape(x, (-1, 1)).T) * 2.0
+    dense = z.ndim == 2 and not isinstance(z, Sparse)
+    if not dense or z.ndim > 2:
+        return z.data.sum()  # (never lowered)
+    if len(z.shape) == 1:
+        return z.tocsr()  # (never lowered)
+    return np.sum(z ** 2)
+
+
+def test_isinstance_of_an_array_is_decided_while_compiling():
+    r = rng_for("sparse_branch")
+    x, y = r.uniform(0.5, 1.5, (3, 2)), r.uniform(-1, 1, (3, 2))
+    check_both_modes(sparse_branch, (x, y))
+    source = s2sad.grad(sparse_branch).source_for(x, y)
+    assert "tocsr" not in source and "isinstance" not in source
+
+
+def test_facts_carry_through_conversions_reshapes_and_arithmetic():
+    x = rng_for("sparse_branch_of_results").uniform(0.5, 1.5, 4)
+    check_both_modes(sparse_branch_of_results, (x,))
+
+
+def namespace_test(x):
+    if x.__class__.__module__.split(".")[0] in NAMES and "numpy" in NAMES:
+        return np.sum(np.sin(x))
+    return np.not_a_function(x)  # (never lowered)
+
+
+def test_membership_in_a_global_set_of_constants_is_folded():
+    x = rng_for("namespace_test").standard_normal(3)
+    assert "numpy" in NAMES
+    with pytest.raises(s2sad.S2SADError):  # (the first test is not a constant)
+        s2sad.grad(namespace_test)(x)
+
+    def folded(x):
+        if "numpy" in NAMES:
+            return np.sum(np.sin(x))
+        return np.not_a_function(x)
+    check_both_modes(folded, (x,))
+
+
+# --------------------------------------------------------------------------------------
+# dtypes known where the code runs
+# --------------------------------------------------------------------------------------
+
+
+def pinball(y_pred, y_true):
+    """mean_pinball_loss's arithmetic: a mask cast to the dtype of the difference."""
+    diff = y_true - y_pred
+    sign = np.astype(diff >= 0, diff.dtype)
+    loss = 0.3 * sign * diff - 0.7 * (1 - sign) * diff
+    return float(np.asarray(np.average(loss)))
+
+
+def clipped_log(p):
+    """log_loss's arithmetic: clipped at the machine epsilon of the array's dtype."""
+    eps = np.finfo(p.dtype).eps
+    q = np.clip(p, eps, 1 - eps)
+    d = np.result_type(p, q)
+    return float(np.asarray(np.sum(np.log(np.asarray(q, dtype=d)))))
+
+
+def test_a_cast_to_a_dtype_of_run_time_keeps_its_letter():
+    r = rng_for("pinball")
+    y_pred, y_true = r.uniform(-1, 1, 5), r.uniform(-1, 1, 5)
+    check_both_modes(pinball, (y_pred, y_true))
+    check_both_modes(clipped_log, (r.uniform(0.2, 0.8, 4),))
+
+
+def test_a_dtype_of_run_time_follows_the_argument_in_float32():
+    p = rng_for("clipped_log").uniform(0.2, 0.8, 4).astype(np.float32)
+    g = s2sad.grad(clipped_log)(p)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, 1 / p.astype(np.float64), rtol=1e-6)
+
+
+def checked(x, n):
+    if x.shape[0] != n:
+        raise ValueError("expected {0} rows, got {1}".format(n, x.shape[0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.sum(x ** 3)
+
+
+def test_format_in_a_message_and_a_context_manager_made_in_with():
+    x = rng_for("checked").standard_normal(3)
+    check_both_modes(lambda x: checked(x, 3), (x,))
+    with pytest.raises(ValueError, match="expected 4 rows, got 3"):
+        s2sad.grad(checked)(x, 4)
+
+
+# --------------------------------------------------------------------------------------
+# scikit-learn's validation, seen through for NumPy arrays
+# --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def skm():
+    return pytest.importorskip("sklearn.metrics")
+
+
+def _regression_metric(name):
+    def metric(y_pred, y_true):
+        import sklearn.metrics
+        return getattr(sklearn.metrics, name)(y_true, y_pred)
+    metric.__name__ = name
+    return metric
+
+
+@pytest.mark.parametrize("name", ["mean_squared_error", "r2_score", "mean_pinball_loss",
+                                  "mean_squared_log_error"])
+def test_regression_metrics(skm, name):
+    r = rng_for(name)
+    check_both_modes(_regression_metric(name), (r.uniform(0.5, 2, 5), r.uniform(0.5, 2, 5)))
+
+
+def test_checks_run_as_written_and_the_source_reads_as_numpy(skm):
+    f = _regression_metric("mean_squared_error")
+    r = rng_for("checks")
+    y_pred, y_true = r.uniform(0.5, 2, 5), r.uniform(0.5, 2, 5)
+    d = s2sad.grad(f)
+    source = d.source_for(y_pred, y_true)
+    assert "narwhals" not in source and "check_array(y_pred" in source
+    assert "np.result_type(y_true, y_pred)" in source
+    bad = y_pred.copy()
+    bad[2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):  # (check_array's own error)
+        d(bad, y_true)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        d(y_pred[:4], y_true)
+
+
+def test_float32_is_computed_in_float32_as_scikit_learn_does(skm):
+    f = _regression_metric("mean_squared_error")
+    r = rng_for("float32")
+    y_pred, y_true = r.uniform(0.5, 2, 5).astype(np.float32), r.uniform(0.5, 2, 5)
+    value, g = s2sad.value_and_grad(f)(y_pred, y_true)
+    assert value == f(y_pred, y_true)  # (the same float32 arithmetic)
+    assert g.dtype == np.float32
+    y32 = y_true.astype(np.float32)
+    value, g = s2sad.value_and_grad(f)(y_pred, y32)
+    assert value == f(y_pred, y32)
+    np.testing.assert_allclose(g, 2 * (y_pred - y32) / 5, rtol=1e-5)
+
+
+def test_a_list_of_dtypes_keeps_a_listed_one_and_converts_another(skm):
+    from sklearn.utils.validation import check_array
+
+    def as_listed(x):
+        y = check_array(x, ensure_2d=False, dtype=[np.float32, np.float64])
+        return float(np.sum(y ** 2)) + float(np.sum(check_array(x, copy=True)))
+
+    x = rng_for("listed").uniform(-1, 1, (3, 2))
+    check_both_modes(as_listed, (x,))
+    source = s2sad.grad(as_listed).source_for(x)
+    assert "in (np.float32, np.float64)" in source or "np.float32, np.float64" in source
+
+
+def test_classification_losses(skm):
+    r = rng_for("classification")
+    p, y = r.uniform(0.2, 0.8, 5), np.array([0.0, 1.0, 1.0, 0.0, 1.0])
+
+    def log_loss(p, y):
+        import sklearn.metrics
+        return sklearn.metrics.log_loss(y, p, labels=[0, 1])
+
+    def brier(p, y):
+        import sklearn.metrics
+        return sklearn.metrics.brier_score_loss(y, p)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        check_both_modes(log_loss, (p, y))
+    check_both_modes(brier, (p, y))
+    np.testing.assert_allclose(s2sad.grad(brier)(p, y), 2 * (p - y) / 5, rtol=1e-12)
