@@ -27,8 +27,9 @@ _OPERATOR_UFUNCS = {
 
 
 def array_fact(lw, value):
-    """(dtype letter, number of axes) of a value lowering knows to be a NumPy array, else
-    None."""
+    """(dtype letter, number of axes) of a value lowering knows to be a NumPy array of that
+    many axes (0: a 0-d array argument, or a number that arithmetic broadcasts as one, such
+    as math.sqrt(3)), else None."""
     return lw.param_ranks.get(value) if isinstance(value, Var) else None
 
 
@@ -52,6 +53,11 @@ def dtype_letter(lw, value):
 _CONVERSIONS = (np.asarray, np.array, np.ascontiguousarray, np.asfortranarray, np.copy,
                 prims.astype)
 _SAME_RANK = (np.transpose, prims.Attr("T"))
+_MATH_FLOATS = frozenset({
+    "sqrt", "exp", "expm1", "log", "log1p", "log2", "log10", "pow", "sin", "cos", "tan",
+    "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+    "erf", "erfc", "gamma", "lgamma", "hypot", "fabs", "copysign", "fmod", "cbrt", "exp2",
+    "radians", "degrees"})
 
 
 def result_fact(lw, fn, args, kwargs):
@@ -66,6 +72,8 @@ def result_fact(lw, fn, args, kwargs):
         return None
     if shaped:
         return _shaped_fact(lw, fn, args, kwargs)
+    if getattr(fn, "__module__", None) == "math" and getattr(fn, "__name__", "") in _MATH_FLOATS:
+        return ("f", 0)  # (a Python float: a number in the arithmetic that follows)
     ufunc = _OPERATOR_UFUNCS.get(fn) if not isinstance(fn, np.ufunc) else fn
     if ufunc is None or ufunc.nout != 1 or kwargs:
         return None
@@ -91,20 +99,25 @@ def result_fact(lw, fn, args, kwargs):
 
 def known_isinstance(lw, value, classes):
     """isinstance(value, classes) of a value known to be a NumPy array of at least one axis
-    (a 0-d one may be a NumPy scalar): True where ndarray is one of `classes` (or derives
-    from one), False where each class is unrelated to ndarray (scipy.sparse's, pandas');
-    None where it cannot tell (a subclass of ndarray, np.matrix: the argument may be one)."""
+    (a 0-d one may be a NumPy scalar), of type np.ndarray itself (a derivative refuses
+    arguments of its subclasses, and NumPy's functions of an ndarray return one): whether
+    ndarray is one of `classes` or derives from one. None for anything else."""
     fact = array_fact(lw, value)
     if fact is None or fact[1] == 0:
         return None
     classes = classes if isinstance(classes, tuple) else (classes,)
     if not all(isinstance(c, type) for c in classes):
         return None
-    if any(issubclass(np.ndarray, c) for c in classes):
-        return True
-    if any(issubclass(c, np.ndarray) for c in classes):
+    return any(issubclass(np.ndarray, c) for c in classes)
+
+
+def known_hasattr(lw, value, name):
+    """hasattr(value, name) of such an array: whether np.ndarray has the attribute (an
+    array has no attributes of its own), else None."""
+    fact = array_fact(lw, value)
+    if fact is None or fact[1] == 0 or not isinstance(name, str):
         return None
-    return False
+    return hasattr(np.ndarray, name)
 
 
 def _shaped_fact(lw, fn, args, kwargs):

@@ -224,7 +224,14 @@ def _distance(name):
             return None  # (another metric: SciPy's code, as written)
         if set(options) - {"metric", "p", "force", "checks"}:
             return None
-        return lw.call_value(getattr(scipy_models, name), args, kwargs, node)
+        out = lw.call_value(getattr(scipy_models, name), args, kwargs, node)
+        if isinstance(out, Var):  # (what the model checks: a condensed vector, a matrix)
+            fact = array_fact(lw, args[0]) if name == "squareform" else None
+            if name != "squareform":
+                lw.param_ranks[out] = ("f", 2 if name == "cdist" else 1)
+            elif fact is not None and fact[1] in (1, 2):
+                lw.param_ranks[out] = (fact[0], 3 - fact[1])
+        return out
     return handler
 
 
@@ -413,3 +420,13 @@ def _validate_binary_prediction(lw, args, kwargs, node):
     q = lw.call_value(operator.sub, [Const(1), p], [], node)
     pair = lw.call_value(np.stack, [StaticSeq((q, p))], [("axis", Const(1))], node)
     return StaticSeq((labels, pair))
+
+
+@_handler("sklearn.utils.validation", "_num_samples")
+def _num_samples(lw, args, kwargs, node):
+    """_num_samples(x) of a NumPy array of one axis or more: x.shape[0]."""
+    fact = array_fact(lw, args[0]) if len(args) == 1 and not kwargs else None
+    if fact is None or fact[1] == 0:
+        return None
+    shape = lw.call_value(prims.Attr("shape"), [args[0]], [], node, hint="_shape")
+    return lw.call_value(operator.getitem, [shape, Const(0)], [], node, hint="n_samples")

@@ -86,6 +86,8 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         # a variable holding a dtype (x.dtype, np.result_type(...)) -> its kind letter, ""
         # where only the code that runs knows it (see library_shims.dtype_letter)
         self.dtype_values: dict = {}
+        # a variable whose truth lowering knows though not its value (`flag and False`)
+        self.known_truth: dict = {}
         self.allocated: set = set()  # results of np.empty, np.zeros, ... (buffers)
         self.control_depth = 0  # how many branches and loop bodies enclose what is lowered
         self.shape_source: dict = {}  # a variable holding x.shape -> x

@@ -22,7 +22,7 @@ from s2sad.errors import (
     UnsupportedSyntaxError,
 )
 from s2sad.frontend.aliasing import output_argument
-from s2sad.frontend.array_facts import known_isinstance
+from s2sad.frontend.array_facts import known_hasattr, known_isinstance
 from s2sad.frontend.guards import is_library
 from s2sad.frontend.library_shims import parse_args_binding, shim_for, unwrapped
 from s2sad.frontend.normalize import (
@@ -46,10 +46,11 @@ from s2sad.frontend.values import (
     StaticDict,
     StaticSeq,
     Zipped,
+    holds,
     is_simple_constant,
 )
 from s2sad.ir import prims
-from s2sad.ir.nodes import Call, Const, Function, Var
+from s2sad.ir.nodes import Call, Const, Function, Var, blocks_of
 
 
 class CallLowering:
@@ -331,6 +332,10 @@ class CallLowering:
                 all(type(v) is Const and type(v.value) is bool for v in args[0].items):
             # any([issparse(X), issparse(Y)]) of values lowering computed: a constant
             return Const(fn(v.value for v in args[0].items))
+        if fn is hasattr and len(args) == 2 and not kwargs and type(args[1]) is Const:
+            known = known_hasattr(self, args[0], args[1].value)
+            if known is not None:  # (hasattr(X, "fit") of an array argument: False)
+                return Const(known)
         if fn is isinstance and len(args) == 2 and not kwargs and isinstance(args[1], Static):
             known = known_isinstance(self, args[0], args[1].obj)
             if known is not None:  # (issparse(X) of an array argument: False)
@@ -660,6 +665,12 @@ class CallLowering:
         finally:
             if entered:
                 self.library_entry = None
+        if isinstance(out, Var) and out in scope.fresh and len(self.errors) == n_errors and \
+                not self.kept_elsewhere(out, self.stmts[n_stmts:],
+                                        list(args) + [v for _, v in kwargs]):
+            # an array the helper created and only returns (scipy's squareform): the
+            # caller's own, which it may write into
+            self.scope.fresh.add(out)
         if len(self.errors) > n_errors:
             errors = self.errors[n_errors:]
             if is_library_function(fn):
@@ -674,6 +685,33 @@ class CallLowering:
         if out is None:
             raise Abort
         return out
+
+    def kept_elsewhere(self, out, stmts, args) -> bool:
+        """May the array `out` a helper returns be held by something that outlives the
+        helper: a tuple or list it built, a call it could not read, an object it was given
+        (an attribute of a record)?"""
+        views = {out} | {v for v, base in self.view_base.items() if base == out}
+        for st in stmts:
+            if isinstance(st, Call) and (isinstance(st.fn, prims.Opaque) or st.fn in (
+                    prims.make_list, prims.make_tuple, prims.list_append)) and \
+                    any(a in views for a in list(st.args) + [a for _, a in st.kwargs]):
+                return True
+            for inner in blocks_of(st):
+                if self.kept_elsewhere(out, inner.stmts, ()):
+                    return True
+        todo = list(args)
+        while todo:
+            v = todo.pop()
+            if isinstance(v, StaticSeq):
+                todo.extend(v.items)
+            elif isinstance(v, StaticDict):
+                todo.extend(v.values)
+            elif isinstance(v, (ObjectRecord, SuperRecord)):
+                record = v if isinstance(v, ObjectRecord) else v.record
+                if any(holds(a, out, self.view_base) or a is out
+                       for a in record.attrs.values()):
+                    return True
+        return False
 
     def library_refusal(self, fn, errors, node):
         """A library function that cannot be inlined: one error at the user's call, naming

@@ -9,7 +9,12 @@ import operator
 import gast
 
 from s2sad.errors import NonDifferentiableError, UnsupportedSyntaxError
-from s2sad.frontend.array_facts import array_fact, dtype_letter, known_isinstance
+from s2sad.frontend.array_facts import (
+    array_fact,
+    dtype_letter,
+    known_hasattr,
+    known_isinstance,
+)
 from s2sad.frontend.normalize import assigned_names, contains, normalize_exits
 from s2sad.frontend.values import (
     Abort,
@@ -69,9 +74,12 @@ class ControlFlowLowering:
             # does not have
             return self.lower_stmts(s.body if decided else s.orelse, in_loop)
         cond = self.materialize(self.expr(s.test))
-        if isinstance(cond, Const) and _simple(cond.value):
-            # a test that lowering computed (`kind == "b"` of a helper's constant argument)
-            return self.lower_stmts(s.body if cond.value else s.orelse, in_loop)
+        truth = bool(cond.value) if isinstance(cond, Const) and _simple(cond.value) else \
+            self.truth_of(cond)
+        if truth is not None:
+            # a test that lowering computed (`kind == "b"` of a helper's constant argument,
+            # `dense and issparse(X)` of an array argument)
+            return self.lower_stmts(s.body if truth else s.orelse, in_loop)
         env0 = dict(self.scope.env)
         then_stmts, then_out = self.sub_block(lambda: self.lower_stmts(s.body, in_loop))
         then_env = self.scope.env
@@ -167,6 +175,10 @@ class ControlFlowLowering:
                 if fn.obj is isinstance and i == 0 and array_fact(self, bound) is not None:
                     cls = self.peek_static(test.args[1]) if len(test.args) == 2 else None
                     return None if cls is None else known_isinstance(self, bound, cls.obj)
+                if fn.obj is hasattr and i == 0 and array_fact(self, bound) is not None:
+                    name = test.args[1] if len(test.args) == 2 else None
+                    return known_hasattr(self, bound, name.value) if isinstance(
+                        name, gast.Constant) else None
                 if isinstance(a, gast.Name) and self.scope.binding(a.id) is not None and \
                         not isinstance(self.scope.binding(a.id), Static):
                     seq_type = _static_seq_type(self.scope.binding(a.id))

@@ -285,11 +285,12 @@ class ExpressionLowering:
     def lower_boolop(self, op, values, node):
         # `a and b` is `b if a else a`; `a or b` is `a if a else b` (short-circuit kept)
         left = self.materialize(self.expr(values[0]))
+        stops = isinstance(op, gast.Or)  # (the truth that ends the evaluation)
         for rest in values[1:]:
-            if type(left) is Const and type(left.value) in (bool, int, str, type(None)):
+            if self.truth_of(left) is not None:
                 # a value lowering computed (`not issparse(X)` of an array argument): the
                 # operand that Python's short-circuit picks, and nothing else
-                if bool(left.value) == isinstance(op, gast.Or):
+                if self.truth_of(left) == stops:
                     return left
                 left = self.materialize(self.expr(rest))
                 continue
@@ -297,6 +298,10 @@ class ExpressionLowering:
             stmts, right = self.sub_block(lambda r=rest: self.materialize(self.expr(r)))
             self.scope.env = env0
             out = self.fresh("_b")
+            if self.truth_of(right) is stops:
+                # `flag and issparse(X)`: false whatever `flag` is (it is `flag` or False),
+                # though its value is known only where the code runs
+                self.known_truth[out] = stops
             if isinstance(op, gast.And):
                 blk_t, blk_f = Block(tuple(stmts), (right,)), Block((), (left,))
             else:
@@ -304,6 +309,13 @@ class ExpressionLowering:
             self.stmts.append(If(left, blk_t, blk_f, (out,), self.loc(node)))
             left = out
         return left
+
+    def truth_of(self, value):
+        """The truth of a lowered value where lowering knows it (a constant, `x and False`),
+        else None."""
+        if type(value) is Const and type(value.value) in (bool, int, str, type(None)):
+            return bool(value.value)
+        return self.known_truth.get(value) if isinstance(value, Var) else None
 
     def lower_compare(self, left, ops, comps, node):
         lv = self.expr(left)
@@ -326,8 +338,8 @@ class ExpressionLowering:
         if decided is not None:  # as for an `if` statement: only the branch that runs
             return self.expr(body if decided else orelse)
         cond = self.materialize(self.expr(test))
-        if isinstance(cond, Const) and type(cond.value) in (bool, int, str, type(None)):
-            return self.expr(body if cond.value else orelse)  # (a test lowering computed)
+        if self.truth_of(cond) is not None:  # (a test lowering computed)
+            return self.expr(body if self.truth_of(cond) else orelse)
         env0 = dict(self.scope.env)
         ts, tv = self.sub_block(lambda: self.materialize(self.expr(body)))
         self.scope.env = dict(env0)
@@ -413,7 +425,7 @@ class ExpressionLowering:
             self.error(UnsupportedSyntaxError, f"attribute `{attr}` of a tuple or list literal",
                        node)
             raise Abort
-        if attr == "ndim" and isinstance(bv, Var) and bv in self.param_ranks:
+        if attr == "ndim" and isinstance(bv, Var) and self.param_ranks.get(bv, (0, 0))[1]:
             return Const(self.param_ranks[bv][1])  # (a fact of the compile)
         if attr in ARRAY_ATTRS:
             out = self.call_value(prims.Attr(attr), [bv], [], node, "_" + attr.lower())

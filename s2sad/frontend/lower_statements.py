@@ -433,6 +433,14 @@ class StatementLowering:
             rest = args if _out_keyword(call) is None else list(call.args)
         values = [self.materialize(self.expr(a)) for a in rest]
         kw = [(k.arg, self.materialize(self.expr(k.value))) for k in keywords]
+        if writer is np.fill_diagonal and len(values) == 1 and \
+                all(n == "wrap" and v == Const(False) for n, v in kw):
+            # a write into a copy the compiler differentiates (the diagonal takes val's
+            # derivative), printed as written
+            new = self.emit(prims.filled_diagonal, [cur, values[0]], hint=name, node=s)
+            self.scope.fresh.add(new)
+            self.scope.env[name] = new
+            return
         if _out_keyword(call) is not None:
             kw.append(("out", Const(None)))  # (replaced by the copy: see WrittenCopy)
             writer = prims.OutWriter(writer)

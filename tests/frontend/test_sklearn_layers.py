@@ -227,3 +227,82 @@ def test_classification_losses(skm):
         check_both_modes(log_loss, (p, y))
     check_both_modes(brier, (p, y))
     np.testing.assert_allclose(s2sad.grad(brier)(p, y), 2 * (p - y) / 5, rtol=1e-12)
+
+
+# --------------------------------------------------------------------------------------
+# writes into arrays the function (or a helper it calls) created
+# --------------------------------------------------------------------------------------
+
+
+def squared_distances(X):
+    """A fresh array a helper returns is the caller's own to write into."""
+    d = X[:, None, :] - X[None, :, :]
+    return np.sum(d * d, axis=-1)
+
+
+def kernel_with_unit_diagonal(theta, X):
+    K = np.exp(-squared_distances(X) / np.exp(theta))
+    np.fill_diagonal(K, 1)
+    return np.sum(K ** 2) + np.sum(K[0])
+
+
+def kernel_with_diagonal_value(s, X):
+    K = np.exp(-squared_distances(X))
+    np.fill_diagonal(K, s ** 2)  # (the diagonal takes s's derivative)
+    return np.sum(K ** 3)
+
+
+def test_fill_diagonal_of_a_fresh_array_is_differentiated():
+    r = rng_for("fill_diagonal")
+    X = r.uniform(-1, 1, (4, 2))
+    check_both_modes(kernel_with_unit_diagonal, (0.3, X))
+    check_both_modes(kernel_with_unit_diagonal, (0.3, X), wrt=1)
+    check_both_modes(kernel_with_diagonal_value, (0.7, X))
+    h = s2sad.hessian(kernel_with_diagonal_value)(0.7, X)
+    g = lambda s: float(s2sad.grad(kernel_with_diagonal_value)(s, X))  # noqa: E731
+    np.testing.assert_allclose(h, (g(0.7 + 1e-5) - g(0.7 - 1e-5)) / 2e-5, rtol=1e-5)
+    source = s2sad.grad(kernel_with_unit_diagonal).source_for(0.3, X)
+    assert "np.fill_diagonal(K" in source and "np.fill_diagonal(K_bar" in source
+
+
+def kept_in_a_list(X):
+    out = squared_distances(X)
+    return out, [out]
+
+
+def writes_a_kept_array(X):
+    K, kept = kept_in_a_list(X)
+    np.fill_diagonal(K, 1.0)
+    return np.sum(K * kept[0])
+
+
+def test_a_helper_array_that_is_kept_elsewhere_is_not_written():
+    X = rng_for("kept").uniform(-1, 1, (3, 2))
+    with pytest.raises(s2sad.S2SADError, match="refers to the same array|cannot write"):
+        s2sad.grad(writes_a_kept_array)(X)
+
+
+def flagged_sparse_branch(x, dense=True):
+    if dense and isinstance(x, Sparse):
+        return x.toarray().sum()  # (never lowered: false whatever `dense` is)
+    if hasattr(x, "fit") or not hasattr(x, "shape"):
+        return x.fit(x)  # (never lowered)
+    return np.sum(np.cos(x))
+
+
+def test_a_test_false_whatever_a_flag_is():
+    x = rng_for("flagged").standard_normal(3)
+    d = s2sad.grad(lambda x: flagged_sparse_branch(x, dense=bool(x.size)))
+    np.testing.assert_allclose(d(x), -np.sin(x), rtol=1e-12)
+
+
+def test_scipy_pdist_is_computed_in_double_precision():
+    distance = pytest.importorskip("scipy.spatial.distance")
+
+    def condensed(X):
+        return distance.squareform(distance.pdist(X, "sqeuclidean"))
+
+    X = rng_for("pdist").uniform(-1, 1, (4, 2))
+    value, _ = s2sad.vjp(condensed)(X.astype(np.float32))
+    assert value.dtype == condensed(X.astype(np.float32)).dtype == np.float64
+    check_both_modes(lambda X: np.sum(condensed(X) ** 2), (X,))

@@ -103,22 +103,6 @@ EXPECT: dict[str, dict[str, str]] = {
         'rev': 'builtin over a run-time sequence (max, tuple)',
         'fwd': 'builtin over a run-time sequence (max, tuple)',
     },
-    'scikit-learn:kernels.Constant*RBF + White(X)': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:kernels.RBF(length_scale=exp(theta))': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:kernels.Matern(exp(theta), nu=1.5)': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:kernels.RationalQuadratic(exp(theta))': {
-        'rev': 'not differentiable: `np.fill_diagonal` writes into `K` in place, and a derivativ',
-        'fwd': 'not differentiable: `np.fill_diagonal` writes into `K` in place, and a derivativ',
-    },
     'scikit-learn:GaussianProcessRegressor.log_marginal_likelihood': {
         'rev': 'object built inside',
         'fwd': 'object built inside',
@@ -210,10 +194,6 @@ EXPECT: dict[str, dict[str, str]] = {
     'scikit-learn:utils.extmath.squared_norm': {
         'rev': 'missing rule: the VJP rule for `np.ravel` does not accept this call: got a',
         'fwd': 'missing rule: the JVP rule for `np.ravel` does not accept this call: got a',
-    },
-    'scikit-learn:utils.extmath.safe_sparse_dot': {
-        'rev': 'object built inside',
-        'fwd': 'object built inside',
     },
     'statsmodels:discrete.NegativeBinomial.loglike': {
         'rev': 'object built inside',

@@ -813,6 +813,14 @@ def prim_reshape_items(a, b):
     parts = reshape_items([a, b], [np.zeros(3), np.zeros((2, 2))])
     return parts[0], parts[1]
 def prim_astype(x): return _astype(x, np.float64)
+def np_fill_diagonal(a, v):  # (lowered to filled_diagonal: a write into a copy)
+    b = a * 1.0
+    np.fill_diagonal(b, v)
+    return b * a
+def np_fill_diagonal_cyclic(a, v):  # (a shorter value is repeated along the diagonal)
+    b = a * 1.0
+    np.fill_diagonal(b, v)
+    return b
 
 
 add(prim_unbroadcast, lambda rng: [real(rng, (2, 3)), real(rng, (3,))], wrt=(0,))
@@ -821,6 +829,12 @@ add(prim_cast_like, lambda rng: [real(rng, (2, 3)), real(rng, (2, 3))], wrt=(0,)
 add(prim_index_add, lambda rng: [real(rng, (4, 2)), real(rng, (3, 2))])
 add(prim_reshape_items, lambda rng: [real(rng, (1, 3)), real(rng, (4,))])
 add(prim_astype, lambda rng: [real(rng, (3,))])
+add(np_fill_diagonal, lambda rng: [real(rng, (3, 4)), real(rng)], second_order=True)
+add(np_fill_diagonal, lambda rng: [real(rng, (3, 3, 3)), real(rng, (3,))],
+    name="np_fill_diagonal[3-d]")
+add(np_fill_diagonal_cyclic, lambda rng: [real(rng, (5, 4)), real(rng, (3,))])
+add(np_fill_diagonal_cyclic, lambda rng: [real(rng, (2, 2)), real(rng, (2, 3))],
+    name="np_fill_diagonal_cyclic[longer]")
 
 # -- issue #13: forms and rules added after a peer's test-suite found gaps ----------------------
 
