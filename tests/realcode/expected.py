@@ -191,10 +191,6 @@ EXPECT: dict[str, dict[str, str]] = {
         'rev': 'unsupported syntax: a call that writes its result into an array it is given: `ou',
         'fwd': 'unsupported syntax: a call that writes its result into an array it is given: `ou',
     },
-    'scikit-learn:utils.extmath.squared_norm': {
-        'rev': 'missing rule: the VJP rule for `np.ravel` does not accept this call: got a',
-        'fwd': 'missing rule: the JVP rule for `np.ravel` does not accept this call: got a',
-    },
     'statsmodels:discrete.NegativeBinomial.loglike': {
         'rev': 'object built inside',
         'fwd': 'object built inside',

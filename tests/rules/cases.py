@@ -602,6 +602,11 @@ add(np_einsum_one, lambda rng: [real(rng, (2, 3, 2))], second_order=True, family
 def np_reshape(x): return np.reshape(x, (4, 3))
 def method_reshape(x): return x.reshape(2, 6)
 def np_ravel(x): return np.ravel(x)
+def np_ravel_F(x): return np.ravel(x, order="F") * np.arange(12.0)
+def np_ravel_K_of_a_transpose(x): return np.ravel(x.T[::-1], order="K") * np.arange(12.0)
+def np_ravel_K(x): return np.ravel(x, "K") * np.arange(12.0)
+def np_reshape_F(x): return np.reshape(x, (2, 6), order="F") * np.arange(6.0)
+def method_flatten_F(x): return x.flatten("F") * np.arange(12.0)
 def method_flatten(x): return x.flatten()
 def np_squeeze(x): return np.squeeze(x)
 def np_squeeze_axis(x): return np.squeeze(x, axis=1)
@@ -689,6 +694,8 @@ def getitem_mask(x): return x[x > 0.0]
 
 MATS = {
     "np_reshape": (3, 4), "method_reshape": (3, 4), "np_ravel": (3, 4),
+    "np_ravel_F": (3, 4), "np_ravel_K_of_a_transpose": (3, 4), "np_ravel_K": (3, 4),
+    "np_reshape_F": (3, 4), "method_flatten_F": (3, 4),
     "method_flatten": (3, 4), "np_squeeze": (3, 1, 2), "np_squeeze_axis": (3, 1, 2),
     "np_expand_dims": (3, 2), "np_transpose": (3, 2), "np_transpose_axes": (2, 3, 4),
     "attr_T": (3, 2), "np_swapaxes": (2, 3, 4), "np_moveaxis": (2, 3, 4),
