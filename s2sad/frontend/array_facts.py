@@ -53,6 +53,7 @@ def dtype_letter(lw, value):
 _CONVERSIONS = (np.asarray, np.array, np.ascontiguousarray, np.asfortranarray, np.copy,
                 prims.astype)
 _SAME_RANK = (np.transpose, prims.Attr("T"))
+_REDUCTIONS = (np.sum, np.mean, np.max, np.min, np.prod, np.std, np.var, np.amax, np.amin)
 _MATH_FLOATS = frozenset({
     "sqrt", "exp", "expm1", "log", "log1p", "log2", "log10", "pow", "sin", "cos", "tan",
     "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
@@ -72,6 +73,10 @@ def result_fact(lw, fn, args, kwargs):
         return None
     if shaped:
         return _shaped_fact(lw, fn, args, kwargs)
+    if any(fn is r for r in _REDUCTIONS):
+        return _reduced_fact(lw, fn, args, kwargs)
+    if fn is operator.getitem:
+        return _indexed_fact(lw, args)
     if getattr(fn, "__module__", None) == "math" and getattr(fn, "__name__", "") in _MATH_FLOATS:
         return ("f", 0)  # (a Python float: a number in the arithmetic that follows)
     ufunc = _OPERATOR_UFUNCS.get(fn) if not isinstance(fn, np.ufunc) else fn
@@ -140,3 +145,44 @@ def _shaped_fact(lw, fn, args, kwargs):
         if set(options) - {"dtype", "order", "copy"} or len(args) > 2:
             return None
     return (letter, rank) if letter and rank > 0 else None
+
+
+def _reduced_fact(lw, fn, args, kwargs):
+    """A reduction along constant axes of an array with a fact: one axis fewer per axis
+    (as many with keepdims=True); a NumPy number (rank 0) over every axis."""
+    fact = array_fact(lw, args[0]) if args else None
+    options = dict(kwargs)
+    if fact is None or len(args) > 2 or set(options) - {"axis", "keepdims"}:
+        return None
+    axis = args[1] if len(args) > 1 else options.get("axis", Const(None))
+    keepdims = options.get("keepdims", Const(False))
+    if not (isinstance(axis, Const) and isinstance(keepdims, Const)) or \
+            type(keepdims.value) is not bool:
+        return None
+    letter, rank = fact
+    if fn in (np.mean, np.std, np.var) and letter in ("i", "b"):
+        letter = "f"
+    elif fn in (np.sum, np.prod) and letter == "b":
+        letter = "i"
+    if keepdims.value:
+        return (letter, rank)
+    axes = axis.value
+    n = rank if axes is None else len(axes) if isinstance(axes, tuple) else 1
+    return (letter, max(rank - n, 0))  # (0: a NumPy number)
+
+
+def _indexed_fact(lw, args):
+    """x[i] of an array with a fact by a constant basic index (integers, slices, None,
+    Ellipsis): an axis fewer per integer, one more per None."""
+    fact = array_fact(lw, args[0])
+    if fact is None or len(args) != 2 or not isinstance(args[1], Const):
+        return None
+    index = args[1].value if isinstance(args[1].value, tuple) else (args[1].value,)
+    if not all(i is None or i is Ellipsis or type(i) in (int, slice) for i in index) or \
+            sum(i is Ellipsis for i in index) > 1:
+        return None
+    used = sum(type(i) in (int, slice) for i in index)
+    if used > fact[1]:
+        return None  # (too many indices: NumPy raises)
+    rank = fact[1] - sum(type(i) is int for i in index) + sum(i is None for i in index)
+    return (fact[0], rank) if rank > 0 else None

@@ -44,6 +44,7 @@ from s2sad.ir.nodes import Block, Call, Const, Function, Var
 ALLOCATORS = frozenset({np.empty, np.empty_like, np.zeros, np.zeros_like, np.ones, np.ones_like,
                         np.full, np.full_like})
 
+_DTYPE = prims.Attr("dtype")
 # the names lift_loop_returns gives its flag and value (which no user's name can be), as
 # the generated code spells them
 _SPELLED = {RETURNED: "returned", RETURN_VALUE: "return_value"}
@@ -88,6 +89,10 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         self.dtype_values: dict = {}
         # a variable whose truth lowering knows though not its value (`flag and False`)
         self.known_truth: dict = {}
+        # (scope, names it carries) of each loop body, and each expression whose parts are
+        # lowered apart, being lowered: a name they do not carry cannot be rebound inside
+        # (see StatementLowering.can_rebind)
+        self.rebind_frames: list = []
         self.allocated: set = set()  # results of np.empty, np.zeros, ... (buffers)
         self.control_depth = 0  # how many branches and loop bodies enclose what is lowered
         self.shape_source: dict = {}  # a variable holding x.shape -> x
@@ -117,7 +122,10 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         self.stmts.append(Call(target, fn, tuple(args), tuple(kwargs), self.loc(node)))
         if fn in ALLOCATORS:
             self.allocated.add(target)  # (a buffer: see lower_effect_call)
-        if self.param_ranks:
+        if fn is _DTYPE and args and isinstance(args[0], Var):  # x.dtype: a dtype
+            fact = self.param_ranks.get(args[0])
+            self.dtype_values[target] = fact[0] if fact is not None else ""
+        elif self.param_ranks:
             fact = result_fact(self, fn, args, kwargs)
             if fact is not None:
                 self.param_ranks[target] = fact
@@ -146,17 +154,22 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
     def error(self, cls, message, node, hint=None):
         self.errors.append(cls(message, self.loc(node), hint))
 
-    def sub_block(self, fn):
-        """Run `fn()` collecting the statements it emits into a separate list."""
+    def sub_block(self, fn, carried=frozenset()):
+        """Run `fn()` collecting the statements it emits into a separate list. `carried`:
+        the names whose new values the construct carries out of the block (a loop's; None
+        for a branch of an `if`, whose values are merged; none for a part of an expression):
+        a write cannot rebind another name inside it (see StatementLowering.can_rebind)."""
         saved = self.stmts
         self.stmts = []
         self.control_depth += 1
+        self.rebind_frames.append((self.scope, carried))
         try:
             result = fn()
             return self.stmts, result
         finally:
             self.stmts = saved
             self.control_depth -= 1
+            self.rebind_frames.pop()
 
     def lower_function(self, func, views: tuple = ()) -> Function:
         parsed = parse_function(func)

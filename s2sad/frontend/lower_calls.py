@@ -309,6 +309,13 @@ class CallLowering:
         if _is_conversion(fn) and any(k == "order" for k, _ in kwargs):
             # np.asarray(u, order="c"): the same numbers in another memory layout
             kwargs = [(k, v) for k, v in kwargs if k != "order"]
+        if (fn is np.asarray or fn is np.asanyarray) and any(k == "copy" for k, _ in kwargs):
+            # np.asarray(x, copy=True): np.array(x), a new array; copy=False or None: the
+            # same numbers (a copy only where NumPy must make one)
+            copy = dict(kwargs)["copy"]
+            if isinstance(copy, Const) and copy.value in (True, False, None):
+                fn = np.array if copy.value is True else fn
+                kwargs = [(k, v) for k, v in kwargs if k != "copy"]
         if any(fn is f for f in (np.ascontiguousarray, np.asfortranarray)) and \
                 len(args) == 1 and set(dict(kwargs)) <= {"dtype"}:
             fn = np.asarray

@@ -81,10 +81,10 @@ class ControlFlowLowering:
             # `dense and issparse(X)` of an array argument)
             return self.lower_stmts(s.body if truth else s.orelse, in_loop)
         env0 = dict(self.scope.env)
-        then_stmts, then_out = self.sub_block(lambda: self.lower_stmts(s.body, in_loop))
+        then_stmts, then_out = self.sub_block(lambda: self.lower_stmts(s.body, in_loop), None)
         then_env = self.scope.env
         self.scope.env = dict(env0)
-        else_stmts, else_out = self.sub_block(lambda: self.lower_stmts(s.orelse, in_loop))
+        else_stmts, else_out = self.sub_block(lambda: self.lower_stmts(s.orelse, in_loop), None)
         else_env = self.scope.env
         self.scope.env = dict(env0)
         if then_out == "raise" or else_out == "raise":
@@ -474,7 +474,7 @@ class ControlFlowLowering:
             self.lower_stmts(normalize_exits(list(s.body)), in_loop=True)
             return [self.materialize(self.scope.env[n]) for n in carried]
 
-        body_stmts, results = self.sub_block(body)
+        body_stmts, results = self.sub_block(body, frozenset(carried))
         self.scope.env = env0
         outs = [self.fresh(n) for n in carried]
         for n, o in zip(carried, outs):
@@ -598,8 +598,8 @@ class ControlFlowLowering:
             nxt = self.emit(operator.add, [index, step], hint=idx_name)
             return [nxt] + [self.materialize(self.scope.env[n]) for n in names[1:]]
 
-        cond_stmts, c = self.sub_block(cond)
-        body_stmts, results = self.sub_block(body)
+        cond_stmts, c = self.sub_block(cond, frozenset(names))
+        body_stmts, results = self.sub_block(body, frozenset(names))
         self.scope.env = env0
         outs = [self.fresh(n) for n in names]
         self.check_carried_fresh(params, results, outs, s, body_stmts)
@@ -638,8 +638,8 @@ class ControlFlowLowering:
                 self.scope.env["__break__"] = Const(True)
             return [self.materialize(self.scope.env[n]) for n in names]
 
-        cond_stmts, c = self.sub_block(cond)
-        body_stmts, results = self.sub_block(body)
+        cond_stmts, c = self.sub_block(cond, frozenset(names))
+        body_stmts, results = self.sub_block(body, frozenset(names))
         self.scope.env = env0
         outs = [self.fresh(n if n != "__break__" else "broke") for n in names]
         self.check_carried_fresh(params, results, outs, s, body_stmts)

@@ -431,9 +431,6 @@ class ExpressionLowering:
             out = self.call_value(prims.Attr(attr), [bv], [], node, "_" + attr.lower())
             if attr == "shape" and isinstance(bv, Var) and isinstance(out, Var):
                 self.shape_source[out] = bv  # (its length is its rank: see starred_items)
-            if attr == "dtype" and isinstance(bv, Var) and isinstance(out, Var):
-                fact = self.param_ranks.get(bv)
-                self.dtype_values[out] = fact[0] if fact is not None else ""
             return out
         error = UnsupportedSyntaxError(
             f"attribute `.{attr}` is not supported on a differentiated value", self.loc(node),

@@ -306,3 +306,82 @@ def test_scipy_pdist_is_computed_in_double_precision():
     value, _ = s2sad.vjp(condensed)(X.astype(np.float32))
     assert value.dtype == condensed(X.astype(np.float32)).dtype == np.float64
     check_both_modes(lambda X: np.sum(condensed(X) ** 2), (X,))
+
+
+# --------------------------------------------------------------------------------------
+# in-place idioms: out=, a ufunc's output by position, helpers that write into their array
+# --------------------------------------------------------------------------------------
+
+
+def exp_into_itself(x):
+    y = x * 2.0
+    np.exp(y, out=y)
+    z = y - np.max(y)
+    np.exp(z, z)  # (the output by position)
+    np.tanh(z, out=np.asarray(z))  # (np.asarray of an array: the array itself)
+    return np.sum(z * x)
+
+
+def test_out_into_an_array_the_function_made_is_its_new_value():
+    x = rng_for("exp_into_itself").uniform(-1, 1, 4)
+    check_both_modes(exp_into_itself, (x,))
+    code = [line for line in s2sad.grad(exp_into_itself).source_for(x).splitlines()
+            if not line.lstrip().startswith("#")]
+    assert any("np.exp(y)" in line for line in code) and not any("out=" in line
+                                                                 for line in code)
+
+
+def exp_into_the_argument(x):
+    np.exp(x, out=x)
+    return np.sum(x)
+
+
+def test_out_into_an_argument_is_refused():
+    with pytest.raises(s2sad.NonDifferentiableError, match="argument of the function"):
+        s2sad.grad(exp_into_the_argument)(np.ones(3))
+
+
+def inplace_softmax(X):
+    """scikit-learn's MLP activation: writes into the array it is given."""
+    tmp = X - X.max(axis=1)[:, np.newaxis]
+    np.exp(tmp, out=X)
+    X /= X.sum(axis=1)[:, np.newaxis]
+
+
+def layer(z):
+    a = z.copy()
+    b = a  # (the same array: it sees the writes too)
+    inplace_softmax(a)
+    return np.sum(a * b * z)
+
+
+def layer_in_a_loop(z):
+    a = z.copy()
+    for _ in range(2):
+        inplace_softmax(a)  # (the loop does not carry `a`: the write would be lost)
+    return np.sum(a)
+
+
+def test_a_helper_writing_into_its_array_rebinds_the_callers_names():
+    z = rng_for("layer").uniform(-1, 1, (3, 2))
+    check_both_modes(layer, (z,))
+    with pytest.raises(s2sad.NonDifferentiableError, match="loop or a branch"):
+        s2sad.grad(layer_in_a_loop)(z)
+    z32 = z.astype(np.float32)  # (np.exp(tmp, out=X) casts to X's dtype)
+    assert s2sad.vjp(lambda z: layer(z) * 1.0)(z32)[0] == pytest.approx(layer(z32), rel=1e-6)
+
+
+def writes_in_a_loop(x):
+    m = np.zeros((3, 3))
+    v = x * 1.0
+    for i in range(3):
+        np.fill_diagonal(m, x[i])
+        np.exp(v, out=v)
+    return np.sum(m * x[:, None]) + np.sum(v)
+
+
+def test_a_write_in_a_loop_carries_the_array():
+    x = rng_for("writes_in_a_loop").uniform(-1, 0, 3)
+    value, _ = s2sad.value_and_grad(writes_in_a_loop)(x)
+    assert value == pytest.approx(writes_in_a_loop(x), rel=1e-12)
+    check_both_modes(writes_in_a_loop, (x,))

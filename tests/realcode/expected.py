@@ -159,14 +159,6 @@ EXPECT: dict[str, dict[str, str]] = {
         'rev': 'array-API / sparse dispatch',
         'fwd': 'array-API / sparse dispatch',
     },
-    'scikit-learn:metrics.pairwise.sigmoid_kernel': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.pairwise.laplacian_kernel': {
-        'rev': 'missing rule: a call that writes its result into an array it is given: an ',
-        'fwd': 'missing rule: a call that writes its result into an array it is given: an ',
-    },
     'scikit-learn:metrics.pairwise.linear_kernel': {
         'rev': 'calling convention: **kwargs parameter',
         'fwd': 'calling convention: **kwargs parameter',
@@ -178,18 +170,6 @@ EXPECT: dict[str, dict[str, str]] = {
     'scikit-learn:metrics.pairwise.euclidean_distances': {
         'rev': 'calling convention: **kwargs parameter',
         'fwd': 'calling convention: **kwargs parameter',
-    },
-    "scikit-learn:neural_network ACTIVATIONS['tanh'] in place": {
-        'rev': 'not differentiable: `inplace_tanh` writes into an array it is given, and a deriv',
-        'fwd': 'not differentiable: `inplace_tanh` writes into an array it is given, and a deriv',
-    },
-    "scikit-learn:neural_network ACTIVATIONS['softmax'] in place": {
-        'rev': 'not differentiable: cannot update `X` in place: `a` refers to the same array (or',
-        'fwd': 'not differentiable: cannot update `X` in place: `a` refers to the same array (or',
-    },
-    'scikit-learn:utils.extmath.softmax': {
-        'rev': 'unsupported syntax: a call that writes its result into an array it is given: `ou',
-        'fwd': 'unsupported syntax: a call that writes its result into an array it is given: `ou',
     },
     'statsmodels:discrete.NegativeBinomial.loglike': {
         'rev': 'object built inside',
