@@ -173,9 +173,14 @@ def _reduced_fact(lw, fn, args, kwargs):
 
 def _indexed_fact(lw, args):
     """x[i] of an array with a fact by a constant basic index (integers, slices, None,
-    Ellipsis): an axis fewer per integer, one more per None."""
+    Ellipsis): an axis fewer per integer, one more per None; by a slice made in the code
+    (x[:n]): as many axes."""
     fact = array_fact(lw, args[0])
-    if fact is None or len(args) != 2 or not isinstance(args[1], Const):
+    if fact is None or len(args) != 2:
+        return None
+    if isinstance(args[1], Var) and args[1] in lw.slices:
+        return fact  # (w[:n]: a slice of the first axis)
+    if not isinstance(args[1], Const):
         return None
     index = args[1].value if isinstance(args[1].value, tuple) else (args[1].value,)
     if not all(i is None or i is Ellipsis or type(i) in (int, slice) for i in index) or \

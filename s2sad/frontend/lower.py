@@ -93,6 +93,7 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         # lowered apart, being lowered: a name they do not carry cannot be rebound inside
         # (see StatementLowering.can_rebind)
         self.rebind_frames: list = []
+        self.slices: set = set()  # variables holding a slice object made in the code
         self.allocated: set = set()  # results of np.empty, np.zeros, ... (buffers)
         self.control_depth = 0  # how many branches and loop bodies enclose what is lowered
         self.shape_source: dict = {}  # a variable holding x.shape -> x
@@ -122,7 +123,9 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         self.stmts.append(Call(target, fn, tuple(args), tuple(kwargs), self.loc(node)))
         if fn in ALLOCATORS:
             self.allocated.add(target)  # (a buffer: see lower_effect_call)
-        if fn is _DTYPE and args and isinstance(args[0], Var):  # x.dtype: a dtype
+        if fn is slice:
+            self.slices.add(target)
+        elif fn is _DTYPE and args and isinstance(args[0], Var):  # x.dtype: a dtype
             fact = self.param_ranks.get(args[0])
             self.dtype_values[target] = fact[0] if fact is not None else ""
         elif self.param_ranks:

@@ -26,6 +26,7 @@ from s2sad.frontend.values import (
     StaticSeq,
     Undefined,
     Zipped,
+    loads,
     writes_into,
 )
 from s2sad.ir import prims
@@ -323,13 +324,72 @@ class ControlFlowLowering:
             letters = (dtype_letter(self, a), dtype_letter(self, b))
             if None not in letters:  # a dtype either way (float32 or float)
                 self.dtype_values[outs[-1]] = letters[0] if letters[0] == letters[1] else ""
-        # names bound in only one branch are undefined afterwards
-        for name in set(then_env) ^ set(else_env):
-            self.scope.env[name] = Undefined(name)
+        # names bound in only one branch are undefined afterwards; a value read later only
+        # under the same test (`if fit: c = w[-2]` ... `if fit: loss += c`) is not computed
+        # on the other path, where nothing reads it
+        for name in sorted(set(then_env) ^ set(else_env)):
+            value = then_env.get(name, else_env.get(name))
+            if not isinstance(value, (Var, Const)) or isinstance(value, Const) and \
+                    value.value is prims.NOT_COMPUTED or not self.read_later(name) or \
+                    not self.read_under_the_same_test(s, name, name in then_env):
+                self.scope.env[name] = Undefined(name)
+                continue
+            missing = Const(prims.NOT_COMPUTED)
+            then_res.append(self.materialize_in(then_stmts, then_env.get(name, missing)))
+            else_res.append(self.materialize_in(else_stmts, else_env.get(name, missing)))
+            outs.append(self.fresh(name))
+            self.scope.env[name] = outs[-1]
         if then_stmts or else_stmts or outs:
             self.stmts.append(If(cond, Block(tuple(then_stmts), tuple(then_res)),
                                  Block(tuple(else_stmts), tuple(else_res)), tuple(outs),
                                  self.loc(s)))
+
+    def read_under_the_same_test(self, s, name, in_then) -> bool:
+        """Is `name`, bound by one branch of the `if` `s`, read (in this function) only in
+        that branch of later `if`s with the same test, a test of names bound once and not
+        in a loop around `s`, so that it is read only where it was computed?"""
+        test = gast.dump(s.test)
+        tested = {n.id for n in gast.walk(s.test) if isinstance(n, gast.Name)}
+        if any(isinstance(n, (gast.Call, gast.NamedExpr, gast.Await)) for n in gast.walk(s.test)):
+            return False
+        body = self.scope_body()
+        node = self.scope.local_node if self.scope.local_node is not None else \
+            self.scope.parsed.node
+        args = getattr(node, "args", None)
+        stores: dict = {a.id: 1 for a in (args.args + args.kwonlyargs if args else [])
+                        if isinstance(a, gast.Name)}
+        for node in gast.walk(gast.Module(body=list(body), type_ignores=[])):
+            if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
+                stores[node.id] = stores.get(node.id, 0) + 1
+        if any(stores.get(n, 0) > 1 for n in tested):
+            return False
+
+        def guarded(stmts, in_loop) -> bool:
+            for st in stmts:
+                if st is s:
+                    if in_loop:
+                        return False
+                    continue
+                if isinstance(st, gast.If) and gast.dump(st.test) == test:
+                    # (its branch that reads the name runs where `s`'s branch that bound it
+                    # ran: the test's names are bound once)
+                    other = st.orelse if in_then else st.body
+                    if not guarded(other, in_loop) or loads(st.test, name):
+                        return False
+                    continue
+                inner = _child_blocks(st)
+                if inner is None:
+                    if loads(st, name):
+                        return False
+                    continue
+                head, blocks = inner
+                if head is not None and loads(head, name):
+                    return False
+                loop = in_loop or isinstance(st, (gast.For, gast.While))
+                if not all(guarded(b, loop) for b in blocks):
+                    return False
+            return True
+        return guarded(body, False)
 
     def merge_items(self, xs, ys, branches) -> tuple:
         """The items of a tuple (or a dict's values) after an `if`: an item both branches
@@ -649,3 +709,18 @@ class ControlFlowLowering:
         self.stmts.append(While(tuple(params), tuple(inits), Block(tuple(cond_stmts), (c,)),
                                 Block(tuple(body_stmts), tuple(results)), tuple(outs),
                                 self.loc(s)))
+
+
+def _child_blocks(st):
+    """(the header expression, the statement lists) of a compound statement, else None."""
+    if isinstance(st, gast.If):
+        return st.test, [st.body, st.orelse]
+    if isinstance(st, (gast.For, gast.While)):
+        head = st.iter if isinstance(st, gast.For) else st.test
+        return head, [st.body, st.orelse]
+    if isinstance(st, gast.With):
+        return gast.Tuple(elts=[i.context_expr for i in st.items], ctx=gast.Load()), [st.body]
+    if isinstance(st, gast.Try):
+        return None  # (read as a whole)
+    return None
+

@@ -241,8 +241,19 @@ def _fallback(fn, arg_kinds, kwarg_kinds=()) -> Kind:
         if dt is None:
             dts = {k.dtype for k in arg_kinds}
             dt = "c" if "c" in dts else "f" if "f" in dts else ""
+        if dt and _inner_product(fn, arg_kinds, kwarg_kinds):
+            return scalar(dt)  # (np.dot(a, b) of two vectors of a length the data decide)
         return array(dt, None) if dt else UNKNOWN
     return UNKNOWN
+
+
+_INNER_PRODUCTS = (np.dot, np.inner, np.vdot, np.matmul, operator.matmul)
+
+
+def _inner_product(fn, arg_kinds, kwarg_kinds) -> bool:
+    """Is the call a product of two vectors (a number whatever their common length)?"""
+    return any(fn is p for p in _INNER_PRODUCTS) and not kwarg_kinds and \
+        len(arg_kinds) == 2 and all(k.tag == "array" and k.ndim == 1 for k in arg_kinds)
 
 
 def _sized(k: Kind) -> Kind:

@@ -385,3 +385,41 @@ def test_a_write_in_a_loop_carries_the_array():
     value, _ = s2sad.value_and_grad(writes_in_a_loop)(x)
     assert value == pytest.approx(writes_in_a_loop(x), rel=1e-12)
     check_both_modes(writes_in_a_loop, (x,))
+
+
+# --------------------------------------------------------------------------------------
+# a value bound under a test of the shapes, read only under the same test
+# --------------------------------------------------------------------------------------
+
+
+def huber_like(w, X):
+    """scikit-learn's _huber_loss_and_gradient: an intercept where w has room for one."""
+    _, n_features = X.shape
+    fit_intercept = n_features + 2 == w.shape[0]
+    if fit_intercept:
+        intercept = w[-2]
+    sigma = w[-1]
+    linear = X @ w[:n_features]
+    if fit_intercept:
+        linear -= intercept
+    outliers = np.abs(linear) > 0.5
+    inside = linear[~outliers]
+    return np.dot(inside, inside) / sigma + np.sum(np.abs(linear[outliers])) * sigma
+
+
+def read_where_not_bound(x):
+    if x[0] > 0:
+        v = x * 2.0
+    return np.sum(v * x)
+
+
+def test_a_value_read_under_the_test_that_bound_it():
+    r = rng_for("huber_like")
+    X = r.uniform(-1, 1, (6, 2))
+    for w in (np.array([0.3, -0.2, 0.1, 1.2]), np.array([0.3, -0.2, 1.2])):
+        check_both_modes(huber_like, (w, X))
+    code = [line for line in s2sad.grad(huber_like).source_for(np.ones(3), X).splitlines()
+            if not line.lstrip().startswith("#")]
+    assert not any("intercept" in line for line in code)  # (w has no room for one)
+    with pytest.raises(s2sad.S2SADError, match="may be undefined"):
+        s2sad.grad(read_where_not_bound)(np.array([-1.0, 2.0]))

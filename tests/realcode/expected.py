@@ -151,10 +151,6 @@ EXPECT: dict[str, dict[str, str]] = {
         'rev': 'not differentiable: `loss` is given an array the function allocated and its resu',
         'fwd': 'not differentiable: `loss` is given an array the function allocated and its resu',
     },
-    'scikit-learn:linear_model _huber_loss_and_gradient': {
-        'rev': 'branch on a shape equality not decided while compiling',
-        'fwd': 'branch on a shape equality not decided while compiling',
-    },
     'scikit-learn:metrics.pairwise.rbf_kernel': {
         'rev': 'array-API / sparse dispatch',
         'fwd': 'array-API / sparse dispatch',
