@@ -30,7 +30,12 @@ def array_fact(lw, value):
     """(dtype letter, number of axes) of a value lowering knows to be a NumPy array of that
     many axes (0: a 0-d array argument, or a number that arithmetic broadcasts as one, such
     as math.sqrt(3)), else None."""
-    return lw.param_ranks.get(value) if isinstance(value, Var) else None
+    if isinstance(value, Var):
+        return lw.param_ranks.get(value)
+    if isinstance(value, Const) and type(value.value) is np.ndarray and \
+            value.value.dtype.kind in _LETTERS:
+        return (_LETTERS[value.value.dtype.kind], value.value.ndim)  # (a constant array)
+    return None
 
 
 def dtype_letter(lw, value):

@@ -237,10 +237,19 @@ class ExpressionLowering:
         """{"w": w, "b": b} with constant keys: a StaticDict (looked up while compiling)."""
         out = StaticDict((), ())
         for k, v in zip(keys, values):
-            if k is None:
-                self.error(UnsupportedSyntaxError, "`**` in a dict literal is not supported",
-                           v, "write each item")
-                raise Abort
+            if k is None:  # {**defaults, **options}: the items of a dict known now
+                d = self.expr(v)
+                if isinstance(d, Static) and type(d.obj) is dict and \
+                        all(isinstance(key, (str, int)) for key in d.obj):
+                    d = StaticDict(tuple(d.obj), tuple(self.global_value(x, f"{d.name}[{key!r}]")
+                                                       for key, x in d.obj.items()))
+                if not isinstance(d, StaticDict):
+                    self.error(UnsupportedSyntaxError, "`**` in a dict literal of a dict not "
+                               "written in the function", v, "write each item")
+                    raise Abort
+                for key, x in zip(d.keys, d.values):
+                    out = out.with_item(key, x)
+                continue
             key = self.expr(k)
             if not (isinstance(key, Const) and isinstance(key.value, (str, int, tuple))):
                 self.error(UnsupportedSyntaxError, "a dict key must be a constant (a string, "

@@ -423,3 +423,22 @@ def test_a_value_read_under_the_test_that_bound_it():
     assert not any("intercept" in line for line in code)  # (w has no room for one)
     with pytest.raises(s2sad.S2SADError, match="may be undefined"):
         s2sad.grad(read_where_not_bound)(np.array([-1.0, 2.0]))
+
+
+# --------------------------------------------------------------------------------------
+# dicts merged in a literal
+# --------------------------------------------------------------------------------------
+
+DEFAULTS = {"scale": 2.0, "power": 3}
+
+
+def merged_options(x, scale):
+    given = {"scale": scale}
+    options = {**DEFAULTS, **given, "shift": x[0]}
+    return np.sum((options["scale"] * x) ** options["power"]) + options["shift"]
+
+
+def test_a_dict_literal_merges_dicts_known_while_compiling():
+    x = rng_for("merged_options").uniform(0.5, 1.5, 3)
+    check_both_modes(merged_options, (x, 0.7))
+    check_both_modes(merged_options, (x, 0.7), wrt=1)

@@ -107,10 +107,6 @@ EXPECT: dict[str, dict[str, str]] = {
         'rev': 'object built inside',
         'fwd': 'object built inside',
     },
-    'scikit-learn:GaussianProcessRegressor.predict': {
-        'rev': 'missing rule: `**` in a dict literal is not supported (/root/venv/lib/pyth',
-        'fwd': 'missing rule: `**` in a dict literal is not supported (/root/venv/lib/pyth',
-    },
     'scikit-learn:_loss.HalfSquaredError.loss': {
         'rev': 'not differentiable: `loss` is given an array the function allocated and its resu',
         'fwd': 'not differentiable: `loss` is given an array the function allocated and its resu',
