@@ -327,9 +327,10 @@ class CallLowering:
                 args = [self.call_value(np.asarray, [args[0]], [("dtype", dtype)], node)] + \
                     list(args[1:])
             kwargs = [(k, v) for k, v in kwargs if k != "dtype"]
-        if not kwargs and _foldable(fn) and all(type(a) is Const for a in args):
+        if not kwargs and _foldable(fn) and all(_constant_value(a) is not _NOT_CONSTANT
+                                                for a in args):
             try:  # an operator on constants (`v % 2 == 1` of a static item): a constant
-                value = fn(*[a.value for a in args])
+                value = fn(*[_constant_value(a) for a in args])
             except Exception:  # noqa: BLE001 - raised where the code runs instead
                 value = None
             if value is not None and type(value) in (bool, int, float, str):
@@ -343,6 +344,18 @@ class CallLowering:
             known = known_hasattr(self, args[0], args[1].value)
             if known is not None:  # (hasattr(X, "fit") of an array argument: False)
                 return Const(known)
+        if (fn is operator.is_ or fn is operator.is_not) and len(args) == 2 and not kwargs \
+                and any(type(a) is Const and a.value is None for a in args) and \
+                all(type(a) is Const or isinstance(a, Static) for a in args):
+            # `y is None` of a constant or an object known while compiling
+            same = [a.value if type(a) is Const else a.obj for a in args]
+            return Const((same[0] is same[1]) == (fn is operator.is_))
+        if fn is isinstance and len(args) == 2 and not kwargs and \
+                _constant_value(args[0]) is not _NOT_CONSTANT and isinstance(args[1], Static):
+            try:  # isinstance(y, str) of a constant (an option string argument)
+                return Const(isinstance(_constant_value(args[0]), args[1].obj))
+            except TypeError:
+                pass
         if fn is isinstance and len(args) == 2 and not kwargs and isinstance(args[1], Static):
             known = known_isinstance(self, args[0], args[1].obj)
             if known is not None:  # (issparse(X) of an array argument: False)
@@ -1171,6 +1184,19 @@ _FOLDABLE = frozenset({operator.add, operator.sub, operator.mul, operator.mod,
                        operator.floordiv, operator.eq, operator.ne, operator.lt, operator.le,
                        operator.gt, operator.ge, operator.not_, operator.neg,
                        operator.contains})
+
+
+_NOT_CONSTANT = object()
+
+
+def _constant_value(v):
+    """The value of a constant, or of an object known while compiling that is a number,
+    string, bool or None (a flag or option string argument); else _NOT_CONSTANT."""
+    if type(v) is Const:
+        return v.value
+    if isinstance(v, Static) and is_simple_constant(v.obj) and not isinstance(v.obj, tuple):
+        return v.obj
+    return _NOT_CONSTANT
 
 
 def _foldable(fn) -> bool:

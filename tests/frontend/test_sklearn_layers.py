@@ -442,3 +442,17 @@ def test_a_dict_literal_merges_dicts_known_while_compiling():
     x = rng_for("merged_options").uniform(0.5, 1.5, 3)
     check_both_modes(merged_options, (x, 0.7))
     check_both_modes(merged_options, (x, 0.7), wrt=1)
+
+
+def options_checked(x, y="no_validation", kernel=None):
+    no_y = y is None or (isinstance(y, str) and y == "no_validation")
+    if kernel is None and no_y:
+        return np.sum(x ** 2)
+    return y.validate(x)  # (never lowered: y is a constant string)
+
+
+def test_identity_and_type_tests_of_constants_are_folded():
+    x = rng_for("options_checked").standard_normal(3)
+    check_both_modes(options_checked, (x,))
+    code = s2sad.grad(options_checked).source_for(x)
+    assert "validate" not in code and "is None" not in code
