@@ -89,9 +89,9 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         self.dtype_values: dict = {}
         # a variable whose truth lowering knows though not its value (`flag and False`)
         self.known_truth: dict = {}
-        # (scope, names it carries) of each loop body, and each expression whose parts are
-        # lowered apart, being lowered: a name they do not carry cannot be rebound inside
-        # (see StatementLowering.can_rebind)
+        # (scope, names it carries, names bound before it) of each loop body, branch and
+        # expression whose parts are lowered apart, being lowered: a name bound before that
+        # they do not carry cannot be rebound inside (see StatementLowering.can_rebind)
         self.rebind_frames: list = []
         self.slices: set = set()  # variables holding a slice object made in the code
         self.allocated: set = set()  # results of np.empty, np.zeros, ... (buffers)
@@ -165,7 +165,7 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         saved = self.stmts
         self.stmts = []
         self.control_depth += 1
-        self.rebind_frames.append((self.scope, carried))
+        self.rebind_frames.append((self.scope, carried, frozenset(self.scope.env)))
         try:
             result = fn()
             return self.stmts, result

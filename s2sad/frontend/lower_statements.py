@@ -892,16 +892,17 @@ class StatementLowering:
 
     def can_rebind(self, scope, name) -> bool:
         """Can `name` of `scope` (this function or one that called it) take a new value
-        here? Not inside a loop of that function that does not carry it, nor a part of an
-        expression lowered apart; nor inside any branch or loop of a function it called,
-        whose values the construct merges or carries for its own names only."""
+        here? Not inside a loop of that function that does not carry it (where it was bound
+        before the loop), nor a part of an expression lowered apart; nor inside any branch
+        or loop of a function it called, whose values the construct merges or carries for
+        its own names only."""
         inner, s = set(), self.scope
         while s is not None and s is not scope:
             inner.add(id(s))
             s = s.caller
-        for s, carried in self.rebind_frames:
-            if s is scope and carried is not None and name not in carried:
-                return False
+        for s, carried, before in self.rebind_frames:
+            if s is scope and carried is not None and name not in carried and name in before:
+                return False  # (a name bound inside the loop is the body's own)
             if id(s) in inner:
                 return False
         return True
