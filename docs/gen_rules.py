@@ -25,6 +25,7 @@ from s2sad_rules.real_only import COMPLEX_REFUSED  # noqa: E402
 import s2sad_rules.scipy_special  # noqa: E402,F401
 import s2sad_rules.scipy_stats  # noqa: E402,F401
 import s2sad_rules.scipy_linalg  # noqa: E402,F401
+import s2sad_rules.scipy_integrate  # noqa: E402,F401
 
 HEADER = """# Derivative rules: what is covered
 
@@ -127,9 +128,12 @@ def family_doc(module) -> str:
 def complex_support(fn, mod) -> str:
     """"yes", or "refused" where the rules refuse a complex argument (math.*: every one,
     also those that exist only on a later Python)."""
+    if fn in getattr(sys.modules.get(mod), "HOLOMORPHIC", ()):
+        return "yes"  # (the scipy.special functions whose rules take complex arguments)
     if mod in ("s2sad_rules.math_rules", "s2sad_rules.math_special",
                "s2sad_rules.scipy_special", "s2sad_rules.scipy_stats",
-               "s2sad_rules.scipy_linalg") or fn in COMPLEX_REFUSED \
+               "s2sad_rules.scipy_linalg", "s2sad_rules.scipy_integrate") or \
+            fn in COMPLEX_REFUSED \
             or getattr(fn, "__module__", None) == "math":
         return "refused"
     return "yes"
@@ -166,6 +170,8 @@ def generate() -> str:
         mod = rule.func.__module__
         if not mod.startswith("s2sad_rules"):
             continue  # a user's rule
+        if fn in getattr(sys.modules[mod], "UNLISTED", ()):
+            continue  # (a rule module's own helpers, which its rules call)
         if fn in TABLE.jvp_rules and fn in TABLE.vjp_rules:
             families.setdefault(TABLE.jvp_rules[fn].func.__module__, {})[doc_name(fn)] = fn
     since = versioned()

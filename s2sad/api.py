@@ -15,6 +15,7 @@ from typing import Any, TypeVar, overload
 from s2sad.derivative import Backend, Derivative, P, Pullback, R, WrtSpec
 from s2sad.errors import WrtError
 from s2sad.frontend.lower import derivative_hook
+from s2sad_rules.registry import transforms as rule_transforms
 
 __all__ = ["Backend", "Derivative", "Pullback", "WrtSpec", "checkpoint", "grad",
            "grad_and_hvp", "hessian", "hvp", "jacfwd", "jacrev", "jvp", "value_and_grad", "vjp"]
@@ -433,3 +434,5 @@ def grad_and_hvp(f: Callable[..., Any] | None = None, wrt: WrtSpec = 0, *,
 # a call of a transform inside a differentiated function is made while lowering it
 derivative_hook.transforms.update((jvp, vjp, grad, value_and_grad, jacfwd, jacrev, hessian, hvp,
                                    grad_and_hvp))
+# (rules whose primitive takes the user's function differentiate it with these at run time)
+rule_transforms.jvp, rule_transforms.vjp = jvp, vjp

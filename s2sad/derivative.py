@@ -35,6 +35,7 @@ from s2sad.calls import (
 from s2sad.calls import sample as sample_of
 from s2sad.errors import RecursionLimitError, S2SADError, WrtError
 from s2sad.frontend.guards import Guards, collect
+from s2sad.frontend.library_shims import unwrapped
 from s2sad.ir.kinds import UNKNOWN, array_family, kind_of_value
 from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.prims import RecursiveCall, is_derivative
@@ -301,7 +302,9 @@ class Derivative(_Generic[P, Out]):
         self.explain = bool(explain)
         self._cmode = with_backend(with_explain(with_checkpoints(mode, checkpoints),
                                                 self.explain), backend)
-        target = _as_function(func)  # (an object with a __call__: the bound method)
+        # (an object with a __call__: the bound method; a library's argument-checking
+        # decorator, scikit-learn's @validate_params: the function it wraps)
+        target = unwrapped(_as_function(func))
         wrapper = _primitive_function(target)
         # a primitive's own options (np.linalg.norm's ord) or arguments it takes by *args
         # (math.hypot): a call giving them is served by a derivative of a wrapper taking them
@@ -440,7 +443,41 @@ class Derivative(_Generic[P, Out]):
         hit.guards = guards.refreshed()
         return True
 
-    def _compile(self, key: tuple[Any, ...], args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def _key(self, primal: list[Any], kw: dict[str, Any]) -> tuple[Any, Any]:
+        """(the specialisation's key for these arguments, the int options among them)."""
+        key = tuple(map(_arg_key, primal))
+        facts = self._option_facts(primal, kw)
+        if facts:  # (an int option: its value is part of the key)
+            key = tuple((int, "=", primal[i]) if i in facts else k for i, k in enumerate(key))
+        if kw:
+            key += tuple(sorted((k, (int, "=", v) if k in facts else _arg_key(v))
+                                for k, v in kw.items()))
+        return key, facts
+
+    def _option_facts(self, primal: list[Any], kw: dict[str, Any]) -> tuple[Any, ...]:
+        """The positions (and keyword-only names) of int options, the parameters whose
+        default is an int (`axis=-1`, `ddof=0`): their values are facts of the compile, as
+        flags are, so that a reduction's axis or an index built from it is known while
+        compiling (each value its own specialisation). An int parameter without an int
+        default is a value (a size, a count); a differentiated position is never a fact."""
+        sig = getattr(self, "_resolved_sig", None)
+        if sig is None or isinstance(self.func, Derivative):
+            return ()
+        facts: list[Any] = []
+        for i, p in enumerate(sig.parameters.values()):
+            if p.kind is p.KEYWORD_ONLY:
+                if type(p.default) is int and type(kw.get(p.name)) is int and \
+                        p.name in self._kwonly:
+                    facts.append(p.name)
+                continue
+            if i >= len(primal) or p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                continue
+            if type(p.default) is int and type(primal[i]) is int and i not in self._wrt:
+                facts.append(i)
+        return tuple(facts)
+
+    def _compile(self, key: tuple[Any, ...], args: list[Any], kwargs: dict[str, Any],
+                 facts: tuple[Any, ...] = ()) -> Any:
         with _COMPILE_LOCK:
             hit = self._cache.get(key)
             if hit is not None and self._valid(hit):
@@ -461,8 +498,9 @@ class Derivative(_Generic[P, Out]):
             if hit is None:
                 # what the code will be compiled from, read before it is compiled
                 guards, version = collect(self.func), TABLE.version
-                arg_kinds = [kind_of_value(a, keep_value=False, facts=True) for a in args]
-                kw_kinds = {n: kind_of_value(v, keep_value=False, facts=True)
+                arg_kinds = [kind_of_value(a, keep_value=i in facts, facts=True)
+                             for i, a in enumerate(args)]
+                kw_kinds = {n: kind_of_value(v, keep_value=n in facts, facts=True)
                             for n, v in kwargs.items()}
                 hit = compiled(self.func, self._cmode, wrt, self._wrt_tuple, arg_kinds, kw_kinds)
                 hit.guards, hit.table_version = guards, version
@@ -567,7 +605,7 @@ class Derivative(_Generic[P, Out]):
             variant = self._primitive_variant(args, kwargs)
             if variant is not None:
                 return variant(*args, **kwargs)
-        variant = self._arity_variant(args, kwargs)
+        variant = self._keywords_variant(args, kwargs) or self._arity_variant(args, kwargs)
         if variant is not None:
             return variant(*args, **kwargs)
         self._resolve()
@@ -582,9 +620,7 @@ class Derivative(_Generic[P, Out]):
         if self.mode in ("jvp", "hvp"):
             check_tangents(self, pos, self._positional)
         primal = pos[:self._n_params]
-        key = tuple(map(_arg_key, primal))
-        if kw:
-            key += tuple(sorted((k, _arg_key(v)) for k, v in kw.items()))
+        key, facts = self._key(primal, kw)
         hit = self._cache.get(key)
         refreshed = False
         if hit is not None:
@@ -595,11 +631,15 @@ class Derivative(_Generic[P, Out]):
                 self._invalidate()
                 hit = None
         if hit is None:
-            hit = self._compile(key, primal, kw)
+            hit = self._compile(key, primal, kw, facts)
             with _COMPILE_LOCK:
                 paths = [fp for fp in self._fast_paths if fp[1] is not hit]
                 # what the dispatcher tests, not the arrays (they are not kept alive)
-                self._fast_paths = [(sample_of(primal, kw, self._kwonly), hit)] + paths[:3]
+                sample = sample_of(primal, kw, self._kwonly)
+                for i in facts:  # (the dispatcher tests the option's value)
+                    j = i if isinstance(i, int) else len(primal) + self._kwonly.index(i)
+                    sample[j] = (int, ("=", primal[i] if isinstance(i, int) else kw[i]), None)
+                self._fast_paths = [(sample, hit)] + paths[:3]
             refreshed = True
         self._slow_calls += 1
         generic = type(self).__dict__.get("__call__") is _generic_call
@@ -892,7 +932,9 @@ class Derivative(_Generic[P, Out]):
         if self.mode in ("jvp", "hvp"):
             wrt = self._wrt_spec
             n_tangents = 1 if isinstance(wrt, (int, str)) else len(wrt) if wrt else -1
-        if options is None:  # *args: as many positional parameters as the call has
+        if options is None or self._differentiates_options():
+            # *args, or options differentiated by position (`grad(norm.logpdf, wrt=(0, 1,
+            # 2))(x, loc, scale)`): as many positional parameters as the call has
             n = len(args) if n_tangents == 0 else len(args) // 2 if n_tangents < 0 else \
                 len(args) - n_tangents
             key: Any = ("args", n, tuple(sorted(kwargs)))
@@ -942,6 +984,18 @@ class Derivative(_Generic[P, Out]):
             return _Dropping(variant, n_req, extra)
         return variant
 
+    def _differentiates_options(self) -> bool:
+        """Does wrt name a position past the primitive's required parameters (one of its
+        options: norm.logpdf's loc and scale)?"""
+        spec = self._wrt_spec
+        indices = list(spec) if isinstance(spec, (tuple, list)) else [spec]
+        try:
+            n_req = len(_signature(self.func).parameters)
+        except (TypeError, ValueError):
+            return False
+        return any(isinstance(i, int) and not isinstance(i, bool) and i >= n_req
+                   for i in indices)
+
     def _arity_variant(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """`wrt` naming an argument of a function's *args (`grad(dist.logpdf, wrt=(0, 1))(x,
         a)`, JAX's argnums): the derivative of a wrapper taking as many positional
@@ -971,11 +1025,57 @@ class Derivative(_Generic[P, Out]):
             variant = self._variants[key] = self._derivative_of(wrapper)
         return variant
 
-    def _derivative_of(self, wrapper: Callable[..., Any]) -> Any:
+    def _keywords_variant(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A function taking **kwargs (`rv_continuous.logpdf(x, *args, **kwds)`): the
+        derivative of a wrapper taking the call's positional arguments by position and its
+        keywords by name (keyword-only, not differentiated, as JAX's argnums), made once
+        per number of positional arguments and set of keyword names; None where the
+        function takes no **kwargs."""
+        if isinstance(self.func, Derivative):
+            return None
+        try:
+            params = list(_signature(self.func).parameters.values())
+        except (TypeError, ValueError):
+            return None
+        if not any(p.kind is p.VAR_KEYWORD for p in params):
+            return None
+        named = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        star = [p.name for p in params if p.kind is p.VAR_POSITIONAL]
+        spec = self._wrt_spec
+        n_tangents = 0
+        if self.mode in ("jvp", "hvp"):  # (the tangents follow the arguments)
+            if spec is not None:
+                n_tangents = len(spec) if isinstance(spec, (tuple, list)) else 1
+            elif star and len(args) >= 2 * len(named):
+                n_tangents = len(named)  # (none for the items of *args)
+            else:
+                n_tangents = len(args) // 2
+        n = len(args) - n_tangents
+        if n < 0 or (n > len(named) and not star):
+            return None  # (a call that does not fit: the function's own TypeError)
+        if spec is None:  # the named parameters given by position (none of *args)
+            given = min(n, len(named))
+            spec = 0 if given == 1 else tuple(range(given))
+        key = ("keywords", n, tuple(sorted(kwargs)))
+        variant = self._variants.get(key)
+        if variant is None:
+            wrapper = _explicit_arity(self.func, [p.name for p in named][:n],
+                                      star[0] if star else "args", n, sorted(kwargs))
+            variant = self._variants[key] = self._derivative_of(wrapper, spec)
+        indices = list(spec) if isinstance(spec, (tuple, list)) else [spec]
+        if n_tangents and star and n > len(named) and all(
+                not isinstance(i, int) or i < len(named) for i in indices):
+            # f(x, *args) differentiated in its own parameters: the tangents come before
+            # the extra arguments (its derivative's signature is (x, x_dot, *args))
+            return _TangentsLast(variant, len(named), n_tangents)
+        return variant
+
+    def _derivative_of(self, wrapper: Callable[..., Any], wrt: WrtSpec = None) -> Any:
         inner: Any = wrapper
-        for mode, wrt, checkpoints, explain, backend in self._chain:
-            inner = Derivative(inner, mode, wrt, checkpoints, explain, backend=backend)
-        d: Derivative[Any, Any] = Derivative(inner, self.mode, self._wrt_spec,
+        for mode, wrt_, checkpoints, explain, backend in self._chain:
+            inner = Derivative(inner, mode, wrt_, checkpoints, explain, backend=backend)
+        d: Derivative[Any, Any] = Derivative(inner, self.mode,
+                                             self._wrt_spec if wrt is None else wrt,
                                              self.checkpoints, self.explain,
                                              backend=self.backend)
         d.__name__ = self.__name__
@@ -1260,10 +1360,8 @@ class Derivative(_Generic[P, Out]):
             return variant.source_for(*pos, **kw)  # type: ignore[no-any-return]
         pos, kw = self._bind(args, kwargs)
         primal = pos[:self._n_params]
-        key = tuple(map(_arg_key, primal))
-        if kw:
-            key += tuple(sorted((k, _arg_key(v)) for k, v in kw.items()))
-        source: str = self._compile(key, primal, kw).source
+        key, facts = self._key(primal, kw)
+        source: str = self._compile(key, primal, kw, facts).source
         return source
 
     def _repr_html_(self) -> str:
@@ -1328,14 +1426,20 @@ def _literal(value: Any) -> str | None:
 
 
 def _explicit_arity(fn: Callable[..., Any], named: list[str], star: str,
-                    n: int) -> Callable[..., Any]:
+                    n: int, keywords: tuple[str, ...] | list[str] = ()) -> Callable[..., Any]:
     """A function of `n` positional parameters calling `fn` (whose last are its *args),
-    with source lowering reads (registered with linecache)."""
+    and of keyword-only parameters passed on by name, with source lowering reads
+    (registered with linecache)."""
     params = named + [f"{star}_{i}" for i in range(n - len(named))]
     name = getattr(fn, "__name__", None) or "function"
     name = name if name.isidentifier() else "function"
-    filename = f"<s2sad: {name} with {n} arguments>"
-    source = f"def {name}({', '.join(params)}):\n    return _s2sad_fn({', '.join(params)})\n"
+    taken = set(params)
+    keywords = [k for k in keywords if k.isidentifier() and k not in taken and
+                not k.startswith("_s2sad")]
+    filename = f"<s2sad: {name} with {n} arguments{''.join(', ' + k for k in keywords)}>"
+    signature = ", ".join(params + (["*"] + keywords if keywords else []))
+    passed = ", ".join(params + [f"{k}={k}" for k in keywords])
+    source = f"def {name}({signature}):\n    return _s2sad_fn({passed})\n"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     scope: dict[str, Any] = {"_s2sad_fn": fn, "__name__": f"s2sad.arity.{name}"}
     exec(compile(source, filename, "exec"), scope)
@@ -1363,6 +1467,18 @@ def _positional_names(fn: Callable[..., Any]) -> frozenset[str]:
     sig = _primitive_signature(fn)
     return frozenset(p.name for p in sig.parameters.values()
                      if p.kind is p.POSITIONAL_OR_KEYWORD)
+
+
+class _TangentsLast:
+    """A JVP called as (primals before *args, tangents, the *args), served by a derivative
+    taking every primal first."""
+
+    def __init__(self, variant: Any, n_named: int, n_tangents: int) -> None:
+        self.variant, self.n_named, self.n_tangents = variant, n_named, n_tangents
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        k, t = self.n_named, self.n_tangents
+        return self.variant(*args[:k], *args[k + t:], *args[k:k + t], **kwargs)
 
 
 class _Dropping:
@@ -1435,7 +1551,8 @@ def _value_tests(tests: list[str], expr: str, key: str, entry: tuple[Any, Any, A
         return False
     env[f"{_PREFIX}T{key}"] = t
     tests.append(f"type({expr}) is {_PREFIX}T{key}")
-    if t is bool or t is str:  # (its value: see calls.sample)
+    if t is bool or t is str or (isinstance(shape, tuple) and shape[:1] == ("=",)):
+        # (its value: see calls.sample; an int option at its default, _option_facts)
         env[f"{_PREFIX}V{key}"] = shape[1]
         tests.append(f"{expr} == {_PREFIX}V{key}")
         return True

@@ -25,5 +25,6 @@ from s2sad_rules import numpy_fft, numpy_polynomials, real_only  # noqa: F401
 TABLE.optional["scipy.special"] = "s2sad_rules.scipy_special"
 TABLE.optional["scipy.stats"] = "s2sad_rules.scipy_stats"
 TABLE.optional["scipy.linalg"] = "s2sad_rules.scipy_linalg"
+TABLE.optional["scipy.integrate"] = "s2sad_rules.scipy_integrate"
 
 __all__ = ["TABLE", "defjvp", "defvjp", "def_linear", "def_nondiff"]

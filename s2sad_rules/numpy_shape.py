@@ -169,13 +169,14 @@ def copy_vjp(g, a):
 # emits np.array(..., dtype=float), so that this keeps every generated JVP differentiable);
 # an integer dtype gives an integer result, which carries no derivative. The cotangent goes
 # back in the argument's own precision (a float64 array's through dtype=np.float32 is float64).
+# `device=` is the CPU's, NumPy's only one (scikit-learn's array-API code passes it).
 @defjvp(np.asarray)
-def asarray_jvp(a, dtype=None, a_dot=0.0):
+def asarray_jvp(a, dtype=None, a_dot=0.0, *, device=None):
     return np.asarray(a_dot, dtype=dtype)
 
 
 @defvjp(np.asarray, wrt=("a",))
-def asarray_vjp(g, a, dtype=None):
+def asarray_vjp(g, a, dtype=None, *, device=None):
     return cast_like(g, a)
 
 

@@ -231,6 +231,15 @@ def _check_fits(fn, primal_sig: inspect.Signature, rule_func, mode: str):
             f"{getattr(fn, '__name__', fn)} requires {required}")
 
 
+class transforms:  # noqa: N801 - a namespace holding the hooks the API installs
+    """The compiler's `jvp` and `vjp` (s2sad.api, a layer above, installs them here). The
+    run-time half of a rule whose primitive takes the user's function as an argument
+    (scipy.integrate.odeint's `func`) differentiates that function with them."""
+
+    jvp: Callable[..., Any] | None = None
+    vjp: Callable[..., Any] | None = None
+
+
 TABLE = RuleTable()
 F = TypeVar("F", bound=Callable[..., Any])  # a rule, or a function marked: returned as it is
 
@@ -346,7 +355,8 @@ def defcheck(*fns):
     The check takes (a subset of) the primitive's parameters by name: an option's value where
     the compiler knows it (a literal or a folded constant), else an `Unknown` describing the
     argument. It returns None to accept the call or a short reason naming the option it
-    cannot handle; the compiler then refuses the call with a MissingRuleError.
+    cannot handle; the compiler then refuses the call with a MissingRuleError. A check may
+    also raise an S2SADError of its own words, which gets the call's location.
     """
 
     def register(func):
@@ -356,6 +366,16 @@ def defcheck(*fns):
         return func
 
     return register
+
+
+def refuse_arguments(*rules, **reasons):
+    """Say why `rules` (a primitive's JVP and VJP rule) do not differentiate some of its
+    parameters: each keyword names one and gives (why, hint). A call that differentiates such
+    an argument is refused (NonDifferentiableError) with that reason and hint instead of the
+    generic ones. Returns the rules."""
+    for rule in rules:
+        rule.refused_arguments = {name: tuple(r) for name, r in reasons.items()}
+    return rules
 
 
 class Unknown:

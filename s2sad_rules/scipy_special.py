@@ -1,11 +1,16 @@
 """Rules for `scipy.special`: logsumexp softmax log_softmax expit logit log_expit erf erfc
-erfinv erfcinv ndtr log_ndtr gammaln gamma rgamma digamma psi polygamma multigammaln beta betaln
-gammainc gammaincc betainc j0 j1 y0 y1 jv yv yn i0 i1 i0e i1e iv ive xlogy xlog1py.
+erfinv erfcinv ndtr log_ndtr ndtri ndtri_exp gammaln gamma rgamma loggamma digamma psi
+polygamma multigammaln beta betaln poch gammainc gammaincc betainc j0 j1 y0 y1 jv yv yn i0 i1
+i0e i1e iv ive xlogy xlog1py entr rel_entr kl_div huber pseudo_huber dawsn erfcx erfi wofz
+spence owens_t zeta.
 
 SciPy is optional (installed with the `numba` extra) and slow to import, so this module is
 loaded only once a differentiated function calls one of these functions: the rule table
 imports it on the first lookup of a `scipy.special` callable (registry.RuleTable). The
-rules are for real arguments; complex ones are refused.
+rules are for real arguments, complex ones are refused; except those of the holomorphic
+`loggamma` (its slope psi(z)), `dawsn`, `erfcx`, `erfi` and `wofz` (the Faddeeva function,
+w' = -2 z w + 2i / sqrt(pi); complex even for a real argument), which take complex
+arguments in JAX's convention (a VJP is g f'(z)).
 
 `logsumexp(a, axis, b, keepdims)` differentiates `a` and the weights `b` (its cotangent is
 summed where `b` was broadcast); `return_sign=True` is refused. `polygamma(n, x)` is
@@ -27,6 +32,16 @@ is log(x)^2 exprel'(l log x); the inverses by implicit differentiation); `tklmbd
 (the Tukey-lambda distribution function, defined through its quantile function
 Q(p) = boxcox(p, l) - boxcox(1 - p, l): the slope in x is 1 / Q'(p), in lmbda
 -dQ/dl / Q'(p)).
+
+At the edges of their domains: `entr(x)` has the one-sided slope +inf at 0, `rel_entr(x, y)`
+and `kl_div(x, y)` -inf in x at x = 0, and where a value is infinite (entr of x < 0,
+rel_entr and kl_div outside x >= 0, y > 0, huber and pseudo_huber of delta < 0) the slopes
+are 0, never NaN. `huber(delta, r)` is differentiated in both arguments (its slopes are
+continuous at |r| = delta), `pseudo_huber(delta, r)` too (at delta = 0, where it is 0 for
+every r: slope 0 in r, the one-sided |r| in delta). `poch(z, m)` in both (psi differences),
+`owens_t(h, a)` in both, `spence(z)` (log(z) / (1 - z), a Taylor polynomial near 1).
+`zeta(x, q)` is differentiated in q (-x zeta(x + 1, q)); in x it is refused (no closed form
+in SciPy), and so is `out=`.
 """
 
 import numpy as np
@@ -36,11 +51,13 @@ from s2sad.ir.prims import unbroadcast
 from s2sad_rules.numpy_reductions import expand_reduced
 from s2sad_rules.real_only import real_only
 from s2sad_rules.refusals import supported
-from s2sad_rules.registry import TABLE, Unknown, def_linear, def_nondiff, defcheck, defjvp, defvjp
+from s2sad_rules.registry import (TABLE, Unknown, def_linear, def_nondiff, defcheck, defjvp,
+                                  defvjp, refuse_arguments)
 
 _SQRT_PI = 1.7724538509055159
 _SQRT_2PI = 2.5066282746310002
 _LOG_2 = 0.6931471805599453
+_SQRT_2 = 1.4142135623730951
 
 
 @defcheck(sc.logsumexp)
@@ -760,6 +777,282 @@ def tklmbda_vjp(g, ans, x, lmbda):
     return unbroadcast(g * dx, x), unbroadcast(g * dl, lmbda)
 
 
+
+# -- more of scipy.special ------------------------------------------------------------------
+
+
+@defjvp(sc.ndtri)
+def ndtri_jvp(p, p_dot, ans):
+    # the inverse of ndtr: one over the normal density at the quantile
+    return p_dot * _SQRT_2PI * np.exp(0.5 * ans * ans)
+
+
+@defvjp(sc.ndtri)
+def ndtri_vjp(g, ans, p):
+    return g * _SQRT_2PI * np.exp(0.5 * ans * ans)
+
+
+@defjvp(sc.ndtri_exp)
+def ndtri_exp_jvp(y, y_dot, ans):
+    # ndtri(exp(y)): exp(y) over the normal density at the quantile, in one exponential
+    return y_dot * _SQRT_2PI * np.exp(y + 0.5 * ans * ans)
+
+
+@defvjp(sc.ndtri_exp)
+def ndtri_exp_vjp(g, ans, y):
+    return g * _SQRT_2PI * np.exp(y + 0.5 * ans * ans)
+
+
+def entr_slope(x):
+    """d/dx -x log(x) = -log(x) - 1: +inf at 0 (the one-sided slope, as sqrt's at 0), 0 where
+    x < 0 (entr is -inf there)."""
+    return np.where(x < 0.0, 0.0, -np.log(np.abs(x)) - 1.0)
+
+
+@defjvp(sc.entr)
+def entr_jvp(x, x_dot):
+    return x_dot * entr_slope(x)
+
+
+@defvjp(sc.entr)
+def entr_vjp(g, x):
+    return g * entr_slope(x)
+
+
+def rel_entr_slopes(x, y):
+    """d/dx and d/dy of x log(x / y): log(x / y) + 1 and -x / y where x > 0 and y > 0; at
+    x = 0 (rel_entr is 0 there for y >= 0) the one-sided slopes -inf and 0; 0 and 0 where
+    rel_entr is inf."""
+    inside = (x > 0.0) & (y > 0.0)
+    safe_x = np.where(inside, x, 1.0)
+    safe_y = np.where(inside, y, 1.0)
+    at_zero = (x == 0.0) & (y >= 0.0)
+    dx = np.where(inside, np.log(safe_x / safe_y) + 1.0, np.where(at_zero, -np.inf, 0.0))
+    return dx, np.where(inside, -safe_x / safe_y, 0.0)
+
+
+@defjvp(sc.rel_entr)
+def rel_entr_jvp(x, y, x_dot, y_dot):
+    dx, dy = rel_entr_slopes(x, y)
+    return x_dot * dx + y_dot * dy
+
+
+@defvjp(sc.rel_entr)
+def rel_entr_vjp(g, x, y):
+    dx, dy = rel_entr_slopes(x, y)
+    return unbroadcast(g * dx, x), unbroadcast(g * dy, y)
+
+
+# kl_div(x, y) = rel_entr(x, y) - x + y: its slopes are rel_entr's minus 1 in x, plus 1 in y
+# (where it is inf, 0 and 0)
+
+
+@defjvp(sc.kl_div)
+def kl_div_jvp(x, y, x_dot, y_dot):
+    dx, dy = rel_entr_slopes(x, y)
+    finite = (x >= 0.0) & (y >= 0.0) & ((x == 0.0) | (y > 0.0))
+    return x_dot * np.where(finite, dx - 1.0, 0.0) + y_dot * np.where(finite, dy + 1.0, 0.0)
+
+
+@defvjp(sc.kl_div)
+def kl_div_vjp(g, x, y):
+    dx, dy = rel_entr_slopes(x, y)
+    finite = (x >= 0.0) & (y >= 0.0) & ((x == 0.0) | (y > 0.0))
+    return (unbroadcast(g * np.where(finite, dx - 1.0, 0.0), x),
+            unbroadcast(g * np.where(finite, dy + 1.0, 0.0), y))
+
+
+def huber_slopes(delta, r):
+    """d/d delta and d/dr of huber: r^2 / 2 where |r| <= delta, delta (|r| - delta / 2)
+    elsewhere (both slopes continuous at |r| = delta); 0 where delta < 0 (huber is inf)."""
+    size = np.abs(r)
+    inner = size <= delta
+    outside = delta >= 0.0
+    d_delta = np.where(inner | ~outside, 0.0, size - delta)
+    d_r = np.where(outside, np.where(inner, r, delta * np.sign(r)), 0.0)
+    return d_delta, d_r
+
+
+@defjvp(sc.huber)
+def huber_jvp(delta, r, delta_dot, r_dot):
+    d_delta, d_r = huber_slopes(delta, r)
+    return delta_dot * d_delta + r_dot * d_r
+
+
+@defvjp(sc.huber)
+def huber_vjp(g, delta, r):
+    d_delta, d_r = huber_slopes(delta, r)
+    return unbroadcast(g * d_delta, delta), unbroadcast(g * d_r, r)
+
+
+def pseudo_huber_slopes(delta, r):
+    """d/d delta and d/dr of delta^2 (s - 1), s = sqrt(1 + (r / delta)^2): delta t^2 / s with
+    t = s - 1 = v^2 / (s + 1), v = r / delta (no cancellation for small r), and r / s. At
+    delta = 0, where pseudo_huber is 0 for every r: |r| (the one-sided slope) and 0; 0 and 0
+    where delta < 0 (pseudo_huber is inf)."""
+    positive = delta > 0.0
+    safe_delta = np.where(positive, delta, 1.0)
+    v = r / safe_delta
+    s = np.sqrt(1.0 + v * v)
+    t = v * v / (s + 1.0)
+    d_delta = np.where(positive, safe_delta * t * t / s, np.where(delta == 0.0, np.abs(r), 0.0))
+    return d_delta, np.where(positive, r / s, 0.0)
+
+
+@defjvp(sc.pseudo_huber)
+def pseudo_huber_jvp(delta, r, delta_dot, r_dot):
+    d_delta, d_r = pseudo_huber_slopes(delta, r)
+    return delta_dot * d_delta + r_dot * d_r
+
+
+@defvjp(sc.pseudo_huber)
+def pseudo_huber_vjp(g, delta, r):
+    d_delta, d_r = pseudo_huber_slopes(delta, r)
+    return unbroadcast(g * d_delta, delta), unbroadcast(g * d_r, r)
+
+
+@defjvp(sc.poch)
+def poch_jvp(z, m, z_dot, m_dot, ans):
+    # poch(z, m) = Gamma(z + m) / Gamma(z)
+    both = sc.digamma(z + m)
+    return ans * (z_dot * (both - sc.digamma(z)) + m_dot * both)
+
+
+@defvjp(sc.poch)
+def poch_vjp(g, ans, z, m):
+    both = g * ans * sc.digamma(z + m)
+    return unbroadcast(both - g * ans * sc.digamma(z), z), unbroadcast(both, m)
+
+
+def spence_slope(z):
+    """d/dz of spence(z) = integral from 1 to z of log(t) / (1 - t) dt: log(z) / (1 - z),
+    written -log1p(u) / u with u = z - 1; near 1 its Taylor polynomial -1 + u/2 - u^2/3 + ...,
+    so that the slope is itself differentiable there (its own slope cancels in closed
+    form)."""
+    u = z - 1.0
+    small = np.abs(u) < 1e-2
+    safe_u = np.where(small, 1.0, u)
+    series = -1.0 + u * (0.5 + u * (-1.0 / 3.0 + u * (0.25 + u * (-0.2 + u / 6.0))))
+    return np.where(small, series, -np.log1p(safe_u) / safe_u)
+
+
+@defjvp(sc.spence)
+def spence_jvp(z, z_dot):
+    return z_dot * spence_slope(z)
+
+
+@defvjp(sc.spence)
+def spence_vjp(g, z):
+    return g * spence_slope(z)
+
+
+def owens_t_slopes(h, a):
+    """Owen's T(h, a) = 1/(2 pi) integral from 0 to a of exp(-h^2 (1 + x^2) / 2) / (1 + x^2)
+    dx: d/dh = -phi(h) erf(a h / sqrt 2) / 2 (phi the normal density), d/da the integrand
+    at a."""
+    half_h2 = 0.5 * h * h
+    one_a2 = 1.0 + a * a
+    d_h = -0.5 * np.exp(-half_h2) / _SQRT_2PI * sc.erf(a * h / _SQRT_2)
+    d_a = np.exp(-half_h2 * one_a2) / (2.0 * np.pi * one_a2)
+    return d_h, d_a
+
+
+@defjvp(sc.owens_t)
+def owens_t_jvp(h, a, h_dot, a_dot):
+    d_h, d_a = owens_t_slopes(h, a)
+    return h_dot * d_h + a_dot * d_a
+
+
+@defvjp(sc.owens_t)
+def owens_t_vjp(g, h, a):
+    d_h, d_a = owens_t_slopes(h, a)
+    return unbroadcast(g * d_h, h), unbroadcast(g * d_a, a)
+
+
+@defcheck(sc.zeta)
+def zeta_check(out=None):
+    if isinstance(out, Unknown) or out is not None:
+        return "out= (compute zeta(x, q), then write it where you need it)"
+    return None
+
+
+@defjvp(sc.zeta)
+def zeta_jvp(x, q=None, out=None, q_dot=0.0):
+    # Hurwitz zeta(x, q) = sum over k >= 0 of (k + q)^-x
+    return -q_dot * x * sc.zeta(x + 1.0, q)
+
+
+@defvjp(sc.zeta, wrt=("q",))
+def zeta_vjp(g, x, q=None, out=None):
+    return unbroadcast(-g * x * sc.zeta(x + 1.0, q), q)
+
+
+_ZETA_X = ("its derivative in x (a sum of -log(k + q) (k + q)^-x) has no closed form in SciPy",
+           "differentiate zeta(x, q) in q only (x computed from values you do not "
+           "differentiate), or wrap the call in a function of your own and give it rules with "
+           "@s2sad.defjvp / @s2sad.defvjp")
+refuse_arguments(zeta_jvp, zeta_vjp, x=_ZETA_X)
+
+
+# -- rules that take complex arguments too (holomorphic functions: their VJP is g f'(z), JAX's
+# convention, docs/rules.md "Complex numbers") ----------------------------------------------
+
+
+@defjvp(sc.dawsn)
+def dawsn_jvp(x, x_dot, ans):
+    return x_dot * (1.0 - 2.0 * x * ans)
+
+
+@defvjp(sc.dawsn)
+def dawsn_vjp(g, ans, x):
+    return g * (1.0 - 2.0 * x * ans)
+
+
+@defjvp(sc.erfcx)
+def erfcx_jvp(x, x_dot, ans):
+    # erfcx = exp(x^2) erfc(x)
+    return x_dot * (2.0 * x * ans - 2.0 / _SQRT_PI)
+
+
+@defvjp(sc.erfcx)
+def erfcx_vjp(g, ans, x):
+    return g * (2.0 * x * ans - 2.0 / _SQRT_PI)
+
+
+@defjvp(sc.erfi)
+def erfi_jvp(x, x_dot):
+    return x_dot * (2.0 / _SQRT_PI) * np.exp(x * x)
+
+
+@defvjp(sc.erfi)
+def erfi_vjp(g, x):
+    return g * (2.0 / _SQRT_PI) * np.exp(x * x)
+
+
+@defjvp(sc.wofz)
+def wofz_jvp(z, z_dot, ans):
+    # the Faddeeva function w(z) = exp(-z^2) erfc(-iz): w' = -2 z w + 2i / sqrt(pi)
+    return z_dot * (2j / _SQRT_PI - 2.0 * z * ans)
+
+
+@defvjp(sc.wofz)
+def wofz_vjp(g, ans, z):
+    return g * (2j / _SQRT_PI - 2.0 * z * ans)
+
+
+@defjvp(sc.loggamma)
+def loggamma_jvp(z, z_dot):
+    return z_dot * sc.psi(z)
+
+
+@defvjp(sc.loggamma)
+def loggamma_vjp(g, z):
+    return g * sc.psi(z)
+
+
+# the rules above for which a complex argument is right (the others refuse one)
+HOLOMORPHIC = (sc.dawsn, sc.erfcx, sc.erfi, sc.wofz, sc.loggamma)
+
 SCIPY_SPECIAL = (sc.logsumexp, sc.softmax, sc.log_softmax, sc.expit, sc.logit, sc.log_expit,
                  sc.erf, sc.erfc, sc.erfinv, sc.erfcinv, sc.ndtr, sc.log_ndtr, sc.gammaln,
                  sc.gamma, sc.rgamma, sc.digamma, sc.psi, sc.polygamma, sc.multigammaln,
@@ -768,7 +1061,8 @@ SCIPY_SPECIAL = (sc.logsumexp, sc.softmax, sc.log_softmax, sc.expit, sc.logit, s
                  sc.ive, sc.xlogy, sc.xlog1py, sc.log1p, sc.expm1, sc.cosm1, sc.exprel,
                  sc.k0, sc.k1, sc.k0e, sc.k1e, sc.kv, sc.kve, sc.stdtr, sc.chdtr, sc.chdtrc,
                  sc.fdtr, sc.fdtrc, sc.betaincc, sc.boxcox, sc.boxcox1p, sc.inv_boxcox,
-                 sc.inv_boxcox1p, sc.tklmbda)
+                 sc.inv_boxcox1p, sc.tklmbda, sc.ndtri, sc.ndtri_exp, sc.entr, sc.rel_entr,
+                 sc.kl_div, sc.huber, sc.pseudo_huber, sc.poch, sc.spence, sc.owens_t, sc.zeta)
 
 def_linear(sc.xlogy, wrt=(0,))
 def_nondiff(sc.gammasgn)  # the sign of Gamma: piecewise constant

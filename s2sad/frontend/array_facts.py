@@ -26,10 +26,12 @@ _OPERATOR_UFUNCS = {
 }
 
 
+NUMBER = "number"  # (result_fact: a Python or NumPy number, not an array)
+
+
 def array_fact(lw, value):
     """(dtype letter, number of axes) of a value lowering knows to be a NumPy array of that
-    many axes (0: a 0-d array argument, or a number that arithmetic broadcasts as one, such
-    as math.sqrt(3)), else None."""
+    many axes (0: a 0-d array argument), else None."""
     if isinstance(value, Var):
         return lw.param_ranks.get(value)
     if isinstance(value, Const) and type(value.value) is np.ndarray and \
@@ -83,7 +85,7 @@ def result_fact(lw, fn, args, kwargs):
     if fn is operator.getitem:
         return _indexed_fact(lw, args)
     if getattr(fn, "__module__", None) == "math" and getattr(fn, "__name__", "") in _MATH_FLOATS:
-        return ("f", 0)  # (a Python float: a number in the arithmetic that follows)
+        return NUMBER  # (a Python float)
     ufunc = _OPERATOR_UFUNCS.get(fn) if not isinstance(fn, np.ufunc) else fn
     if ufunc is None or ufunc.nout != 1 or kwargs:
         return None
@@ -95,6 +97,8 @@ def result_fact(lw, fn, args, kwargs):
             rank = max(rank, fact[1])
         elif isinstance(a, Const) and type(a.value) in (int, float, complex):
             dtypes.append(type(a.value))  # (weak: the array's dtype wins)
+        elif isinstance(a, Var) and a in lw.numbers:
+            dtypes.append(float)  # (a float; an array's float dtype wins, as NumPy's does)
         else:
             return None
     if rank == 0 or len(dtypes) != ufunc.nin:
@@ -154,7 +158,7 @@ def _shaped_fact(lw, fn, args, kwargs):
 
 def _reduced_fact(lw, fn, args, kwargs):
     """A reduction along constant axes of an array with a fact: one axis fewer per axis
-    (as many with keepdims=True); a NumPy number (rank 0) over every axis."""
+    (as many with keepdims=True); a NumPy number over every axis."""
     fact = array_fact(lw, args[0]) if args else None
     options = dict(kwargs)
     if fact is None or len(args) > 2 or set(options) - {"axis", "keepdims"}:
@@ -173,7 +177,7 @@ def _reduced_fact(lw, fn, args, kwargs):
         return (letter, rank)
     axes = axis.value
     n = rank if axes is None else len(axes) if isinstance(axes, tuple) else 1
-    return (letter, max(rank - n, 0))  # (0: a NumPy number)
+    return (letter, rank - n) if rank - n > 0 else NUMBER
 
 
 def _indexed_fact(lw, args):

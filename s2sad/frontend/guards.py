@@ -345,6 +345,17 @@ class _Collector:
                     break
                 except Exception:
                     break
+                if not isinstance(got, types.MethodType) and \
+                        getattr(got, "__self__", None) is v and not isinstance(v, type) and \
+                        getattr(v, attr, None) is not got:
+                    # a method of a compiled class (a Cython loss's `closs.loss`), bound
+                    # anew at each read: the function found on the class is the fact
+                    found = getattr(type(v), attr, None)
+                    if found is not None:
+                        if isinstance(getattr(v, "__dict__", None), dict):
+                            self.add("absent", v.__dict__, attr, None)
+                        self.add("attr", type(v), attr, found)
+                    break
                 holder, tag = v, "attr"
                 v = got
             if isinstance(v, types.MethodType):

@@ -43,6 +43,7 @@ def shim_for(fn):
         return None
 
 
+@_handler("scipy._lib._array_api_override", "array_namespace")  # (SciPy >= 1.17)
 @_handler("scipy._lib._array_api", "array_namespace")
 def _array_namespace(lw, args, kwargs, node):
     return Static(np, "np")
@@ -96,15 +97,82 @@ def _continuous(name):
         fn = lw.current_shim_callee
         dist = getattr(fn, "__self__", None)
         stats = sys.modules.get("scipy.stats")
-        if stats is None or not isinstance(dist, stats.rv_continuous):
+        if stats is None or not isinstance(dist, (stats.rv_continuous, stats.rv_discrete)) or \
+                name not in scipy_models.MODELS or (
+                    isinstance(dist, stats.rv_discrete) and name not in _DISCRETE):
             return None
         return lw.call_value(scipy_models.MODELS[name],
                              [Static(dist, type(dist).__name__)] + list(args), kwargs, node)
     return handler
 
 
-for _name in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"):
+for _name in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "logpmf", "pmf", "ppf"):
     _HANDLERS[("scipy.stats._distn_infrastructure", _name)] = _continuous(_name)
+_DISCRETE = ("logpmf", "pmf", "freeze")  # (rv_discrete's methods with models)
+
+
+def _multivariate_normal(name):
+    """multivariate_normal.logpdf/pdf(x, mean, cov): s2sad's model (a solve and a log
+    determinant) for a covariance given as an array; SciPy's code as written otherwise (a
+    `Covariance` object)."""
+    def handler(lw, args, kwargs, node):
+        from s2sad.frontend import scipy_models
+        from s2sad.frontend.values import Static
+        fn = lw.current_shim_callee
+        gen = getattr(sys.modules.get("scipy.stats._multivariate"),
+                      "multivariate_normal_gen", None)
+        if gen is None or not isinstance(getattr(fn, "__self__", None), gen):
+            return None
+        names = ("x", "mean", "cov", "allow_singular")
+        given = dict(zip(names, args))
+        given.update(kwargs)
+        if len(args) > len(names) or set(given) - set(names) or any(
+                isinstance(v, Static) for v in given.values()):
+            return None
+        model = scipy_models.mvn_logpdf if name == "logpdf" else scipy_models.mvn_pdf
+        return lw.call_value(model, args, kwargs, node)
+    return handler
+
+
+for _name in ("logpdf", "pdf"):
+    _HANDLERS[("scipy.stats._multivariate", _name)] = _multivariate_normal(_name)
+# `dist(*shapes, loc=, scale=)` and `dist.freeze(...)`: a frozen distribution, read as an
+# object holding the distribution and its arguments (scipy_models.Frozen)
+_HANDLERS[("scipy.stats._distn_infrastructure", "__call__")] = _continuous("freeze")
+_HANDLERS[("scipy.stats._distn_infrastructure", "freeze")] = _continuous("freeze")
+
+
+@_handler("scipy.integrate._ivp.ivp", "solve_ivp")
+def _solve_ivp(lw, args, kwargs, node):
+    """solve_ivp with `t_eval`, without events or dense output: an object holding `t` (the
+    times) and `y`, the solution there (s2sad_rules.scipy_integrate.solve_ivp_values, a
+    primitive with rules). Any other call is read as written (and refused)."""
+    from s2sad.frontend.values import ObjectRecord, StaticSeq
+    names = ("fun", "t_span", "y0", "method", "t_eval", "dense_output", "events",
+             "vectorized", "args")
+    given = dict(zip(names, args))
+    if len(args) > len(names) or any(k in given for k, _ in kwargs):
+        return None
+    given.update(kwargs)
+
+    def off(name):  # (absent, None, False or 0)
+        v = given.get(name)
+        return v is None or (isinstance(v, Const) and (v.value is None or (
+            isinstance(v.value, (bool, int)) and not v.value)))
+    if off("t_eval") or not (off("dense_output") and off("events") and off("vectorized")) \
+            or any(n not in given for n in names[:3]):
+        return None
+    from s2sad_rules import scipy_integrate
+    options = StaticSeq(tuple(StaticSeq((Const(k), v)) for k, v in kwargs if k not in names))
+    y = lw.call_value(scipy_integrate.solve_ivp_values, [
+        given["fun"], given["t_span"], given["y0"], given["t_eval"],
+        given.get("method", Const("RK45")), given.get("args", Const(None)), options], [], node,
+        hint="y")
+    made = ObjectRecord(scipy_integrate.IVPSolution, lw.control_depth)
+    made.attrs["y"] = y
+    made.attrs["t"] = lw.call_value(np.asarray, [given["t_eval"]], [("dtype", Const(float))],
+                                    node, hint="t")
+    return made
 
 
 def parse_args_binding(lw, fn, args, kwargs, node):
@@ -115,11 +183,13 @@ def parse_args_binding(lw, fn, args, kwargs, node):
     except TypeError:
         return None
     bound.apply_defaults()
-    values = [v if not isinstance(v, (int, float)) or isinstance(v, bool) else Const(v)
-              for v in bound.arguments.values()]
-    if len(values) < 2:
+    named = {n: v if not isinstance(v, (int, float)) or isinstance(v, bool) else Const(v)
+             for n, v in bound.arguments.items()}
+    if "loc" not in named:
         return None
-    return StaticSeq((StaticSeq(tuple(values[:-2])), values[-2], values[-1]))
+    loc = named.pop("loc")
+    scale = named.pop("scale", Const(1))  # (a discrete distribution has no scale)
+    return StaticSeq((StaticSeq(tuple(named.values())), loc, scale))
 
 
 @_handler("scipy._lib._util", "_lazywhere")  # (SciPy < 1.16)
@@ -282,8 +352,8 @@ def _converted(lw, array, dtype, copy, node):
         if all(dtype_letter(lw, d) != letter for d in dtype.items):
             dtype = dtype.items[0]  # (an int array and float dtypes: the first)
         else:  # (the array's own dtype if it is listed: known where the code runs)
-            from s2sad.frontend import sklearn_models
-            out = lw.call_value(sklearn_models.as_one_of, [array, dtype], [], node)
+            from s2sad.frontend import sklearn_validation
+            out = lw.call_value(sklearn_validation.as_one_of, [array, dtype], [], node)
             if copy:
                 out = lw.call_value(np.array, [out], [], node)
             return out
@@ -430,3 +500,7 @@ def _num_samples(lw, args, kwargs, node):
         return None
     shape = lw.call_value(prims.Attr("shape"), [args[0]], [], node, hint="_shape")
     return lw.call_value(operator.getitem, [shape, Const(0)], [], node, hint="n_samples")
+
+
+from s2sad.frontend.sklearn_models import HANDLERS as _SKLEARN_HANDLERS  # noqa: E402
+_HANDLERS.update(_SKLEARN_HANDLERS)

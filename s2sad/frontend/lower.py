@@ -10,12 +10,14 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import operator
+import types
 
 import gast
 import numpy as np
 
 from s2sad.errors import S2SADError, UnsupportedSyntaxError, raise_all
-from s2sad.frontend.array_facts import result_fact
+from s2sad.frontend.array_facts import NUMBER, result_fact
+from s2sad.frontend.library_shims import shim_for
 from s2sad.frontend.lower_calls import CallLowering, derivative_hook, in_library
 from s2sad.frontend.lower_control import ControlFlowLowering
 from s2sad.frontend.lower_expressions import ExpressionLowering
@@ -48,6 +50,15 @@ _DTYPE = prims.Attr("dtype")
 # the names lift_loop_returns gives its flag and value (which no user's name can be), as
 # the generated code spells them
 _SPELLED = {RETURNED: "returned", RETURN_VALUE: "return_value"}
+
+
+_CONVERSIONS = (np.asarray, np.asanyarray, np.array, np.ascontiguousarray, np.copy)
+
+
+def _keeps_rank(fn, args, kwargs) -> bool:
+    """Is `fn(x, ...)` the array argument `x` as an array (its rank and dtype)?"""
+    return any(fn is f for f in _CONVERSIONS) and len(args) == 1 and \
+        all(k in ("order", "subok", "copy") for k, _ in kwargs)
 
 
 class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLowering):
@@ -94,6 +105,9 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         # they do not carry cannot be rebound inside (see StatementLowering.can_rebind)
         self.rebind_frames: list = []
         self.slices: set = set()  # variables holding a slice object made in the code
+        # variables holding a number (math.sqrt(3), np.sum(x) of an array argument): an
+        # operand of arithmetic whose result's facts are known (array_facts.result_fact)
+        self.numbers: set = set()
         self.allocated: set = set()  # results of np.empty, np.zeros, ... (buffers)
         self.control_depth = 0  # how many branches and loop bodies enclose what is lowered
         self.shape_source: dict = {}  # a variable holding x.shape -> x
@@ -130,8 +144,14 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
             self.dtype_values[target] = fact[0] if fact is not None else ""
         elif self.param_ranks:
             fact = result_fact(self, fn, args, kwargs)
-            if fact is not None:
+            if fact is NUMBER:
+                self.numbers.add(target)
+            elif fact is not None:
                 self.param_ranks[target] = fact
+            elif args and isinstance(args[0], Var) and args[0] in self.param_ranks and \
+                    _keeps_rank(fn, args, kwargs):
+                # np.asarray(x) of an array argument, np.sin(x): as many axes (a fact too)
+                self.param_ranks[target] = self.param_ranks[args[0]]
         if self.scope is not None:
             if creates_array(fn):
                 self.scope.fresh.add(target)
@@ -177,6 +197,7 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
     def lower_function(self, func, views: tuple = ()) -> Function:
         parsed = parse_function(func)
         node = parsed.node
+        called = func
         self.scope = Scope(parsed)
         args = node.args
         params = []
@@ -193,7 +214,9 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
             if view is None:
                 self.scope.env[a.id] = params[-1]
             elif view[0] == "fact":  # a flag, option string or None: known while compiling
-                self.scope.env[a.id] = Static(view[1], a.id)
+                # (an int option at its default: a constant)
+                self.scope.env[a.id] = Const(view[1]) if type(view[1]) is int else \
+                    Static(view[1], a.id)
             elif view[0] == "rank":  # an array's number of axes, known while compiling
                 self.scope.env[a.id] = params[-1]
                 self.param_ranks[params[-1]] = (view[2], view[1])  # (dtype, rank)
@@ -210,9 +233,15 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
                               hint=f"{args.vararg.id}_{i}", node=args.vararg)
                     for i in range(view[1])))
         kwonly = []
+        kw_facts = dict(views[-1][1]) if views and views[-1] is not None and \
+            views[-1][0] == "kw" else {}
         for a, d in zip(args.kwonlyargs, args.kw_defaults):
             v = self.reserve(a.id)
             self.scope.env[a.id] = v
+            if a.id in kw_facts:  # (a flag or an int option: known while compiling)
+                fact = kw_facts[a.id]
+                self.scope.env[a.id] = Const(fact) if type(fact) is int else \
+                    Static(fact, a.id)
             default = func.__kwdefaults__.get(a.id, inspect.Parameter.empty) if (
                 func.__kwdefaults__) else inspect.Parameter.empty
             kwonly.append((v, default))
@@ -223,7 +252,8 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
                        "that passes them: s2sad.grad(lambda x: f(x, p=3))")
             self.scope.env[args.kwarg.id] = Poisoned(args.kwarg.id)  # (reported once)
         self.prescan_attribute_writes(node.body)
-        results, is_tuple = self.lower_body(node.body, node)
+        results, is_tuple = self.lower_modelled(called, node) or \
+            self.lower_body(node.body, node)
         for store, attr in self.attribute_stores:
             if attr in self.attribute_reads:  # read back: no derivative may be stored
                 store.effect_only, store.writes = False, True
@@ -238,6 +268,28 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         if self.out_structure is not None:
             fn.meta["out_structure"] = self.out_structure
         return fn
+
+    def lower_modelled(self, func, node):
+        """A library function differentiated itself that a shim reads as s2sad's model of
+        it (library_shims.shim_for: scikit-learn's BaseLoss.loss, whose Cython part the
+        model computes), called with the parameters; None where none does (its body is
+        lowered as written)."""
+        args = node.args
+        shim = shim_for(func)
+        if shim is None or args.vararg is not None or args.kwarg is not None:
+            return None
+        def value(a):  # (an argument known while compiling as a call would pass it: None)
+            v = self.scope.env[a.id]
+            return self.global_value(v.obj, v.name) if isinstance(v, Static) else v
+
+        positional = args.args[1:] if isinstance(func, types.MethodType) else args.args
+        self.current_shim_callee = func
+        try:
+            out = shim(self, [value(a) for a in positional],
+                       [(a.id, value(a)) for a in args.kwonlyargs], node)
+        except Abort:
+            return [Const(None)], False  # (reported)
+        return None if out is None else self.flatten_return(out)
 
     def structured(self, value: Var, view, name: str, node):
         """A dict or namedtuple argument (or a tuple or list holding them), passed as a tuple:

@@ -127,9 +127,24 @@ class CallLowering:
             if is_library_function(init):  # (a library's object: made as it is)
                 del self.errors[n_errors:]
                 del self.stmts[n_stmts:]
-                return None
+                return self.made_while_compiling(cls, args, kwargs, node)
             raise Abort
         return record
+
+    def made_while_compiling(self, cls, args, kwargs, node):
+        """A library's object whose `__init__` is not read, made of constants only
+        (`sm.families.Poisson()`): made once while compiling and read like a global holding
+        it (its methods inlined), as the object the call would make. None (made at run
+        time) where an argument is computed."""
+        items = list(args) + [v for _, v in kwargs]
+        if not all(isinstance(v, (Const, Static)) for v in items):
+            return None
+        value = lambda v: v.value if isinstance(v, Const) else v.obj  # noqa: E731
+        try:
+            made = cls(*[value(a) for a in args], **{k: value(v) for k, v in kwargs})
+        except Exception:  # noqa: BLE001 - made (and failing) where the code runs instead
+            return None
+        return Static(made, cls.__name__.lower())
 
     def record_attribute(self, record, attr, node):
         """`obj.attr` of an object made in the function: an attribute it holds, else its
@@ -399,6 +414,14 @@ class CallLowering:
                 obj = None
             if obj is not None:
                 return self.global_value(obj, name or getattr(fn, "__name__", "value"))
+        if fn is getattr and len(args) in (2, 3) and not kwargs and \
+                isinstance(args[0], ObjectRecord) and isinstance(args[1], Const) and \
+                isinstance(args[1].value, str):
+            # getattr(obj, "name"[, default]) of an object made in the function
+            if len(args) == 3 and args[1].value not in args[0].attrs and \
+                    not any(args[1].value in vars(k) for k in args[0].cls.__mro__):
+                return args[2]
+            return self.record_attribute(args[0], args[1].value, node)
         if (fn is max or fn is min) and len(args) == 1 and not kwargs:
             return self.extreme_of(fn, args[0], node, name)
         if fn is len and len(args) == 1 and isinstance(args[0], StaticDict):
@@ -476,6 +499,12 @@ class CallLowering:
                 out = out.with_item(k, v)
             return out
 
+        call = getattr(type(fn), "__call__", None)
+        if isinstance(call, types.FunctionType) and not isinstance(fn, type) and \
+                shim_for(types.MethodType(call, fn)) is not None:
+            # a library's callable object whose `__call__` s2sad models (a distribution
+            # called to freeze it: `scipy.stats.norm(mu, 2.0)`)
+            return self.call_value(types.MethodType(call, fn), args, kwargs, node, hint, name)
         label = name or getattr(fn, "__qualname__", None) or repr(fn)
         hint = (f"register rules with @s2sad.defjvp({label}) and @s2sad.defvjp({label}), "
                 f"or mark it non-differentiable with s2sad.def_nondiff({label})")
@@ -863,8 +892,24 @@ class CallLowering:
                 return d.get(args[0].value)
             except KeyError:
                 return args[1] if len(args) == 2 else Const(None)
+        target = getattr(getattr(node, "func", None), "value", None)
+        if name == "pop" and 1 <= len(args) <= 2 and not kwargs and \
+                isinstance(args[0], Const) and isinstance(target, gast.Name) and \
+                self.scope.env.get(target.id) is d:
+            # kwargs.pop("out", None): the value, and the dict without the key from here on
+            key = args[0].value
+            try:
+                value = d.get(key)
+            except KeyError:
+                if len(args) == 1:
+                    self.error(UnsupportedSyntaxError, f"`{target.id}` has no key {key!r}",
+                               node, "pass a default: .pop(key, default)")
+                    raise Abort
+                return args[1]
+            self.scope.env[target.id] = d.without(key)
+            return value
         self.error(UnsupportedSyntaxError, f"the dict method `.{name}()` is not supported here",
-                   node, "use keys(), values(), items(), get() or indexing")
+                   node, "use keys(), values(), items(), get(), pop() or indexing")
         raise Abort
 
     def extreme_of(self, fn, seq, node, name):
@@ -1098,7 +1143,7 @@ def in_library(filename: str) -> bool:
         return False
     # (s2sad's models of library methods, scipy_models.py, are library code to the user)
     return os.path.realpath(filename).startswith(_LIBRARY_DIRS) or \
-        os.path.basename(filename) == "scipy_models.py" and \
+        os.path.basename(filename) in ("scipy_models.py", "sklearn_models.py") and \
         os.path.dirname(os.path.realpath(filename)) == os.path.dirname(
             os.path.realpath(__file__))
 

@@ -434,8 +434,8 @@ class ExpressionLowering:
             self.error(UnsupportedSyntaxError, f"attribute `{attr}` of a tuple or list literal",
                        node)
             raise Abort
-        if attr == "ndim" and isinstance(bv, Var) and self.param_ranks.get(bv, (0, 0))[1]:
-            return Const(self.param_ranks[bv][1])  # (a fact of the compile)
+        if attr == "ndim" and isinstance(bv, Var) and bv in self.param_ranks:
+            return Const(self.param_ranks[bv][1])  # (a fact of the specialisation)
         if attr in ARRAY_ATTRS:
             out = self.call_value(prims.Attr(attr), [bv], [], node, "_" + attr.lower())
             if attr == "shape" and isinstance(bv, Var) and isinstance(out, Var):

@@ -106,6 +106,8 @@ class StatementLowering:
                 self.renamable = None
             case gast.AnnAssign(target=target, value=value) if value is not None:
                 self.assign(target, self.expr(value))
+            case gast.AnnAssign(value=None):
+                pass  # (`n: int`, a declaration: nothing runs)
             case gast.AugAssign(target=gast.Subscript(value=base, slice=index) as target,
                                 op=op, value=value):
                 # `a[i] += v` reads then writes (NumPy's buffered semantics, not np.add.at)
@@ -985,6 +987,8 @@ class StatementLowering:
                 self.param_ranks[new] = self.param_ranks[var]
             if var in self.dtype_values:
                 self.dtype_values[new] = self.dtype_values[var]
+            if var in self.numbers:
+                self.numbers.add(new)
             return new
         return var
 

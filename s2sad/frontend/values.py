@@ -140,6 +140,10 @@ class StaticDict:
                 return v
         raise KeyError(key)
 
+    def without(self, key) -> StaticDict:
+        keep = [i for i, k in enumerate(self.keys) if not (type(k) is type(key) and k == key)]
+        return StaticDict(tuple(self.keys[i] for i in keep), tuple(self.values[i] for i in keep))
+
     def with_item(self, key, value) -> StaticDict:
         for i, k in enumerate(self.keys):
             if type(k) is type(key) and k == key:

@@ -271,7 +271,8 @@ def is_fact(k: Kind) -> bool:
     """A bool, str or None argument, whose value its kind holds: a fact of the compile."""
     v = k.value
     return v is None and k.tag == "object" or type(v) in (bool, str) and (
-        k.tag == "object" or (k.tag == "scalar" and k.dtype == "b"))
+        k.tag == "object" or (k.tag == "scalar" and k.dtype == "b")) or (
+        type(v) is int and k.tag == "scalar" and k.dtype == "i")  # (an int option's)
 
 
 def array_family(v) -> str:
@@ -364,6 +365,26 @@ _DTYPE_STAND_INS = {"f": np.dtype(np.float64), "c": np.dtype(np.complex128),
                     "i": np.dtype(np.int64), "b": np.dtype(np.bool_)}
 
 
+# the most entries of an array stand-in (a larger array's kind comes from the shape rules,
+# or loses its shape)
+EXAMPLE_CAP = 1_000_000
+
+
+def can_stand_in(k: Kind) -> bool:
+    """Whether `example(k)` makes a stand-in (rather than raise _NoExample), told without
+    making one."""
+    if k.known:
+        return True
+    if k.tag == "scalar":
+        return k.dtype in ("f", "c")
+    if k.tag == "array":
+        return k.shape is not None and (math.prod(k.shape) <= EXAMPLE_CAP or
+                                        k.family in LAZY_FAMILIES)
+    if k.tag in ("tuple", "list"):
+        return all(can_stand_in(i) for i in k.items)
+    return k.tag == "object" and k.dtype in _DTYPE_STAND_INS  # (a dtype of run time)
+
+
 def example(k: Kind, tag_ok=True, other=False):
     """A concrete value of kind `k`, or raise _NoExample. `other`: a second, different
     stand-in for a float whose value is unknown (to tell whether a shape depends on it)."""
@@ -377,7 +398,7 @@ def example(k: Kind, tag_ok=True, other=False):
         raise _NoExample  # an int or bool whose value matters may change shapes
     if k.tag == "array" and k.shape is not None:
         size = int(np.prod(k.shape)) if k.shape else 1
-        if size > 1_000_000:
+        if size > EXAMPLE_CAP:
             if k.family in LAZY_FAMILIES:
                 return _lazy_example(k)
             raise _NoExample

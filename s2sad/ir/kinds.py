@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from s2sad.ir import prims
+from s2sad.ir import prims, shape_rules
 from s2sad.ir.kind_values import (  # noqa: F401  (re-exported: the kinds API)
     _UNSET,
     BOOL,
@@ -31,6 +31,7 @@ from s2sad.ir.kind_values import (  # noqa: F401  (re-exported: the kinds API)
     array,
     array_family,
     array_of_rank,
+    can_stand_in,
     canonical,
     example,
     float_kind,
@@ -173,6 +174,12 @@ def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:
         # dtype=d of a value whose letter is not known: the operand's kind, as without it
         # (a dtype known where the code runs has its letter in its kind: kind_of_value)
         kwarg_kinds = [(n, k) for n, k in kwarg_kinds if n != "dtype"]
+    # a shape rule first: the kind from the operands' kinds alone, with no stand-in (whose
+    # size, and the compile's cost, would grow with the data's; none is made above a
+    # million entries)
+    r = shape_rules.result_kind(fn, arg_kinds, kwarg_kinds)
+    if r is not None:
+        return r
     spec = KIND_RULES.get(fn) if _hashable(fn) else None
     if spec is not None:
         r = spec(arg_kinds, dict(kwarg_kinds))
@@ -180,8 +187,15 @@ def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:
             return r
     if fn in ELEMENTWISE_BINARY or (_is_elementwise_ufunc(fn) and not kwarg_kinds):
         r = _elementwise_result(fn, arg_kinds)
-        if r is not None and not any(k.known for k in arg_kinds):
+        # (with a constant operand too where an array is one: `2.0 * x` is an array, its
+        # kind NumPy's promotion of the kinds; where every operand is known, the value is)
+        if r is not None and (not any(k.known for k in arg_kinds) or
+                              any(k.tag == "array" for k in arg_kinds)):
             return r
+    if not all(can_stand_in(k) for k in arg_kinds) or \
+            not all(can_stand_in(k) for _, k in kwarg_kinds):
+        # (before making any: a stand-in for the array of `x * y` where y has none)
+        return _fallback(fn, arg_kinds, kwarg_kinds)
     try:
         args = [example(k) for k in arg_kinds]
         kwargs = {n: example(k) for n, k in kwarg_kinds}
@@ -269,6 +283,9 @@ def _dtype_on_sized_stand_ins(fn, arg_kinds, kwarg_kinds) -> str | None:
     """The dtype letter of an array `fn` returns for stand-ins of the operands' kinds with
     sizes made up; None where it cannot tell (no stand-in, an error, not an array)."""
     if _opaque_call(fn) or fn in DATA_DEPENDENT:
+        return None
+    sized = [_sized(k) for k in arg_kinds] + [_sized(k) for _, k in kwarg_kinds]
+    if not all(can_stand_in(k) for k in sized):
         return None
     try:
         args = [example(_sized(k)) for k in arg_kinds]

@@ -3,6 +3,10 @@ nothing reads are removed (statements with effects stay)."""
 
 from __future__ import annotations
 
+import dataclasses
+
+import numpy as np
+
 from s2sad.ir import prims
 from s2sad.ir.builder import replace_body
 from s2sad.ir.nodes import Block, Call, ForRange, Function, If, Var, While, atoms_of, blocks_of
@@ -12,7 +16,93 @@ def eliminate_dead_code(fn: Function) -> Function:
     """Remove pure statements, branch outputs and loop-carried values nobody reads."""
     live = set(a for a in fn.body.results if isinstance(a, Var))
     body = _dce_block(fn.body, live)
+    pure = _pure_contexts(body)
+    if pure:
+        emptied = _drop_empty_contexts(body, pure)
+        if emptied is not body:  # the managers nothing enters any more
+            body = _drop_makers(emptied, pure - _read(emptied, set()))
     return replace_body(fn, body)
+
+
+# context managers whose entering and leaving with nothing between does nothing
+_PURE_CONTEXTS = (np.errstate,)
+
+
+def _pure_contexts(b: Block, found: set | None = None) -> set:
+    """The values made by np.errstate(...) in `b` (and its inner blocks)."""
+    found = set() if found is None else found
+    for s in b.stmts:
+        fn = getattr(s, "fn", None)
+        fn = fn.func if isinstance(fn, prims.Opaque) else fn
+        if type(s) is Call and any(fn is c for c in _PURE_CONTEXTS):
+            found.add(s.target)
+        for inner in blocks_of(s):
+            _pure_contexts(inner, found)
+    return found
+
+
+def _context_call(s, exit: bool, cm=None):
+    """Is `s` the `cm.__enter__()` (or `__exit__`) of a `with` the function wrote?"""
+    fn = getattr(s, "fn", None)
+    return type(s) is Call and isinstance(fn, prims.Opaque) and \
+        isinstance(fn.func, prims.ContextCall) and fn.func.exit == exit and \
+        len(s.args) == 1 and (cm is None or s.args[0] == cm)
+
+
+def _read(b: Block, out: set) -> set:
+    """Every variable a statement of `b` (or of its inner blocks) reads."""
+    for s in b.stmts:
+        out.update(a for a in atoms_of(s) if isinstance(a, Var))
+        for inner in blocks_of(s):
+            _read(inner, out)
+    out.update(a for a in b.results if isinstance(a, Var))
+    return out
+
+
+def _drop_makers(b: Block, unused: set) -> Block:
+    """`b` without the statements making the values `unused`."""
+    out = []
+    for s in b.stmts:
+        if type(s) is Call and s.target in unused:
+            continue
+        inner = blocks_of(s)
+        if inner:
+            s = _with_blocks(s, [_drop_makers(x, unused) for x in inner])
+        out.append(s)
+    return Block(tuple(out), b.results)
+
+
+def _with_blocks(s, new: list):
+    if isinstance(s, If):
+        return dataclasses.replace(s, then=new[0], orelse=new[1])
+    if isinstance(s, ForRange):
+        return dataclasses.replace(s, body=new[0])
+    return dataclasses.replace(s, cond=new[0], body=new[1])
+
+
+def _drop_empty_contexts(b: Block, pure: set) -> Block:
+    """`with np.errstate(...):` whose body left nothing in this code (its statements were
+    not needed): the entering and leaving are dropped, then the unused manager."""
+    if not pure:
+        return b
+    stmts, out, changed = list(b.stmts), [], False
+    i = 0
+    while i < len(stmts):
+        s = stmts[i]
+        if _context_call(s, False) and s.args[0] in pure and i + 1 < len(stmts) and \
+                _context_call(stmts[i + 1], True, s.args[0]):
+            i += 2
+            changed = True
+            continue
+        inner = blocks_of(s)
+        if inner:
+            new = [_drop_empty_contexts(x, pure) for x in inner]
+            if any(x is not y for x, y in zip(new, inner)):
+                s = _with_blocks(s, new)
+                changed = True
+        out.append(s)
+        i += 1
+    return Block(tuple(out), b.results) if changed else b
 
 
 def _uses(block: Block) -> set:

@@ -13,7 +13,7 @@ import operator
 
 import numpy as np
 
-from s2sad.errors import MissingRuleError
+from s2sad.errors import MissingRuleError, S2SADError
 from s2sad.ir import prims
 from s2sad.ir.builder import Emitter, Namer, hint_of
 from s2sad.ir.kinds import atom_kind
@@ -107,7 +107,12 @@ def check_options(table, s: Call, bindings: dict, kind_of):
             values[name] = [i.value for i in k.items]
         else:  # (a list of complex numbers is complex: math.fsum([z]) is refused)
             values[name] = Unknown(k.ndim, k.dtype or _items_dtype(k), k.static_shape)
-    reason = check(**values)
+    try:
+        reason = check(**values)
+    except S2SADError as e:  # a check refusing in its own words (it knows no location)
+        if e.loc is None:
+            e.loc = s.loc
+        raise
     if reason:
         raise MissingRuleError(
             f"the rules for `{callee_name(s.fn)}` do not support {reason}", s.loc,

@@ -80,11 +80,14 @@ def check_differentiable(rule, bindings: dict, active, stmt: Call):
     """Every active operand must bind to a parameter the rule differentiates."""
     for name, atom in bindings.items():
         if isinstance(atom, Var) and active(atom) and name not in rule.diff_params:
+            # (a rule may say why: s2sad_rules.registry.refuse_arguments)
+            why, hint = getattr(rule.func, "refused_arguments", {}).get(name, (None, None))
             raise NonDifferentiableError(
                 f"`{callee_name(stmt.fn)}` is not differentiable with respect to its argument "
-                f"`{name}`, which depends on a differentiated input", stmt.loc,
-                "compute that argument from values you do not differentiate, or register a "
-                "rule that covers it")
+                f"`{name}`, which depends on a differentiated input"
+                + (f": {why}" if why else ""), stmt.loc,
+                hint or "compute that argument from values you do not differentiate, or "
+                "register a rule that covers it")
 
 
 def inline(rule, table, em: Emitter, bindings: dict, result_hints, loc=None, kind_of=None,

@@ -117,8 +117,11 @@ class Rewrites:
             # constant folding
             if all(type(a) is Const for a in args) and \
                     all(type(a) is Const for _, a in s.kwargs) and \
-                    not any(isinstance(a.value, np.ndarray) for a in args):
-                # (a global array's values are read when the code runs, never folded in)
+                    not any(isinstance(a.value, np.ndarray) for a in args) and \
+                    not (kt.tag == "array" and kt.ndim):
+                # (a global array's values are read when the code runs, never folded in;
+                # nor is an array made of constants, np.zeros((n,)), which would be made
+                # here, of the data's size, to be thrown away: no array is a constant)
                 if fn not in (prims.make_list,):
                     try:
                         val = fn(*(a.value for a in args), **{n: a.value for n, a in s.kwargs})

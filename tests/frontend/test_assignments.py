@@ -30,3 +30,14 @@ def test_chained_assignment():
             v = np.ones(3)
             _, out_dot = s2sad.jvp(f)(x, v)
             assert np.isclose(out_dot, s2sad.grad(f)(x) @ v)
+
+
+def declares_then_assigns(x):
+    n: int  # a declaration: nothing runs
+    scale: float = 2.0
+    return np.sum(x ** 2) * scale
+
+
+def test_annotated_assignments_with_and_without_a_value():
+    x = np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(s2sad.grad(declares_then_assigns)(x), 4.0 * x, rtol=1e-12)

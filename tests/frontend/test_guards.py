@@ -341,3 +341,23 @@ def test_math_constant_helper_kept_fixed():
     facts = {(tag, key) for tag, _, key, _ in collect(f)}
     assert ("item", "math") in facts and ("item", "np") in facts
     assert not any(key in ("sin", "pi") for _, key in facts)
+
+
+def test_a_method_bound_anew_at_each_read_is_a_fact_that_holds(make_module):
+    """`P.get(...)` of a global dict (a method of a compiled class, bound anew at each read:
+    `P.get is not P.get`): the guards hold while nothing changes, so the derivative is not
+    compiled again at every call; changing the dict still compiles again."""
+    from s2sad.frontend.guards import collect
+
+    m = make_module("g_bound", """
+        import numpy as np
+        P = {"a": 3.0}
+        def f(x):
+            return np.sum(P.get("a", 1.0) * x * x)
+    """)
+    assert collect(m.f).holds()
+    d = s2sad.grad(m.f)
+    assert_close(d(X), 6.0 * X)
+    m.P["a"] = -1.0
+    for g in both(d, m.f, X):
+        assert_close(g, -2.0 * X)

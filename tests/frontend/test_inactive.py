@@ -483,3 +483,16 @@ def test_what_lowering_read_is_read_again_when_it_changes():
         np.testing.assert_allclose(g(x), 4.0 * x ** 3)
     finally:
         POWER = 2
+
+
+def errstate_around_nothing_needed(x):
+    with np.errstate(divide="ignore"):
+        unused = np.log(x)  # noqa: F841 (not needed by the output)
+    return np.sum(x ** 2)
+
+
+def test_an_errstate_around_statements_not_needed_is_dropped_with_them():
+    src = s2sad.grad(errstate_around_nothing_needed).source_for(POSITIVE)
+    assert "np.errstate" not in src and "__enter__" not in src, src
+    np.testing.assert_allclose(s2sad.grad(errstate_around_nothing_needed)(POSITIVE),
+                               2 * POSITIVE)

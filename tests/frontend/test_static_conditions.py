@@ -151,3 +151,94 @@ def test_a_type_test_a_kind_cannot_decide_is_made_at_run_time():
     x32 = np.float32(0.4)
     assert float(s2sad.grad(float_tested)(x32)) == pytest.approx(
         float(np.sin(x32) + x32 * np.cos(x32)), rel=1e-5)
+
+
+def slices_by_rank(y):
+    """SciPy's idiom (integrate.trapezoid): index tuples built from the rank."""
+    y = np.asarray(y)  # (the same rank: still a fact)
+    nd = y.ndim
+    first, rest = [slice(None)] * nd, [slice(None)] * nd
+    first[-1] = slice(1, None)
+    rest[-1] = slice(None, -1)
+    if y.ndim == 1:
+        return np.sum((y[tuple(first)] - y[tuple(rest)]) ** 2)
+    return np.sum(np.sin(y[tuple(first)]) * y[tuple(rest)])
+
+
+@pytest.mark.parametrize("shape", [(5,), (3, 4)])
+def test_the_rank_of_an_array_argument_is_a_constant(shape):
+    from tests.oracle import numerical_grad, numerical_jvp
+    rng = np.random.default_rng(7)
+    y, v = rng.normal(size=shape), rng.normal(size=shape)
+    g = s2sad.grad(slices_by_rank)(y)
+    np.testing.assert_allclose(g, numerical_grad(slices_by_rank, (y,), (0,))[0], rtol=1e-6,
+                               atol=1e-9)
+    _, out_dot = s2sad.jvp(slices_by_rank)(y, v)
+    np.testing.assert_allclose(out_dot, np.sum(g * v), rtol=1e-10)
+    assert "ndim" not in s2sad.grad(slices_by_rank).source_for(y)  # (decided, not tested)
+
+
+def differences(y, axis=-1):
+    """An int option (SciPy's axis=-1): its value decides an index while compiling."""
+    first, rest = [slice(None)] * y.ndim, [slice(None)] * y.ndim
+    first[axis] = slice(1, None)
+    rest[axis] = slice(None, -1)
+    return np.sum((y[tuple(first)] - y[tuple(rest)]) ** 2)
+
+
+def keyword_options(p, *, axis=0, squared=False):
+    s = np.sum(p ** 2, axis=axis)
+    if squared:
+        return np.sum(s)
+    return np.sum(np.sqrt(s))
+
+
+def test_an_int_option_is_a_fact():
+    from tests.oracle import numerical_grad
+    y = np.random.default_rng(3).normal(size=(3, 4))
+    g = s2sad.grad(differences)
+    for call in [(y,), (y,), (y, -1), (y, 0), (y, 1), (y,)]:
+        want = numerical_grad(differences, call, (0,))[0]
+        np.testing.assert_allclose(g(*call), want, rtol=1e-6, atol=1e-9)
+    src = g.source_for(y)
+    assert "axis: -1" in src and "y[:, 1:] - y[:, :-1]" in src  # (decided while compiling)
+
+
+def test_keyword_only_options_and_flags_are_facts():
+    from tests.oracle import numerical_grad
+    p = np.random.default_rng(4).uniform(0.5, 1.5, (3, 2))
+    g = s2sad.grad(keyword_options)
+    for kw in [{}, {"squared": True}, {"axis": 1}, {"axis": 0}, {}, {"axis": 1,
+                                                                     "squared": True}]:
+        want = numerical_grad(keyword_options, (p,), (0,), kwargs=kw)[0]
+        np.testing.assert_allclose(g(p, **kw), want, rtol=1e-6, atol=1e-9)
+    assert "if " not in g.source_for(p, squared=True)  # (only the branch that runs)
+
+
+# -- a branch the arguments' kinds decide, on a value computed in the function -----------
+
+
+def norm_of_the_weights(coef):
+    # (scikit-learn's LinearModelLoss.l2_penalty: `weights.ndim` of a computed array is
+    # known only from the kinds; np.ravel(..., order="A") has no rule: it follows the
+    # array's memory layout, which its derivative need not share)
+    weights = coef[:-1]
+    return weights @ weights if weights.ndim == 1 else np.sum(np.ravel(weights, order="A") ** 2)
+
+
+def test_a_branch_the_kinds_decide_is_the_only_one_differentiated():
+    from tests.oracle import assert_close, numerical_grad, numerical_jvp
+
+    coef = np.array([0.3, -1.2, 0.7])
+    expected = numerical_grad(norm_of_the_weights, (coef,), (0,))[0]
+    assert_close(s2sad.grad(norm_of_the_weights)(coef), expected)
+    v = np.array([1.0, 0.5, -2.0])
+    _, tangent = s2sad.jvp(norm_of_the_weights)(coef, v)
+    assert_close(tangent, numerical_jvp(norm_of_the_weights, (coef,), (0,), (v,)))
+    assert_close(s2sad.hessian(norm_of_the_weights)(coef), np.diag([2.0, 2.0, 0.0]))
+
+
+def test_the_branch_the_kinds_take_is_refused_where_it_has_no_rule():
+    with pytest.raises(s2sad.MissingRuleError, match="order") as err:
+        s2sad.grad(norm_of_the_weights)(np.ones((3, 2)))  # (2-d: np.ravel(order="A"))
+    assert err.value.filename == __file__

@@ -986,14 +986,16 @@ add(method_item, lambda rng: [real(rng, (1, 1))], name="method_item_2d")
 try:
     import scipy.special as sc
 
+    import scipy.integrate as sp_integrate
     import scipy.linalg as sp_linalg
     import scipy.stats as sp_stats
 
+    import s2sad_rules.scipy_integrate  # noqa: F401
     import s2sad_rules.scipy_linalg  # noqa: F401
     import s2sad_rules.scipy_special  # noqa: F401  (loaded where a function calls scipy)
     import s2sad_rules.scipy_stats  # noqa: F401
 except ImportError:  # (SciPy is optional)
-    sc = sp_stats = sp_linalg = None
+    sc = sp_stats = sp_linalg = sp_integrate = None
 
 if sc is not None:
     def sc_logsumexp(x): return sc.logsumexp(x, axis=1)
@@ -1014,6 +1016,12 @@ if sc is not None:
     def sc_distribution_functions(x): return sc.stdtr(3.5, x) + sc.chdtr(2.5, x) - sc.chdtrc(1.5, x) + sc.fdtr(2.0, 3.5, x) * sc.fdtrc(4.0, 1.5, x) + sc.betaincc(2.0, 1.5, x / 4.0)
     def sc_boxcox(x, lmbda): return sc.boxcox(x, lmbda) + sc.boxcox1p(x, lmbda) + sc.inv_boxcox(x / 4.0, lmbda) * sc.inv_boxcox1p(x / 4.0, lmbda)
     def sc_tklmbda(x, lmbda): return sc.tklmbda(x, lmbda)
+    def sc_quantiles(p): return sc.ndtri(p) + sc.ndtri_exp(np.log(p))
+    def sc_entropies(x, y): return sc.entr(x) + sc.rel_entr(x, y) * sc.kl_div(y, x)
+    def sc_huber(delta, r): return sc.huber(delta, r) + sc.pseudo_huber(delta, r)
+    def sc_poch_owens_t(z, a): return sc.poch(z, a) + sc.owens_t(a, z) + sc.spence(z)
+    def sc_zeta_q(q): return sc.zeta(2.5, q) + sc.zeta(np.array([1.5, 3.0, 4.0]), q)
+    def sc_faddeeva(x): return sc.dawsn(x) + sc.erfcx(x) * sc.erfi(x) + np.real(sc.wofz(x)) * np.imag(sc.wofz(x)) + sc.loggamma(x + 2.0)
     def la_solve_triangular(a, b): return sp_linalg.solve_triangular(a, b, lower=True) + sp_linalg.solve_triangular(a, b, trans=1, unit_diagonal=True)
     def st_norm_densities(x, m, s): return sp_stats.norm.logpdf(x, m, s) + sp_stats.norm.pdf(x, loc=m, scale=s)
     def st_norm_tails(x, m, s): return sp_stats.norm.cdf(x, m, s) * sp_stats.norm.sf(x, m) + sp_stats.norm.logcdf(x, scale=s) - sp_stats.norm.logsf(x, m, s)
@@ -1037,10 +1045,32 @@ if sc is not None:
             (sc_distribution_functions, lambda rng: [pos(rng, (3,), 0.5, 3.0)]),
             (sc_boxcox, lambda rng: [pos(rng, (3,), 0.5, 2.0), real(rng, (3,))]),
             (sc_tklmbda, lambda rng: [real(rng, (3,)), real(rng, (3,), -0.5, 0.5)]),
+            (sc_quantiles, lambda rng: [pos(rng, (3,), 0.1, 0.9)]),
+            (sc_entropies, lambda rng: [pos(rng, (3,)), pos(rng, (2, 1))]),
+            (sc_huber, lambda rng: [pos(rng, (2, 1)), real(rng, (3,), -4.0, 4.0)]),
+            (sc_poch_owens_t, lambda rng: [pos(rng, (3,)), real(rng, (2, 1))]),
+            (sc_zeta_q, lambda rng: [pos(rng, (3,))]),
+            (sc_faddeeva, lambda rng: [real(rng, (3,), -1.5, 1.5)]),
             (st_norm_densities, lambda rng: [real(rng, (2, 3)), real(rng, (3,)), pos(rng, (2, 1))]),
             (st_norm_tails, lambda rng: [real(rng, (3,)), real(rng), pos(rng, (3,))]),
             (la_solve_triangular, lambda rng: [wellcond(rng, (3, 3)), real(rng, (3, 2))])]:
         add(_fn, _make, second_order=True, family="scipy")
+
+    # an ODE's solution in its initial value, its output times and a parameter, by odeint and
+    # by solve_ivp (the rules are first-order only); tight tolerances, for the dot product of
+    # the two modes
+    def ode_rhs(y, t, a): return -a * y + np.sin(t) * y[::-1]
+    def int_odeint(y0, t, a):
+        return sp_integrate.odeint(ode_rhs, y0, t, args=(a,), rtol=1e-12, atol=1e-12)
+    add(int_odeint, lambda rng: [real(rng, (2,)), np.cumsum(pos(rng, (4,), 0.1, 0.4)),
+                                 pos(rng, (2,))], family="scipy")
+
+    def int_solve_ivp(y0, t, a):
+        return sp_integrate.solve_ivp(ivp_rhs, (0.0, 2.0), y0, t_eval=t, args=(a,),
+                                      rtol=1e-12, atol=1e-12).y
+    def ivp_rhs(t, y, a): return ode_rhs(y, t, a)
+    add(int_solve_ivp, lambda rng: [real(rng, (2,)), np.cumsum(pos(rng, (4,), 0.1, 0.4)),
+                                    pos(rng, (2,))], family="scipy")
 
 # the cases, by name (names must be unique)
 BY_NAME = {}

@@ -1608,6 +1608,15 @@ COVERED_ELSEWHERE = {
     "list_append": "ys.append(y) in a loop: tests/frontend/test_lists.py",
     "as_list": "a grown list returned: tests/frontend/test_lists.py",
     "once_differentiable": "np.cumprod at zeros: tests/rules/test_property_regressions.py",
+    # ODE solves (their function is the user's): analytic solutions and finite differences
+    # of the solvers themselves; their rules are first-order only, and the rules' run-time
+    # halves refuse a second derivative
+    "odeint": "tests/rules/test_scipy_integrate.py, tests/rules/cases.py (first order)",
+    "solve_ivp_values": "tests/rules/test_scipy_integrate.py, tests/rules/cases.py (first order)",
+    "odeint_tangents": "second order refused: tests/rules/test_scipy_integrate.py",
+    "odeint_cotangents": "second order refused: tests/rules/test_scipy_integrate.py",
+    "ivp_tangents": "second order refused: tests/rules/test_scipy_integrate.py",
+    "ivp_cotangents": "second order refused: tests/rules/test_scipy_integrate.py",
     # finite differences cannot see through the rounding of a cast to fewer bits
     "float32": "analytic derivatives: tests/rules/test_conventions.py",
     "float16": "analytic derivatives: tests/rules/test_conventions.py",
@@ -1689,6 +1698,21 @@ LMBDA = Domain(((-1.0, 1.0),), (0.0, 1.0, -1.0, 0.5))
 # tklmbda is computed as the logistic distribution function wherever |lmbda| is below about
 # 1e-4 (flat in lmbda there, a jump at the threshold: finite differences cannot check it)
 TUKEY_LMBDA = Domain(((-1.0, -0.1), (0.1, 1.0)), (0.5, -0.5, 1.0))
+
+
+def _zeta(draw):
+    """`sc.zeta(x, a0)`: the Hurwitz zeta function, differentiated in q (a0); x a number or
+    an array broadcast against q, not differentiated (its derivative is refused)."""
+    x = draw(st.sampled_from(["1.5", "2.0", "3.5", "np.array([1.5, 4.0])"]))
+    shape = (2,) if x.startswith("np.") else draw(shapes(0, 2))
+    return Example(f"sc.zeta({x}, a0)", (draw(values(shape, POS)),), (0,), rtol=1e-4)
+
+
+def _wofz(draw):
+    """The Faddeeva function of a real argument (complex on the complex examples): its real
+    and imaginary parts, each a real output that finite differences check."""
+    x = draw(values(draw(shapes(0, 3)), REAL))
+    return Example("w = sc.wofz(a0)\nreturn np.real(w), np.imag(w)", (x,), (0,))
 
 
 def _multigammaln(draw):
@@ -1787,6 +1811,21 @@ if sc is not None:
         sc.inv_boxcox: binary("sc.inv_boxcox({0}, {1})", UNIT, LMBDA),
         sc.inv_boxcox1p: binary("sc.inv_boxcox1p({0}, {1})", UNIT, LMBDA),
         sc.tklmbda: binary("sc.tklmbda({0}, {1})", UNIT, TUKEY_LMBDA),
+        sc.ndtri: unary("sc.ndtri({0})", OPEN01),
+        sc.ndtri_exp: unary("sc.ndtri_exp({0})", Domain(((-5.0, -0.1),), (-1.0, -0.5))),
+        sc.entr: unary("sc.entr({0})", POS),
+        sc.rel_entr: binary("sc.rel_entr({0}, {1})", POS, POS),
+        sc.kl_div: binary("sc.kl_div({0}, {1})", POS, POS),
+        # (|r| = delta, huber's kink, among the drawn values: the kink detector skips it)
+        sc.huber: binary("sc.huber({0}, {1})", POS, REAL),
+        sc.pseudo_huber: binary("sc.pseudo_huber({0}, {1})", POS, REAL),
+        sc.poch: binary("sc.poch({0}, {1})", POS, POS),
+        sc.spence: unary("sc.spence({0})", POS),
+        sc.owens_t: binary("sc.owens_t({0}, {1})", REAL, REAL),
+        sc.zeta: custom(_zeta),
+        sc.dawsn: unary("sc.dawsn({0})"), sc.erfcx: unary("sc.erfcx({0})"),
+        sc.erfi: unary("sc.erfi({0})"), sc.wofz: custom(_wofz),
+        sc.loggamma: unary("sc.loggamma({0})", POS),
     })
     for _name in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"):
         SPECS[getattr(sp_stats.norm, _name)] = custom(_norm_method(_name))

@@ -863,6 +863,12 @@ STATS_AS_WRITTEN = [
     (gamma_logpdf, lambda: [np.array([1.5, 0.7, 2.2, 3.1]), np.array([2.0, 1.3, 2.5, 4.0])]),
     (dirichlet_logpdf, lambda: [np.array([0.2, 0.3, 0.5]), np.array([1.5, 2.0, 3.0])]),
     (chi2_cdf, lambda: [np.array([1.5, 2.0, 0.5])]),
+    # (its df through sc.poch)
+    (t_logpdf, lambda: [np.array([0.3, -1.2, 2.0, 0.5]), np.array([3.0, 1.5, 7.0, 2.2]),
+                        np.zeros(4), np.ones(4) * 1.5]),
+    # (s2sad's models of SciPy's machinery: scipy_models.py)
+    (mvn_logpdf, lambda: [np.ones(4) * 0.3, np.zeros(4) + 0.1, np.eye(4) * 2.0 + 0.3]),
+    (poisson_logpmf, lambda: [np.array([1.0, 2.0, 0.0]), np.array([1.5, 2.0, 0.5])]),
 ]
 
 
@@ -871,17 +877,15 @@ STATS_AS_WRITTEN = [
 def test_scipy_stats_distributions_as_written(f, make_args):
     args = make_args()
     # (x on the simplex: alpha only; chi2.cdf(x, 3) has x alone)
-    wrt = (1,) if f is dirichlet_logpdf else (0,) if f is chi2_cdf else (0, 1)
+    wrt = {dirichlet_logpdf: (1,), chi2_cdf: (0,), t_logpdf: (0, 1, 2, 3),
+           mvn_logpdf: (0, 1, 2), poisson_logpmf: (1,)}.get(f, (0, 1))
     assert s2sad.check_grads(f, args, wrt=wrt)
 
 
-# refused at the user's call where a private method has no rule (t's df: sc.poch; beta's
-# shape parameters: betainc), or the machinery is not read (multivariate_normal, discrete)
+# refused at the user's call where a private method has no rule (beta's shape parameters:
+# betainc)
 STATS_REFUSED = [
-    (t_logpdf, lambda: [np.ones(4) * 0.3, np.ones(4) * 3.0, np.zeros(4), np.ones(4) * 1.5]),
     (beta_pdf, lambda: [np.ones(4) * 0.3, np.ones(4) * 2.0, np.ones(4) * 1.5]),
-    (mvn_logpdf, lambda: [np.ones(4) * 0.3, np.zeros(4), np.eye(4) * 2.0]),
-    (poisson_logpmf, lambda: [np.array([1.0, 2.0, 0.0]), np.array([1.5, 2.0, 0.5])]),
 ]
 
 
@@ -1105,7 +1109,15 @@ def sp_sqrtm(a): return spla.sqrtm(a)
 def sp_solve_sylvester(a, b, q): return spla.solve_sylvester(a, b, q)
 def sp_expm(a): return spla.expm(a)
 def decay(y, t): return -y
-def sp_odeint(y0): return integrate.odeint(decay, y0, np.linspace(0.0, 1.0, 3))
+def decay_ivp(t, y): return -y
+def sp_odeint(y0): return integrate.odeint(decay, y0, np.linspace(0.0, 1.0, 3), rtol=1e-12,
+                                           atol=1e-12)
+def sp_solve_ivp(y0): return integrate.solve_ivp(decay_ivp, (0.0, 1.0), y0).y
+
+
+def test_odeint():
+    # (its rules: tests/rules/test_scipy_integrate.py)
+    check_both_modes(sp_odeint, [np.array([1.0, -2.0, 0.5])])
 
 
 SCIPY_REFUSED = [
@@ -1113,7 +1125,7 @@ SCIPY_REFUSED = [
     (sp_sqrtm, lambda: [spd(3)]),
     (sp_solve_sylvester, lambda: [spd(3), spd(3), np.ones((3, 3))]),
     (sp_expm, lambda: [np.eye(3) * 0.1]),
-    (sp_odeint, lambda: [np.ones(3)]),
+    (sp_solve_ivp, lambda: [np.ones(3)]),
 ]
 
 

@@ -126,3 +126,14 @@ def test_missing_rule_is_a_compile_time_error_naming_the_callable():
     msg = str(err.value)
     assert "np.i0" in msg and "defjvp" in msg and "defvjp" in msg
     assert "test_conventions.py" in msg
+
+
+def f_asarray_on_a_device(x):
+    return np.asarray(x, dtype=np.float64, device=None) ** 2 + np.asarray(x, device="cpu")
+
+
+def test_asarray_on_numpys_one_device_passes_the_derivative():
+    """np.asarray(x, device=...) (scikit-learn's array-API code passes NumPy's `device`)."""
+    from tests.rules.test_issue13_regressions import check_both_modes
+
+    check_both_modes(f_asarray_on_a_device, (np.array([0.5, -1.5, 2.0]),))

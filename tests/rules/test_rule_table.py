@@ -47,6 +47,12 @@ COVERED_ELSEWHERE: dict = {
     np.float16: "tests/rules/test_conventions.py",
     np.complex64: "tests/rules/test_session10_rules.py",
 }
+try:  # the run-time halves of the ODE rules, called by them alone (SciPy is optional)
+    from s2sad_rules.scipy_integrate import HALVES
+    for _half in HALVES:
+        COVERED_ELSEWHERE[_half] = "tests/rules/test_scipy_integrate.py (second order refused)"
+except ImportError:
+    pass
 if EIG_RETURNS_COMPLEX:  # eig's eigenvalues are complex on this NumPy: no real-spectrum check
     from s2sad_rules.numpy_linalg import real_spectrum
     COVERED_ELSEWHERE[real_spectrum] = "eig's real-spectrum check, not used on this NumPy"
