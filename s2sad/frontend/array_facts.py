@@ -60,6 +60,7 @@ def dtype_letter(lw, value):
 _CONVERSIONS = (np.asarray, np.array, np.ascontiguousarray, np.asfortranarray, np.copy,
                 prims.astype)
 _SAME_RANK = (np.transpose, prims.Attr("T"))
+_WRITES = (prims.index_update, prims.index_add, prims.filled_diagonal)
 _REDUCTIONS = (np.sum, np.mean, np.max, np.min, np.prod, np.std, np.var, np.amax, np.amin)
 _MATH_FLOATS = frozenset({
     "sqrt", "exp", "expm1", "log", "log1p", "log2", "log10", "pow", "sin", "cos", "tan",
@@ -84,6 +85,12 @@ def result_fact(lw, fn, args, kwargs):
         return _reduced_fact(lw, fn, args, kwargs)
     if fn is operator.getitem:
         return _indexed_fact(lw, args)
+    if fn is np.einsum:
+        return _einsum_fact(lw, args, kwargs)
+    if any(fn is p for p in (operator.matmul, np.matmul, np.dot)):
+        return _product_fact(lw, fn, args, kwargs)
+    if any(fn is w for w in _WRITES) and args:
+        return array_fact(lw, args[0])  # (a write into a copy: its shape and dtype)
     if getattr(fn, "__module__", None) == "math" and getattr(fn, "__name__", "") in _MATH_FLOATS:
         return NUMBER  # (a Python float)
     ufunc = _OPERATOR_UFUNCS.get(fn) if not isinstance(fn, np.ufunc) else fn
@@ -200,3 +207,34 @@ def _indexed_fact(lw, args):
         return None  # (too many indices: NumPy raises)
     rank = fact[1] - sum(type(i) is int for i in index) + sum(i is None for i in index)
     return (fact[0], rank) if rank > 0 else None
+
+
+def _einsum_fact(lw, args, kwargs):
+    """np.einsum("ij,ij->i", x, y) of float arrays with facts: as many axes as the output's
+    subscripts, a number for none."""
+    if kwargs or not args or not isinstance(args[0], Const) or \
+            not isinstance(args[0].value, str):
+        return None
+    spec = args[0].value.replace(" ", "")
+    if "->" not in spec or "." in spec:
+        return None
+    facts = [array_fact(lw, a) for a in args[1:]]
+    if not facts or any(f is None or f[0] != "f" for f in facts) or \
+            len(spec.split("->")[0].split(",")) != len(facts):
+        return None
+    rank = len(spec.split("->")[1])
+    return ("f", rank) if rank else NUMBER
+
+
+def _product_fact(lw, fn, args, kwargs):
+    """a @ b and np.dot(a, b) of float arrays with facts: matmul's batched rank, dot's
+    contraction of a's last axis with b's second-to-last; a number for two vectors."""
+    facts = [array_fact(lw, a) for a in args]
+    if kwargs or len(facts) != 2 or any(f is None or f[0] != "f" or f[1] == 0 for f in facts):
+        return None
+    n, m = facts[0][1], facts[1][1]
+    if fn is np.dot:
+        rank = n - 1 if m == 1 else n + m - 2
+    else:
+        rank = max(n, m) if min(n, m) >= 2 else n + m - 2
+    return ("f", rank) if rank > 0 else NUMBER

@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 from s2sad.frontend.array_facts import array_fact, dtype_letter
-from s2sad.frontend.values import Static, StaticSeq
+from s2sad.frontend.values import Static, StaticSeq, is_simple_constant
 from s2sad.ir import prims
 from s2sad.ir.nodes import Const, Var
 
@@ -454,7 +454,7 @@ def _of_namespace(lw, args, kwargs, node):
     """A function of the array namespace alone (supported_float_dtypes(np)): evaluated while
     compiling, as the namespace is NumPy."""
     values = list(args) + [v for _, v in kwargs]
-    if not all(isinstance(v, Static) or isinstance(v, Const) and v.value is None
+    if not all(isinstance(v, Static) or isinstance(v, Const) and is_simple_constant(v.value)
                for v in values):
         return None
     unwrap = (lambda v: v.obj if isinstance(v, Static) else v.value)
@@ -490,6 +490,18 @@ def _validate_binary_prediction(lw, args, kwargs, node):
     q = lw.call_value(operator.sub, [Const(1), p], [], node)
     pair = lw.call_value(np.stack, [StaticSeq((q, p))], [("axis", Const(1))], node)
     return StaticSeq((labels, pair))
+
+
+@_handler("sklearn.utils._array_api", "device")
+def _device(lw, args, kwargs, node):
+    """device(*arrays) of NumPy arrays (and None): None, as scikit-learn gives NumPy's."""
+    if set(dict(kwargs)) - {"remove_none", "remove_types"} or \
+            dict(kwargs).get("remove_none", Const(True)) != Const(True):
+        return None
+    if not all(array_fact(lw, a) is not None or isinstance(a, Const) and a.value is None
+               for a in args):
+        return None
+    return Const(None)  # (scikit-learn gives NumPy arrays no device)
 
 
 @_handler("sklearn.utils.validation", "_num_samples")

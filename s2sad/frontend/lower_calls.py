@@ -355,6 +355,10 @@ class CallLowering:
                 all(type(v) is Const and type(v.value) is bool for v in args[0].items):
             # any([issparse(X), issparse(Y)]) of values lowering computed: a constant
             return Const(fn(v.value for v in args[0].items))
+        if fn is np.isscalar and len(args) == 1 and not kwargs and isinstance(args[0], Var):
+            fact = self.param_ranks.get(args[0])
+            if fact is not None and fact[1] or args[0] in self.numbers:
+                return Const(args[0] in self.numbers)  # (an array of an axis or more: not)
         if fn is hasattr and len(args) == 2 and not kwargs and type(args[1]) is Const:
             known = known_hasattr(self, args[0], args[1].value)
             if known is not None:  # (hasattr(X, "fit") of an array argument: False)

@@ -456,3 +456,24 @@ def test_identity_and_type_tests_of_constants_are_folded():
     check_both_modes(options_checked, (x,))
     code = s2sad.grad(options_checked).source_for(x)
     assert "validate" not in code and "is None" not in code
+
+
+def normalized_rows(X, Y):
+    """scikit-learn's cosine_similarity: rows scaled to unit norm (zero norms left alone),
+    then a product that is known to be an array (never sparse)."""
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    if np.isscalar(norms):
+        return norms.tocsr()  # (never lowered: an array of norms)
+    norms[norms < 1e-12] = 1.0  # (a write into the array einsum made)
+    Xn = X / norms[:, None]
+    K = Xn @ Y.T
+    if isinstance(K, Sparse) or np.dot(Xn, Y[0]).ndim != 1:
+        return K.toarray()  # (never lowered: a dense matrix, a vector)
+    return np.sum(K ** 2)
+
+
+def test_facts_through_einsum_products_and_writes():
+    r = rng_for("normalized_rows")
+    X, Y = r.uniform(0.5, 1.5, (3, 2)), r.uniform(-1, 1, (2, 2))
+    check_both_modes(normalized_rows, (X, Y))
+    check_both_modes(normalized_rows, (X, Y), wrt=1)

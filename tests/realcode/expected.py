@@ -38,10 +38,6 @@ EXPECT: dict[str, dict[str, str]] = {
         'rev': 'array-API / sparse dispatch',
         'fwd': 'array-API / sparse dispatch',
     },
-    'scikit-learn:metrics.pairwise.cosine_similarity': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
     'scikit-learn:metrics.pairwise.euclidean_distances': {
         'rev': 'array-API / sparse dispatch',
         'fwd': 'array-API / sparse dispatch',
