@@ -35,6 +35,8 @@ def_nondiff(
     # integer functions (of integer arguments: no derivative) and type tests
     math.factorial, math.comb, math.perm, math.gcd, math.lcm, math.isqrt,
     isinstance, type, callable, hasattr,
+    # dtypes (np.asarray(x, dtype=np.result_type(x, y)))
+    np.result_type, np.promote_types,
     # np.random draws: constants of the call (the primal and its derivative see one draw)
     *prims.RANDOM_DRAWS,
     # print, assert and f-strings: kept in the primal part, with no derivative

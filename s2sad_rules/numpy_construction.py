@@ -17,6 +17,7 @@ are differentiated in their fill value, start, step and stop (their count is a c
 import numpy as np
 
 from s2sad.ir.prims import astype as _astype
+from s2sad.ir.prims import filled_diagonal
 from s2sad.ir.prims import broadcast_like, cast_like, unbroadcast, zeros_like
 from s2sad_rules.kind_tests import is_none, is_sequence, shape_only
 from s2sad_rules.registry import def_linear, def_nondiff, defcheck, defjvp, defvjp
@@ -488,6 +489,36 @@ def astype_jvp(x, dtype, x_dot):
 @defvjp(_astype, np.astype, wrt=("x",))
 def astype_vjp(g, x, dtype):
     return cast_like(real_like(g, x), x)
+
+
+# np.fill_diagonal(a, val) on an array the function created (lowered to filled_diagonal, a
+# write into a copy): the written entries take val's derivative, the others keep a's. A val
+# shorter than the diagonal is repeated along it, as NumPy's flat assignment repeats it.
+@defjvp(filled_diagonal)
+def filled_diagonal_jvp(a, val, a_dot, val_dot):
+    return filled_diagonal(a_dot, val_dot)
+
+
+@defvjp(filled_diagonal, wrt=("a", "val"))
+def filled_diagonal_vjp(g, a, val):
+    return filled_diagonal(g, 0.0), filled_value_cotangent(g[filled_entries(g)], val)
+
+
+@def_nondiff
+def filled_entries(a):
+    """The entries np.fill_diagonal(a, v) writes (wrap=False): a[i, i, ..., i] for i below
+    the shortest axis (a 2-d array may be rectangular; NumPy refuses any other)."""
+    return (np.arange(min(np.shape(a))),) * np.ndim(a)
+
+
+def filled_value_cotangent(d, val):
+    """The cotangent of val from the written entries' `d`: their sum for a number; for an
+    array, entry j gets those it was repeated to (j, j + n, ... for n = val's size)."""
+    if np.ndim(val) == 0:
+        return cast_like(np.sum(d), val)
+    n = np.size(val)
+    rows = np.concatenate([d, np.zeros(-np.size(d) % n)])
+    return np.reshape(np.sum(np.reshape(rows, (-1, n)), axis=0), np.shape(val))
 
 
 @def_nondiff

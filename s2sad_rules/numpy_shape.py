@@ -5,27 +5,68 @@ import numpy as np
 from s2sad.ir.prims import cast_like, unbroadcast
 from s2sad_rules.kind_tests import is_complex, shape_only
 from s2sad_rules.numpy_construction import reshape_items, shape_stand_ins
-from s2sad_rules.registry import def_linear, def_nondiff, defjvp, defvjp
+from s2sad_rules.registry import def_linear, def_nondiff, defcheck, defjvp, defvjp
 
 
+# reshape and ravel read and write entries in C order, or in Fortran order (order="F");
+# ravel's order="K" reads them in the order they lie in memory, which the array's strides
+# give (memory_order: a permutation of the C order). order="A" (F or C by the array's
+# layout, which its derivative need not share) is refused.
 @defjvp(np.reshape)
-def reshape_jvp(a, shape, a_dot):
+def reshape_jvp(a, shape, order="C", a_dot=0.0):
+    if order == "F":
+        return np.reshape(a_dot, shape, order="F")
     return np.reshape(a_dot, shape)
 
 
 @defvjp(np.reshape, wrt=("a",))
-def reshape_vjp(g, a, shape):
+def reshape_vjp(g, a, shape, order="C"):
+    if order == "F":
+        return np.reshape(g, np.shape(a), order="F")
     return np.reshape(g, np.shape(a))
 
 
 @defjvp(np.ravel)
-def ravel_jvp(a, a_dot):
+def ravel_jvp(a, order="C", a_dot=0.0):
+    if order == "F":
+        return np.ravel(a_dot, order="F")
+    if order == "K":
+        return np.ravel(a_dot)[memory_order(a)]
     return np.ravel(a_dot)
 
 
-@defvjp(np.ravel)
-def ravel_vjp(g, a):
+@defvjp(np.ravel, wrt=("a",))
+def ravel_vjp(g, a, order="C"):
+    if order == "F":
+        return np.reshape(g, np.shape(a), order="F")
+    if order == "K":
+        return np.reshape(g[np.argsort(memory_order(a))], np.shape(a))
     return np.reshape(g, np.shape(a))
+
+
+@def_nondiff
+def memory_order(a):
+    """The C-order positions of `a`'s entries in the order np.ravel(a, order="K") reads
+    them (the order they lie in memory)."""
+    positions = np.empty_like(a, dtype=np.intp)  # (laid out as `a` is)
+    positions[...] = np.reshape(np.arange(np.size(a)), np.shape(a))
+    return np.ravel(positions, order="K")
+
+
+@defcheck(np.ravel)
+def ravel_check(order="C"):
+    if order not in ("C", "F", "K", None):
+        return (f"order={order!r} (the derivative covers 'C', 'F' and 'K'; 'A' follows "
+                "the array's memory layout, which its derivative need not share)")
+    return None
+
+
+@defcheck(np.reshape)
+def reshape_check(order="C"):
+    if order not in ("C", "F", None):
+        return (f"order={order!r} (the derivative covers 'C' and 'F'; 'A' follows the "
+                "array's memory layout, which its derivative need not share)")
+    return None
 
 
 @defjvp(np.transpose)

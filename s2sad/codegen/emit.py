@@ -229,6 +229,12 @@ class Emitter(ExpressionEmitter):
             return
         if isinstance(fn, prims.Opaque) and self.effect_stmt(s, indent):
             return
+        if fn is prims.filled_diagonal:  # (a write into a copy, as WrittenCopy prints)
+            name = self.names.name(t)
+            self.out(indent, f"{name} = {self.src(self.atom(args[0]))}.copy()")
+            self.out(indent, self.src(self.call_expr(np.fill_diagonal, (t,) + tuple(args[1:]),
+                                                     kw)))
+            return
         node = self.call_expr(fn, args, kw)
         if fn in (prims.tape_push, prims.print_values, np.random.seed, prims.revolve.snapshot,
                   prims.check_scalar_output) \

@@ -17,6 +17,6 @@ NO_INLINE = {prims.revolve.checkpoints, prims.revolve.snapshot, prims.revolve.re
              prims.tape_reader, prims.tape_next, prims.index_add_inplace, prims.index_add_at,
              prims.index_update_inplace, prims.add_inplace, prims.mul_inplace,
              prims.print_values, prims.check_assertion,
-             prims.check_scalar_output} | prims.RANDOM_DRAWS
+             prims.check_scalar_output, prims.filled_diagonal} | prims.RANDOM_DRAWS
 SCATTERS = (prims.index_add_inplace, prims.index_add_at, prims.index_update_inplace,
             prims.add_inplace, prims.mul_inplace)

@@ -9,12 +9,16 @@ that `xp.sum(...)` is `np.sum(...)` and the arithmetic behind it is differentiat
 
 from __future__ import annotations
 
+import inspect
 import operator
 import sys
 
 import numpy as np
 
-from s2sad.ir.nodes import Const
+from s2sad.frontend.array_facts import array_fact, dtype_letter
+from s2sad.frontend.values import Static, StaticSeq, is_simple_constant
+from s2sad.ir import prims
+from s2sad.ir.nodes import Const, Var
 
 # (module, function name) -> handler(lowerer, args, kwargs, node) -> lowered value or None
 _HANDLERS: dict = {}
@@ -42,12 +46,10 @@ def shim_for(fn):
 @_handler("scipy._lib._array_api_override", "array_namespace")  # (SciPy >= 1.17)
 @_handler("scipy._lib._array_api", "array_namespace")
 def _array_namespace(lw, args, kwargs, node):
-    from s2sad.frontend.values import Static
     return Static(np, "np")
 
 
 def _as_array(lw, value, dtype, node):
-    from s2sad.frontend.values import StaticSeq
     if isinstance(value, Const) and value.value is None:
         return value
     kw = [] if dtype is None or (isinstance(dtype, Const) and dtype.value is None) else \
@@ -70,7 +72,6 @@ def _asarray(lw, args, kwargs, node):
 
 @_handler("scipy._lib._array_api", "xp_promote")
 def _xp_promote(lw, args, kwargs, node):
-    from s2sad.frontend.values import StaticSeq
     options = dict(kwargs)
     if set(options) - {"broadcast", "force_floating", "xp"}:
         return None
@@ -93,7 +94,6 @@ def _xp_promote(lw, args, kwargs, node):
 def _continuous(name):
     def handler(lw, args, kwargs, node):
         from s2sad.frontend import scipy_models
-        from s2sad.frontend.values import Static
         fn = lw.current_shim_callee
         dist = getattr(fn, "__self__", None)
         stats = sys.modules.get("scipy.stats")
@@ -178,9 +178,6 @@ def _solve_ivp(lw, args, kwargs, node):
 def parse_args_binding(lw, fn, args, kwargs, node):
     """A distribution's `_parse_args(*shapes, loc=0, scale=1)` (made by exec: no source):
     (shapes, loc, scale), bound while compiling from its signature."""
-    import inspect
-
-    from s2sad.frontend.values import StaticSeq
     try:
         bound = inspect.signature(fn).bind(*args, **dict(kwargs))
     except TypeError:
@@ -220,7 +217,6 @@ def _apply_where(lw, args, kwargs, node):
     """apply_where(cond, args, f1, f2=None, fill_value=...): f1 where `cond`, else f2 or
     the fill value, both computed on every entry and chosen by np.where (the entries a
     branch does not choose get no derivative from it)."""
-    from s2sad.frontend.values import StaticSeq
     options = dict(kwargs)
     if not 3 <= len(args) <= 4 or set(options) - {"fill_value", "xp"}:
         return None
@@ -256,7 +252,6 @@ def unwrapped(fn):
 
 def _numpy_namespace(*extra):
     def handler(lw, args, kwargs, node):
-        from s2sad.frontend.values import Static, StaticSeq
         return StaticSeq((Static(np, "np"),) + tuple(Const(v) for v in extra))
     return handler
 
@@ -270,7 +265,6 @@ _HANDLERS[("sklearn.utils._array_api", "get_namespace_and_device")] = _numpy_nam
 @_handler("sklearn.utils._array_api", "move_to")
 def _move_to(lw, args, kwargs, node):
     """move_to(*arrays, xp, device) to NumPy on the CPU: the arrays themselves."""
-    from s2sad.frontend.values import StaticSeq
     return args[0] if len(args) == 1 else StaticSeq(tuple(args))
 
 
@@ -300,12 +294,224 @@ def _distance(name):
             return None  # (another metric: SciPy's code, as written)
         if set(options) - {"metric", "p", "force", "checks"}:
             return None
-        return lw.call_value(getattr(scipy_models, name), args, kwargs, node)
+        out = lw.call_value(getattr(scipy_models, name), args, kwargs, node)
+        if isinstance(out, Var):  # (what the model checks: a condensed vector, a matrix)
+            fact = array_fact(lw, args[0]) if name == "squareform" else None
+            if name != "squareform":
+                lw.param_ranks[out] = ("f", 2 if name == "cdist" else 1)
+            elif fact is not None and fact[1] in (1, 2):
+                lw.param_ranks[out] = (fact[0], 3 - fact[1])
+        return out
     return handler
 
 
 for _name in ("cdist", "pdist", "squareform"):
     _HANDLERS[("scipy.spatial.distance", _name)] = _distance(_name)
+
+
+# ---------------------------------------------------------------------------------------
+# scikit-learn's validation of NumPy arrays
+# ---------------------------------------------------------------------------------------
+
+@_handler("sklearn.utils._array_api", "_find_matching_floating_dtype")
+def _find_matching_floating_dtype(lw, args, kwargs, node):
+    """_find_matching_floating_dtype(*arrays, xp) of NumPy arrays: NumPy's promotion of the
+    floating arrays' dtypes (float32 or float64: computed where the code runs, as kinds do
+    not tell them apart), float64 where none is floating. Which arrays are floating is known
+    from their kinds; a value of unknown kind leaves the function as written."""
+    floating = []
+    for a in args:
+        if isinstance(a, Const) and not hasattr(a.value, "dtype"):
+            continue  # (None, a Python number: no dtype)
+        fact = array_fact(lw, a)
+        if fact is None:
+            return None
+        if fact[0] == "f":
+            floating.append(a)
+    if not floating:
+        return Const(np.dtype(np.float64), "np.float64")
+    out = lw.call_value(np.result_type, floating, [], node, hint="float_dtype")
+    lw.dtype_values[out] = "f"
+    return out
+
+
+def _bound(fn, args, kwargs):
+    """The arguments of a call of the library function `fn` by parameter name (defaults
+    left out), or None where the call does not fit its signature."""
+    try:
+        return dict(inspect.signature(fn).bind(*args, **dict(kwargs)).arguments)
+    except (TypeError, ValueError):
+        return None
+
+
+def _converted(lw, array, dtype, copy, node):
+    """np.asarray(array, dtype=dtype) (np.array, a copy, where `copy`), known to be a NumPy
+    array of the same rank."""
+    letter, rank = array_fact(lw, array)
+    if isinstance(dtype, StaticSeq):
+        if all(dtype_letter(lw, d) != letter for d in dtype.items):
+            dtype = dtype.items[0]  # (an int array and float dtypes: the first)
+        else:  # (the array's own dtype if it is listed: known where the code runs)
+            from s2sad.frontend import sklearn_validation
+            out = lw.call_value(sklearn_validation.as_one_of, [array, dtype], [], node)
+            if copy:
+                out = lw.call_value(np.array, [out], [], node)
+            return out
+    kw = []
+    if dtype is not None:
+        kw = [("dtype", dtype)]
+        letter = dtype_letter(lw, dtype)
+    out = lw.call_value(np.array if copy else np.asarray, [array], kw, node)
+    if letter and isinstance(out, Var):
+        lw.param_ranks[out] = (letter, rank)
+    return out
+
+
+def _is_numeric(dtype) -> bool:
+    return isinstance(dtype, Const) and isinstance(dtype.value, str) and \
+        dtype.value == "numeric"
+
+
+def _dtype_option(lw, dtype):
+    """What check_array's `dtype=` asks of a numeric NumPy array: (True, dtype) to convert
+    to, (True, None) to keep its dtype ("numeric", None), (True, StaticSeq) for one of a
+    list of dtypes, (False, None) for anything else."""
+    if isinstance(dtype, Const) and dtype.value is None or _is_numeric(dtype):
+        return True, None
+    if dtype_letter(lw, dtype) is not None:
+        return True, dtype
+    if isinstance(dtype, Const) and type(dtype.value) in (tuple, list) and dtype.value:
+        dtype = StaticSeq(tuple(lw.global_value(v, "dtype") for v in dtype.value))
+    if isinstance(dtype, StaticSeq) and dtype.items and \
+            all(dtype_letter(lw, d) for d in dtype.items):
+        return True, dtype
+    return False, None
+
+
+@_handler("sklearn.utils.validation", "check_array")
+def _check_array(lw, args, kwargs, node):
+    """check_array(array, ...) of a NumPy array: the array in the dtype asked for, a copy
+    where copy=True. Its checks (finite values, dimensions, number of samples) run as
+    written on the primal values, for the errors they raise; reading the function itself
+    would take lowering through pandas and narwhals type tests on every call."""
+    fn = lw.current_shim_callee
+    bound = _bound(fn, args, kwargs)
+    if bound is None or array_fact(lw, bound.get("array")) is None:
+        return None
+    known, dtype = _dtype_option(lw, bound.get("dtype", Const("numeric")))
+    copy = bound.get("copy", Const(False))
+    if not known or not (isinstance(copy, Const) and type(copy.value) is bool):
+        return None
+    _check_as_written(lw, fn, args, kwargs, node)
+    return _converted(lw, bound["array"], dtype, copy.value, node)
+
+
+def _check_as_written(lw, fn, args, kwargs, node):
+    """A call of the library's check `fn`, run for the errors it raises; its result
+    carries no derivative."""
+    a = [lw.materialize(v) for v in args]
+    k = [(n, lw.materialize(v)) for n, v in kwargs]
+    opaque = prims.Opaque(fn, [], effect_only=True)
+    opaque.spelling = fn.__name__
+    return lw.emit(opaque, a, k, hint="_checked", node=node)
+
+
+@_handler("sklearn.utils._array_api", "_asarray_with_order")
+def _asarray_with_order(lw, args, kwargs, node):
+    """_asarray_with_order(array, dtype, order, copy, xp) of a NumPy array: np.asarray (np.array
+    where copy=True); the memory order is not a value."""
+    bound = _bound(lw.current_shim_callee, args, kwargs)
+    if bound is None or array_fact(lw, bound.get("array")) is None or \
+            set(bound) - {"array", "dtype", "order", "copy", "xp", "device"}:
+        return None
+    known, dtype = _dtype_option(lw, bound.get("dtype", Const(None)))
+    copy = bound.get("copy", Const(None))
+    if not known or _is_numeric(bound.get("dtype")):
+        return None  # ("numeric" is check_array's word, not NumPy's)
+    if not (isinstance(copy, Const) and copy.value in (None, True, False)):
+        return None
+    return _converted(lw, bound["array"], dtype, copy.value is True, node)
+
+
+def _check_only(lw, args, kwargs, node):
+    """A check that returns None and raises on bad input (check_consistent_length(y, p)):
+    run as written on the primal values."""
+    def plain(v):
+        if isinstance(v, StaticSeq):
+            return all(plain(i) for i in v.items)
+        return isinstance(v, (Var, Const, Static))
+    if not all(plain(v) for v in list(args) + [v for _, v in kwargs]):
+        return None
+    _check_as_written(lw, lw.current_shim_callee, args, kwargs, node)
+    return Const(None)
+
+
+for _name in ("check_consistent_length", "_assert_all_finite", "check_non_negative"):
+    _HANDLERS[("sklearn.utils.validation", _name)] = _check_only
+
+
+def _of_namespace(lw, args, kwargs, node):
+    """A function of the array namespace alone (supported_float_dtypes(np)): evaluated while
+    compiling, as the namespace is NumPy."""
+    values = list(args) + [v for _, v in kwargs]
+    if not all(isinstance(v, Static) or isinstance(v, Const) and is_simple_constant(v.value)
+               for v in values):
+        return None
+    unwrap = (lambda v: v.obj if isinstance(v, Static) else v.value)
+    try:
+        out = lw.current_shim_callee(*[unwrap(v) for v in args],
+                                     **{k: unwrap(v) for k, v in kwargs})
+    except Exception:  # noqa: BLE001 - read as written, where it raises
+        return None
+    if isinstance(out, tuple):
+        return StaticSeq(tuple(lw.global_value(v, "dtype") for v in out))
+    return lw.global_value(out, lw.current_shim_callee.__name__)
+
+
+for _name in ("supported_float_dtypes", "_max_precision_float_dtype", "_is_numpy_namespace"):
+    _HANDLERS[("sklearn.utils._array_api", _name)] = _of_namespace
+
+
+@_handler("sklearn.metrics._classification", "_validate_binary_probabilistic_prediction")
+def _validate_binary_prediction(lw, args, kwargs, node):
+    """_validate_binary_probabilistic_prediction(y_true, y_prob, sample_weight, pos_label) of
+    a NumPy y_prob: its checks and its one-hot labels (of y_true alone: no derivative) as
+    written, where the code runs; the probabilities of the two classes are
+    np.stack((1 - p, p), axis=1) of p = column_or_1d(y_prob), as it computes them."""
+    fn = lw.current_shim_callee
+    bound = _bound(fn, args, kwargs)
+    if bound is None or array_fact(lw, bound.get("y_prob")) is None:
+        return None
+    validation = sys.modules.get("sklearn.utils.validation")
+    checked = _check_as_written(lw, fn, args, kwargs, node)
+    labels = lw.emit(operator.getitem, [checked, Const(0)], hint="transformed_labels",
+                     node=node)
+    p = lw.call_value(validation.column_or_1d, [bound["y_prob"]], [], node)
+    q = lw.call_value(operator.sub, [Const(1), p], [], node)
+    pair = lw.call_value(np.stack, [StaticSeq((q, p))], [("axis", Const(1))], node)
+    return StaticSeq((labels, pair))
+
+
+@_handler("sklearn.utils._array_api", "device")
+def _device(lw, args, kwargs, node):
+    """device(*arrays) of NumPy arrays (and None): None, as scikit-learn gives NumPy's."""
+    if set(dict(kwargs)) - {"remove_none", "remove_types"} or \
+            dict(kwargs).get("remove_none", Const(True)) != Const(True):
+        return None
+    if not all(array_fact(lw, a) is not None or isinstance(a, Const) and a.value is None
+               for a in args):
+        return None
+    return Const(None)  # (scikit-learn gives NumPy arrays no device)
+
+
+@_handler("sklearn.utils.validation", "_num_samples")
+def _num_samples(lw, args, kwargs, node):
+    """_num_samples(x) of a NumPy array of one axis or more: x.shape[0]."""
+    fact = array_fact(lw, args[0]) if len(args) == 1 and not kwargs else None
+    if fact is None or fact[1] == 0:
+        return None
+    shape = lw.call_value(prims.Attr("shape"), [args[0]], [], node, hint="_shape")
+    return lw.call_value(operator.getitem, [shape, Const(0)], [], node, hint="n_samples")
 
 
 from s2sad.frontend.sklearn_models import HANDLERS as _SKLEARN_HANDLERS  # noqa: E402

@@ -16,6 +16,7 @@ import gast
 import numpy as np
 
 from s2sad.errors import S2SADError, UnsupportedSyntaxError, raise_all
+from s2sad.frontend.array_facts import NUMBER, result_fact
 from s2sad.frontend.library_shims import shim_for
 from s2sad.frontend.lower_calls import CallLowering, derivative_hook, in_library
 from s2sad.frontend.lower_control import ControlFlowLowering
@@ -45,6 +46,7 @@ from s2sad.ir.nodes import Block, Call, Const, Function, Var
 ALLOCATORS = frozenset({np.empty, np.empty_like, np.zeros, np.zeros_like, np.ones, np.ones_like,
                         np.full, np.full_like})
 
+_DTYPE = prims.Attr("dtype")
 # the names lift_loop_returns gives its flag and value (which no user's name can be), as
 # the generated code spells them
 _SPELLED = {RETURNED: "returned", RETURN_VALUE: "return_value"}
@@ -90,7 +92,22 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         # attributes of objects the function was given that it writes: (id(obj), name) ->
         # obj; read where the code runs (see StatementLowering.store_attribute)
         self.written_attrs: dict = {}
-        self.param_ranks: dict = {}  # an array parameter -> its number of axes (a fact)
+        # a NumPy array of known rank (an argument, what a library shim made of one) ->
+        # (dtype letter, number of axes): facts of the compile
+        self.param_ranks: dict = {}
+        # a variable holding a dtype (x.dtype, np.result_type(...)) -> its kind letter, ""
+        # where only the code that runs knows it (see library_shims.dtype_letter)
+        self.dtype_values: dict = {}
+        # a variable whose truth lowering knows though not its value (`flag and False`)
+        self.known_truth: dict = {}
+        # (scope, names it carries, names bound before it) of each loop body, branch and
+        # expression whose parts are lowered apart, being lowered: a name bound before that
+        # they do not carry cannot be rebound inside (see StatementLowering.can_rebind)
+        self.rebind_frames: list = []
+        self.slices: set = set()  # variables holding a slice object made in the code
+        # variables holding a number (math.sqrt(3), np.sum(x) of an array argument): an
+        # operand of arithmetic whose result's facts are known (array_facts.result_fact)
+        self.numbers: set = set()
         self.allocated: set = set()  # results of np.empty, np.zeros, ... (buffers)
         self.control_depth = 0  # how many branches and loop bodies enclose what is lowered
         self.shape_source: dict = {}  # a variable holding x.shape -> x
@@ -120,10 +137,21 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         self.stmts.append(Call(target, fn, tuple(args), tuple(kwargs), self.loc(node)))
         if fn in ALLOCATORS:
             self.allocated.add(target)  # (a buffer: see lower_effect_call)
-        if args and isinstance(args[0], Var) and args[0] in self.param_ranks and \
-                _keeps_rank(fn, args, kwargs):
-            # np.asarray(x) of an array argument, np.sin(x): as many axes (a fact too)
-            self.param_ranks[target] = self.param_ranks[args[0]]
+        if fn is slice:
+            self.slices.add(target)
+        elif fn is _DTYPE and args and isinstance(args[0], Var):  # x.dtype: a dtype
+            fact = self.param_ranks.get(args[0])
+            self.dtype_values[target] = fact[0] if fact is not None else ""
+        elif self.param_ranks:
+            fact = result_fact(self, fn, args, kwargs)
+            if fact is NUMBER:
+                self.numbers.add(target)
+            elif fact is not None:
+                self.param_ranks[target] = fact
+            elif args and isinstance(args[0], Var) and args[0] in self.param_ranks and \
+                    _keeps_rank(fn, args, kwargs):
+                # np.asarray(x) of an array argument, np.sin(x): as many axes (a fact too)
+                self.param_ranks[target] = self.param_ranks[args[0]]
         if self.scope is not None:
             if creates_array(fn):
                 self.scope.fresh.add(target)
@@ -149,17 +177,22 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
     def error(self, cls, message, node, hint=None):
         self.errors.append(cls(message, self.loc(node), hint))
 
-    def sub_block(self, fn):
-        """Run `fn()` collecting the statements it emits into a separate list."""
+    def sub_block(self, fn, carried=frozenset()):
+        """Run `fn()` collecting the statements it emits into a separate list. `carried`:
+        the names whose new values the construct carries out of the block (a loop's; None
+        for a branch of an `if`, whose values are merged; none for a part of an expression):
+        a write cannot rebind another name inside it (see StatementLowering.can_rebind)."""
         saved = self.stmts
         self.stmts = []
         self.control_depth += 1
+        self.rebind_frames.append((self.scope, carried, frozenset(self.scope.env)))
         try:
             result = fn()
             return self.stmts, result
         finally:
             self.stmts = saved
             self.control_depth -= 1
+            self.rebind_frames.pop()
 
     def lower_function(self, func, views: tuple = ()) -> Function:
         parsed = parse_function(func)

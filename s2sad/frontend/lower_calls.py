@@ -22,6 +22,7 @@ from s2sad.errors import (
     UnsupportedSyntaxError,
 )
 from s2sad.frontend.aliasing import output_argument
+from s2sad.frontend.array_facts import known_hasattr, known_isinstance
 from s2sad.frontend.guards import is_library
 from s2sad.frontend.library_shims import parse_args_binding, shim_for, unwrapped
 from s2sad.frontend.normalize import (
@@ -45,9 +46,11 @@ from s2sad.frontend.values import (
     StaticDict,
     StaticSeq,
     Zipped,
+    holds,
+    is_simple_constant,
 )
 from s2sad.ir import prims
-from s2sad.ir.nodes import Call, Const, Function, Var
+from s2sad.ir.nodes import Call, Const, Function, Var, blocks_of
 
 
 class CallLowering:
@@ -288,6 +291,11 @@ class CallLowering:
         args, kwargs = self.call_args(node)
         if isinstance(recv, StaticDict):
             return self.dict_method(recv, name, args, kwargs, node)
+        if name == "format" and isinstance(recv, Const) and isinstance(recv.value, str) and \
+                not kwargs:
+            # "... ({0}!={1})".format(a, b): text for an exception's message, as an f-string
+            return self.emit(prims.format_text, [recv] + [self.materialize(a) for a in args],
+                             hint="_text", node=node)
         fn = ARRAY_METHODS.get(name)
         if fn is None:
             # a method of a run-time object (rng.normal(size=3) of a np.random.Generator):
@@ -316,6 +324,13 @@ class CallLowering:
         if _is_conversion(fn) and any(k == "order" for k, _ in kwargs):
             # np.asarray(u, order="c"): the same numbers in another memory layout
             kwargs = [(k, v) for k, v in kwargs if k != "order"]
+        if (fn is np.asarray or fn is np.asanyarray) and any(k == "copy" for k, _ in kwargs):
+            # np.asarray(x, copy=True): np.array(x), a new array; copy=False or None: the
+            # same numbers (a copy only where NumPy must make one)
+            copy = dict(kwargs)["copy"]
+            if isinstance(copy, Const) and copy.value in (True, False, None):
+                fn = np.array if copy.value is True else fn
+                kwargs = [(k, v) for k, v in kwargs if k != "copy"]
         if any(fn is f for f in (np.ascontiguousarray, np.asfortranarray)) and \
                 len(args) == 1 and set(dict(kwargs)) <= {"dtype"}:
             fn = np.asarray
@@ -327,13 +342,49 @@ class CallLowering:
                 args = [self.call_value(np.asarray, [args[0]], [("dtype", dtype)], node)] + \
                     list(args[1:])
             kwargs = [(k, v) for k, v in kwargs if k != "dtype"]
-        if not kwargs and _foldable(fn) and all(type(a) is Const for a in args):
+        if not kwargs and _foldable(fn) and all(_constant_value(a) is not _NOT_CONSTANT
+                                                for a in args):
             try:  # an operator on constants (`v % 2 == 1` of a static item): a constant
-                value = fn(*[a.value for a in args])
+                value = fn(*[_constant_value(a) for a in args])
             except Exception:  # noqa: BLE001 - raised where the code runs instead
                 value = None
             if value is not None and type(value) in (bool, int, float, str):
                 return Const(value)
+        if (fn is any or fn is all) and len(args) == 1 and not kwargs and \
+                isinstance(args[0], StaticSeq) and \
+                all(type(v) is Const and type(v.value) is bool for v in args[0].items):
+            # any([issparse(X), issparse(Y)]) of values lowering computed: a constant
+            return Const(fn(v.value for v in args[0].items))
+        if fn is np.isscalar and len(args) == 1 and not kwargs and isinstance(args[0], Var):
+            fact = self.param_ranks.get(args[0])
+            if fact is not None and fact[1] or args[0] in self.numbers:
+                return Const(args[0] in self.numbers)  # (an array of an axis or more: not)
+        if fn is hasattr and len(args) == 2 and not kwargs and type(args[1]) is Const:
+            known = known_hasattr(self, args[0], args[1].value)
+            if known is not None:  # (hasattr(X, "fit") of an array argument: False)
+                return Const(known)
+        if (fn is operator.is_ or fn is operator.is_not) and len(args) == 2 and not kwargs \
+                and any(type(a) is Const and a.value is None for a in args) and \
+                all(type(a) is Const or isinstance(a, Static) for a in args):
+            # `y is None` of a constant or an object known while compiling
+            same = [a.value if type(a) is Const else a.obj for a in args]
+            return Const((same[0] is same[1]) == (fn is operator.is_))
+        if fn is isinstance and len(args) == 2 and not kwargs and \
+                _constant_value(args[0]) is not _NOT_CONSTANT and isinstance(args[1], Static):
+            try:  # isinstance(y, str) of a constant (an option string argument)
+                return Const(isinstance(_constant_value(args[0]), args[1].obj))
+            except TypeError:
+                pass
+        if fn is isinstance and len(args) == 2 and not kwargs and isinstance(args[1], Static):
+            known = known_isinstance(self, args[0], args[1].obj)
+            if known is not None:  # (issparse(X) of an array argument: False)
+                return Const(known)
+        if fn is operator.contains and not kwargs and len(args) == 2 and \
+                type(args[1]) is Const and isinstance(args[0], Static) and \
+                type(args[0].obj) in (set, frozenset, tuple, list) and \
+                all(is_simple_constant(v) for v in args[0].obj):
+            # `name in NAMES` of a constant and a global set of constants: a constant
+            return Const(args[1].value in args[0].obj)
         if isinstance(fn, functools.partial):
             # f called with the arguments the partial object stores first (constants of
             # the derivative, like a global's; a keyword given at the call wins)
@@ -379,6 +430,9 @@ class CallLowering:
             return self.extreme_of(fn, args[0], node, name)
         if fn is len and len(args) == 1 and isinstance(args[0], StaticDict):
             return Const(len(args[0].keys))
+        if fn is len and len(args) == 1 and isinstance(args[0], Var) and \
+                self.shape_source.get(args[0]) in self.param_ranks:
+            return Const(self.param_ranks[self.shape_source[args[0]]][1])  # len(x.shape)
         if (fn is operator.add or fn is operator.mul) and len(args) == 2 and not kwargs:
             seq = self.sequence_arithmetic(fn, args[0], args[1], node)
             if seq is not None:
@@ -664,6 +718,12 @@ class CallLowering:
         finally:
             if entered:
                 self.library_entry = None
+        if isinstance(out, Var) and out in scope.fresh and len(self.errors) == n_errors and \
+                not self.kept_elsewhere(out, self.stmts[n_stmts:],
+                                        list(args) + [v for _, v in kwargs]):
+            # an array the helper created and only returns (scipy's squareform): the
+            # caller's own, which it may write into
+            self.scope.fresh.add(out)
         if len(self.errors) > n_errors:
             errors = self.errors[n_errors:]
             if is_library_function(fn):
@@ -678,6 +738,33 @@ class CallLowering:
         if out is None:
             raise Abort
         return out
+
+    def kept_elsewhere(self, out, stmts, args) -> bool:
+        """May the array `out` a helper returns be held by something that outlives the
+        helper: a tuple or list it built, a call it could not read, an object it was given
+        (an attribute of a record)?"""
+        views = {out} | {v for v, base in self.view_base.items() if base == out}
+        for st in stmts:
+            if isinstance(st, Call) and (isinstance(st.fn, prims.Opaque) or st.fn in (
+                    prims.make_list, prims.make_tuple, prims.list_append)) and \
+                    any(a in views for a in list(st.args) + [a for _, a in st.kwargs]):
+                return True
+            for inner in blocks_of(st):
+                if self.kept_elsewhere(out, inner.stmts, ()):
+                    return True
+        todo = list(args)
+        while todo:
+            v = todo.pop()
+            if isinstance(v, StaticSeq):
+                todo.extend(v.items)
+            elif isinstance(v, StaticDict):
+                todo.extend(v.values)
+            elif isinstance(v, (ObjectRecord, SuperRecord)):
+                record = v if isinstance(v, ObjectRecord) else v.record
+                if any(holds(a, out, self.view_base) or a is out
+                       for a in record.attrs.values()):
+                    return True
+        return False
 
     def library_refusal(self, fn, errors, node):
         """A library function that cannot be inlined: one error at the user's call, naming
@@ -1144,7 +1231,21 @@ def _collecting_yields(body, fnode):
 
 _FOLDABLE = frozenset({operator.add, operator.sub, operator.mul, operator.mod,
                        operator.floordiv, operator.eq, operator.ne, operator.lt, operator.le,
-                       operator.gt, operator.ge, operator.not_, operator.neg})
+                       operator.gt, operator.ge, operator.not_, operator.neg,
+                       operator.contains})
+
+
+_NOT_CONSTANT = object()
+
+
+def _constant_value(v):
+    """The value of a constant, or of an object known while compiling that is a number,
+    string, bool or None (a flag or option string argument); else _NOT_CONSTANT."""
+    if type(v) is Const:
+        return v.value
+    if isinstance(v, Static) and is_simple_constant(v.obj) and not isinstance(v.obj, tuple):
+        return v.obj
+    return _NOT_CONSTANT
 
 
 def _foldable(fn) -> bool:

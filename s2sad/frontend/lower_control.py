@@ -9,6 +9,12 @@ import operator
 import gast
 
 from s2sad.errors import NonDifferentiableError, UnsupportedSyntaxError
+from s2sad.frontend.array_facts import (
+    array_fact,
+    dtype_letter,
+    known_hasattr,
+    known_isinstance,
+)
 from s2sad.frontend.normalize import assigned_names, contains, normalize_exits
 from s2sad.frontend.values import (
     Abort,
@@ -20,6 +26,7 @@ from s2sad.frontend.values import (
     StaticSeq,
     Undefined,
     Zipped,
+    loads,
     writes_into,
 )
 from s2sad.ir import prims
@@ -68,14 +75,17 @@ class ControlFlowLowering:
             # does not have
             return self.lower_stmts(s.body if decided else s.orelse, in_loop)
         cond = self.materialize(self.expr(s.test))
-        if isinstance(cond, Const) and _simple(cond.value):
-            # a test that lowering computed (`kind == "b"` of a helper's constant argument)
-            return self.lower_stmts(s.body if cond.value else s.orelse, in_loop)
+        truth = bool(cond.value) if isinstance(cond, Const) and _simple(cond.value) else \
+            self.truth_of(cond)
+        if truth is not None:
+            # a test that lowering computed (`kind == "b"` of a helper's constant argument,
+            # `dense and issparse(X)` of an array argument)
+            return self.lower_stmts(s.body if truth else s.orelse, in_loop)
         env0 = dict(self.scope.env)
-        then_stmts, then_out = self.sub_block(lambda: self.lower_stmts(s.body, in_loop))
+        then_stmts, then_out = self.sub_block(lambda: self.lower_stmts(s.body, in_loop), None)
         then_env = self.scope.env
         self.scope.env = dict(env0)
-        else_stmts, else_out = self.sub_block(lambda: self.lower_stmts(s.orelse, in_loop))
+        else_stmts, else_out = self.sub_block(lambda: self.lower_stmts(s.orelse, in_loop), None)
         else_env = self.scope.env
         self.scope.env = dict(env0)
         if then_out == "raise" or else_out == "raise":
@@ -156,6 +166,20 @@ class ControlFlowLowering:
                 if isinstance(a, gast.Constant):
                     args.append(a.value)
                     continue
+                bound = self.scope.binding(a.id) if isinstance(a, gast.Name) else None
+                if isinstance(bound, Const) and _simple(bound.value) and \
+                        not any(loop for _, _, loop in self.stmt_stack):
+                    # a local bound to a constant (an option string a helper is given):
+                    # isinstance(multioutput, str) asks its type, known now
+                    args.append(bound.value)
+                    continue
+                if fn.obj is isinstance and i == 0 and array_fact(self, bound) is not None:
+                    cls = self.peek_static(test.args[1]) if len(test.args) == 2 else None
+                    return None if cls is None else known_isinstance(self, bound, cls.obj)
+                if fn.obj is hasattr and i == 0 and array_fact(self, bound) is not None:
+                    name = test.args[1] if len(test.args) == 2 else None
+                    return known_hasattr(self, bound, name.value) if isinstance(
+                        name, gast.Constant) else None
                 if isinstance(a, gast.Name) and self.scope.binding(a.id) is not None and \
                         not isinstance(self.scope.binding(a.id), Static):
                     seq_type = _static_seq_type(self.scope.binding(a.id))
@@ -207,6 +231,9 @@ class ControlFlowLowering:
                     return None  # (`if offset is None:` of a default left out)
                 if isinstance(bound, Static) and _simple(bound.obj):
                     return bound.obj
+                if isinstance(bound, Const) and _simple(bound.value) and \
+                        not any(loop for _, _, loop in self.stmt_stack):
+                    return bound.value  # (a flag a helper is given: dense_output=True)
                 return _UNKNOWN
             v = self.peek_static(node)
             if v is not None and _simple(v.obj):
@@ -291,13 +318,78 @@ class ControlFlowLowering:
                 self.grown.add(outs[-1])
             if a in self.scope.fresh and b in self.scope.fresh:
                 self.scope.fresh.add(outs[-1])
-        # names bound in only one branch are undefined afterwards
-        for name in set(then_env) ^ set(else_env):
-            self.scope.env[name] = Undefined(name)
+            facts = (array_fact(self, a), array_fact(self, b))
+            if facts[0] is not None and facts[0] == facts[1]:  # an array either way
+                self.param_ranks[outs[-1]] = facts[0]
+            letters = (dtype_letter(self, a), dtype_letter(self, b))
+            if None not in letters:  # a dtype either way (float32 or float)
+                self.dtype_values[outs[-1]] = letters[0] if letters[0] == letters[1] else ""
+        # names bound in only one branch are undefined afterwards; a value read later only
+        # under the same test (`if fit: c = w[-2]` ... `if fit: loss += c`) is not computed
+        # on the other path, where nothing reads it
+        for name in sorted(set(then_env) ^ set(else_env)):
+            value = then_env.get(name, else_env.get(name))
+            if not isinstance(value, (Var, Const)) or isinstance(value, Const) and \
+                    value.value is prims.NOT_COMPUTED or not self.read_later(name) or \
+                    not self.read_under_the_same_test(s, name, name in then_env):
+                self.scope.env[name] = Undefined(name)
+                continue
+            missing = Const(prims.NOT_COMPUTED)
+            then_res.append(self.materialize_in(then_stmts, then_env.get(name, missing)))
+            else_res.append(self.materialize_in(else_stmts, else_env.get(name, missing)))
+            outs.append(self.fresh(name))
+            self.scope.env[name] = outs[-1]
         if then_stmts or else_stmts or outs:
             self.stmts.append(If(cond, Block(tuple(then_stmts), tuple(then_res)),
                                  Block(tuple(else_stmts), tuple(else_res)), tuple(outs),
                                  self.loc(s)))
+
+    def read_under_the_same_test(self, s, name, in_then) -> bool:
+        """Is `name`, bound by one branch of the `if` `s`, read (in this function) only in
+        that branch of later `if`s with the same test, a test of names bound once and not
+        in a loop around `s`, so that it is read only where it was computed?"""
+        test = gast.dump(s.test)
+        tested = {n.id for n in gast.walk(s.test) if isinstance(n, gast.Name)}
+        if any(isinstance(n, (gast.Call, gast.NamedExpr, gast.Await)) for n in gast.walk(s.test)):
+            return False
+        body = self.scope_body()
+        node = self.scope.local_node if self.scope.local_node is not None else \
+            self.scope.parsed.node
+        args = getattr(node, "args", None)
+        stores: dict = {a.id: 1 for a in (args.args + args.kwonlyargs if args else [])
+                        if isinstance(a, gast.Name)}
+        for node in gast.walk(gast.Module(body=list(body), type_ignores=[])):
+            if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
+                stores[node.id] = stores.get(node.id, 0) + 1
+        if any(stores.get(n, 0) > 1 for n in tested):
+            return False
+
+        def guarded(stmts, in_loop) -> bool:
+            for st in stmts:
+                if st is s:
+                    if in_loop:
+                        return False
+                    continue
+                if isinstance(st, gast.If) and gast.dump(st.test) == test:
+                    # (its branch that reads the name runs where `s`'s branch that bound it
+                    # ran: the test's names are bound once)
+                    other = st.orelse if in_then else st.body
+                    if not guarded(other, in_loop) or loads(st.test, name):
+                        return False
+                    continue
+                inner = _child_blocks(st)
+                if inner is None:
+                    if loads(st, name):
+                        return False
+                    continue
+                head, blocks = inner
+                if head is not None and loads(head, name):
+                    return False
+                loop = in_loop or isinstance(st, (gast.For, gast.While))
+                if not all(guarded(b, loop) for b in blocks):
+                    return False
+            return True
+        return guarded(body, False)
 
     def merge_items(self, xs, ys, branches) -> tuple:
         """The items of a tuple (or a dict's values) after an `if`: an item both branches
@@ -442,7 +534,7 @@ class ControlFlowLowering:
             self.lower_stmts(normalize_exits(list(s.body)), in_loop=True)
             return [self.materialize(self.scope.env[n]) for n in carried]
 
-        body_stmts, results = self.sub_block(body)
+        body_stmts, results = self.sub_block(body, frozenset(carried))
         self.scope.env = env0
         outs = [self.fresh(n) for n in carried]
         for n, o in zip(carried, outs):
@@ -566,8 +658,8 @@ class ControlFlowLowering:
             nxt = self.emit(operator.add, [index, step], hint=idx_name)
             return [nxt] + [self.materialize(self.scope.env[n]) for n in names[1:]]
 
-        cond_stmts, c = self.sub_block(cond)
-        body_stmts, results = self.sub_block(body)
+        cond_stmts, c = self.sub_block(cond, frozenset(names))
+        body_stmts, results = self.sub_block(body, frozenset(names))
         self.scope.env = env0
         outs = [self.fresh(n) for n in names]
         self.check_carried_fresh(params, results, outs, s, body_stmts)
@@ -606,8 +698,8 @@ class ControlFlowLowering:
                 self.scope.env["__break__"] = Const(True)
             return [self.materialize(self.scope.env[n]) for n in names]
 
-        cond_stmts, c = self.sub_block(cond)
-        body_stmts, results = self.sub_block(body)
+        cond_stmts, c = self.sub_block(cond, frozenset(names))
+        body_stmts, results = self.sub_block(body, frozenset(names))
         self.scope.env = env0
         outs = [self.fresh(n if n != "__break__" else "broke") for n in names]
         self.check_carried_fresh(params, results, outs, s, body_stmts)
@@ -617,3 +709,18 @@ class ControlFlowLowering:
         self.stmts.append(While(tuple(params), tuple(inits), Block(tuple(cond_stmts), (c,)),
                                 Block(tuple(body_stmts), tuple(results)), tuple(outs),
                                 self.loc(s)))
+
+
+def _child_blocks(st):
+    """(the header expression, the statement lists) of a compound statement, else None."""
+    if isinstance(st, gast.If):
+        return st.test, [st.body, st.orelse]
+    if isinstance(st, (gast.For, gast.While)):
+        head = st.iter if isinstance(st, gast.For) else st.test
+        return head, [st.body, st.orelse]
+    if isinstance(st, gast.With):
+        return gast.Tuple(elts=[i.context_expr for i in st.items], ctx=gast.Load()), [st.body]
+    if isinstance(st, gast.Try):
+        return None  # (read as a whole)
+    return None
+

@@ -237,10 +237,19 @@ class ExpressionLowering:
         """{"w": w, "b": b} with constant keys: a StaticDict (looked up while compiling)."""
         out = StaticDict((), ())
         for k, v in zip(keys, values):
-            if k is None:
-                self.error(UnsupportedSyntaxError, "`**` in a dict literal is not supported",
-                           v, "write each item")
-                raise Abort
+            if k is None:  # {**defaults, **options}: the items of a dict known now
+                d = self.expr(v)
+                if isinstance(d, Static) and type(d.obj) is dict and \
+                        all(isinstance(key, (str, int)) for key in d.obj):
+                    d = StaticDict(tuple(d.obj), tuple(self.global_value(x, f"{d.name}[{key!r}]")
+                                                       for key, x in d.obj.items()))
+                if not isinstance(d, StaticDict):
+                    self.error(UnsupportedSyntaxError, "`**` in a dict literal of a dict not "
+                               "written in the function", v, "write each item")
+                    raise Abort
+                for key, x in zip(d.keys, d.values):
+                    out = out.with_item(key, x)
+                continue
             key = self.expr(k)
             if not (isinstance(key, Const) and isinstance(key.value, (str, int, tuple))):
                 self.error(UnsupportedSyntaxError, "a dict key must be a constant (a string, "
@@ -285,11 +294,23 @@ class ExpressionLowering:
     def lower_boolop(self, op, values, node):
         # `a and b` is `b if a else a`; `a or b` is `a if a else b` (short-circuit kept)
         left = self.materialize(self.expr(values[0]))
+        stops = isinstance(op, gast.Or)  # (the truth that ends the evaluation)
         for rest in values[1:]:
+            if self.truth_of(left) is not None:
+                # a value lowering computed (`not issparse(X)` of an array argument): the
+                # operand that Python's short-circuit picks, and nothing else
+                if self.truth_of(left) == stops:
+                    return left
+                left = self.materialize(self.expr(rest))
+                continue
             env0 = dict(self.scope.env)
             stmts, right = self.sub_block(lambda r=rest: self.materialize(self.expr(r)))
             self.scope.env = env0
             out = self.fresh("_b")
+            if self.truth_of(right) is stops:
+                # `flag and issparse(X)`: false whatever `flag` is (it is `flag` or False),
+                # though its value is known only where the code runs
+                self.known_truth[out] = stops
             if isinstance(op, gast.And):
                 blk_t, blk_f = Block(tuple(stmts), (right,)), Block((), (left,))
             else:
@@ -297,6 +318,13 @@ class ExpressionLowering:
             self.stmts.append(If(left, blk_t, blk_f, (out,), self.loc(node)))
             left = out
         return left
+
+    def truth_of(self, value):
+        """The truth of a lowered value where lowering knows it (a constant, `x and False`),
+        else None."""
+        if type(value) is Const and type(value.value) in (bool, int, str, type(None)):
+            return bool(value.value)
+        return self.known_truth.get(value) if isinstance(value, Var) else None
 
     def lower_compare(self, left, ops, comps, node):
         lv = self.expr(left)
@@ -319,8 +347,8 @@ class ExpressionLowering:
         if decided is not None:  # as for an `if` statement: only the branch that runs
             return self.expr(body if decided else orelse)
         cond = self.materialize(self.expr(test))
-        if isinstance(cond, Const) and type(cond.value) in (bool, int, str, type(None)):
-            return self.expr(body if cond.value else orelse)  # (a test lowering computed)
+        if self.truth_of(cond) is not None:  # (a test lowering computed)
+            return self.expr(body if self.truth_of(cond) else orelse)
         env0 = dict(self.scope.env)
         ts, tv = self.sub_block(lambda: self.materialize(self.expr(body)))
         self.scope.env = dict(env0)

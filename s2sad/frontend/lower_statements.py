@@ -19,6 +19,7 @@ from s2sad.errors import (
     S2SADError,
     UnsupportedSyntaxError,
 )
+from s2sad.frontend.aliasing import output_argument
 from s2sad.frontend.lower_calls import in_library
 from s2sad.frontend.normalize import assigned_names, contains
 from s2sad.frontend.source import parse_function
@@ -130,6 +131,9 @@ class StatementLowering:
                     self.lower_extend(target.id, value, s, in_loop)  # in place: appends
                     return None
                 other = self.shared(target.id, left)
+                rebinds = self.inplace_rebinds(target.id, left) if other is not None else []
+                if rebinds is not None:
+                    other = None  # (NumPy's array updated in place: its names rebound)
                 if other is not None:
                     # NumPy updates an array in place: refused once kinds say it is one
                     self.inplace_updates.append((left, self.loc(s), target.id, other,
@@ -143,6 +147,8 @@ class StatementLowering:
                     self.aug_assignments.append((left, result, self.loc(s), target.id,
                                                  OP_SYMBOLS.get(type(op), "<op>")))
                 self.assign(target, result)
+                for scope, name in rebinds or ():
+                    scope.env[name] = result
             case gast.Expr():
                 self.lower_expression_statement(s, in_loop)
             case gast.Assert(test=test, msg=msg):
@@ -209,12 +215,11 @@ class StatementLowering:
                     is_add_at(self.peek_static(func).obj):
                 # np.add.at(a, idx, v): accumulate at repeated indices, into a new version of a
                 cur = self.name_load(base.id, base)
-                self.check_writable(base.id, cur, base)
+                rebinds = self.check_writable(base.id, cur, base)
                 new = self.emit(prims.index_add, [cur, self.materialize(self.expr(index)),
                                                   self.materialize(self.expr(value))],
                                 hint=base.id, node=s)
-                self.scope.fresh.add(new)
-                self.scope.env[base.id] = new
+                self.written(base.id, new, rebinds)
             case gast.Expr(value=gast.Call(func=func) as call) \
                     if self.peek_static(func) is not None and \
                     self.peek_static(func).obj is print:
@@ -301,7 +306,7 @@ class StatementLowering:
         gradient runs after it is left."""
         managers = []
         for item in items:
-            cm = self.effect_value(item.context_expr)
+            cm = self.context_manager(item.context_expr)
             entered = self.emit(prims.Opaque(prims.ContextCall(False), [], effect_only=True),
                                 [cm], hint="_entered", node=s)
             if item.optional_vars is not None:
@@ -312,6 +317,23 @@ class StatementLowering:
             self.emit(prims.Opaque(prims.ContextCall(True), [], effect_only=True), [cm],
                       hint="_left", node=s)
         return out
+
+    def context_manager(self, node):
+        """The context manager of a `with`: an object of a class made there
+        (`warnings.catch_warnings()`, a timer) is made where the code runs, as its
+        `__enter__` and `__exit__` are called, not kept as a record while compiling."""
+        if isinstance(node, gast.Call):
+            callee = self.peek_static(node.func)
+            if callee is not None and isinstance(callee.obj, type) and \
+                    not self.table.is_primitive(callee.obj):
+                n_stmts = len(self.stmts)
+                args, kwargs = self.call_args(node)
+                made = self.opaque_call(callee.obj, args, kwargs, node, [], n_stmts,
+                                        callee.name)
+                if made is not None:
+                    self.stmts[-1].fn.effect_only = True
+                    return made
+        return self.effect_value(node)
 
     def lower_verbatim(self, s, what):
         """A statement the compiler does not lower (`try`), run as written: made a function
@@ -394,6 +416,14 @@ class StatementLowering:
     def written_argument(self, call):
         """The name of an array the function created that `call` writes into, or None."""
         target = _writer_target(call, self.peek_static)
+        if isinstance(target, gast.Call) and len(target.args) == 1 and not target.keywords \
+                and isinstance(target.args[0], gast.Name):
+            # out=np.asarray(X) of an array X: X itself
+            fn = self.peek_static(target.func)
+            bound = self.scope.binding(target.args[0].id)
+            if fn is not None and any(fn.obj is f for f in (np.asarray, np.asanyarray)) and \
+                    self.param_ranks.get(bound, (0, 0))[1]:
+                target = target.args[0]
         if not isinstance(target, gast.Name):
             return None
         bound = self.scope.binding(target.id)
@@ -401,9 +431,17 @@ class StatementLowering:
 
     def lower_written_copy(self, call, name, s):
         """np.fill_diagonal(m, v), m.fill(v), np.copyto(m, b), f(..., out=m) on an array the
-        function created: `m_1 = m.copy()`, then the call on `m_1` (a new version of `m`)."""
+        function (or one that called it) created: a new version of `m`. `m_1 = f(...)` for a
+        primitive f with out=m, `m_1 = m.copy()` then the call on `m_1` for the others."""
         cur = self.name_load(name, call)
-        self.check_writable(name, cur, call)
+        rebinds = self.check_writable(name, cur, call)
+        positional_out = _out_keyword(call) is None and isinstance(
+            getattr(self.peek_static(call.func), "obj", None), np.ufunc)
+        if _out_keyword(call) is not None or positional_out:
+            value = self.out_value(call, cur)
+            if value is not None:
+                self.written(name, self.materialize(value), rebinds)
+                return
         func = call.func
         args = [a for a in call.args if not (isinstance(a, gast.Name) and a.id == name)] \
             if _out_keyword(call) is None else list(call.args)
@@ -418,6 +456,13 @@ class StatementLowering:
             rest = args if _out_keyword(call) is None else list(call.args)
         values = [self.materialize(self.expr(a)) for a in rest]
         kw = [(k.arg, self.materialize(self.expr(k.value))) for k in keywords]
+        if writer is np.fill_diagonal and len(values) == 1 and \
+                all(n == "wrap" and v == Const(False) for n, v in kw):
+            # a write into a copy the compiler differentiates (the diagonal takes val's
+            # derivative), printed as written
+            new = self.emit(prims.filled_diagonal, [cur, values[0]], hint=name, node=s)
+            self.written(name, new, rebinds)
+            return
         if _out_keyword(call) is not None:
             kw.append(("out", Const(None)))  # (replaced by the copy: see WrittenCopy)
             writer = prims.OutWriter(writer)
@@ -427,8 +472,27 @@ class StatementLowering:
             f"`{name} = np.where(...)`, `{name} = {name} + ...`")
         new = self.emit(prims.Opaque(prims.WrittenCopy(writer, spelling), [error]),
                         [cur] + values, kw, hint=name, node=s)
-        self.scope.fresh.add(new)
-        self.scope.env[name] = new
+        self.written(name, new, rebinds)
+
+    def out_value(self, call, cur):
+        """What f(..., out=m) writes into m, where f is a primitive: f's value (cast to m's
+        dtype, as NumPy casts it, where an operand other than m may have another), a new
+        version of m. None for a callee the compiler cannot read."""
+        fn = self.peek_static(call.func)
+        if fn is None or not self.table.is_primitive(fn.obj):
+            return None
+        args, kwargs = self.call_args(call)
+        kwargs = [(k, v) for k, v in kwargs if k != "out"]
+        if isinstance(fn.obj, np.ufunc):
+            args = args[:fn.obj.nin]  # (np.exp(m, m): the output by position)
+        if output_argument(fn.obj, args, kwargs) is not None:
+            return None
+        value = self.call_value(fn.obj, args, kwargs, call)
+        if not all(a is cur or type(a) is Const and type(a.value) in (int, float, bool)
+                   for a in args):
+            dtype = self.call_value(prims.Attr("dtype"), [cur], [], call, "_dtype")
+            value = self.call_value(np.asarray, [value], [("dtype", dtype)], call)
+        return value
 
     def store_attribute(self, base, attr, value, node):
         """`obj.name = v` on an object the function was given (`self`, a global object):
@@ -700,12 +764,11 @@ class StatementLowering:
                 items[k.value] = value
                 self.rebind_written(name, cur, StaticSeq(tuple(items), True), node)
                 return
-        self.check_writable(name, cur, base)
+        rebinds = self.check_writable(name, cur, base)
         iv = self.materialize(self.expr(index))
         new = self.emit(prims.index_update, [cur, iv, self.materialize(value)], hint=name,
                         node=node)
-        self.scope.fresh.add(new)
-        self.scope.env[name] = new
+        self.written(name, new, rebinds)
 
     def rebind_written(self, name, cur, new, node):
         """After `name[key] = v` on a dict or list written in the function (kept static, a
@@ -748,28 +811,112 @@ class StatementLowering:
             any(contains_item(value, q) for q in roots)
 
     def check_writable(self, name, cur, node):
-        if not isinstance(cur, Var) or cur not in self.scope.fresh:
+        """Check that a write into the array `cur`, bound to `name`, can be a new version of
+        it: an array this function, or a function that called it, created (an inlined
+        helper's argument: the caller's array), that no other name sees but by being bound
+        to the same array. Those names are the writes' to rebind: (scope, name) pairs."""
+        owner = self.owner_of(cur)
+        if owner is None:
             params = {p for p in self.scope.parsed.node.args.args}
             is_param = any(getattr(p, "id", None) == name for p in params)
-            what = ("an argument of the function" if is_param and cur is not None
-                    and not (isinstance(cur, Var) and cur in self.scope.fresh)
-                    else "not an array this function created")
+            what = "an argument of the function" if is_param and cur is not None \
+                else "not an array this function created"
             if isinstance(cur, Var) and cur in self.view_base:
                 what = "a view of another array"
             self.error(NonDifferentiableError, f"cannot write into `{name}`: it is {what}",
                        node, f"write into a copy: `{name} = {name}.copy()` (or np.array(...)) "
                        "before assigning into it; s2sad never modifies the caller's arrays")
             raise Abort
-        same = self.may_be(cur)
-        for other, v in self.scope.env.items():
-            if other == name:
-                continue
-            if self.refers_to(v, same) and self.read_later(other):
+        if not self.can_rebind(self.scope, name):
+            self.error(NonDifferentiableError, f"cannot write into `{name}` here: the loop or "
+                       f"expression around the write does not carry `{name}`'s new values",
+                       node, f"assign the new values to `{name}` instead (`{name} = f(...)`)")
+            raise Abort
+        rebinds = []
+        for scope, other, v in self.aliases(name, cur, owner):
+            if v is cur and self.can_rebind(scope, other):
+                rebinds.append((scope, other))  # (the same array: it sees the write)
+            elif v is cur and self.read_later(other):
+                self.error(NonDifferentiableError, f"cannot write into `{name}` here: "
+                           f"`{other}` is the same array, and takes the new values only "
+                           "where the write is not inside a loop or a branch that does not "
+                           f"assign `{other}` itself", node,
+                           f"assign the written array to `{other}` in that loop (`{other} = "
+                           f"f({other})`), or write into a copy")
+                raise Abort
+            elif self.read_later(other):
                 self.error(NonDifferentiableError, f"cannot write into `{name}`: `{other}` "
                            "refers to the same array (or a view of it), and would see the write "
                            "in Python but not in the derivative", node,
                            f"make `{other}` a copy (`{other} = {name}.copy()`), or stop using it")
                 raise Abort
+        return rebinds
+
+    def inplace_rebinds(self, name, cur):
+        """The other names that see `name op= v` change the NumPy array `cur` (an array by
+        the facts of the compile) and can take its new value: (scope, name) pairs, in this
+        function and those that called it. None where `cur` may not be an array, or where
+        one of them is a view of it or holds it, or cannot be rebound here."""
+        if not self.param_ranks.get(cur, (0, 0))[1] or not self.can_rebind(self.scope, name):
+            return None
+        out = []
+        for scope, other, v in self.aliases(name, cur, None):
+            if not self.read_later(other):
+                continue
+            if v is not cur or not self.can_rebind(scope, other):
+                return None
+            out.append((scope, other))
+        return out
+
+    def owner_of(self, cur):
+        """The scope (this function or one that called it) that created the array `cur`,
+        or None (an argument of the differentiated function, a view, a global)."""
+        scope = self.scope
+        while scope is not None and isinstance(cur, Var):
+            if cur in scope.fresh:
+                return scope
+            scope = scope.caller
+        return None
+
+    def aliases(self, name, cur, upto):
+        """(scope, name, value) of the other names that may see the array `cur`: in this
+        function, and in the functions that called it up to `upto`."""
+        same = self.may_be(cur)
+        scope, out = self.scope, []
+        while scope is not None:
+            for other, v in scope.env.items():
+                if (other != name or scope is not self.scope) and self.refers_to(v, same):
+                    out.append((scope, other, v))
+            if scope is upto:
+                break
+            scope = scope.caller
+        return out
+
+    def can_rebind(self, scope, name) -> bool:
+        """Can `name` of `scope` (this function or one that called it) take a new value
+        here? Not inside a loop of that function that does not carry it (where it was bound
+        before the loop), nor a part of an expression lowered apart; nor inside any branch
+        or loop of a function it called, whose values the construct merges or carries for
+        its own names only."""
+        inner, s = set(), self.scope
+        while s is not None and s is not scope:
+            inner.add(id(s))
+            s = s.caller
+        for s, carried, before in self.rebind_frames:
+            if s is scope and carried is not None and name not in carried and name in before:
+                return False  # (a name bound inside the loop is the body's own)
+            if id(s) in inner:
+                return False
+        return True
+
+    def written(self, name, new, rebinds):
+        """Bind `name`, and the names that see the same array (check_writable), to the new
+        version `new` of the array that was written: an array their functions own."""
+        self.scope.fresh.add(new)
+        self.scope.env[name] = new
+        for scope, other in rebinds:
+            scope.fresh.add(new)
+            scope.env[other] = new
 
     def may_be(self, cur) -> set:
         """The variables whose array `cur` may be, or look into, in NumPy: itself, the array
@@ -797,6 +944,9 @@ class StatementLowering:
             return any(self.refers_to(v, same) for v in value.items)
         if isinstance(value, StaticDict):
             return any(self.refers_to(v, same) for v in value.values)
+        if isinstance(value, ObjectRecord):  # (an attribute of an object made in the code)
+            return any(self.refers_to(v, same) for v in value.attrs.values()
+                       if not isinstance(v, ObjectRecord))
         return False
 
     def shared(self, name: str, cur):
@@ -835,6 +985,10 @@ class StatementLowering:
                 self.shape_source[new] = self.shape_source[var]
             if var in self.param_ranks:
                 self.param_ranks[new] = self.param_ranks[var]
+            if var in self.dtype_values:
+                self.dtype_values[new] = self.dtype_values[var]
+            if var in self.numbers:
+                self.numbers.add(new)
             return new
         return var
 
@@ -871,11 +1025,16 @@ def _out_keyword(call):
 
 
 def _writer_target(call, peek_static):
-    """The expression a call writes into: `m` of np.fill_diagonal(m, v), m.fill(v), or
-    f(..., out=m); None for a call that writes into none of its arguments as far as known."""
+    """The expression a call writes into: `m` of np.fill_diagonal(m, v), m.fill(v),
+    f(..., out=m) or a ufunc's output by position (np.exp(m, m)); None for a call that
+    writes into none of its arguments as far as known."""
     out = _out_keyword(call)
     if out is not None:
         return out
+    fn = peek_static(call.func)
+    if fn is not None and isinstance(fn.obj, np.ufunc) and len(call.args) > fn.obj.nin and \
+            not any(isinstance(a, gast.Starred) for a in call.args):
+        return call.args[fn.obj.nin]
     func = call.func
     if isinstance(func, gast.Attribute) and func.attr in _WRITING_METHODS and \
             isinstance(func.value, gast.Name) and peek_static(func.value) is None:

@@ -109,7 +109,43 @@ def assigned_names(stmts: list) -> list:
             elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
                     node.func.attr == "append" and isinstance(node.func.value, gast.Name):
                 seen.setdefault(node.func.value.id, None)  # ys.append(y): a new version
+            if isinstance(node, gast.Call):
+                written = _written_by(node)
+                if written is not None:
+                    seen.setdefault(written, None)
     return list(seen)
+
+
+# NumPy's functions that write into their first argument, and the array methods that write
+# into their array (by name: lowering tells them apart by what they are)
+_WRITER_NAMES = frozenset({"fill_diagonal", "copyto", "put", "place", "putmask",
+                           "put_along_axis"})
+_WRITING_METHOD_NAMES = frozenset({"fill", "sort", "put", "itemset", "partition", "resize",
+                                   "setfield", "setflags"})
+
+
+def _written_by(call):
+    """The name a call may write into as far as its syntax tells (`out=m`,
+    np.fill_diagonal(m, v), m.fill(v)): a new version of `m`, as `m[i] = v` makes one."""
+    for k in call.keywords:
+        out = k.value
+        if k.arg == "out" and isinstance(out, gast.Call) and len(out.args) == 1:
+            out = out.args[0]  # (out=np.asarray(m))
+        if k.arg == "out" and isinstance(out, gast.Name):
+            return out.id
+    func = call.func
+    name = func.attr if isinstance(func, gast.Attribute) else \
+        func.id if isinstance(func, gast.Name) else None
+    if name in _WRITER_NAMES and call.args and isinstance(call.args[0], gast.Name):
+        return call.args[0].id
+    if isinstance(func, gast.Attribute) and func.attr in _WRITING_METHOD_NAMES and \
+            isinstance(func.value, gast.Name):
+        return func.value.id
+    names = [a.id for a in call.args if isinstance(a, gast.Name)]
+    if len(call.args) > 1 and isinstance(call.args[-1], gast.Name) and \
+            call.args[-1].id in names[:-1]:
+        return call.args[-1].id  # (np.exp(m, m): a ufunc's output by position)
+    return None
 
 
 def lift_loop_returns(stmts: list) -> list:

@@ -221,13 +221,19 @@ def _pairwise(d, metric, p):
 
 
 def cdist(XA, XB, metric="euclidean", *, p=2.0):
-    XA = np.asarray(XA)
-    XB = np.asarray(XB)
+    XA = np.asarray(XA, dtype=np.float64)  # (SciPy computes in double precision)
+    XB = np.asarray(XB, dtype=np.float64)
+    if XA.ndim != 2:
+        raise ValueError("XA must be a 2-dimensional array.")
+    if XB.ndim != 2:
+        raise ValueError("XB must be a 2-dimensional array.")
     return _pairwise(XA[:, None, :] - XB[None, :, :], metric, p)
 
 
 def pdist(X, metric="euclidean", *, p=2.0):
-    X = np.asarray(X)
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError("A 2-dimensional array must be passed.")
     rows, cols = np.triu_indices(X.shape[0], 1)
     return _pairwise(X[rows] - X[cols], metric, p)
 
@@ -237,7 +243,7 @@ def squareform(X, force="no", checks=True):
     if X.ndim == 1:  # condensed distances -> the symmetric matrix, zero diagonal
         n = int(round((1.0 + np.sqrt(1.0 + 8.0 * X.shape[0])) / 2.0))
         rows, cols = np.triu_indices(n, 1)
-        M = np.zeros((n, n))
+        M = np.zeros((n, n), dtype=X.dtype)
         M[rows, cols] = X
         return M + M.T
     rows, cols = np.triu_indices(X.shape[0], 1)

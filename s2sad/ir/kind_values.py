@@ -216,6 +216,10 @@ def kind_of_value(v, keep_value: bool = True, facts: bool = False) -> Kind:
         if letter in ("i", "b", "u") and keep_value:
             return scalar(letter, v.item())
         return scalar(letter)
+    if isinstance(v, np.dtype) and not keep_value:
+        # a dtype known where the code runs (x.dtype, np.result_type(x, y)): its letter,
+        # which a cast to it (x.astype(d), np.asarray(x, dtype=d)) gives its result
+        return Kind("object", dtype=_dtype_letter(v))
     if isinstance(v, tuple):
         items = tuple(kind_of_value(x, keep_value) for x in v)
         if type(v) is not tuple and is_record(v):
@@ -357,6 +361,10 @@ def _draw(k: Kind, complex_part: bool) -> np.ndarray:
     return values + 0.5j if complex_part else values
 
 
+_DTYPE_STAND_INS = {"f": np.dtype(np.float64), "c": np.dtype(np.complex128),
+                    "i": np.dtype(np.int64), "b": np.dtype(np.bool_)}
+
+
 # the most entries of an array stand-in (a larger array's kind comes from the shape rules,
 # or loses its shape)
 EXAMPLE_CAP = 1_000_000
@@ -374,7 +382,7 @@ def can_stand_in(k: Kind) -> bool:
                                         k.family in LAZY_FAMILIES)
     if k.tag in ("tuple", "list"):
         return all(can_stand_in(i) for i in k.items)
-    return False
+    return k.tag == "object" and k.dtype in _DTYPE_STAND_INS  # (a dtype of run time)
 
 
 def example(k: Kind, tag_ok=True, other=False):
@@ -409,6 +417,8 @@ def example(k: Kind, tag_ok=True, other=False):
                 _EXAMPLES.clear()
             _EXAMPLES[k] = cached
         return cached
+    if k.tag == "object" and k.dtype in _DTYPE_STAND_INS:
+        return _DTYPE_STAND_INS[k.dtype]
     if k.tag == "tuple":
         return tuple(example(i, other=other) for i in k.items)
     if k.tag == "list":

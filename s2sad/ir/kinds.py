@@ -169,9 +169,10 @@ def _of_family(k: Kind, family: str) -> Kind:
 
 
 def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:
-    if any(n == "dtype" and k.tag == "object" and k.value is _UNSET for n, k in kwarg_kinds):
-        # dtype=x.dtype (a dtype known only where the code runs): the operand's kind, as
-        # without it (a kind holds a dtype's letter, which dtype=x.dtype keeps)
+    if any(n == "dtype" and k.tag == "object" and k.value is _UNSET and not k.dtype
+           for n, k in kwarg_kinds):
+        # dtype=d of a value whose letter is not known: the operand's kind, as without it
+        # (a dtype known where the code runs has its letter in its kind: kind_of_value)
         kwarg_kinds = [(n, k) for n, k in kwarg_kinds if n != "dtype"]
     # a shape rule first: the kind from the operands' kinds alone, with no stand-in (whose
     # size, and the compile's cost, would grow with the data's; none is made above a
@@ -209,7 +210,7 @@ def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:
     keep = all(k.known for k in arg_kinds) and all(k.known for _, k in kwarg_kinds)
     out = kind_of_value(result, keep_value=keep)
     if out.tag == "object" and not keep:
-        out = Kind("object")
+        out = Kind("object", dtype=out.dtype)  # (a dtype's letter: kind_of_value)
     if out.tag in ("array", "tuple", "list") and any(_unknown_float(k) for k in arg_kinds) or \
             any(_unknown_float(k) for _, k in kwarg_kinds):
         # a shape computed from a float whose value is not known (np.arange(x)) must not
@@ -254,8 +255,19 @@ def _fallback(fn, arg_kinds, kwarg_kinds=()) -> Kind:
         if dt is None:
             dts = {k.dtype for k in arg_kinds}
             dt = "c" if "c" in dts else "f" if "f" in dts else ""
+        if dt and _inner_product(fn, arg_kinds, kwarg_kinds):
+            return scalar(dt)  # (np.dot(a, b) of two vectors of a length the data decide)
         return array(dt, None) if dt else UNKNOWN
     return UNKNOWN
+
+
+_INNER_PRODUCTS = (np.dot, np.inner, np.vdot, np.matmul, operator.matmul)
+
+
+def _inner_product(fn, arg_kinds, kwarg_kinds) -> bool:
+    """Is the call a product of two vectors (a number whatever their common length)?"""
+    return any(fn is p for p in _INNER_PRODUCTS) and not kwarg_kinds and \
+        len(arg_kinds) == 2 and all(k.tag == "array" and k.ndim == 1 for k in arg_kinds)
 
 
 def _sized(k: Kind) -> Kind:
@@ -477,6 +489,20 @@ def _sum_to_shape_kind(args, kwargs):
 
 KIND_RULES[prims.sum_to_shape] = _sum_to_shape_kind
 KIND_RULES[np.broadcast_to] = _broadcast_to_kind
+
+
+def _python_number_kind(letter):
+    """float(x), int(x), complex(x): a Python number whatever `x` is (an array's one
+    item); its value where `x`'s is known (evaluated)."""
+    def rule(args, kwargs):
+        if all(k.known for k in args) and all(k.known for k in kwargs.values()):
+            return None
+        return scalar(letter)
+    return rule
+
+
+for _f, _letter in ((float, "f"), (int, "i"), (complex, "c")):
+    KIND_RULES[_f] = _python_number_kind(_letter)
 
 
 def _constructor_kind(args, kwargs):

@@ -395,6 +395,15 @@ def index_update(acc, index, v):
     return out
 
 
+def filled_diagonal(a, val):
+    """`a` with np.fill_diagonal(a, val) done to a copy (the value semantics of the write,
+    as `index_update` is of `a[i] = v`). Printed as the user wrote it: `a_1 = a.copy()`,
+    `np.fill_diagonal(a_1, val)`."""
+    out = np.array(a, copy=True)
+    np.fill_diagonal(out, val)
+    return out
+
+
 def index_update_inplace(acc, index, v):
     """`acc[index] = v` on an array the generated code owns."""
     acc[index] = v

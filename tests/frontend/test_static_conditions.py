@@ -220,9 +220,10 @@ def test_keyword_only_options_and_flags_are_facts():
 
 def norm_of_the_weights(coef):
     # (scikit-learn's LinearModelLoss.l2_penalty: `weights.ndim` of a computed array is
-    # known only from the kinds; np.ravel(..., order="K") has no rule)
+    # known only from the kinds; np.ravel(..., order="A") has no rule: it follows the
+    # array's memory layout, which its derivative need not share)
     weights = coef[:-1]
-    return weights @ weights if weights.ndim == 1 else np.sum(np.ravel(weights, order="K") ** 2)
+    return weights @ weights if weights.ndim == 1 else np.sum(np.ravel(weights, order="A") ** 2)
 
 
 def test_a_branch_the_kinds_decide_is_the_only_one_differentiated():
@@ -239,5 +240,5 @@ def test_a_branch_the_kinds_decide_is_the_only_one_differentiated():
 
 def test_the_branch_the_kinds_take_is_refused_where_it_has_no_rule():
     with pytest.raises(s2sad.MissingRuleError, match="order") as err:
-        s2sad.grad(norm_of_the_weights)(np.ones((3, 2)))  # (2-d: np.ravel(order="K"))
+        s2sad.grad(norm_of_the_weights)(np.ones((3, 2)))  # (2-d: np.ravel(order="A"))
     assert err.value.filename == __file__

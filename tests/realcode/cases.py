@@ -301,8 +301,9 @@ add(SKLEARN, "kernels.RBF(length_scale=exp(theta))", _kernel_theta(
     lambda t: gpk.RBF(length_scale=np.exp(t)), 1), oracle="RBF eval_gradient")
 add(SKLEARN, "kernels.Matern(exp(theta), nu=1.5)", _kernel_theta(
     lambda t: gpk.Matern(length_scale=np.exp(t), nu=1.5), 1), oracle="Matern eval_gradient")
+# (theta in the kernel's own order, the hyperparameters' names sorted: alpha, length_scale)
 add(SKLEARN, "kernels.RationalQuadratic(exp(theta))", _kernel_theta(
-    lambda t: gpk.RationalQuadratic(np.exp(t[0]), np.exp(t[1])), 2),
+    lambda t: gpk.RationalQuadratic(length_scale=np.exp(t[1]), alpha=np.exp(t[0])), 2),
     oracle="RationalQuadratic eval_gradient")
 
 

@@ -30,75 +30,7 @@ EXPECT: dict[str, dict[str, str]] = {
         'rev': 'missing rule: list() of a value computed at run time is not supported (/ro',
         'fwd': 'missing rule: list() of a value computed at run time is not supported (/ro',
     },
-    'scikit-learn:kernels.Constant*RBF + White(X)': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:kernels.RBF(length_scale=exp(theta))': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:kernels.Matern(exp(theta), nu=1.5)': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:kernels.RationalQuadratic(exp(theta))': {
-        'rev': 'not differentiable: `np.fill_diagonal` writes into `K` in place, and a derivativ',
-        'fwd': 'not differentiable: `np.fill_diagonal` writes into `K` in place, and a derivativ',
-    },
     'scikit-learn:GaussianProcessRegressor.log_marginal_likelihood': {
-        'rev': 'object built inside',
-        'fwd': 'object built inside',
-    },
-    'scikit-learn:GaussianProcessRegressor.predict': {
-        'rev': 'missing rule: `**` in a dict literal is not supported (/root/venv/lib/pyth',
-        'fwd': 'missing rule: `**` in a dict literal is not supported (/root/venv/lib/pyth',
-    },
-    'scikit-learn:linear_model _huber_loss_and_gradient': {
-        'rev': 'branch on a shape equality not decided while compiling',
-        'fwd': 'branch on a shape equality not decided while compiling',
-    },
-    'scikit-learn:metrics.mean_squared_error': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.mean_absolute_error': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.r2_score': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.explained_variance_score': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.mean_poisson_deviance': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.mean_gamma_deviance': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.mean_squared_log_error': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.mean_pinball_loss': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.mean_tweedie_deviance(power=1.5)': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.log_loss': {
-        'rev': 'object built inside',
-        'fwd': 'object built inside',
-    },
-    'scikit-learn:metrics.brier_score_loss': {
         'rev': 'object built inside',
         'fwd': 'object built inside',
     },
@@ -106,53 +38,9 @@ EXPECT: dict[str, dict[str, str]] = {
         'rev': 'array-API / sparse dispatch',
         'fwd': 'array-API / sparse dispatch',
     },
-    'scikit-learn:metrics.pairwise.polynomial_kernel': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.pairwise.sigmoid_kernel': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.pairwise.laplacian_kernel': {
-        'rev': 'missing rule: a call that writes its result into an array it is given: an ',
-        'fwd': 'missing rule: a call that writes its result into an array it is given: an ',
-    },
-    'scikit-learn:metrics.pairwise.linear_kernel': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.pairwise.cosine_similarity': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
     'scikit-learn:metrics.pairwise.euclidean_distances': {
         'rev': 'array-API / sparse dispatch',
         'fwd': 'array-API / sparse dispatch',
-    },
-    "scikit-learn:neural_network ACTIVATIONS['tanh'] in place": {
-        'rev': 'not differentiable: `inplace_tanh` writes into an array it is given, and a deriv',
-        'fwd': 'not differentiable: `inplace_tanh` writes into an array it is given, and a deriv',
-    },
-    "scikit-learn:neural_network ACTIVATIONS['softmax'] in place": {
-        'rev': 'not differentiable: cannot update `X` in place: `a` refers to the same array (or',
-        'fwd': 'not differentiable: cannot update `X` in place: `a` refers to the same array (or',
-    },
-    'scikit-learn:utils.extmath.softmax': {
-        'rev': 'unsupported syntax: a call that writes its result into an array it is given: `ou',
-        'fwd': 'unsupported syntax: a call that writes its result into an array it is given: `ou',
-    },
-    'scikit-learn:utils.extmath.row_norms(squared=True)': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:utils.extmath.squared_norm': {
-        'rev': 'missing rule: the VJP rule for `np.ravel` does not accept this call: got a',
-        'fwd': 'missing rule: the JVP rule for `np.ravel` does not accept this call: got a',
-    },
-    'scikit-learn:utils.extmath.safe_sparse_dot': {
-        'rev': 'object built inside',
-        'fwd': 'object built inside',
     },
     'statsmodels:discrete.NegativeBinomial.loglike': {
         'rev': 'object built inside',

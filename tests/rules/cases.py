@@ -602,6 +602,11 @@ add(np_einsum_one, lambda rng: [real(rng, (2, 3, 2))], second_order=True, family
 def np_reshape(x): return np.reshape(x, (4, 3))
 def method_reshape(x): return x.reshape(2, 6)
 def np_ravel(x): return np.ravel(x)
+def np_ravel_F(x): return np.ravel(x, order="F") * np.arange(12.0)
+def np_ravel_K_of_a_transpose(x): return np.ravel(x.T[::-1], order="K") * np.arange(12.0)
+def np_ravel_K(x): return np.ravel(x, "K") * np.arange(12.0)
+def np_reshape_F(x): return np.reshape(x, (2, 6), order="F") * np.arange(6.0)
+def method_flatten_F(x): return x.flatten("F") * np.arange(12.0)
 def method_flatten(x): return x.flatten()
 def np_squeeze(x): return np.squeeze(x)
 def np_squeeze_axis(x): return np.squeeze(x, axis=1)
@@ -689,6 +694,8 @@ def getitem_mask(x): return x[x > 0.0]
 
 MATS = {
     "np_reshape": (3, 4), "method_reshape": (3, 4), "np_ravel": (3, 4),
+    "np_ravel_F": (3, 4), "np_ravel_K_of_a_transpose": (3, 4), "np_ravel_K": (3, 4),
+    "np_reshape_F": (3, 4), "method_flatten_F": (3, 4),
     "method_flatten": (3, 4), "np_squeeze": (3, 1, 2), "np_squeeze_axis": (3, 1, 2),
     "np_expand_dims": (3, 2), "np_transpose": (3, 2), "np_transpose_axes": (2, 3, 4),
     "attr_T": (3, 2), "np_swapaxes": (2, 3, 4), "np_moveaxis": (2, 3, 4),
@@ -813,6 +820,14 @@ def prim_reshape_items(a, b):
     parts = reshape_items([a, b], [np.zeros(3), np.zeros((2, 2))])
     return parts[0], parts[1]
 def prim_astype(x): return _astype(x, np.float64)
+def np_fill_diagonal(a, v):  # (lowered to filled_diagonal: a write into a copy)
+    b = a * 1.0
+    np.fill_diagonal(b, v)
+    return b * a
+def np_fill_diagonal_cyclic(a, v):  # (a shorter value is repeated along the diagonal)
+    b = a * 1.0
+    np.fill_diagonal(b, v)
+    return b
 
 
 add(prim_unbroadcast, lambda rng: [real(rng, (2, 3)), real(rng, (3,))], wrt=(0,))
@@ -821,6 +836,12 @@ add(prim_cast_like, lambda rng: [real(rng, (2, 3)), real(rng, (2, 3))], wrt=(0,)
 add(prim_index_add, lambda rng: [real(rng, (4, 2)), real(rng, (3, 2))])
 add(prim_reshape_items, lambda rng: [real(rng, (1, 3)), real(rng, (4,))])
 add(prim_astype, lambda rng: [real(rng, (3,))])
+add(np_fill_diagonal, lambda rng: [real(rng, (3, 4)), real(rng)], second_order=True)
+add(np_fill_diagonal, lambda rng: [real(rng, (3, 3, 3)), real(rng, (3,))],
+    name="np_fill_diagonal[3-d]")
+add(np_fill_diagonal_cyclic, lambda rng: [real(rng, (5, 4)), real(rng, (3,))])
+add(np_fill_diagonal_cyclic, lambda rng: [real(rng, (2, 2)), real(rng, (2, 3))],
+    name="np_fill_diagonal_cyclic[longer]")
 
 # -- issue #13: forms and rules added after a peer's test-suite found gaps ----------------------
 

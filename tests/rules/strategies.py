@@ -27,6 +27,7 @@ from s2sad.ir.prims import (
     broadcast_like,
     cast_like,
     cofactor,
+    filled_diagonal,
     index_add,
     index_update,
     prod_others,
@@ -1098,6 +1099,15 @@ def _index_update(draw):
     return Example(body, (x, v), (0, 1))
 
 
+def _filled_diagonal(draw):
+    shape = draw(st.sampled_from([(2, 3), (3, 2), (3, 3), (2, 2, 2)]))
+    x = draw(values(shape, REAL, scalar=False))
+    n = min(shape)
+    v = draw(values(draw(st.sampled_from([(), (n,), (max(n - 1, 1),)])), REAL))
+    body = "b = a0 * 1.0\nnp.fill_diagonal(b, a1)\nreturn b"
+    return Example(body, (x, v), (0, 1))
+
+
 def _reshape_items(draw):
     n = draw(st.integers(1, 3))
     like = [draw(shapes(0, 2)) for _ in range(n)]
@@ -1401,6 +1411,7 @@ SPECS = {
     unbroadcast: custom(_unbroadcast), broadcast_like: custom(_broadcast_like),
     cast_like: custom(_cast_like),
     index_add: custom(_index_add), index_update: custom(_index_update),
+    filled_diagonal: custom(_filled_diagonal),
     reshape_items: custom(_reshape_items),
     # numpy.linalg
     np.linalg.inv: custom(_linalg("np.linalg.inv({0})", "wellcond")),

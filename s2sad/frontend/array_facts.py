@@ -1,0 +1,240 @@
+"""What lowering knows of values that are NumPy arrays or dtypes, facts of the compile: an
+array's dtype letter and number of axes (`if x.ndim == 1:`, `isinstance(x, np.ndarray)`,
+`issparse(x)` decided while compiling), and which values are dtypes.
+
+Arguments bring these facts (their kinds); elementwise arithmetic and conversions carry them
+on, so a library helper called on `np.log1p(y)` knows as much as one called on `y`.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from s2sad.frontend.values import Static
+from s2sad.ir import prims
+from s2sad.ir.nodes import Const, Var
+
+_LETTERS = {"f": "f", "c": "c", "i": "i", "u": "i", "b": "b"}
+_STAND_IN = {"f": np.dtype(np.float64), "c": np.dtype(np.complex128),
+             "i": np.dtype(np.int64), "b": np.dtype(np.bool_)}
+_OPERATOR_UFUNCS = {
+    operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
+    operator.truediv: np.true_divide, operator.pow: np.power, operator.neg: np.negative,
+    operator.pos: np.positive, operator.abs: np.absolute,
+}
+
+
+NUMBER = "number"  # (result_fact: a Python or NumPy number, not an array)
+
+
+def array_fact(lw, value):
+    """(dtype letter, number of axes) of a value lowering knows to be a NumPy array of that
+    many axes (0: a 0-d array argument), else None."""
+    if isinstance(value, Var):
+        return lw.param_ranks.get(value)
+    if isinstance(value, Const) and type(value.value) is np.ndarray and \
+            value.value.dtype.kind in _LETTERS:
+        return (_LETTERS[value.value.dtype.kind], value.value.ndim)  # (a constant array)
+    return None
+
+
+def dtype_letter(lw, value):
+    """The kind letter ("f", "c", "i", "b") of a value known to be a NumPy dtype or scalar
+    type (np.float64, float, np.dtype("f8"), x.dtype, np.result_type(...)), "" where only
+    the code that runs knows it, None for a value not known to be a dtype."""
+    if isinstance(value, Var):
+        return lw.dtype_values.get(value)
+    if isinstance(value, (Static, Const)):
+        obj = value.obj if isinstance(value, Static) else value.value
+        if isinstance(obj, np.dtype) or (isinstance(obj, type) and (
+                issubclass(obj, np.generic) or obj in (float, int, complex, bool))):
+            try:
+                return _LETTERS.get(np.dtype(obj).kind)
+            except TypeError:
+                return None
+    return None
+
+
+_CONVERSIONS = (np.asarray, np.array, np.ascontiguousarray, np.asfortranarray, np.copy,
+                prims.astype)
+_SAME_RANK = (np.transpose, prims.Attr("T"))
+_WRITES = (prims.index_update, prims.index_add, prims.filled_diagonal)
+_REDUCTIONS = (np.sum, np.mean, np.max, np.min, np.prod, np.std, np.var, np.amax, np.amin)
+_MATH_FLOATS = frozenset({
+    "sqrt", "exp", "expm1", "log", "log1p", "log2", "log10", "pow", "sin", "cos", "tan",
+    "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+    "erf", "erfc", "gamma", "lgamma", "hypot", "fabs", "copysign", "fmod", "cbrt", "exp2",
+    "radians", "degrees"})
+
+
+def result_fact(lw, fn, args, kwargs):
+    """The fact of the result of a call of arrays with facts: a conversion (np.asarray(x,
+    dtype=d), x.astype(d)), a reshape to a tuple of constants, a transpose, or an
+    elementwise function (a ufunc, an arithmetic operator) of arrays and Python numbers (an
+    array of the broadcast rank, in the dtype NumPy's promotion gives). None where an
+    operand is unknown, or the result is 0-d (a NumPy scalar, not an array)."""
+    try:
+        shaped = fn in _CONVERSIONS or fn in _SAME_RANK or fn is np.reshape
+    except TypeError:
+        return None
+    if shaped:
+        return _shaped_fact(lw, fn, args, kwargs)
+    if any(fn is r for r in _REDUCTIONS):
+        return _reduced_fact(lw, fn, args, kwargs)
+    if fn is operator.getitem:
+        return _indexed_fact(lw, args)
+    if fn is np.einsum:
+        return _einsum_fact(lw, args, kwargs)
+    if any(fn is p for p in (operator.matmul, np.matmul, np.dot)):
+        return _product_fact(lw, fn, args, kwargs)
+    if any(fn is w for w in _WRITES) and args:
+        return array_fact(lw, args[0])  # (a write into a copy: its shape and dtype)
+    if getattr(fn, "__module__", None) == "math" and getattr(fn, "__name__", "") in _MATH_FLOATS:
+        return NUMBER  # (a Python float)
+    ufunc = _OPERATOR_UFUNCS.get(fn) if not isinstance(fn, np.ufunc) else fn
+    if ufunc is None or ufunc.nout != 1 or kwargs:
+        return None
+    dtypes, rank = [], 0
+    for a in args:
+        fact = array_fact(lw, a)
+        if fact is not None and fact[0] in _STAND_IN:
+            dtypes.append(_STAND_IN[fact[0]])
+            rank = max(rank, fact[1])
+        elif isinstance(a, Const) and type(a.value) in (int, float, complex):
+            dtypes.append(type(a.value))  # (weak: the array's dtype wins)
+        elif isinstance(a, Var) and a in lw.numbers:
+            dtypes.append(float)  # (a float; an array's float dtype wins, as NumPy's does)
+        else:
+            return None
+    if rank == 0 or len(dtypes) != ufunc.nin:
+        return None
+    try:
+        out = ufunc.resolve_dtypes(tuple(dtypes) + (None,))[-1]
+    except (TypeError, ValueError, AttributeError):
+        return None
+    letter = _LETTERS.get(out.kind)
+    return None if letter is None else (letter, rank)
+
+
+def known_isinstance(lw, value, classes):
+    """isinstance(value, classes) of a value known to be a NumPy array of at least one axis
+    (a 0-d one may be a NumPy scalar), of type np.ndarray itself (a derivative refuses
+    arguments of its subclasses, and NumPy's functions of an ndarray return one): whether
+    ndarray is one of `classes` or derives from one. None for anything else."""
+    fact = array_fact(lw, value)
+    if fact is None or fact[1] == 0:
+        return None
+    classes = classes if isinstance(classes, tuple) else (classes,)
+    if not all(isinstance(c, type) for c in classes):
+        return None
+    return any(issubclass(np.ndarray, c) for c in classes)
+
+
+def known_hasattr(lw, value, name):
+    """hasattr(value, name) of such an array: whether np.ndarray has the attribute (an
+    array has no attributes of its own), else None."""
+    fact = array_fact(lw, value)
+    if fact is None or fact[1] == 0 or not isinstance(name, str):
+        return None
+    return hasattr(np.ndarray, name)
+
+
+def _shaped_fact(lw, fn, args, kwargs):
+    fact = array_fact(lw, args[0]) if args else None
+    if fact is None:
+        return None
+    letter, rank = fact
+    options = dict(kwargs)
+    if fn is np.reshape:
+        shape = args[1] if len(args) > 1 else options.get("shape", options.get("newshape"))
+        if not (isinstance(shape, Const) and isinstance(shape.value, (int, tuple))):
+            return None
+        rank = len(shape.value) if isinstance(shape.value, tuple) else 1
+    elif fn is np.transpose and (len(args) > 1 or kwargs):
+        return None  # (axes given: the same rank, but keep to the plain transpose)
+    elif fn in _CONVERSIONS:
+        dtype = args[1] if len(args) > 1 and fn is not np.copy else options.get("dtype")
+        if dtype is not None and not (isinstance(dtype, Const) and dtype.value is None):
+            letter = dtype_letter(lw, dtype)
+        if set(options) - {"dtype", "order", "copy"} or len(args) > 2:
+            return None
+    return (letter, rank) if letter and rank > 0 else None
+
+
+def _reduced_fact(lw, fn, args, kwargs):
+    """A reduction along constant axes of an array with a fact: one axis fewer per axis
+    (as many with keepdims=True); a NumPy number over every axis."""
+    fact = array_fact(lw, args[0]) if args else None
+    options = dict(kwargs)
+    if fact is None or len(args) > 2 or set(options) - {"axis", "keepdims"}:
+        return None
+    axis = args[1] if len(args) > 1 else options.get("axis", Const(None))
+    keepdims = options.get("keepdims", Const(False))
+    if not (isinstance(axis, Const) and isinstance(keepdims, Const)) or \
+            type(keepdims.value) is not bool:
+        return None
+    letter, rank = fact
+    if fn in (np.mean, np.std, np.var) and letter in ("i", "b"):
+        letter = "f"
+    elif fn in (np.sum, np.prod) and letter == "b":
+        letter = "i"
+    if keepdims.value:
+        return (letter, rank)
+    axes = axis.value
+    n = rank if axes is None else len(axes) if isinstance(axes, tuple) else 1
+    return (letter, rank - n) if rank - n > 0 else NUMBER
+
+
+def _indexed_fact(lw, args):
+    """x[i] of an array with a fact by a constant basic index (integers, slices, None,
+    Ellipsis): an axis fewer per integer, one more per None; by a slice made in the code
+    (x[:n]): as many axes."""
+    fact = array_fact(lw, args[0])
+    if fact is None or len(args) != 2:
+        return None
+    if isinstance(args[1], Var) and args[1] in lw.slices:
+        return fact  # (w[:n]: a slice of the first axis)
+    if not isinstance(args[1], Const):
+        return None
+    index = args[1].value if isinstance(args[1].value, tuple) else (args[1].value,)
+    if not all(i is None or i is Ellipsis or type(i) in (int, slice) for i in index) or \
+            sum(i is Ellipsis for i in index) > 1:
+        return None
+    used = sum(type(i) in (int, slice) for i in index)
+    if used > fact[1]:
+        return None  # (too many indices: NumPy raises)
+    rank = fact[1] - sum(type(i) is int for i in index) + sum(i is None for i in index)
+    return (fact[0], rank) if rank > 0 else None
+
+
+def _einsum_fact(lw, args, kwargs):
+    """np.einsum("ij,ij->i", x, y) of float arrays with facts: as many axes as the output's
+    subscripts, a number for none."""
+    if kwargs or not args or not isinstance(args[0], Const) or \
+            not isinstance(args[0].value, str):
+        return None
+    spec = args[0].value.replace(" ", "")
+    if "->" not in spec or "." in spec:
+        return None
+    facts = [array_fact(lw, a) for a in args[1:]]
+    if not facts or any(f is None or f[0] != "f" for f in facts) or \
+            len(spec.split("->")[0].split(",")) != len(facts):
+        return None
+    rank = len(spec.split("->")[1])
+    return ("f", rank) if rank else NUMBER
+
+
+def _product_fact(lw, fn, args, kwargs):
+    """a @ b and np.dot(a, b) of float arrays with facts: matmul's batched rank, dot's
+    contraction of a's last axis with b's second-to-last; a number for two vectors."""
+    facts = [array_fact(lw, a) for a in args]
+    if kwargs or len(facts) != 2 or any(f is None or f[0] != "f" or f[1] == 0 for f in facts):
+        return None
+    n, m = facts[0][1], facts[1][1]
+    if fn is np.dot:
+        rank = n - 1 if m == 1 else n + m - 2
+    else:
+        rank = max(n, m) if min(n, m) >= 2 else n + m - 2
+    return ("f", rank) if rank > 0 else NUMBER
