@@ -23,12 +23,21 @@ from tests.realcode.harness import (  # noqa: E402
     Case, check_agreement, check_forward, check_reverse)
 
 
-def _mark(reason: str | None):
+# cases whose refusal depends on the library's release: what the marks record (the newest
+# releases on the development machine) may pass on another, so their marks are not strict
+VERSION_DEPENDENT = {
+    # SciPy 1.18's simpson no longer divides with out=np.zeros_like(den), where=den != 0
+    "scipy:integrate.simpson",
+}
+
+
+def _mark(reason: str | None, name: str = ""):
     if reason is None:
         return ()
+    strict = name not in VERSION_DEPENDENT
     if reason.startswith("BUG:"):
-        return (pytest.mark.xfail(strict=True, reason=reason),)
-    return (pytest.mark.xfail(strict=True, raises=s2sad.S2SADError, reason=reason),)
+        return (pytest.mark.xfail(strict=strict, reason=reason),)
+    return (pytest.mark.xfail(strict=strict, raises=s2sad.S2SADError, reason=reason),)
 
 
 def _params(mode: str) -> list:
@@ -45,7 +54,7 @@ def _params(mode: str) -> list:
             continue
         else:
             reason = case.expect.get(mode)
-        out.append(pytest.param(case, id=case.name, marks=_mark(reason)))
+        out.append(pytest.param(case, id=case.name, marks=_mark(reason, case.name)))
     return out
 
 
