@@ -50,12 +50,17 @@ def dtype_letter(lw, value):
         obj = value.obj if isinstance(value, Static) else value.value
         if isinstance(obj, np.dtype) or (isinstance(obj, type) and (
                 issubclass(obj, np.generic) or obj in (float, int, complex, bool))):
+            if isinstance(obj, type) and obj in _ABSTRACT:  # (np.inexact: no one dtype;
+                return None                                  # NumPy < 2.3 warns, then refuses)
             try:
                 return _LETTERS.get(np.dtype(obj).kind)
             except TypeError:
                 return None
     return None
 
+
+_ABSTRACT = (np.generic, np.number, np.inexact, np.floating, np.complexfloating, np.integer,
+             np.signedinteger, np.unsignedinteger, np.flexible, np.character)
 
 _CONVERSIONS = (np.asarray, np.array, np.ascontiguousarray, np.asfortranarray, np.copy,
                 prims.astype)

@@ -66,8 +66,11 @@ def _late_rule(fn):
     logsumexp), registered when first seen."""
     if getattr(fn, "__name__", None) == "logsumexp" and \
             (getattr(fn, "__module__", None) or "").startswith("scipy.special"):
+        # (of bools: SciPy before 1.16 subtracts them, an error; left to the stand-ins)
+        no_bools = {k: v for k, v in _MEAN.items() if k != "b"}
         SHAPE_RULES[fn] = _reduction("logsumexp", ("a", "axis", "b", "keepdims", "return_sign"),
-                                     _MEAN, free={"b": None, "return_sign": False}, sized=True)
+                                     no_bools, free={"b": None, "return_sign": False},
+                                     sized=True)
         return SHAPE_RULES[fn]
     return None
 
