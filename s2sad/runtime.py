@@ -13,8 +13,11 @@ from s2sad.ir.prims import (
     batch_jvp,
     batch_loop,
     broadcast_like,
+    cast_like,
     check_scalar_output,
+    cofactor,
     derivative_dtype,
+    filled_diagonal,
     fresh_copy,
     index_add,
     index_add_at,
@@ -40,8 +43,8 @@ from s2sad.ir.prims import (
 
 __all__ = [
     "Grown", "as_list", "list_append", "add_cotangents", "add_inplace", "batch_jvp",
-    "batch_loop", "broadcast_like", "check_scalar_output",
-    "derivative_dtype", "fresh_copy", "index_add",
+    "batch_loop", "broadcast_like", "cast_like", "check_scalar_output", "cofactor",
+    "derivative_dtype", "filled_diagonal", "fresh_copy", "index_add",
     "index_add_at", "index_add_functional", "index_add_inplace", "index_update",
     "index_update_functional", "index_update_inplace", "mul_inplace",
     "new_tape", "ones_like_output", "prod_others", "sum_to_shape", "take_slot", "tape_next",

@@ -210,6 +210,12 @@ class ExpressionEmitter:
             return gast.List(elts=[self.atom(a) for a in args], ctx=LOAD)
         if isinstance(fn, prims.Attr):
             return gast.Attribute(value=self.atom(args[0]), attr=fn.name, ctx=LOAD)
+        if (fn is prims.astype or fn is prims.item) and args:
+            # the array methods as written: x.astype(np.float32), x.item()
+            method = gast.Attribute(value=self.atom(args[0]), attr=fn.__name__, ctx=LOAD)
+            return gast.Call(func=method, args=[self.atom(a) for a in args[1:]],
+                             keywords=[gast.keyword(arg=n, value=self.atom(a))
+                                       for n, a in kwargs])
         if isinstance(fn, prims.Opaque) and isinstance(fn.func, prims.Attr):
             # an attribute the function writes, read where the code runs (`self.nfev`)
             return gast.Attribute(value=self.atom(args[0]), attr=fn.func.name, ctx=LOAD)
