@@ -867,9 +867,9 @@ def huber_slopes(delta, r):
     elsewhere (both slopes continuous at |r| = delta); 0 where delta < 0 (huber is inf)."""
     size = np.abs(r)
     inner = size <= delta
-    outside = delta >= 0.0
-    d_delta = np.where(inner | ~outside, 0.0, size - delta)
-    d_r = np.where(outside, np.where(inner, r, delta * np.sign(r)), 0.0)
+    # (not `~(delta >= 0.0)`: of a Python float that is ~True, -2, a true value)
+    d_delta = np.where(inner | (delta < 0.0), 0.0, size - delta)
+    d_r = np.where(delta >= 0.0, np.where(inner, r, delta * np.sign(r)), 0.0)
     return d_delta, d_r
 
 

@@ -251,3 +251,16 @@ def test_zeta_out_is_refused():
 def test_real_only_rules_refuse_complex(f):
     with pytest.raises(s2sad.MissingRuleError, match="complex"):
         s2sad.vjp(f)(np.array([0.5 + 0.1j]))
+
+
+def test_huber_in_delta_given_as_a_python_float():
+    # (the slope's mask once negated a Python bool: ~True is -2, a true value, and the
+    # derivative in delta came out 0)
+    r = np.array([0.5, 2.0, -3.0])
+
+    def f(d):
+        return np.sum(sc.huber(d, r))
+
+    for d in (1.0, np.float64(1.0), np.array(1.0)):
+        got = s2sad.grad(f)(d)
+        np.testing.assert_allclose(got, (f(1.0 + 1e-6) - f(1.0 - 1e-6)) / 2e-6, rtol=1e-6)
