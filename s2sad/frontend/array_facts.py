@@ -62,8 +62,8 @@ def dtype_letter(lw, value):
 _ABSTRACT = (np.generic, np.number, np.inexact, np.floating, np.complexfloating, np.integer,
              np.signedinteger, np.unsignedinteger, np.flexible, np.character)
 
-_CONVERSIONS = (np.asarray, np.array, np.ascontiguousarray, np.asfortranarray, np.copy,
-                prims.astype)
+_CONVERSIONS = (np.asarray, np.asanyarray, np.array, np.ascontiguousarray,
+                np.asfortranarray, np.copy, prims.astype)
 _SAME_RANK = (np.transpose, prims.Attr("T"))
 _WRITES = (prims.index_update, prims.index_add, prims.filled_diagonal)
 _REDUCTIONS = (np.sum, np.mean, np.max, np.min, np.prod, np.std, np.var, np.amax, np.amin)
@@ -163,7 +163,7 @@ def _shaped_fact(lw, fn, args, kwargs):
         dtype = args[1] if len(args) > 1 and fn is not np.copy else options.get("dtype")
         if dtype is not None and not (isinstance(dtype, Const) and dtype.value is None):
             letter = dtype_letter(lw, dtype)
-        if set(options) - {"dtype", "order", "copy"} or len(args) > 2:
+        if set(options) - {"dtype", "order", "copy", "subok"} or len(args) > 2:
             return None
     return (letter, rank) if letter and rank > 0 else None
 

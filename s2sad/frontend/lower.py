@@ -52,15 +52,6 @@ _DTYPE = prims.Attr("dtype")
 _SPELLED = {RETURNED: "returned", RETURN_VALUE: "return_value"}
 
 
-_CONVERSIONS = (np.asarray, np.asanyarray, np.array, np.ascontiguousarray, np.copy)
-
-
-def _keeps_rank(fn, args, kwargs) -> bool:
-    """Is `fn(x, ...)` the array argument `x` as an array (its rank and dtype)?"""
-    return any(fn is f for f in _CONVERSIONS) and len(args) == 1 and \
-        all(k in ("order", "subok", "copy") for k, _ in kwargs)
-
-
 class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLowering):
     """Lowers one top-level function (and inlines its helpers) into a `Function`."""
 
@@ -113,6 +104,8 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         self.shape_source: dict = {}  # a variable holding x.shape -> x
         self.attribute_stores: list = []  # (the Opaque call storing it, attribute name)
         self.attribute_reads: set = set()  # names of attributes read where the code runs
+        # ids of library objects made while compiling (CallLowering.made_while_compiling)
+        self.made_objects: set = set()
 
     def fresh(self, hint: str) -> Var:
         """A variable never handed out before: `hint`, `hint_1`, ... (a user's own `t_1`
@@ -148,10 +141,6 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
                 self.numbers.add(target)
             elif fact is not None:
                 self.param_ranks[target] = fact
-            elif args and isinstance(args[0], Var) and args[0] in self.param_ranks and \
-                    _keeps_rank(fn, args, kwargs):
-                # np.asarray(x) of an array argument, np.sin(x): as many axes (a fact too)
-                self.param_ranks[target] = self.param_ranks[args[0]]
         if self.scope is not None:
             if creates_array(fn):
                 self.scope.fresh.add(target)

@@ -135,7 +135,8 @@ class CallLowering:
         """A library's object whose `__init__` is not read, made of constants only
         (`sm.families.Poisson()`): made once while compiling and read like a global holding
         it (its methods inlined), as the object the call would make. None (made at run
-        time) where an argument is computed."""
+        time) where an argument is computed. Its methods may not write its attributes (the
+        object would keep them from one call to the next: see store_attribute)."""
         items = list(args) + [v for _, v in kwargs]
         if not all(isinstance(v, (Const, Static)) for v in items):
             return None
@@ -144,6 +145,7 @@ class CallLowering:
             made = cls(*[value(a) for a in args], **{k: value(v) for k, v in kwargs})
         except Exception:  # noqa: BLE001 - made (and failing) where the code runs instead
             return None
+        self.made_objects.add(id(made))
         return Static(made, cls.__name__.lower())
 
     def record_attribute(self, record, attr, node):
@@ -398,8 +400,9 @@ class CallLowering:
         call = getattr(type(fn), "__call__", None)
         if isinstance(call, types.FunctionType) and not isinstance(fn, type) and \
                 not self.table.is_primitive(fn) and not prims.is_derivative(fn) and \
-                not is_library(call):
-            # an object with a `__call__` written in Python: that method, bound to it
+                (not is_library(call) or shim_for(types.MethodType(call, fn)) is not None):
+            # an object with a `__call__` written in Python: that method, bound to it (of a
+            # library's object, where s2sad models it: `scipy.stats.norm(mu, 2.0)` freezes)
             return self.call_value(types.MethodType(call, fn), args, kwargs, node, hint, name)
         if _is_constant_maker(fn) and all(_known(v) for v in list(args) +
                                            [v for _, v in kwargs]):
@@ -503,12 +506,6 @@ class CallLowering:
                 out = out.with_item(k, v)
             return out
 
-        call = getattr(type(fn), "__call__", None)
-        if isinstance(call, types.FunctionType) and not isinstance(fn, type) and \
-                shim_for(types.MethodType(call, fn)) is not None:
-            # a library's callable object whose `__call__` s2sad models (a distribution
-            # called to freeze it: `scipy.stats.norm(mu, 2.0)`)
-            return self.call_value(types.MethodType(call, fn), args, kwargs, node, hint, name)
         label = name or getattr(fn, "__qualname__", None) or repr(fn)
         hint = (f"register rules with @s2sad.defjvp({label}) and @s2sad.defvjp({label}), "
                 f"or mark it non-differentiable with s2sad.def_nondiff({label})")

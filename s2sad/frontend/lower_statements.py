@@ -514,6 +514,13 @@ class StatementLowering:
                        "in the function is not supported", node,
                        "keep the value in a variable, or store it on an object passed in")
             raise Abort
+        if id(obj.obj) in self.made_objects:
+            self.error(UnsupportedSyntaxError, f"`{obj.name}.{attr}` written: the library's "
+                       f"object `{type(obj.obj).__name__}` is made once while compiling, and "
+                       "would keep the value from one call to the next", node,
+                       "make the object outside the function and pass it in (or hold it in "
+                       "a global)")
+            raise Abort
         self.mark_attribute_written(obj.obj, attr)
         fn = prims.Opaque(prims.SetAttr(attr), [NonDifferentiableError(
             f"`{obj.name}.{attr}` is given a value that carries a derivative, and read back "

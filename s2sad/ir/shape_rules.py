@@ -752,13 +752,19 @@ def _sequence_dtype(items) -> str:
     return _promote(*(dt for _, dt, _ in items))
 
 
-@_register(np.concatenate)
-def _concatenate_shape(args, kwargs):
+def _joining(args, kwargs):
+    """(the bound arguments, the arrays' (shape, dtype, is_array)) of concatenate or stack,
+    where `out`, `dtype` and `casting` are left at their defaults."""
     b = _bind(args, kwargs, ("arrays", "axis", "out", "dtype", "casting"))
     _absent(b, "out", None)
     _absent(b, "dtype", None)
     _absent(b, "casting", "same_kind")
-    items = _sequence(b["arrays"])
+    return b, _sequence(b["arrays"])
+
+
+@_register(np.concatenate)
+def _concatenate_shape(args, kwargs):
+    b, items = _joining(args, kwargs)
     if not all(is_array for _, _, is_array in items):
         raise _Unsure
     axis = _value(b, "axis", 0)
@@ -771,11 +777,7 @@ def _concatenate_shape(args, kwargs):
 
 @_register(np.stack)
 def _stack_shape(args, kwargs):
-    b = _bind(args, kwargs, ("arrays", "axis", "out", "dtype", "casting"))
-    _absent(b, "out", None)
-    _absent(b, "dtype", None)
-    _absent(b, "casting", "same_kind")
-    items = _sequence(b["arrays"])
+    b, items = _joining(args, kwargs)
     shapes = {s for s, _, _ in items}
     if len(shapes) != 1:
         raise _Unsure

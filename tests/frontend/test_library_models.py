@@ -207,3 +207,33 @@ def test_a_callable_object_held_by_a_global_is_read_and_guarded():
         np.testing.assert_allclose(g(x), 18 * np.sin(x) * np.cos(x), rtol=1e-12)
     finally:
         SCALED.k = 2.0
+
+
+class Tally:
+    """Stands for a library class whose `__init__` the compiler does not read (a `try`)."""
+
+    def __init__(self, scale):
+        try:
+            self.scale = float(scale)
+        except TypeError:
+            self.scale = 1.0
+        self.calls = 0
+
+    def value(self, x):
+        return self.scale * np.sum(x ** 2)
+
+    def counted(self, x):
+        self.calls += 1
+        return self.scale * np.sum(x ** 2)
+
+
+def test_a_library_object_made_while_compiling_may_not_keep_state(monkeypatch):
+    from s2sad.frontend import lower_calls
+    library = lower_calls.is_library_function
+    monkeypatch.setattr(lower_calls, "is_library_function",
+                        lambda fn: fn is Tally.__init__ or library(fn))
+    x = np.array([1.0, -2.0])
+    np.testing.assert_allclose(s2sad.grad(lambda x: Tally(3.0).value(x))(x), 6.0 * x)
+    # (a method writing the object's attribute: made once, it would keep the count)
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="made once while compiling"):
+        s2sad.grad(lambda x: Tally(3.0).counted(x))(x)
