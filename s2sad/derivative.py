@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import html
 import inspect
+import os
 import linecache
 import threading
 import types
@@ -40,7 +41,8 @@ from s2sad.ir.kinds import UNKNOWN, array_family, kind_of_value
 from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.prims import RecursiveCall, is_derivative
 from s2sad.passes.forward import tangent_suffix
-from s2sad.store.compiled import compiled
+from s2sad.store.compiled import compiled, compiled_for_every_size
+from s2sad.store.sizes import every_size_kinds, size_pattern, sizes_fit, symbol_name
 from s2sad.transform import (
     BACKENDS,
     resolve_wrt,
@@ -99,6 +101,10 @@ def _arg_key(a: Any) -> Any:
     return t
 
 
+_SIZED_ONLY: Any = FunctionKeyed()
+EVERY_SIZE = [os.environ.get("S2SAD_EVERY_SIZE", "1") != "0"]  # specialisations for every size that cannot be made
+
+
 def _is_instance(a: Any) -> bool:
     """An instance of a user's class (the `self` of a method passed unbound)?"""
     t = type(a)
@@ -117,6 +123,7 @@ def _rules_changed() -> None:
     """A rule was registered: no derivative compiled before may be served again."""
     _GLOBAL_CACHE.clear()
     _LAST_BY_FUNC.clear()
+    _SIZED_ONLY.clear()
     for d in list(_LIVE):
         d._invalidate()
 
@@ -325,6 +332,9 @@ class Derivative(_Generic[P, Out]):
                                           func.explain, func.backend)]
         self._wrt: Any = None  # the indices of the wrt parameters, once resolved
         self._cache: dict[Any, Any] = {}
+        # one specialisation serves every size of its arrays where it can (ir/dims.py)
+        # (not yet with backend="numba", whose form of the code does not read sizes)
+        self._every_size = EVERY_SIZE[0] and backend == "numpy"
         self._last: Any = None
         self._n_params: int = None  # type: ignore[assignment]  # set by _resolve
         self._fast_paths: list[Any] = []
@@ -444,8 +454,20 @@ class Derivative(_Generic[P, Out]):
         return True
 
     def _key(self, primal: list[Any], kw: dict[str, Any]) -> tuple[Any, Any]:
-        """(the specialisation's key for these arguments, the int options among them)."""
+        """(the specialisation's key for these arguments, the int options among them).
+        An array's sizes are in it as their pattern (_size_pattern) where code for every
+        size can be made, else as numbers."""
         key = tuple(map(_arg_key, primal))
+        pattern = size_pattern(primal) if self._every_size else None
+        if pattern is not None:
+            sized = key
+            key = tuple(k if p is None else ("sizes", p, k[1])
+                        for k, p in zip(key, pattern))
+            try:
+                if _SIZED_ONLY.get((self.func, self._cmode, key)):
+                    key = sized
+            except TypeError:
+                key = sized
         facts = self._option_facts(primal, kw)
         if facts:  # (an int option: its value is part of the key)
             key = tuple((int, "=", primal[i]) if i in facts else k for i, k in enumerate(key))
@@ -453,6 +475,15 @@ class Derivative(_Generic[P, Out]):
             key += tuple(sorted((k, (int, "=", v) if k in facts else _arg_key(v))
                                 for k, v in kw.items()))
         return key, facts
+
+    def _sized_key(self, primal: list[Any], kw: dict[str, Any]) -> tuple[Any, ...]:
+        """The key of these arguments with their sizes as numbers."""
+        every, self._every_size = self._every_size, False
+        try:
+            key: tuple[Any, ...] = self._key(primal, kw)[0]
+            return key
+        finally:
+            self._every_size = every
 
     def _option_facts(self, primal: list[Any], kw: dict[str, Any]) -> tuple[Any, ...]:
         """The positions (and keyword-only names) of int options, the parameters whose
@@ -502,7 +533,11 @@ class Derivative(_Generic[P, Out]):
                              for i, a in enumerate(args)]
                 kw_kinds = {n: kind_of_value(v, keep_value=n in facts, facts=True)
                             for n, v in kwargs.items()}
-                hit = compiled(self.func, self._cmode, wrt, self._wrt_tuple, arg_kinds, kw_kinds)
+                hit = self._every_size_compile(key, args, arg_kinds, kw_kinds, wrt)
+                if hit is None:
+                    hit = compiled(self.func, self._cmode, wrt, self._wrt_tuple, arg_kinds,
+                                   kw_kinds)
+                    hit.pattern = None
                 hit.guards, hit.table_version = guards, version
                 try:
                     _GLOBAL_CACHE[gkey] = hit
@@ -515,6 +550,27 @@ class Derivative(_Generic[P, Out]):
             self._cache[key] = hit
             self._last = hit
             return hit
+
+    def _every_size_compile(self, key: tuple[Any, ...], args: list[Any], arg_kinds: list[Any],
+                            kw_kinds: dict[str, Any], wrt: tuple[int, ...]) -> Any:
+        """The specialisation for every size of a key with size patterns, or None (then
+        remembered: that key's calls are keyed by their sizes from now on)."""
+        pattern = tuple(k[1] if type(k) is tuple and k[:1] == ("sizes",) else None
+                        for k in key[:len(args)])
+        both = every_size_kinds(args, arg_kinds, pattern)
+        if both is None:
+            return None
+        kinds_a, kinds_b = both
+        hit = compiled_for_every_size(self.func, self._cmode, wrt, self._wrt_tuple, kinds_a,
+                                      kinds_b, kw_kinds)
+        if hit is None:
+            try:
+                _SIZED_ONLY[(self.func, self._cmode, key)] = True
+            except TypeError:
+                pass
+            return None
+        hit.pattern = pattern
+        return hit
 
     def _invalidate(self) -> None:
         """Forget every specialisation (something they were compiled from changed)."""
@@ -622,6 +678,9 @@ class Derivative(_Generic[P, Out]):
         primal = pos[:self._n_params]
         key, facts = self._key(primal, kw)
         hit = self._cache.get(key)
+        if hit is not None and not sizes_fit(hit, primal):
+            key = self._sized_key(primal, kw)  # (sizes its guards leave out: their own)
+            hit = self._cache.get(key)
         refreshed = False
         if hit is not None:
             before = hit.guards
@@ -632,10 +691,19 @@ class Derivative(_Generic[P, Out]):
                 hit = None
         if hit is None:
             hit = self._compile(key, primal, kw, facts)
+            if not sizes_fit(hit, primal):
+                key = self._sized_key(primal, kw)
+                hit = self._compile(key, primal, kw, facts)
             with _COMPILE_LOCK:
                 paths = [fp for fp in self._fast_paths if fp[1] is not hit]
                 # what the dispatcher tests, not the arrays (they are not kept alive)
                 sample = sample_of(primal, kw, self._kwonly)
+                pattern = getattr(hit, "pattern", None)
+                if pattern is not None:  # (the pattern of the sizes, not the sizes)
+                    sample = [(t, ("sizes", dims, getattr(hit, "size_guards", ())), dt)
+                              if dims is not None else (t, shape, dt)
+                              for (t, shape, dt), dims in
+                              zip(sample, list(pattern) + [None] * len(sample))]
                 for i in facts:  # (the dispatcher tests the option's value)
                     j = i if isinstance(i, int) else len(primal) + self._kwonly.index(i)
                     sample[j] = (int, ("=", primal[i] if isinstance(i, int) else kw[i]), None)
@@ -1251,7 +1319,10 @@ class Derivative(_Generic[P, Out]):
         for j, i in enumerate(self._wrt):
             t, shape, _ = sample[i]
             name = tangents[j]
-            if t is _ndarray:
+            if t is _ndarray and type(shape) is tuple and shape[:1] == ("sizes",):
+                tests.append(f"type({name}) is {_PREFIX}ndarray and "
+                             f"{name}.shape == {self._positional[i]}.shape")
+            elif t is _ndarray:
                 env[f"{_PREFIX}S{k}_{name}"] = shape
                 tests.append(f"type({name}) is {_PREFIX}ndarray and "
                              f"{name}.shape == {_PREFIX}S{k}_{name}")
@@ -1341,7 +1412,7 @@ class Derivative(_Generic[P, Out]):
             >>> def total(x):
             ...     return np.sum(x)
             >>> d = s2sad.grad(total)
-            >>> "(3,)" in d.source_for(np.zeros(3))  # specialised for the shape (3,)
+            >>> "(n,)" in d.source_for(np.zeros(3))  # specialised for vectors of any length
             True
         """
         self._resolve()
@@ -1361,7 +1432,10 @@ class Derivative(_Generic[P, Out]):
         pos, kw = self._bind(args, kwargs)
         primal = pos[:self._n_params]
         key, facts = self._key(primal, kw)
-        source: str = self._compile(key, primal, kw, facts).source
+        hit = self._compile(key, primal, kw, facts)
+        if not sizes_fit(hit, primal):
+            hit = self._compile(self._sized_key(primal, kw), primal, kw, facts)
+        source: str = hit.source
         return source
 
     def _repr_html_(self) -> str:
@@ -1527,9 +1601,35 @@ def _sample_tests(k: int, arg_names: list[str], sample: list[Any],
     """The tests that arguments are of the kinds of `sample` (type; shape and dtype of an
     array); None where a container argument makes the dispatcher leave it to the slow path."""
     tests: list[str] = []
+    firsts: dict[int, str] = {}  # size class -> where the call's first size of it is read
+    guards: tuple[Any, ...] = ()
     for name, entry in zip(arg_names, sample):
+        t, shape, dtype = entry
+        if type(shape) is tuple and shape[:1] == ("sizes",):
+            # a specialisation for every size: rank, dtype, and the pattern of the sizes
+            dims, guards = shape[1], shape[2]
+            key = f"{k}_{name}"
+            env[f"{_PREFIX}T{key}"], env[f"{_PREFIX}D{key}"] = t, dtype
+            tests.append(f"type({name}) is {_PREFIX}T{key} and {name}.ndim == {len(dims)} "
+                         f"and {name}.dtype == {_PREFIX}D{key}")
+            for axis, d in enumerate(dims):
+                size = f"{name}.shape[{axis}]"
+                if d >= 0:
+                    tests.append(f"{size} == {d}")
+                elif d in firsts:
+                    tests.append(f"{size} == {firsts[d]}")
+                else:
+                    tests.append(f"{size} > 1")
+                    tests += [f"{size} != {other}" for other in firsts.values()]
+                    firsts[d] = size
+            continue
         if not _value_tests(tests, name, f"{k}_{name}", entry, env):
             return None
+    if guards:
+        from s2sad.ir.dims import guard_text
+
+        names = {symbol_name(c): size for c, size in firsts.items()}
+        tests += [f"({guard_text(g, names)})" for g in guards]
     return tests
 
 

@@ -46,6 +46,7 @@ from s2sad.ir.kinds import (
     scalar,
     structure_view,
 )
+from s2sad.ir.dims import Dim, mark, replay, since
 from s2sad.ir.kind_values import is_fact
 from s2sad.ir.nodes import Call, Const, If, Var, blocks_of
 from s2sad.ir.per_function import FunctionKeyed
@@ -152,6 +153,11 @@ class Compiled:
     # the list, namedtuple or dict structure of the function's output, which the generated
     # code returns as tuples (frontend.lower.output_structure); None for any other output
     out_structure: object = None
+    # a specialisation for every size (ir/dims.py): the pattern of its key's sizes, and the
+    # comparisons of sizes it was compiled under, which a call's sizes must satisfy
+    pattern: object = None
+    size_guards: tuple = ()
+    every_size_kinds: object = None  # (the symbolic kinds it was compiled for)
 
 
 MODES = ("jvp", "vjp", "grad", "value_and_grad")
@@ -244,8 +250,11 @@ def recursive_result_kind(call, arg_kinds: list, kwarg_kinds: list) -> Kind:
     if any(f is func for f, _ in _FINDING):
         return UNKNOWN  # called with other kinds (a shape, a dtype): not followed
     done = call.__dict__.setdefault("result_kinds", {})
+    guards = call.__dict__.setdefault("result_guards", {})  # (sizes read: ir/dims.py)
     if abstract in done:
+        replay(guards.get(abstract))
         return done[abstract]
+    at = mark()
     _FINDING[key] = PENDING
     kinds_mod.PENDING_DEPTH[0] += 1
     result = UNKNOWN
@@ -271,6 +280,7 @@ def recursive_result_kind(call, arg_kinds: list, kwarg_kinds: list) -> Kind:
         result = UNKNOWN
     if not _FINDING:  # (found under no other assumption: it holds for good)
         done[abstract] = result
+        guards[abstract] = since(at)
     return result
 
 
@@ -1072,6 +1082,7 @@ def _generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
     if backend == "numba":  # a matrix's transpose as .T (see hoist.matrix_transposes)
         kinds_in = {p: k for p, k in zip(ir.params, arg_kinds)}
         ir = matrix_transposes(ir, infer_kinds(ir, kinds_in))
+    ir.meta["dim_origins"] = size_origins(ir.params, arg_kinds)
     mode, checkpoints = split_mode(mode)
     ir.meta["wrt"] = tuple(wrt)  # each returned cotangent is named after its argument
     if mode == "vjp":
@@ -1106,6 +1117,19 @@ def _generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
             "follows from the arguments' shapes") from None
     fn = compile_source(source, ns, name)
     return Compiled(source, fn, ir, namespace=ns, name=name)
+
+
+def size_origins(params, arg_kinds) -> dict:
+    """{size symbol: (parameter, axis)} of the arguments whose sizes are symbols (ir/dims.py):
+    where the generated code reads each (`n = x.shape[0]`)."""
+    origins: dict = {}
+    for p, k in zip(params, arg_kinds):
+        if k is not None and k.tag == "array" and k.shape:
+            for axis, d in enumerate(k.shape):
+                if isinstance(d, Dim) and len(d.expr) == 1 and d.expr[0][1] == 1 and \
+                        len(d.expr[0][0]) == 1:
+                    origins.setdefault(d.expr[0][0][0], (p, axis))
+    return origins
 
 
 def _boundary():

@@ -10,6 +10,7 @@ import operator
 
 import numpy as np
 
+from s2sad.ir.dims import broadcast_shapes
 from s2sad.ir.kinds import (
     CONTEXTUAL,
     KIND_READERS,
@@ -141,7 +142,7 @@ def _where_kind(args, kwargs):
            k.dtype not in ("b", "i", "f", "c") for k in args):
         return None
     try:
-        shape = np.broadcast_shapes(*(k.static_shape for k in args))
+        shape = broadcast_shapes(*(k.static_shape for k in args))
     except ValueError:
         return None
     order = "bifc"

@@ -433,6 +433,8 @@ def emit_function(fn: Function, ns: Namespace, name: str, header: list, layout: 
     names = coalesce(fn, pos, inlined, reserved)
     ns.avoid = set(names.printed.values()) | {name}
     em = Emitter(fn, ns, names, pos)
+    em.dim_names = {}  # size symbol -> the name it is printed with
+    em.taken = set(ns.avoid) | reserved
     em.inlined = inlined
     em.explain = explain
     em.pending_calls = {}
@@ -470,7 +472,10 @@ def emit_function(fn: Function, ns: Namespace, name: str, header: list, layout: 
         em.out(1, f"return {_bare(em.src(_tree(em, results, meta['result_tree'])))}")
     else:
         em.out(1, f"return {_bare(em.src(primal))}")
-    body = [f"def {name}({sig}):"] + [ln for ln in em.lines if ln is not None]
+    sizes = [f"    {printed} = {names.name(em.fn.meta['dim_origins'][sym][0])}.shape"
+             f"[{em.fn.meta['dim_origins'][sym][1]}]"
+             for sym, printed in sorted(em.dim_names.items())]
+    body = [f"def {name}({sig}):"] + sizes + [ln for ln in em.lines if ln is not None]
     imports = prelude("\n".join(body), ns)
     return "\n".join(lines + imports + ([""] if imports else []) + body) + "\n"
 

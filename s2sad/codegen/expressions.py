@@ -17,6 +17,7 @@ import numpy as np
 from s2sad.codegen.syntax import BINOP_AST, CMP_AST, UNARY_AST
 from s2sad.errors import UnknownShapeError
 from s2sad.ir import prims
+from s2sad.ir.dims import Dim, Observed, spell, symbols
 from s2sad.ir.nodes import Const, Var
 
 # One shared node for each operator and for the load context: the printers read only their
@@ -96,6 +97,8 @@ class ExpressionEmitter:
             return self.call_expr(type(v), [Const(v.item())], [])
         if isinstance(v, np.generic) and v.dtype.kind == "b":
             v = v.item()
+        if isinstance(v, Dim):
+            return self.size_expr(v)
         if isinstance(v, (int, float)):
             if isinstance(v, float) and not math.isfinite(v):
                 return self.attr_path("math.inf" if v > 0 else "-math.inf") if v == v and \
@@ -124,6 +127,24 @@ class ExpressionEmitter:
             # (not `np.finfo` for the object np.finfo(float) made: the name of its maker)
             name = name.replace(".", "_")
         return self.attr_path(self.ns.add_object(v, name or "_const"))
+
+    def size_expr(self, v: Dim):
+        """A size known as a symbol (ir/dims.py): its expression in names bound at the top
+        of the function from the arguments' shapes (`n = x.shape[0]`, see emit_function)."""
+        origins = self.fn.meta.get("dim_origins", {})
+        names = {}
+        for sym in sorted(symbols(v)):
+            if sym not in origins:
+                raise Observed(f"the size {sym} is not an argument's")
+            printed = self.dim_names.get(sym)
+            if printed is None:
+                printed, i = sym, 1
+                while printed in self.taken:
+                    printed, i = f"{sym}_{i}", i + 1
+                self.taken.add(printed)
+                self.dim_names[sym] = printed
+            names[sym] = printed
+        return gast.parse(spell(v.expr, names)).body[0].value
 
     def attr_path(self, dotted: str):
         """The node of `dotted` (`np.linalg.solve`): one per spelling, as `atom`'s names."""

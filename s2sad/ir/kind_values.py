@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from s2sad.ir import prims
+from s2sad.ir.dims import broadcast_shapes
 
 _UNSET = object()
 
@@ -378,7 +379,7 @@ def can_stand_in(k: Kind) -> bool:
     if k.tag == "scalar":
         return k.dtype in ("f", "c")
     if k.tag == "array":
-        return k.shape is not None and (math.prod(k.shape) <= EXAMPLE_CAP or
+        return k.shape is not None and (math.prod(map(int, k.shape)) <= EXAMPLE_CAP or
                                         k.family in LAZY_FAMILIES)
     if k.tag in ("tuple", "list"):
         return all(can_stand_in(i) for i in k.items)
@@ -470,7 +471,7 @@ def _elementwise_result(fn, kinds) -> Kind | None:
     if all(k.tag == "scalar" for k in kinds):
         return scalar(dt)
     try:
-        shape = np.broadcast_shapes(*shapes)
+        shape = broadcast_shapes(*shapes)
     except ValueError:
         return None
     return array(dt, shape)

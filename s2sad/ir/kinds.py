@@ -7,6 +7,7 @@ know when shapes match (no unbroadcast needed) and when a value is a scalar.
 
 from __future__ import annotations
 
+import math
 import functools
 import operator
 import warnings
@@ -14,6 +15,7 @@ import warnings
 import numpy as np
 
 from s2sad.ir import prims, shape_rules
+from s2sad.ir.dims import Dim, broadcast_shapes, has_dims, mark, replay, since, symbolic_shape
 from s2sad.ir.kind_values import (  # noqa: F401  (re-exported: the kinds API)
     _UNSET,
     BOOL,
@@ -85,6 +87,7 @@ def _unsized(k: Kind) -> Kind:
 
 
 _MEMO: dict = {}  # (fn, arg kinds, kwarg kinds) -> result kind
+_MEMO_GUARDS: dict = {}  # the same keys -> the size guards its result was found under
 # primitives whose kind rule reads more than the kinds where an operand's type is not
 # decided (see _decided): is_complex of a value of unknown dtype. Memoised only where every
 # operand's type is decided (the rule then reads the kinds alone)
@@ -128,7 +131,10 @@ def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
     except TypeError:  # an unhashable operand or known value: evaluate every time
         key = hit = None
     if hit is not None:
+        if _MEMO_GUARDS:
+            replay(_MEMO_GUARDS.get(key))
         return hit  # (never an opaque call's, which is not memoised: tested below)
+    at = mark()
     if PENDING_DEPTH[0] and (PENDING in arg_kinds or any(k == PENDING for _, k in kwarg_kinds)):
         return PENDING  # (what is computed from a recursive call's result not known yet)
     if isinstance(fn, prims.RecursiveCall) and prims.RecursiveCall.result_kind is not None:
@@ -146,7 +152,11 @@ def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
     if key is not None:
         if len(_MEMO) > 20000:
             _MEMO.clear()
+            _MEMO_GUARDS.clear()
         _MEMO[key] = result = canonical(result)
+        guards = since(at)
+        if guards:
+            _MEMO_GUARDS[key] = guards
     return result
 
 
@@ -208,7 +218,13 @@ def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:
     except Exception:
         return _fallback(fn, arg_kinds)
     keep = all(k.known for k in arg_kinds) and all(k.known for _, k in kwarg_kinds)
+    if keep and not _size_valued(result) and (
+            any(has_dims(k.value) for k in arg_kinds) or
+            any(has_dims(k.value) for _, k in kwarg_kinds)):
+        keep = False  # (a float made from a size, n * 0.5: its value is one size's)
     out = kind_of_value(result, keep_value=keep)
+    if out.tag == "array" and out.shape:  # (a size that is a symbol's: the symbol)
+        out = Kind("array", out.dtype, symbolic_shape(out.shape), family=out.family)
     if out.tag == "object" and not keep:
         out = Kind("object", dtype=out.dtype)  # (a dtype's letter: kind_of_value)
     if out.tag in ("array", "tuple", "list") and any(_unknown_float(k) for k in arg_kinds) or \
@@ -228,6 +244,13 @@ def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:
         if second.static_shape != out.static_shape and _unsized(second) != _unsized(out):
             return UNKNOWN
     return out
+
+
+def _size_valued(v) -> bool:
+    """Is `v` an int, a symbolic size, or a tuple of them (what keeps a size's symbol)?"""
+    if type(v) is tuple:
+        return all(_size_valued(x) for x in v)
+    return type(v) is int or type(v) is Dim or type(v) is bool
 
 
 def _unknown_float(k: Kind) -> bool:
@@ -401,7 +424,7 @@ def _attr_kind(attr):
             return scalar("i", len(s)) if s is not None else INT
         if attr == "size":
             s = x.static_shape
-            return scalar("i", int(np.prod(s))) if s is not None else INT
+            return scalar("i", math.prod(s)) if s is not None else INT
         if attr == "T":
             if x.tag == "array" and x.shape is not None:
                 return array(x.dtype, x.shape[::-1])
@@ -558,7 +581,7 @@ def _np_ndim_kind(args, kwargs):
 
 def _np_size_kind(args, kwargs):
     s = args[0].static_shape if args else None
-    return scalar("i", int(np.prod(s))) if s is not None and len(args) == 1 else INT
+    return scalar("i", math.prod(s)) if s is not None and len(args) == 1 else INT
 
 
 def _index_add_kind(args, kwargs):
@@ -700,7 +723,7 @@ def _random_kind(dtype: str, size_at: int, params: int):
                 v.static_shape for k, v in kwargs.items() if k != "dtype"]
             if any(sh is None for sh in shapes):
                 return UNKNOWN
-            shape = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
+            shape = broadcast_shapes(*shapes) if shapes else ()
         else:
             shape = _size_shape(size)
             if shape is None:

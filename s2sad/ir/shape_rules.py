@@ -23,6 +23,7 @@ import operator
 
 import numpy as np
 
+from s2sad.ir.dims import Dim, broadcast_shapes, slice_length
 from s2sad.ir.kind_values import _LETTER_DTYPES, Kind, _dtype_letter, array, scalar
 
 SHAPE_RULES: dict = {}
@@ -135,7 +136,8 @@ def _operand(k: Kind):
     else (a tuple, an array of another library, a shape known only at run time)."""
     if k.family or k.dtype not in ("b", "i", "f", "c"):
         raise _Unsure
-    if k.tag == "array" and k.shape is not None and all(type(n) is int for n in k.shape):
+    if k.tag == "array" and k.shape is not None and all(type(n) is int or type(n) is Dim
+                                                        for n in k.shape):
         return k.shape, k.dtype, True
     if k.tag == "scalar":
         return (), k.dtype, False
@@ -153,7 +155,7 @@ def _array(k: Kind):
 def _int(v) -> int:
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
         raise _Unsure
-    return int(v)
+    return v if type(v) is Dim else int(v)  # (a symbolic size stays one)
 
 
 def _ints(k: Kind, allow_int=True) -> tuple:
@@ -238,7 +240,7 @@ def _result(dt: str, shape: tuple, number: bool) -> Kind:
 
 def _broadcast(*shapes) -> tuple:
     try:
-        return tuple(np.broadcast_shapes(*shapes))
+        return broadcast_shapes(*shapes)
     except ValueError:
         raise _Unsure from None
 
@@ -579,7 +581,10 @@ def _slice_length(s: slice, n: int) -> int:
             raise _Unsure
     if s.step == 0:
         raise _Unsure
-    return len(range(*s.indices(n)))
+    try:
+        return slice_length(s, n)
+    except ValueError:
+        raise _Unsure from None
 
 
 @_register(operator.getitem)

@@ -10,6 +10,7 @@ import inspect
 
 import numpy as np
 
+from s2sad.ir.dims import mark, replay, since
 from s2sad.errors import MissingRuleError, NonDifferentiableError
 from s2sad.ir import prims
 from s2sad.ir.builder import Emitter, strip_suffix, substitute_block
@@ -335,7 +336,10 @@ def _specialised_plan(facts: _Facts, fn, bindings: dict, kind_of, g_kind,
     if plan is not None and plan.contextual and not all(
             eval_kind(fn_, args, kw) == k for fn_, args, kw, k in plan.contextual):
         plan = None  # a kind that reads more than the kinds answered otherwise this time
+    if plan is not None:
+        replay(plan.size_guards)  # (the sizes it was planned under: ir/dims.py)
     if plan is None:
+        at = mark()
         alias: dict = {}
         contextual: list = []
         rule_kind = _rule_kinds(fn, kinds, alias, facts.defs, contextual)
@@ -358,6 +362,7 @@ def _specialised_plan(facts: _Facts, fn, bindings: dict, kind_of, g_kind,
         # of a value of unknown dtype, under undecided_complex: kinds.reads_context), asked
         # again before the plan is reused; those the kinds decided are the same each time
         plan.contextual = _questions(contextual)
+        plan.size_guards = since(at)
         if key is not None:
             facts.plans[key] = plan
     return plan

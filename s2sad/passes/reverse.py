@@ -14,6 +14,7 @@ import operator
 
 import numpy as np
 
+from s2sad.ir.dims import broadcast_shapes
 from s2sad.errors import MissingRuleError, NonDifferentiableError
 from s2sad.ir import prims
 from s2sad.ir.builder import Emitter, Namer, hint_of
@@ -50,7 +51,7 @@ def _fits(cond_shape, shape) -> bool:
     if cond_shape is None:
         return False
     try:
-        return tuple(np.broadcast_shapes(tuple(cond_shape), tuple(shape))) == tuple(shape)
+        return broadcast_shapes(tuple(cond_shape), tuple(shape)) == tuple(shape)
     except ValueError:
         return False
 

@@ -11,6 +11,7 @@ import operator
 
 import numpy as np
 
+from s2sad.ir.dims import Dim, broadcast_shapes, has_dims
 from s2sad.errors import S2SADError
 from s2sad.ir import prims
 from s2sad.ir.kinds import _UNSET, UNKNOWN, Kind, eval_kind
@@ -39,7 +40,7 @@ SIMPLE = (int, float, complex, bool, str, type(None), type(Ellipsis), slice)
 
 def _simple_value(v) -> bool:
     if isinstance(v, bool) or type(v) in (int, float, complex, str, type(None),
-                                          type(Ellipsis)):
+                                          type(Ellipsis), Dim):  # (a size: `n`)
         return True
     if isinstance(v, slice):
         return all(_simple_value(x) for x in (v.start, v.stop, v.step))
@@ -133,8 +134,17 @@ class Rewrites:
                         raise
                     except Exception:
                         val = _NOFOLD
-                    if val is not _NOFOLD and _simple_value(val):
+                    if val is not _NOFOLD and _simple_value(val) and (
+                            type(val) in (int, bool, Dim, tuple) or
+                            not any(has_dims(a.value) for a in args)):
+                        # (not a float made from a size, n * 0.5: that size's number)
                         return Const(folded(val, s, self.primal))
+        elif fn in SUBS and len(args) == 2 and type(args[0]) is Var and args[0] is args[1] and \
+                not s.kwargs and kt.tag == "scalar" and kt.dtype == "f" and \
+                t not in self.primal and self.sized(args[0], out):
+            # c - c as above, where c is a size's multiple (n * -1.0); a number's zero has
+            # its shape, (), wherever it reaches
+            return zero(kt)
         if kt.value is not _UNSET and _simple_value(kt.value) and (
                 fn is prims.make_tuple or not self.table.linear.get(fn, False)):
             return Const(kt.value)
@@ -296,8 +306,8 @@ class Rewrites:
             if d is not None and d.fn is np.broadcast_to and not d.kwargs and \
                     isinstance(d.args[0], Const) and type(d.args[0].value) is float and \
                     isinstance(d.args[1], Const) and kt.static_shape is not None:
-                c, n_in = d.args[0].value, int(np.prod(d.args[1].value))
-                n_out = int(np.prod(kt.static_shape))
+                c, n_in = d.args[0].value, math.prod(d.args[1].value)
+                n_out = math.prod(kt.static_shape)
                 value = Const(c if fn is np.mean else c * (n_in // max(n_out, 1)))
                 if kt.static_shape == ():
                     return value
@@ -332,7 +342,7 @@ class Rewrites:
                 inner = self.kind(d.args[0]).static_shape
                 if other is not None and inner is not None:
                     try:
-                        same = np.broadcast_shapes(inner, other) == kt.shape
+                        same = broadcast_shapes(inner, other) == kt.shape
                     except ValueError:
                         same = False
                     if same:
@@ -576,7 +586,7 @@ class Rewrites:
                     not (once or self.computed_sum(a, out, s.kwargs)):
                 continue
             inner = self.new_call_kw(np.sum, (a,), s.kwargs, t.name, out)
-            if self.kind(inner).static_shape is None or np.broadcast_shapes(
+            if self.kind(inner).static_shape is None or broadcast_shapes(
                     self.kind(inner).static_shape, kb.static_shape) != tuple(kt.static_shape):
                 out.pop()
                 continue
@@ -754,6 +764,18 @@ class Rewrites:
         if self._reads is not None and self._sums is not None:
             self._sums.append((v, kwargs, window, answer))
         return answer
+
+    def sized(self, v, out, depth: int = 0) -> bool:
+        """Is `v` a number computed from constants and sizes alone (m * -1.0, (m,)[0])?"""
+        if type(v) is Const:
+            return has_dims(v.value)
+        d = self.defining(v, out) if depth < 4 else None
+        if d is None or d.kwargs or d.fn not in MULS | SUBS | ADDS | NEGS | {operator.getitem}:
+            return False
+        if not all(type(a) is Var or type(a.value) in (int, float, Dim, tuple) for a in d.args):
+            return False
+        return any(self.sized(a, out, depth + 1) for a in d.args) and all(
+            type(a) is Const or self.sized(a, out, depth + 1) for a in d.args)
 
     def rewrite_cancel(self, fn, args, kt, out):
         """Scalars that cancel (in the derivative only): (a / b) * b -> a, (a - k b) / b ->

@@ -77,7 +77,7 @@ def write_module(specs: list) -> str:
     from s2sad.codegen.compile import namespace_of
     from s2sad.codegen.imports import used_names as names_read
     from s2sad.codegen.imports import without_imports
-    from s2sad.store.fingerprint import source_fingerprint
+    from s2sad.store.fingerprint import kinds_text, source_fingerprint
     from s2sad.transform import VERSION, generate, resolve_wrt, with_backend
 
     imports: dict = {}
@@ -90,7 +90,11 @@ def write_module(specs: list) -> str:
         wrt, wrt_tuple = resolve_wrt(func, wrt_spec)
         positional, kinds, kinds_key = _specialisation(spec)
         mode = with_backend(spec.mode, spec.backend)
-        compiled = generate(func, mode, wrt, wrt_tuple, kinds, {})
+        compiled = _for_every_size(spec, func, mode, wrt, wrt_tuple, kinds)
+        if compiled is not None:  # (one function for every size of the arrays given)
+            kinds_key = kinds_text(compiled.every_size_kinds)
+        else:
+            compiled = generate(func, mode, wrt, wrt_tuple, kinds, {})
         ns = namespace_of(compiled.function) or compiled.namespace
         generated_name = compiled.function.__name__
         name = spec.name or generated_name
@@ -130,6 +134,23 @@ def write_module(specs: list) -> str:
                                hint="give the derivatives other names (`name = ...`)")
     return _module_text(sorted({s.target for s in specs}), header, imports, helpers, bodies,
                         table)
+
+
+def _for_every_size(spec, func, mode, wrt, wrt_tuple, kinds):
+    """The derivative for every size of the example's arrays, where one serves them with no
+    guard (as the dispatcher would compile it: store.compiled), else None."""
+    from s2sad.store.sizes import every_size_kinds, generate_for_every_size
+
+    if spec.args is None or spec.backend != "numpy":
+        return None
+    both = every_size_kinds(list(spec.args), kinds)
+    if both is None:
+        return None
+    compiled = generate_for_every_size(func, mode, wrt, wrt_tuple, both[0], both[1], {})
+    if compiled is None or compiled.size_guards:
+        return None
+    compiled.every_size_kinds = both[0]
+    return compiled
 
 
 def _specialisation(spec) -> tuple:

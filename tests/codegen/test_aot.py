@@ -181,19 +181,32 @@ def test_stale_module_is_not_used(tmp_path):
     assert abs(result["g00"] - result["fd"]) < 1e-6
 
 
-def test_specialised_module_is_not_used_for_other_shapes(tmp_path):
+def test_specialised_module_serves_every_size_of_its_pattern(tmp_path):
+    # built for w (3, 2), x (4, 3): one function for w (n, m), x (k, n), any n, m, k (issue
+    # 34); not for a pattern with other relations (k == m) or another rank
     pkg = make_package(tmp_path, DECORATED)
     r = run(tmp_path, "build", f"{pkg}.model:loss", "--args", "np.ones((3, 2)), np.ones((4, 3))")
     assert r.returncode == 0, r.stderr
     code = textwrap.dedent(f"""
         import numpy as np
         import {pkg}.model as model
-        model.loss(np.ones((3, 2)), np.ones((5, 3)))
-        print(model.loss.compiled_function.__module__)
+        rng = np.random.default_rng(0)
+        for w_shape, x_shape in (((3, 2), (5, 3)), ((7, 4), (9, 7)), ((3, 2), (2, 3)),
+                                 ((3,), (4, 3))):
+            w, x = rng.normal(size=w_shape), rng.normal(size=x_shape)
+            g = model.loss(w, x)
+            e = np.zeros_like(w)
+            e.flat[0] = 1e-6
+            f = model.loss.func
+            fd = (f(w + e, x) - f(w - e, x)) / 2e-6
+            print(model.loss.compiled_function.__module__, abs(g.flat[0] - fd) < 1e-6)
     """)
     r = run(tmp_path, code=code)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() != f"{pkg}.model_s2sad"
+    served = [line.split() for line in r.stdout.split("\n") if line]
+    assert [ok for _, ok in served] == ["True"] * 4
+    module = f"{pkg}.model_s2sad"
+    assert [m == module for m, _ in served] == [True, True, False, False]
 
 
 def test_jvp_module(tmp_path):

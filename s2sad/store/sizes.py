@@ -1,0 +1,136 @@
+"""Keys of specialisations for every size (issue 34): the pattern of an argument list's
+array sizes (which are 0 or 1, which are equal), the symbolic kinds it is compiled for
+(s2sad/ir/dims.py), and whether a call's sizes satisfy the guards it was compiled under."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+_ndarray = np.ndarray
+
+
+def size_pattern(primal: list[Any]) -> tuple[Any, ...] | None:
+    """The sizes of the array arguments as a specialisation for every size sees them: each
+    dimension 0 or 1 as itself (broadcasting tells them apart), any other as the number of
+    its class, one class per distinct size (-1 for the first, -2...), so that equal sizes
+    stay equal; None for an argument that is not a NumPy array, and for the whole where no
+    array has a size of 2 or more (dims.py)."""
+    classes: dict[int, int] = {}
+    out: list[Any] = []
+    for a in primal:
+        if type(a) is not _ndarray or a.dtype.kind not in "biufc":
+            out.append(None)
+            continue
+        dims = []
+        for d in a.shape:
+            if d < 2:
+                dims.append(d)
+            else:
+                c = classes.get(d)
+                if c is None:
+                    c = classes[d] = -1 - len(classes)
+                dims.append(c)
+        out.append(tuple(dims))
+    return tuple(out) if classes else None
+
+
+# symbols' names and representative sizes (two sets: see store.compiled_for_every_size)
+_SYMBOLS = ("n", "m", "k", "p", "q", "r", "s", "u", "v", "w")
+_REPRESENTATIVES = ((7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47),
+                    (17, 25, 29, 37, 41, 49, 61, 65, 77, 85, 89, 97))
+
+
+def symbolic_kinds(primal: list[Any], pattern: tuple[Any, ...], which: int) -> list[Any]:
+    """The arguments' kinds with each size of class c the symbol of c (representatives of
+    set `which`)."""
+    from s2sad.ir.dims import Dim
+    from s2sad.ir.kinds import Kind, kind_of_value
+
+    reps = _REPRESENTATIVES[which]
+    out = []
+    for a, dims in zip(primal, pattern):
+        if dims is None:
+            out.append(None)
+            continue
+        shape = tuple(d if d >= 0 else Dim.symbol(
+            symbol_name(d), reps[(-1 - d) % len(reps)] + 100 * ((-1 - d) // len(reps)))
+            for d in dims)
+        out.append(Kind("array", kind_of_value(a).dtype, shape))
+    return out
+
+
+def symbol_name(c: int) -> str:
+    """The name of size class c (-1, -2, ...: see _size_pattern)."""
+    return _SYMBOLS[-1 - c] if -1 - c < len(_SYMBOLS) else f"n{-1 - c}"
+
+
+def size_values(primal: list[Any], pattern: tuple[Any, ...]) -> dict[str, int]:
+    """{size symbol: its value in this call}."""
+    values: dict[str, int] = {}
+    for a, dims in zip(primal, pattern):
+        if dims is not None:
+            for d, size in zip(dims, a.shape):
+                if d < 0:
+                    values.setdefault(symbol_name(d), size)
+    return values
+
+
+def sizes_fit(hit: Any, primal: list[Any]) -> bool:
+    """Do the sizes of this call satisfy the guards a specialisation for every size was
+    compiled under (`n - 1 != 1`: see dims.Observer)?"""
+    guards = getattr(hit, "size_guards", ())
+    if not guards:
+        return True
+    from s2sad.ir.dims import guards_hold
+
+    return guards_hold(guards, size_values(primal, hit.pattern))
+
+
+def every_size_kinds(args: list[Any], arg_kinds: list[Any],
+                     pattern: tuple[Any, ...] | None = None) -> tuple[Any, Any] | None:
+    """(kinds with the arrays' sizes as symbols, the same with other representatives) for
+    these arguments (of kinds `arg_kinds`), or None where no array has a size to name."""
+    pattern = pattern if pattern is not None else size_pattern(args)
+    if pattern is None or not any(p is not None for p in pattern):
+        return None
+    a, b = (symbolic_kinds(args, pattern, which) for which in (0, 1))
+    return ([s if s is not None else k for s, k in zip(a, arg_kinds)],
+            [s if s is not None else k for s, k in zip(b, arg_kinds)])
+
+
+def generate_for_every_size(func, mode: str, wrt: tuple, wrt_tuple: bool, kinds_a: list,
+                            kinds_b: list, kw_kinds: dict) -> Compiled | None:
+    """Compile for both sets of representatives (see compiled_for_every_size); the first's
+    result, with the guards it was compiled under (`size_guards`), or None."""
+    from s2sad.ir.dims import Dim, Observer
+    from s2sad.store import cache
+    from s2sad.transform import generate, split_backend
+
+    jit = cache.jit_dir() if split_backend(mode)[1] != "numpy" else None
+    results, guards = [], []
+    for kinds in (kinds_a, kinds_b):
+        sizes = [d for k in kinds if k.tag == "array" and k.shape
+                 for d in k.shape if isinstance(d, Dim) and d.is_symbol]
+        with Observer(sizes) as seen:
+            try:
+                results.append(generate(func, mode, wrt, wrt_tuple, kinds, kw_kinds, jit))
+            except Exception as e:
+                return _not_every_size(f"{type(e).__name__}: {e}")
+        guards.append(seen.guards())
+    first, second = results
+    if guards[0] != guards[1]:
+        return _not_every_size(f"sizes read: {guards[0]} / {guards[1]}")
+    if first.source != second.source:
+        return _not_every_size("another source:\n" + first.source + "\n" + second.source)
+    first.size_guards = guards[0]
+    return first
+
+
+def _not_every_size(why: str) -> None:
+    if os.environ.get("S2SAD_DEBUG_SIZES"):
+        print("[s2sad] no specialisation for every size:", why, file=sys.stderr)
+    return None

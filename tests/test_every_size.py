@@ -1,0 +1,193 @@
+"""One specialisation for every size (issue 34): array sizes are symbols while compiling
+(s2sad/ir/dims.py), so a derivative compiled at one length serves every other length of
+the same rank and dtype. Each derivative is checked against central finite differences at
+several sizes, after compiling once."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2sad
+from s2sad.ir.dims import Dim, Observer, broadcast_shapes, guards_hold, slice_length
+
+from .oracle import numerical_grad, numerical_jvp
+
+
+def fd_grad(f, x):
+    return numerical_grad(f, (x,), (0,))[0]
+
+
+def fd_jvp(f, args, tangents):
+    return numerical_jvp(f, args, tuple(range(len(args))), tangents)
+
+SIZES = (2, 3, 5, 10, 11, 40)
+
+
+def rosen(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+def least_squares(A, b, x):
+    r = A @ x - b
+    return 0.5 * np.sum(r * r) + np.sum(np.zeros(A.shape[1]) + x) / len(b)
+
+
+def logsumexp(x):
+    m = np.max(x)
+    return m + np.log(np.sum(np.exp(x - m)))
+
+
+def second_difference(x):
+    d = x[2:] - 2 * x[1:-1] + x[:-2]
+    return np.sum(d ** 2) + np.mean(np.sin(x))
+
+
+def branch_on_length(x):
+    # a branch on a size: decided while compiling, so the specialisation is guarded on it
+    if x.shape[0] == 3:
+        return np.sum(x ** 3)
+    return np.sum(np.cos(x))
+
+
+def reshape_rows(x):
+    # a size computed from another (n // 3) is no symbol: code for one size only
+    return np.sum(np.tanh(x.reshape(-1, 3)) ** 2)
+
+
+def user_names_n_and_m(x):
+    n = 2.0
+    m = x * n
+    return np.sum(m * np.zeros(x.shape) + m ** 2)
+
+
+CASES = [(rosen, 1), (logsumexp, 1), (second_difference, 1), (branch_on_length, 1),
+         (user_names_n_and_m, 1)]
+
+
+def _rng(n):
+    return np.random.default_rng(1000 + n)
+
+
+@pytest.mark.parametrize("f,_", CASES, ids=[c[0].__name__ for c in CASES])
+def test_gradient_compiles_once_for_every_length(f, _):
+    g = s2sad.grad(f)
+    v = s2sad.jvp(f)
+    compiled = set()
+    for n in SIZES:
+        if f is second_difference and n < 3:
+            continue
+        x = _rng(n).uniform(-1, 1, n)
+        np.testing.assert_allclose(g(x), fd_grad(f, x), rtol=1e-6, atol=1e-7)
+        u = _rng(n + 1).normal(size=n)
+        out, out_dot = v(x, u)
+        np.testing.assert_allclose(out_dot, fd_jvp(f, (x,), (u,)), rtol=1e-6, atol=1e-7)
+        compiled.add(id(g._last))
+    if f is not branch_on_length:
+        assert len(compiled) == 1, "one specialisation serves every length"
+    else:  # (n == 3 and n != 3: two specialisations, each guarded)
+        assert len(compiled) == 2
+
+
+def test_sizes_print_as_names_read_from_the_arguments():
+    g = s2sad.grad(rosen)
+    g(np.ones(1000))
+    src = g.source
+    assert "n = x.shape[0]" in src and "np.zeros((n,))" in src
+    assert "1000" not in src and "(n,)" in src.splitlines()[2]
+
+
+def test_a_user_variable_named_like_a_size_keeps_its_name():
+    g = s2sad.grad(user_names_n_and_m)
+    for n in (4, 9):
+        x = _rng(n).normal(size=n)
+        np.testing.assert_allclose(g(x), fd_grad(user_names_n_and_m, x), rtol=1e-6,
+                                   atol=1e-7)
+
+
+def test_relations_between_arguments_are_part_of_the_key():
+    g = s2sad.grad(least_squares, wrt=(0, 2))
+    seen = set()
+    for n, m in ((5, 3), (9, 4), (4, 4), (7, 7), (3, 8)):
+        rng = _rng(10 * n + m)
+        A, b, x = rng.normal(size=(n, m)), rng.normal(size=n), rng.normal(size=m)
+        gA, gx = g(A, b, x)
+        np.testing.assert_allclose(gA, fd_grad(lambda A_: least_squares(A_, b, x), A),
+                                   rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(gx, fd_grad(lambda x_: least_squares(A, b, x_), x),
+                                   rtol=1e-6, atol=1e-7)
+        seen.add(id(g._last))
+    assert len(seen) == 2  # n != m, and n == m (a square A): two patterns
+
+
+def test_size_one_is_not_a_symbol():
+    # broadcasting tells 1 from other sizes: x of length 1 is its own specialisation
+    def f(x, y):
+        return np.sum(np.exp(x * y))
+
+    g = s2sad.grad(f, wrt=(0, 1))
+    for nx, ny in ((4, 4), (1, 4), (4, 1), (6, 6)):
+        rng = _rng(nx * 7 + ny)
+        x, y = rng.normal(size=nx), rng.normal(size=ny)
+        gx, gy = g(x, y)
+        np.testing.assert_allclose(gx, fd_grad(lambda a: f(a, y), x), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(gy, fd_grad(lambda b: f(x, b), y), rtol=1e-6, atol=1e-7)
+
+
+def test_a_size_that_escapes_its_symbol_gets_code_per_size():
+    g = s2sad.grad(reshape_rows)
+    for n in (6, 9, 12):
+        x = _rng(n).normal(size=n)
+        np.testing.assert_allclose(g(x), fd_grad(reshape_rows, x), rtol=1e-6, atol=1e-7)
+
+
+def test_vjp_hessian_and_dispatcher_fast_path_across_sizes():
+    vjp = s2sad.vjp(logsumexp)
+    h = s2sad.hessian(rosen)
+    for _ in range(3):  # (the third round runs the generated dispatcher's fast paths)
+        for n in (3, 8, 13):
+            x = _rng(n).uniform(-1, 1, n)
+            out, pullback = vjp(x)
+            (xb,) = pullback(2.0)
+            np.testing.assert_allclose(xb, 2.0 * fd_grad(logsumexp, x), rtol=1e-6,
+                                       atol=1e-7)
+            H = h(x)
+            fd_h = np.array([fd_grad(lambda y: s2sad.grad(rosen)(y)[i], x)
+                             for i in range(n)])
+            np.testing.assert_allclose(H, fd_h, rtol=1e-5, atol=1e-5)
+
+
+def test_jvp_refuses_a_tangent_of_another_length():
+    v = s2sad.jvp(rosen)
+    v(np.ones(5), np.ones(5))
+    v(np.ones(7), np.ones(7))
+    with pytest.raises(Exception):
+        v(np.ones(5), np.ones(7))
+    with pytest.raises(Exception):
+        v(np.ones(5), np.ones(7))
+
+
+# -- the symbols themselves -------------------------------------------------------------------
+
+def test_dim_arithmetic_and_decided_comparisons():
+    n, m = Dim.symbol("n", 7), Dim.symbol("m", 11)
+    assert repr(n - 1) == "n - 1" and repr(2 * n * m) == "2 * m * n"
+    assert (n - 1) + 1 == n and n != m and n - 1 != n
+    with Observer() as seen:
+        assert n != 1 and n != 0 and n > 1 and n >= 2
+    assert seen.guards() == ()
+    with Observer() as seen:
+        assert (n == 3) is False
+    assert seen.guards() == (((((("n",), 1),), "eq", 3, False)),)
+    assert guards_hold(seen.guards(), {"n": 4}) and not guards_hold(seen.guards(), {"n": 3})
+
+
+def test_symbolic_broadcast_and_slices():
+    n, m = Dim.symbol("n", 7), Dim.symbol("m", 11)
+    assert broadcast_shapes((n, 1), (m,)) == (n, m)
+    assert broadcast_shapes((n - 1,), (n - 1,)) == (n - 1,)
+    with pytest.raises(ValueError):
+        broadcast_shapes((n,), (m,))
+    assert slice_length(slice(1, None), n) == n - 1
+    assert slice_length(slice(None, -2), n) == n - 2
+    assert slice_length(slice(0, 3), 10) == 3
