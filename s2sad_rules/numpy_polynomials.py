@@ -44,7 +44,12 @@ def polyval_jvp(p, x, p_dot=0.0, x_dot=0.0):
 def polyval_vjp(g, p, x):
     # p_bar[i] = sum of g * x ** (n - 1 - i) over x's entries
     powers = np.power(np.expand_dims(x, -1), np.arange(np.size(p) - 1.0, -1.0, -1.0))
-    p_bar = np.tensordot(g, powers, np.ndim(x))
+    if np.ndim(x) == 0:
+        p_bar = g * powers
+    elif np.ndim(x) == 1:
+        p_bar = g @ powers
+    else:
+        p_bar = np.tensordot(g, powers, np.ndim(x))
     x_bar = g * np.polyval(polyder_coefficients(p), x)
     return np.reshape(p_bar, np.shape(p)), x_bar
 

@@ -193,6 +193,8 @@ def dot_vjp(g, a, b):
     return dot_bar_left(g, a, b), dot_bar_right(g, a, b)
 
 
+# As for x @ y (operators.py): the cheapest call for the ranks known while compiling,
+# np.tensordot only where b is a stack of matrices or a has more than two axes.
 def dot_bar_left(g, a, b):
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return unbroadcast(g * b, a)
@@ -200,6 +202,10 @@ def dot_bar_left(g, a, b):
         return g * b
     if np.ndim(b) == 1:
         return np.expand_dims(g, -1) * b
+    if np.ndim(b) == 2:  # g has a's leading axes and b's columns
+        if np.ndim(a) == 1:
+            return b @ g
+        return g @ b.T
     return np.tensordot(g, b, dot_left_axes(np.ndim(a), np.ndim(b)))
 
 
@@ -208,8 +214,14 @@ def dot_bar_right(g, a, b):
         return unbroadcast(a * g, b)
     if np.ndim(a) == 1 and np.ndim(b) == 1:
         return a * g
+    if np.ndim(a) == 1 and np.ndim(b) == 2:  # the outer product of a and g
+        return np.expand_dims(a, -1) * g
+    if np.ndim(a) == 2 and np.ndim(b) <= 2:  # g @ a, or a.T @ g
+        if np.ndim(b) == 1:
+            return g @ a
+        return a.T @ g
     lead = dot_lead_axes(np.ndim(a))
-    if np.ndim(b) == 1:
+    if np.ndim(b) <= 2:  # (already in b's axis order)
         return np.tensordot(a, g, (lead, lead))
     return np.moveaxis(np.tensordot(a, g, (lead, lead)), 0, -2)
 
@@ -234,6 +246,8 @@ def outer_jvp(a, b, a_dot, b_dot):
 
 @defvjp(np.outer)
 def outer_vjp(g, a, b):
+    if np.ndim(a) == 1 and np.ndim(b) == 1:
+        return g @ b, a @ g
     return np.reshape(np.dot(g, np.ravel(b)), np.shape(a)), np.reshape(
         np.dot(np.ravel(a), g), np.shape(b))
 

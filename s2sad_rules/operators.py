@@ -144,14 +144,23 @@ def matmul_vjp(g, x, y):
     return matmul_bar_left(g, x, y), matmul_bar_right(g, x, y)
 
 
+# The cotangents of x @ y are the cheapest NumPy calls for the operands' ranks, which are
+# known while compiling (each `np.ndim` test is folded): `g @ x` for a vector times a
+# matrix, `x.T @ g` for two matrices, an outer product for two vectors; `np.swapaxes` and
+# `np.tensordot` only for stacks of matrices.
 def matmul_bar_left(g, x, y):
     """Cotangent of the left operand of x @ y (vectors are treated as in np.matmul)."""
     if np.ndim(y) == 1:
         if np.ndim(x) == 1:
             return g * y
+        # (an outer product g[:, None] * y: loops.py sums those of a loop in one product)
         return unbroadcast(np.expand_dims(g, -1) * y, x)
     if np.ndim(x) == 1:
+        if np.ndim(y) == 2:  # a vector times a matrix: g is a vector
+            return y @ g
         return unbroadcast(np.matmul(y, np.expand_dims(g, -1))[..., 0], x)
+    if np.ndim(y) == 2:
+        return unbroadcast(g @ y.T, x)
     return unbroadcast(np.matmul(g, np.swapaxes(y, -1, -2)), x)
 
 
@@ -160,10 +169,16 @@ def matmul_bar_right(g, x, y):
     if np.ndim(x) == 1:
         if np.ndim(y) == 1:
             return g * x
+        if np.ndim(y) == 2:  # a vector times a matrix: the outer product of x and g
+            return np.expand_dims(x, -1) * g
         return unbroadcast(np.expand_dims(x, -1) * np.expand_dims(g, -2), y)
     if np.ndim(y) == 1:
+        if np.ndim(x) == 2:  # a matrix times a vector: g is a vector
+            return g @ x
         # g has x's leading axes: contract them all (a stack of matrices times one vector)
         return np.tensordot(g, x, np.ndim(g))
+    if np.ndim(x) == 2:
+        return unbroadcast(x.T @ g, y)
     return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), g), y)
 
 

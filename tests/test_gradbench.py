@@ -1,4 +1,5 @@
-"""The GradBench-style problems of bench/gradbench_workloads.py at small sizes: the
+"""The GradBench-style problems of bench/gradbench_workloads.py (and those of
+bench/numpy_backend_workloads.py) at small sizes: the
 hand-written gradient and s2sad's both match central finite differences, and the k-means
 Newton direction from grad / hvp and from jvp(grad) matches the hand-written one."""
 
@@ -18,8 +19,12 @@ if BENCH not in sys.path:
     sys.path.insert(0, BENCH)
 
 import gradbench_workloads  # noqa: E402
+import numpy_backend_workloads  # noqa: E402
 
-GRADIENTS = [p for p in gradbench_workloads.PROBLEMS if not p.newton]
+# GradBench's problems, and the NumPy backend's loops of small operations (the RNN, the
+# matrix filled element by element, RK4 of Lotka-Volterra; GradBench's ODE is in both)
+GRADIENTS = [p for p in gradbench_workloads.PROBLEMS if not p.newton] + [
+    p for p in numpy_backend_workloads.PROBLEMS if p.key != "ode"]
 
 
 def _tuple(v):

@@ -41,17 +41,31 @@ def index_is_basic(k) -> bool:
 
 def copy_before_updating_loops(fn: Function, kinds: dict) -> Function:
     """A loop that scatters into a carried array it did not create (a cotangent seed from
-    the caller, say) works on one copy made before the loop, instead of a copy per write."""
+    the caller, say) works on one copy made before the loop, instead of a copy per write.
+    A loop nested in one that carries a fresh (or copied) array, and that starts from that
+    array's parameter (its only use), needs none: a matrix filled entry by entry in a
+    double loop is copied at most once, not once per outer iteration."""
     from s2sad.ir.builder import Namer
 
     namers: list = []  # (the names taken, found at the first copy: most functions need none)
     copies = []
+    uses: dict = {}
+    _scan(fn.body, {}, uses, {})
 
     def updates(p, body: Block) -> bool:
-        return any(isinstance(st, Call) and st.fn in (prims.index_update, prims.index_add)
-                   and st.args[0] == p for st in body.stmts)
+        for st in body.stmts:
+            if isinstance(st, Call):
+                if st.fn in (prims.index_update, prims.index_add) and st.args[0] == p:
+                    return True
+            elif isinstance(st, (ForRange, While)):
+                if any(init == p and updates(q, st.body)
+                       for q, init in zip(st.params, st.inits)):
+                    return True
+        return False
 
-    def blk(b: Block) -> Block:
+    def blk(b: Block, owned: frozenset) -> Block:
+        """`owned`: the enclosing loops' parameters that start from a fresh or copied
+        array (and so are fresh in every iteration)."""
         out = []
         for st in b.stmts:
             if type(st) is Call:  # (most statements: nothing to do)
@@ -59,29 +73,37 @@ def copy_before_updating_loops(fn: Function, kinds: dict) -> Function:
                 continue
             if isinstance(st, (ForRange, While)):
                 inits = list(st.inits)
+                mine = set()
                 for i, (p, init) in enumerate(zip(st.params, st.inits)):
                     k = atom_kind(p, kinds)
-                    if isinstance(init, Var) and k.tag == "array" and updates(p, st.body):
-                        d = _def_of(fn, init)
-                        if not (isinstance(d, Call) and d.fn in FRESH_FNS):
-                            if not namers:
-                                namers.append(Namer.for_function(fn))
-                            copy = namers[0].fresh("_" + init.name.lstrip("_") + "_copy")
-                            out.append(Call(copy, np.copy, (init,), (), st.loc))
-                            inits[i] = copy
-                            copies.append(copy)
-                body = blk(st.body)
+                    if not (isinstance(init, Var) and k.tag == "array"):
+                        continue
+                    d = _def_of(fn, init)
+                    if isinstance(d, Call) and d.fn in FRESH_FNS or \
+                            init in owned and uses.get(init, 0) == 1:
+                        mine.add(p)
+                    elif updates(p, st.body):
+                        if not namers:
+                            namers.append(Namer.for_function(fn))
+                        copy = namers[0].fresh("_" + init.name.lstrip("_") + "_copy")
+                        out.append(Call(copy, np.copy, (init,), (), st.loc))
+                        inits[i] = copy
+                        copies.append(copy)
+                        mine.add(p)
+                inner = owned | mine
+                body = blk(st.body, inner)
                 if isinstance(st, ForRange):
                     st = ForRange(st.index, st.start, st.stop, st.step, st.params, tuple(inits),
                                   body, st.outputs, st.loc, st.reverse)
                 else:
-                    st = While(st.params, tuple(inits), blk(st.cond), body, st.outputs, st.loc)
+                    st = While(st.params, tuple(inits), blk(st.cond, inner), body, st.outputs,
+                               st.loc)
             elif isinstance(st, If):
-                st = If(st.cond, blk(st.then), blk(st.orelse), st.outputs, st.loc)
+                st = If(st.cond, blk(st.then, owned), blk(st.orelse, owned), st.outputs, st.loc)
             out.append(st)
         return Block(tuple(out), b.results)
 
-    body = blk(fn.body)
+    body = blk(fn.body, frozenset())
     if not copies:
         return fn
     return Function(fn.name, fn.params, body, fn.returns_tuple, fn.kwonly,
@@ -142,9 +164,11 @@ class _InPlace:
                 for inner in blocks_of(st):
                     self.forward |= block_vars(inner)
 
-    def fresh(self, v, depth=0) -> bool:
+    def fresh(self, v, depth=0, seen=frozenset()) -> bool:
         """Is `v` an array only the derivative code holds (made by an operation, or carried
-        by a loop from such)?"""
+        by a loop from such)? `seen`: the loop values this question went through; one met
+        again (a nested loop's parameter starting from the enclosing loop's, whose next
+        value is the nested loop's result) adds no holder."""
         if type(v) is not Var or depth > 8:
             return False
         k = self.kinds.get(v, UNKNOWN)
@@ -154,12 +178,15 @@ class _InPlace:
         if isinstance(d, Call):
             return d.fn in FRESH_FNS
         if v in self.loop_of:
+            if v in seen:
+                return True
+            seen = seen | {v}
             loop, i = self.loop_of[v]
             init, res = loop.inits[i], loop.body.results[i]
             return (isinstance(init, Var) and self.uses.get(init, 0) == 1
-                    and self.fresh(init, depth + 1)
+                    and self.fresh(init, depth + 1, seen)
                     and isinstance(res, Var) and self.uses.get(res, 0) == 1
-                    and self.fresh(res, depth + 1))
+                    and self.fresh(res, depth + 1, seen))
         return False
 
     def readers(self, b: Block) -> dict:

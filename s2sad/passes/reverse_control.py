@@ -206,7 +206,7 @@ class ControlFlowReversal:
 
         A value qualifies when a pure primitive computes it from values the reverse loop
         has anyway (outer variables, the loop index, constants, other recomputed values)
-        and it is cheap: indexing, an attribute, or a scalar. Returns the copied statements
+        and it is cheap: indexing, an attribute, a tuple, or a scalar. Returns the copied statements
         (targets renamed into `index_map`), in forward order.
         """
         defs = {st.target: st for st in body_stmts if isinstance(st, Call)}
@@ -216,9 +216,12 @@ class ControlFlowReversal:
         def cheap(st) -> bool:
             if st.fn in prims.EFFECTFUL or st.fn in (prims.new_tape, prims.tape_reader):
                 return False
-            if st.fn is operator.getitem or isinstance(st.fn, prims.Attr):
+            if st.fn is operator.getitem or isinstance(st.fn, prims.Attr) or \
+                    st.fn is prims.make_tuple:  # (an index (i, j): a tuple of references)
                 return True
-            return self.kind(st.target).tag == "scalar"
+            # a scalar, but not a NumPy ufunc of one (np.exp(d): its dispatch alone costs
+            # more than keeping the value on the tape; math.exp(d) does not)
+            return self.kind(st.target).tag == "scalar" and not isinstance(st.fn, np.ufunc)
 
         def can(v) -> bool:
             if v in ok:

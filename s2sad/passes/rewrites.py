@@ -416,10 +416,15 @@ class Rewrites:
                 if total is not None:
                     out.append(Call(t, prims.index_add, (d.args[0], args[1], total), (), s.loc))
                     return t
-        if fn is prims.take_slot and kt.tag == "scalar" and \
-                self.kind(args[1]).tag == "scalar" and self.kind(args[1]).dtype == "i":
-            # one entry: a plain read is already a copy (no view to protect)
+        if fn is prims.take_slot and kt.tag == "scalar" and index_is_basic(self.kind(args[1])):
+            # one entry (g[i], g[i, j]): a plain read is already a copy (no view to protect),
+            # and a basic index repeats no position
             return self.new_call(operator.getitem, args, t.name, out, s.loc)
+        if fn is prims.cast_like and len(args) == 2 and not s.kwargs and \
+                self.kind(args[1]).tag in ("tuple", "list"):
+            # the precision of a list or tuple (np.array([a, b])'s argument): it has none,
+            # the cotangent stays as it is (and the list need not be kept for the reverse)
+            return args[0]
         if fn is prims.unbroadcast:
             g, x = args
             kg, kx = self.kind(g), self.kind(x)
@@ -1149,7 +1154,8 @@ def _dispatch_table() -> dict:
         (r.rewrite_broadcasts, ELEMENTWISE2 | ADDS | {np.sum, np.mean, prims.zeros_like} |
          {f for f in vars(np).values() if _is_plain_ufunc(f)}),
         (r.rewrite_shapes, {np.reshape, np.expand_dims, operator.getitem, prims.sum_to_shape,
-                            prims.index_add, prims.take_slot, prims.unbroadcast,
+                            prims.index_add, prims.take_slot, prims.cast_like,
+                            prims.unbroadcast,
                             prims.broadcast_like, np.broadcast_to}),
         (r.rewrite_signs, IDENTITY_UNARY | {prims.identity, float} | NEGS | ADDS | MULS | DIVS),
         (r.rewrite_reductions, MULS | DIVS | ADDS | {np.sum}),

@@ -1,5 +1,5 @@
-"""Tape pruning: a tape entry the reverse sweep never reads is not stored, and a tape
-nobody reads is not made."""
+"""Tape pruning: a tape entry the reverse sweep never reads is not stored, a value pushed
+twice is stored once, and a tape nobody reads is not made."""
 
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ def _all_uses(b: Block, uses: dict):
 
 
 def prune_tapes(fn: Function) -> Function:
-    """Drop tape entries that the reverse sweep never reads (and tapes nobody reads)."""
+    """Drop tape entries that the reverse sweep never reads or that repeat another entry
+    (and tapes nobody reads)."""
     calls: list = []
     _walk_calls(fn.body, calls)
     if not any(c.fn is prims.tape_push for c in calls):
@@ -94,10 +95,13 @@ def prune_tapes(fn: Function) -> Function:
             for p in pops:
                 drop.add(id(p))
             continue
-        keep = sorted(used_idx)
+        # a value pushed twice (two reads that the simplifier found equal) is stored once
+        first: dict = {}
+        rep = {k: first.setdefault(maker.args[k], k) for k in sorted(used_idx)}
+        keep = sorted(set(rep.values()))
         if len(keep) == len(maker.args):
             continue
-        remap = {old: new for new, old in enumerate(keep)}
+        remap = {old: keep.index(r) for old, r in rep.items()}
         pending_consts = consts
         if len(keep) == 1:
             replace[id(c)] = Call(c.target, c.fn, (tape, maker.args[keep[0]]), (), c.loc)
