@@ -52,6 +52,7 @@ from s2sad.ir.nodes import Call, Const, If, Var, blocks_of
 from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.verify import verify
 from s2sad.passes.decided import take_decided_branches
+from s2sad.passes.tries import choose_try_paths
 from s2sad.passes.explain import explain_simplify, label_steps
 from s2sad.passes.forward import forward_pass
 from s2sad.passes.fresh_results import fresh_results
@@ -736,6 +737,9 @@ def _derivative_ir(func, mode: str, wrt: tuple, arg_kinds: list, kw_kinds: dict,
         kinds_in[v] = kw_kinds.get(v.name, UNKNOWN)
     _check_wrt(ir, wrt, kinds_in)
     kinds = infer_kinds(ir, kinds_in)
+    chosen = choose_try_paths(ir, kinds, wrt, TABLE)  # (a library's try: passes/tries.py)
+    if chosen is not ir:
+        ir = chosen
     decided = take_decided_branches(ir, kinds)  # (x.ndim == 1 of a computed array)
     if decided is not ir:
         ir, kinds = decided, infer_kinds(decided, kinds_in)

@@ -41,4 +41,6 @@ def_nondiff(
     *prims.RANDOM_DRAWS,
     # print, assert and f-strings: kept in the primal part, with no derivative
     prims.print_values, prims.check_assertion, prims.format_text,
+    # which path of a library `try` is taken (passes/tries.py)
+    prims.derivative_reaches,
 )

@@ -123,6 +123,40 @@ def result_fact(lw, fn, args, kwargs):
     return None if letter is None else (letter, rank)
 
 
+def known_real(lw, value) -> bool:
+    """Is `value` known to hold real numbers (an array of a real dtype with a fact, a real
+    Python constant, a number computed from those)? np.iscomplex of it is all False."""
+    if isinstance(value, Const):
+        return type(value.value) in (int, float, bool)
+    if not isinstance(value, Var):
+        return False
+    fact = array_fact(lw, value)
+    return (fact is not None and fact[0] in "fib") or value in lw.real_numbers
+
+
+def is_real_number(lw, fn, args, kwargs) -> bool:
+    """Is the result of this call a real number (0-d) lowering knows of: an entry of a real
+    array with a fact (`params[-1]`), an elementwise function of real numbers and arrays
+    whose NumPy result dtype is real (np.exp(params[-1]))?"""
+    if fn is operator.getitem and len(args) == 2 and isinstance(args[1], Const):
+        fact = array_fact(lw, args[0])
+        index = args[1].value if isinstance(args[1].value, tuple) else (args[1].value,)
+        return fact is not None and fact[0] in "fib" and len(index) == fact[1] and \
+            all(type(i) is int for i in index)
+    try:
+        ufunc = _OPERATOR_UFUNCS.get(fn) if not isinstance(fn, np.ufunc) else fn
+    except TypeError:
+        return False
+    if ufunc is None or ufunc.nout != 1 or kwargs or len(args) != ufunc.nin or \
+            not all(known_real(lw, a) for a in args):
+        return False
+    try:
+        out = ufunc.resolve_dtypes(tuple(np.dtype(np.float64) for _ in args) + (None,))[-1]
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return out.kind == "f"
+
+
 def known_isinstance(lw, value, classes):
     """isinstance(value, classes) of a value known to be a NumPy array of at least one axis
     (a 0-d one may be a NumPy scalar), of type np.ndarray itself (a derivative refuses

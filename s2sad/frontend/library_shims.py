@@ -335,6 +335,31 @@ def _find_matching_floating_dtype(lw, args, kwargs, node):
     return out
 
 
+@_handler("scipy._lib._array_api", "xp_result_type")
+def _xp_result_type(lw, args, kwargs, node):
+    """xp_result_type(*arrays, force_floating=True, xp=np) of NumPy float arrays: NumPy's
+    promotion of their dtypes (float32 or float64: computed where the code runs, as kinds
+    do not tell them apart). Its `try` (a fallback for PyTorch's promotion) is not taken for
+    NumPy's dtypes; arrays of another dtype leave the function as written."""
+    options = dict(kwargs)
+    floating = options.get("force_floating", Const(False))
+    if set(options) - {"force_floating", "xp"} or not isinstance(floating, Const) or \
+            not floating.value or not isinstance(options.get("xp"), Static) or \
+            options["xp"].obj is not np:
+        return None
+    arrays = []
+    for a in args:
+        if isinstance(a, Const) and a.value is None:
+            continue
+        fact = array_fact(lw, a)
+        if fact is None or fact[0] != "f":
+            return None
+        arrays.append(a)
+    out = lw.call_value(np.result_type, arrays + [Const(1.0)], [], node, hint="result_dtype")
+    lw.dtype_values[out] = "f"
+    return out
+
+
 def _bound(fn, args, kwargs):
     """The arguments of a call of the library function `fn` by parameter name (defaults
     left out), or None where the call does not fit its signature."""

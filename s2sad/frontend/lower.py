@@ -16,7 +16,7 @@ import gast
 import numpy as np
 
 from s2sad.errors import S2SADError, UnsupportedSyntaxError, raise_all
-from s2sad.frontend.array_facts import NUMBER, result_fact
+from s2sad.frontend.array_facts import NUMBER, is_real_number, result_fact
 from s2sad.frontend.library_shims import shim_for
 from s2sad.frontend.lower_calls import CallLowering, derivative_hook, in_library
 from s2sad.frontend.lower_control import ControlFlowLowering
@@ -106,6 +106,19 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         self.attribute_reads: set = set()  # names of attributes read where the code runs
         # ids of library objects made while compiling (CallLowering.made_while_compiling)
         self.made_objects: set = set()
+        # the parsed functions (library code) whose `try` statements are lowered: their body
+        # differentiated, the handler not (see StatementLowering.lower_try)
+        self.tried_scopes: set = set()
+        # variables holding a real number computed from arrays with facts (`params[-1]`):
+        # np.iscomplex of one is False (see array_facts.known_real)
+        self.real_numbers: set = set()
+        # variables holding a bool array known to be all False (np.iscomplex of a real array)
+        self.all_false: set = set()
+        # the errors of library `try` statements (ids): an inlining they alone stopped is
+        # tried again with its `try` bodies lowered (CallLowering.inline_with_tries); the
+        # code of functions for which that was needed, or failed
+        self.try_errors: set = set()
+        self.try_inlined: dict = {}
 
     def fresh(self, hint: str) -> Var:
         """A variable never handed out before: `hint`, `hint_1`, ... (a user's own `t_1`
@@ -141,6 +154,8 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
                 self.numbers.add(target)
             elif fact is not None:
                 self.param_ranks[target] = fact
+            elif is_real_number(self, fn, args, kwargs):
+                self.real_numbers.add(target)
         if self.scope is not None:
             if creates_array(fn):
                 self.scope.fresh.add(target)
@@ -188,6 +203,8 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         node = parsed.node
         called = func
         self.scope = Scope(parsed)
+        if in_library(parsed.filename):  # (a library's own function, differentiated)
+            self.tried_scopes.add(id(parsed))
         args = node.args
         params = []
         positional = list(args.args)

@@ -22,7 +22,12 @@ from s2sad.errors import (
     UnsupportedSyntaxError,
 )
 from s2sad.frontend.aliasing import output_argument
-from s2sad.frontend.array_facts import known_hasattr, known_isinstance
+from s2sad.frontend.array_facts import (
+    array_fact,
+    known_hasattr,
+    known_isinstance,
+    known_real,
+)
 from s2sad.frontend.guards import is_library
 from s2sad.frontend.library_shims import parse_args_binding, shim_for, unwrapped
 from s2sad.frontend.normalize import (
@@ -50,7 +55,7 @@ from s2sad.frontend.values import (
     is_simple_constant,
 )
 from s2sad.ir import prims
-from s2sad.ir.nodes import Call, Const, Function, Var, blocks_of
+from s2sad.ir.nodes import Block, Call, Const, Function, If, Var, blocks_of
 
 
 class CallLowering:
@@ -361,6 +366,19 @@ class CallLowering:
             fact = self.param_ranks.get(args[0])
             if fact is not None and fact[1] or args[0] in self.numbers:
                 return Const(args[0] in self.numbers)  # (an array of an axis or more: not)
+        if fn is np.iscomplex and len(args) == 1 and not kwargs and known_real(self, args[0]):
+            # np.iscomplex of real numbers (statsmodels' `loggamma if np.iscomplex(alpha) else
+            # gammaln`): False, a fact of the compile (the dtype); of an array, all False
+            fact = array_fact(self, args[0])
+            if fact is None or fact[1] == 0:
+                return Const(False)
+            out = self.emit(np.zeros_like, [args[0]], [("dtype", Const(np.dtype(bool), "bool"))],
+                            hint="iscomplex", node=node)
+            self.all_false.add(out)
+            return out
+        if (fn is np.any or fn is any) and len(args) == 1 and not kwargs and \
+                isinstance(args[0], Var) and args[0] in self.all_false:
+            return Const(False)
         if fn is hasattr and len(args) == 2 and not kwargs and type(args[1]) is Const:
             known = known_hasattr(self, args[0], args[1].value)
             if known is not None:  # (hasattr(X, "fit") of an array argument: False)
@@ -682,17 +700,22 @@ class CallLowering:
             self.errors.append(e)
             raise Abort
         sig, bound = self.bind(fn, args, kwargs, node)
-        scope = Scope(parsed)
-        for pname, value in bound.arguments.items():
-            if sig.parameters[pname].kind is inspect.Parameter.VAR_POSITIONAL:
-                value = StaticSeq(tuple(value))  # *args: the call fixes their number
-            elif sig.parameters[pname].kind is inspect.Parameter.VAR_KEYWORD:
-                # **kwargs: a dict of the call's other keywords, known while compiling
-                value = StaticDict(tuple(value), tuple(value.values()))
-            elif not isinstance(value, (Var, Const, StaticSeq, StaticDict, Static, LocalFunction,
-                                        ObjectRecord, SuperRecord, Partial)):
-                value = self.global_value(value, pname)
-            scope.env[pname] = value
+
+        def new_scope():
+            scope = Scope(parsed)
+            for pname, value in bound.arguments.items():
+                if sig.parameters[pname].kind is inspect.Parameter.VAR_POSITIONAL:
+                    value = StaticSeq(tuple(value))  # *args: the call fixes their number
+                elif sig.parameters[pname].kind is inspect.Parameter.VAR_KEYWORD:
+                    # **kwargs: a dict of the call's other keywords, known while compiling
+                    value = StaticDict(tuple(value), tuple(value.values()))
+                elif not isinstance(value, (Var, Const, StaticSeq, StaticDict, Static,
+                                            LocalFunction, ObjectRecord, SuperRecord,
+                                            Partial)):
+                    value = self.global_value(value, pname)
+                scope.env[pname] = value
+            return scope
+        scope = new_scope()
         body = _without_docstring(parsed.node.body)
         if fn.__code__.co_flags & inspect.CO_GENERATOR:
             # a generator: the list of what it yields (sum(gen(x)), for v in gen(x))
@@ -703,18 +726,39 @@ class CallLowering:
                            "or build and return a list")
                 raise Abort
         n_errors, n_stmts = len(self.errors), len(self.stmts)
+        missing = None if returns_nothing else (
+            f"helper `{fn.__name__}` does not return a value on every path",
+            "end the helper with `return <value>`")
+        if self.try_inlined.get(fn.__code__):  # (its `try` stopped it before: the errors)
+            chosen = self.inline_with_tries(fn, args, kwargs, node, parsed, new_scope, body,
+                                            missing, n_errors, n_stmts, False,
+                                            self.try_inlined[fn.__code__])
+            if chosen is not None:
+                return chosen
         entered = self.library_entry is None and is_library_function(fn)
         if entered:
             self.library_entry = (self.loc(node), fn)
         try:
-            out = self.lower_inlined(body, scope, fn, parsed.node, None if returns_nothing else (
-                f"helper `{fn.__name__}` does not return a value on every path",
-                "end the helper with `return <value>`"))
+            out = self.lower_inlined(body, scope, fn, parsed.node, missing)
         except Abort:
             out = None
         finally:
             if entered:
                 self.library_entry = None
+        if len(self.errors) > n_errors and is_library_function(fn) and \
+                self.try_inlined.get(fn.__code__, ()) is not None and \
+                all(id(e) in self.try_errors for e in self.errors[n_errors:]):
+            # a `try` alone stopped it: inlined with its `try` body differentiated, where a
+            # derivative reaches it, else called as it is (see passes/tries.py)
+            errors = self.errors[n_errors:]
+            del self.errors[n_errors:]
+            chosen = self.inline_with_tries(fn, args, kwargs, node, parsed, new_scope, body,
+                                            missing, n_errors, n_stmts, entered, errors)
+            self.try_inlined[fn.__code__] = errors if chosen is not None else None
+            if chosen is not None:
+                return chosen
+            self.errors[n_errors:n_errors] = errors
+            del self.stmts[n_stmts:]
         if isinstance(out, Var) and out in scope.fresh and len(self.errors) == n_errors and \
                 not self.kept_elsewhere(out, self.stmts[n_stmts:],
                                         list(args) + [v for _, v in kwargs]):
@@ -735,6 +779,57 @@ class CallLowering:
         if out is None:
             raise Abort
         return out
+
+    def inline_with_tries(self, fn, args, kwargs, node, parsed, new_scope, body, missing,
+                          n_errors, n_stmts, entered, errors):
+        """The library function `fn`, whose `try` stopped its inlining (`errors`), lowered
+        again with its `try` statements' bodies differentiated, beside the call of it as it
+        is: an `If` on prims.derivative_reaches of its arguments. None where it cannot be
+        (what it emitted and reported removed)."""
+        del self.stmts[n_stmts:]
+        entered = entered or (self.library_entry is None and is_library_function(fn))
+        self.tried_scopes.add(id(parsed))
+        if entered:
+            self.library_entry = (self.loc(node), fn)
+
+        def lowered():
+            out = self.lower_inlined(body, new_scope(), fn, parsed.node, missing)
+            return self.materialize(out)
+        try:
+            inlined, out = self.sub_block(lowered, None)
+        except Abort:
+            out = None
+        finally:
+            self.tried_scopes.discard(id(parsed))
+            if entered:
+                self.library_entry = None
+        if out is None or len(self.errors) > n_errors:
+            del self.errors[n_errors:]
+            del self.stmts[n_stmts:]
+            return None
+        errors = [self.library_refusal(fn, errors, node)]
+        as_is, called = self.sub_block(
+            lambda: self.opaque_call(fn, args, kwargs, node, errors, 0), None)
+        if called is None:  # (an argument that is not a run-time value)
+            self.stmts.extend(inlined)
+            return out
+        inputs = []
+        for v in list(args) + [v for _, v in kwargs]:
+            todo = [v]
+            while todo:
+                a = todo.pop()
+                if isinstance(a, StaticSeq):
+                    todo.extend(a.items)
+                elif isinstance(a, Var):
+                    inputs.append(a)
+        if not inputs:  # (no run-time value: no derivative reaches it)
+            self.stmts.extend(as_is)
+            return called
+        reaches = self.emit(prims.derivative_reaches, inputs, hint="reaches", node=node)
+        result = self.fresh(fn.__name__ if fn.__name__.isidentifier() else "t")
+        self.stmts.append(If(reaches, Block(tuple(inlined), (out,)),
+                             Block(tuple(as_is), (called,)), (result,), self.loc(node)))
+        return result
 
     def kept_elsewhere(self, out, stmts, args) -> bool:
         """May the array `out` a helper returns be held by something that outlives the

@@ -37,7 +37,7 @@ from s2sad.frontend.values import (
     loads,
 )
 from s2sad.ir import prims
-from s2sad.ir.nodes import Call, Const, Var
+from s2sad.ir.nodes import Call, Const, If, Var
 
 OP_SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
               gast.MatMult: "@", gast.FloorDiv: "//", gast.Mod: "%"}
@@ -176,6 +176,8 @@ class StatementLowering:
                 except Abort:
                     return Const(None)  # already reported; the path still returns
             case gast.Try():
+                if id(self.scope.parsed) in self.tried_scopes:
+                    return self.lower_try(s, in_loop)
                 self.lower_verbatim(s, "`try`")
             case gast.Raise(exc=exc):
                 self.lower_raise(exc, s)
@@ -260,7 +262,12 @@ class StatementLowering:
         value = self.expr(call)
         if len(self.stmts) > n_stmts and isinstance(value, Var):
             last = self.stmts[-1]
-            if last.target is value and isinstance(last.fn, prims.Opaque):
+            if isinstance(last, If) and last.outputs == (value,) and last.orelse.stmts:
+                # a library function with a `try`, inlined or called as it is (see
+                # CallLowering.inline_with_tries): the call as it is
+                last, value = last.orelse.stmts[-1], last.orelse.results[0]
+            if isinstance(last, Call) and last.target is value and \
+                    isinstance(last.fn, prims.Opaque):
                 atoms = list(last.args) + [a for _, a in last.kwargs]
                 if self.writes_its_arguments(last.fn.func):
                     last.fn.writes = True
@@ -335,6 +342,29 @@ class StatementLowering:
                     return made
         return self.effect_value(node)
 
+    def lower_try(self, s, in_loop):
+        """A library's `try` in a function that is differentiated (SciPy's trapezoid, the
+        Cholesky factorisation of scikit-learn's GP likelihood): the path that runs when
+        nothing raises, lowered (its body, `else:` and `finally:` blocks). The handlers are
+        not lowered: where one would run, the exception it handles is raised from the
+        derivative, never a derivative of the other path. A call made only to see whether
+        it raises (`try: cholesky(K)`) is refused: its result unused, it would be dropped."""
+        probe = next((st for st in s.body if isinstance(st, gast.Expr) and
+                      isinstance(st.value, gast.Call)), None)
+        if probe is not None:
+            self.error(UnsupportedSyntaxError, "a call in a `try` whose result is not used "
+                       "(it would be run only to see whether it raises)", probe,
+                       "test the condition without exceptions, e.g. with np.linalg.eigvalsh")
+            raise Abort
+        if s.finalbody and contains(s.body + s.orelse, (gast.Return,)) is not None:
+            self.error(UnsupportedSyntaxError, "`return` inside a `try` with a `finally:` "
+                       "block", s, "assign the value in the `try` and return it after")
+            raise Abort
+        out = self.lower_stmts(s.body + s.orelse, in_loop)
+        if out is None and s.finalbody:
+            out = self.lower_stmts(s.finalbody, in_loop)
+        return out
+
     def lower_verbatim(self, s, what):
         """A statement the compiler does not lower (`try`), run as written: made a function
         of the local names it reads, returning the names it binds that are read later, and
@@ -343,6 +373,8 @@ class StatementLowering:
         parsed = self.scope.parsed
         if in_library(parsed.filename):  # (a library function: called as it is, or refused
             self.unsupported_stmt(s)      # at the user's call naming it: see inline_call)
+            if isinstance(s, gast.Try) and self.errors:
+                self.try_errors.add(id(self.errors[-1]))  # (see CallLowering.inline_call)
             raise Abort
         exit_ = contains([s], (gast.Return, gast.Break, gast.Continue, gast.Yield,
                                gast.YieldFrom))
@@ -996,6 +1028,10 @@ class StatementLowering:
                 self.dtype_values[new] = self.dtype_values[var]
             if var in self.numbers:
                 self.numbers.add(new)
+            if var in self.real_numbers:
+                self.real_numbers.add(new)
+            if var in self.all_false:
+                self.all_false.add(new)
             return new
         return var
 

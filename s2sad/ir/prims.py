@@ -832,6 +832,14 @@ def check_scalar_output(value):
             "s2sad.jacrev for the whole Jacobian")
 
 
+def derivative_reaches(*values):
+    """Does a derivative reach these values? Decided while compiling (passes/tries.py): a
+    library function with a `try` is inlined, its `try` body differentiated, where it does,
+    and called as it is where it does not. (Called where the code runs only in code that
+    differentiates nothing: then it does not.)"""
+    return False
+
+
 EFFECTFUL = frozenset({revolve.checkpoints, revolve.snapshot, revolve.restore,
                        tape_push, tape_pop, tape_next, sweep_boundary, index_add_inplace,
                        index_add_at, index_update_inplace, add_inplace, mul_inplace,
