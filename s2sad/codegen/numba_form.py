@@ -50,6 +50,17 @@ def numba_source(source: str, name: str, cache: bool, user_file: str | None = No
     source, jitted = split_vjp(source, name)
     lines = source.split("\n")
     tree = ast.parse(source)
+    for node in tree.body:  # (before the imports: `import s2sad` is for these)
+        call = node.value if isinstance(node, ast.Assign) else None
+        if isinstance(call, ast.Call) and ast.unparse(call.func).startswith("s2sad.") and \
+                call.args:
+            # (a recursive call, or one s2sad does not inline: its derivative is made while
+            # the code runs, for each call's argument kinds)
+            callee = ast.unparse(call.args[0])
+            raise refusal(source, _first_use(tree, node), f"the call of `{callee}`, whose "
+                          f"derivative the generated code asks s2sad for while it runs "
+                          f"(`{ast.unparse(call)}`: a recursive call, or one s2sad does not "
+                          "inline); Numba compiles no call into s2sad", user_file)
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             text = lines[node.lineno - 1]
@@ -228,10 +239,12 @@ def _kernels_only(text: str) -> bool:
     return m is not None and set(m.group(2).split(", ")) <= RULE_KERNELS.get(m.group(1), set())
 
 
-def _first_use(tree: ast.Module, node: ast.Import | ast.ImportFrom) -> int:
-    """The first line reading a name that `node` imports (else the import's own line)."""
-    names = {a.asname or a.name for a in node.names}
-    uses = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in names]
+def _first_use(tree: ast.Module, node: ast.Import | ast.ImportFrom | ast.Assign) -> int:
+    """The first line reading a name that `node` imports or assigns (else its own line)."""
+    names = {a.asname or a.name for a in node.names} if not isinstance(node, ast.Assign) \
+        else {t.id for t in node.targets if isinstance(t, ast.Name)}
+    uses = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in names
+            and isinstance(n.ctx, ast.Load)]
     return min(uses, default=node.lineno)
 
 
