@@ -27,7 +27,7 @@ TARGET_EACH = 1.3
 def generated(s2sad, p):
     """The s2sad derivative of problem `p` (gradient, or Newton direction)."""
     if not p.newton:
-        return s2sad.grad(p.primal, wrt=p.wrt)
+        return gradbench_workloads.derivative(s2sad, p)
     if p.newton == "jvp":  # the gradient and the HVP from one sweep: the JVP of the gradient
         both = s2sad.grad_and_hvp(p.primal, wrt=p.wrt)
 

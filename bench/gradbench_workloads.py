@@ -12,6 +12,10 @@ writes it, with a hand-written gradient in the same style next to it.
 * `lsq_rows`         least squares with a Python loop over the rows
 * `ba_objective`     bundle adjustment: reprojection error of points seen by
                      cameras (Rodrigues rotation, radial distortion)
+* `lse`, `llsq`      log-sum-exp; a polynomial least-squares fit whose int `n` sets shapes
+* `det_minors`       determinant by recursive expansion in minors
+* `gmm_stacked`      the GMM with its components as stacks (batched `@`)
+* `ht_residuals`     hand tracking: residuals of a skinned bone chain, Jacobian by jacfwd
 
 `Problem.make_args(rng, small)` gives the benchmark sizes, or small ones for
 the finite-difference test (`tests/test_gradbench.py`).  The hand-written
@@ -39,6 +43,16 @@ class Problem:
                             # calls, each running the primal),
                             # "jvp": g / hv with (g, hv) = grad_and_hvp(f)(..., ones),
                             # i.e. jvp(grad(f)): one sweep
+    jacobian: bool = False  # the primal returns a vector: hand (and s2sad.jacfwd) give its
+                            # Jacobian in `wrt` (one argument)
+
+
+def derivative(s2sad, p, **options):
+    """s2sad's derivative of problem `p` (not a Newton direction): its gradient, or its
+    Jacobian by forward mode; `options` such as backend="numba"."""
+    if p.jacobian:
+        return s2sad.jacfwd(p.primal, wrt=p.wrt, **options)
+    return s2sad.grad(p.primal, wrt=p.wrt, **options)
 
 
 # ==========================================================================
@@ -518,6 +532,143 @@ def ba_args(rng, small=False):
     return cams, points, weights, cam_idx, pt_idx, feats
 
 
+# ==========================================================================
+# log-sum-exp of a vector
+
+
+def lse(x):
+    m = np.max(x)
+    return m + np.log(np.sum(np.exp(x - m)))
+
+
+def lse_grad(x):
+    e = np.exp(x - np.max(x))
+    return e / np.sum(e)
+
+
+def lse_args(rng, small=False):
+    return (rng.standard_normal(8 if small else 100_000),)
+
+
+# ==========================================================================
+# linear least squares (GradBench's llsq): fit a polynomial of degree len(x) - 1 to the
+# sign function at n points of [-1, 1]; `n`, an int, sets the shapes
+
+
+def llsq(x, n):
+    t = -1.0 + 2.0 * np.arange(n) / (n - 1)
+    powers = t[:, None] ** np.arange(x.shape[0])[None, :]
+    r = np.sign(t) - powers @ x
+    return 0.5 * np.sum(r * r)
+
+
+def llsq_grad(x, n):
+    t = -1.0 + 2.0 * np.arange(n) / (n - 1)
+    powers = t[:, None] ** np.arange(x.shape[0])[None, :]
+    return -(powers.T @ (np.sign(t) - powers @ x))
+
+
+def llsq_args(rng, small=False):
+    return rng.standard_normal(4 if small else 32), 10 if small else 4096
+
+
+# ==========================================================================
+# determinant by expansion in minors along the first row (recursive)
+
+
+def _minor(a, j):
+    return np.concatenate([a[1:, :j], a[1:, j + 1:]], axis=1)
+
+
+def det_minors(a):
+    n = a.shape[0]
+    if n == 1:
+        return a[0, 0]
+    total = 0.0
+    sign = 1.0
+    for j in range(n):
+        total += sign * a[0, j] * det_minors(_minor(a, j))
+        sign = -sign
+    return total
+
+
+def det_minors_grad(a):
+    """The cofactor matrix det(a) inv(a)^T."""
+    return np.linalg.det(a) * np.linalg.inv(a).T
+
+
+def det_minors_args(rng, small=False):
+    return (rng.standard_normal((3, 3) if small else (7, 7)),)
+
+
+# ==========================================================================
+# GMM with the k components as stacks: (k, n, d) arrays and a batched `@`
+
+
+def gmm_stacked(alphas, means, icf, x, gamma, m):
+    n, d = x.shape
+    q_diag = np.exp(icf[:, :d])
+    sum_qs = np.sum(icf[:, :d], axis=1)
+    rows, cols = np.tril_indices(d, -1)
+    lower = np.zeros((alphas.shape[0], d, d))
+    lower[:, rows, cols] = icf[:, d:]
+    xc = x[None, :, :] - means[:, None, :]                      # (k, n, d)
+    qx = xc * q_diag[:, None, :] + xc @ np.swapaxes(lower, 1, 2)
+    main = alphas[:, None] + sum_qs[:, None] - 0.5 * np.sum(qx * qx, axis=2)   # (k, n)
+    mx = np.max(main, axis=0)
+    slse = np.sum(mx + np.log(np.sum(np.exp(main - mx[None, :]), axis=0)))
+    amax = np.max(alphas)
+    lse_alphas = amax + np.log(np.sum(np.exp(alphas - amax)))
+    prior = 0.5 * gamma * gamma * (np.sum(q_diag * q_diag) + np.sum(lower * lower)) - \
+        m * np.sum(sum_qs)
+    return -0.5 * n * d * math.log(2.0 * math.pi) + slse - n * lse_alphas + prior
+
+
+def gmm_stacked_args(rng, small=False):
+    # (icf's strict lower triangle row by row, as np.tril_indices lists it)
+    return gmm_args(rng, small)
+
+
+# ==========================================================================
+# hand tracking (a reduced ADBench HT): a global rotation and a chain of three bones, each
+# a Rodrigues rotation of its angle-axis parameters; every vertex skinned to the bones by
+# its weights; the residuals to the observed points. Its Jacobian in the parameters
+# (12) by forward mode.
+
+
+def _rodrigues(r):
+    theta = np.sqrt(np.sum(r * r))
+    k = r / theta
+    cross = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    return np.eye(3) + np.sin(theta) * cross + (1.0 - np.cos(theta)) * (cross @ cross)
+
+
+def ht_residuals(theta, base, weights, points):
+    f1 = _rodrigues(theta[3:6])
+    f2 = f1 @ _rodrigues(theta[6:9])
+    f3 = f2 @ _rodrigues(theta[9:12])
+    frames = np.stack([f1, f2, f3])
+    posed = base[None, :, :] @ np.swapaxes(frames, 1, 2)        # (bones, n, 3)
+    verts = np.sum(weights.T[:, :, None] * posed, axis=0)
+    verts = verts @ _rodrigues(theta[0:3]).T
+    return (points - verts).ravel()
+
+
+def ht_jacobian(theta, base, weights, points):
+    """By complex steps, one per parameter, all at once (the residuals are analytic in
+    theta): exact to rounding, as a hand-written Jacobian is."""
+    h = 1e-30
+    steps = theta[None, :] + 1j * h * np.eye(theta.shape[0])
+    return np.stack([ht_residuals(s, base, weights, points).imag / h for s in steps], axis=1)
+
+
+def ht_args(rng, small=False):
+    n = 10 if small else 2000
+    weights = rng.uniform(size=(n, 3))
+    return (0.4 * rng.standard_normal(12), rng.standard_normal((n, 3)),
+            weights / np.sum(weights, axis=1, keepdims=True), rng.standard_normal((n, 3)))
+
+
 PROBLEMS = [
     Problem("kmeans", "k-means objective (k=100, n=1000, d=8)", kmeans_cost, kmeans_grad,
             kmeans_args, wrt=1),
@@ -536,4 +687,13 @@ PROBLEMS = [
             lsq_args, wrt=0),
     Problem("ba", "bundle adjustment (20 cams, 500 pts, 3000 obs)", ba_objective, ba_grad,
             ba_args, wrt=(0, 1, 2)),
+    Problem("lse", "log-sum-exp (n=100000)", lse, lse_grad, lse_args),
+    Problem("llsq", "least squares, polynomial fit (n=4096 points, 32 terms)", llsq,
+            llsq_grad, llsq_args),
+    Problem("det-minors", "determinant by minors, recursive (l=7)", det_minors,
+            det_minors_grad, det_minors_args),
+    Problem("gmm-stacked", "GMM, components as stacks, batched @ (d=10, k=25, n=1000)",
+            gmm_stacked, gmm_grad, gmm_stacked_args, wrt=(0, 1, 2)),
+    Problem("ht", "hand tracking Jacobian, jacfwd (3 bones, 2000 vertices)", ht_residuals,
+            ht_jacobian, ht_args, jacobian=True),
 ]

@@ -24,7 +24,7 @@ from typing import Any
 from s2sad.codegen.compile import code_filename
 from s2sad.codegen.imports import executable
 from s2sad.codegen.numba_errors import from_numba
-from s2sad.codegen.numba_form import uncached
+from s2sad.codegen.numba_form import NUMBA_ONLY, uncached
 from s2sad.errors import BackendError
 
 # the layout of what is cached (a new one leaves Numba's entries of an old one unread)
@@ -77,7 +77,7 @@ def compile_numba(source: str, ns, name: str, user_file: str | None,
     """The function `name` of the Numba-form `source`: a Python function calling the
     Numba dispatcher, which turns Numba's compile errors into BackendErrors."""
     numba = numba_module()
-    from s2sad.codegen import numba_runtime  # noqa: F401 (the helpers' Numba implementations)
+    from s2sad.codegen import numba_runtime  # (the helpers' Numba implementations)
     filename = source_file(source, name, cache_dir) if cache_dir is not None else None
     if filename is None:
         source = uncached(source)
@@ -90,6 +90,7 @@ def compile_numba(source: str, ns, name: str, user_file: str | None,
     scope = module.__dict__
     scope.update(ns.values)
     scope["numba"] = numba
+    scope.update({n: getattr(numba_runtime, n) for n in NUMBA_ONLY})
     sys.modules[module.__name__] = module
     exec(compile(executable(source), filename, "exec"), scope)
     return guarded(scope[name], source, filename, user_file, name), source

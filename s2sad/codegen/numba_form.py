@@ -25,8 +25,19 @@ _TYPED_IMPORTS = re.compile(r"^import (math|cmath|numpy as np)$")
 # the runtime helpers with a Numba implementation (codegen/numba_runtime.py)
 KERNELS = frozenset({"unbroadcast", "sum_to_shape", "broadcast_like", "take_slot",
                      "index_update", "index_add", "index_add_at", "zeros_like",
-                     "fresh_copy", "prod_others"})
-_HELPERS = re.compile(r"^from s2sad\.runtime import (\w+(, \w+)*)$")
+                     "fresh_copy", "prod_others", "cast_like", "ones_like_output",
+                     "check_scalar_output", "add_cotangents", "filled_diagonal"})
+# the helpers of rules and passes the generated code imports from their own modules, with
+# a Numba implementation too
+RULE_KERNELS = {"s2sad.runtime": KERNELS,
+                "s2sad_rules.numpy_reductions": frozenset({"kept_shape"}),
+                "s2sad_rules.numpy_shape": frozenset({"split_points"}),
+                "s2sad_rules.kind_tests": frozenset({"is_complex"}),
+                "s2sad.passes.batch": frozenset({"batch_index"})}
+_HELPERS = re.compile(r"^from ([\w.]+) import (\w+(, \w+)*)$")
+# what the Numba form calls in place of NumPy's calls Numba has no form of (contractions of
+# any rank, arrays of arrays): numba_runtime's, imported from there
+NUMBA_ONLY = ("matmul", "tensordot", "nested_array")
 
 
 def numba_source(source: str, name: str, cache: bool, user_file: str | None = None,
@@ -39,6 +50,17 @@ def numba_source(source: str, name: str, cache: bool, user_file: str | None = No
     source, jitted = split_vjp(source, name)
     lines = source.split("\n")
     tree = ast.parse(source)
+    for node in tree.body:  # (before the imports: `import s2sad` is for these)
+        call = node.value if isinstance(node, ast.Assign) else None
+        if isinstance(call, ast.Call) and ast.unparse(call.func).startswith("s2sad.") and \
+                call.args:
+            # (a recursive call, or one s2sad does not inline: its derivative is made while
+            # the code runs, for each call's argument kinds)
+            callee = ast.unparse(call.args[0])
+            raise refusal(source, _first_use(tree, node), f"the call of `{callee}`, whose "
+                          f"derivative the generated code asks s2sad for while it runs "
+                          f"(`{ast.unparse(call)}`: a recursive call, or one s2sad does not "
+                          "inline); Numba compiles no call into s2sad", user_file)
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             text = lines[node.lineno - 1]
@@ -48,8 +70,11 @@ def numba_source(source: str, name: str, cache: bool, user_file: str | None = No
                               user_file)
     edits: dict[int, list[str]] = {}
     defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in jitted]
+    used: set[str] = set()
     for fn in defs:
-        edits.update(_Rewriter(source, lines, _names(fn), user_file).rewrite(fn.body))
+        rewriter = _Rewriter(source, lines, _names(fn), user_file)
+        edits.update(rewriter.rewrite(fn.body))
+        used |= rewriter.used
     for fn in defs:
         edits[fn.lineno - 1] = [_decorator(cache)] + edits.get(fn.lineno - 1,
                                                                [lines[fn.lineno - 1]])
@@ -68,6 +93,9 @@ def numba_source(source: str, name: str, cache: bool, user_file: str | None = No
             not any(re.match(r"from s2sad\.runtime import .*\bindex_add_at\b", ln)
                     for ln in out):  # (np.add.at rewritten by _Calls)
         out.insert(imports_end + 1, "from s2sad.runtime import index_add_at")
+    if used:
+        names = ", ".join(n for n in NUMBA_ONLY if n in used)
+        out.insert(imports_end + 1, f"from s2sad.codegen.numba_runtime import {names}")
     return _fused("\n".join(out), jitted, kinds or [], cache)
 
 
@@ -208,13 +236,15 @@ def _renamed_versions(lines: list[str], defs: list[ast.FunctionDef]) -> list[str
 def _kernels_only(text: str) -> bool:
     """Does the import line bring in only runtime helpers that Numba compiles?"""
     m = _HELPERS.match(text)
-    return m is not None and set(m.group(1).split(", ")) <= KERNELS
+    return m is not None and set(m.group(2).split(", ")) <= RULE_KERNELS.get(m.group(1), set())
 
 
-def _first_use(tree: ast.Module, node: ast.Import | ast.ImportFrom) -> int:
-    """The first line reading a name that `node` imports (else the import's own line)."""
-    names = {a.asname or a.name for a in node.names}
-    uses = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in names]
+def _first_use(tree: ast.Module, node: ast.Import | ast.ImportFrom | ast.Assign) -> int:
+    """The first line reading a name that `node` imports or assigns (else its own line)."""
+    names = {a.asname or a.name for a in node.names} if not isinstance(node, ast.Assign) \
+        else {t.id for t in node.targets if isinstance(t, ast.Name)}
+    uses = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in names
+            and isinstance(n.ctx, ast.Load)]
     return min(uses, default=node.lineno)
 
 
@@ -276,7 +306,16 @@ class _Rewriter:
         self.lines = lines
         self.taken = set(taken)
         self.readers: dict[str, str] = {}  # `reader = reversed(tape)`: reader -> tape
+        self.used: set[str] = set()  # the NUMBA_ONLY helpers called
         self.edits: dict[int, list[str]] = {}
+
+    def helper(self, name: str, node: ast.AST) -> ast.Name:
+        """The name of numba_runtime's helper `name`, which the Numba form imports."""
+        if name in self.taken - self.used:
+            raise self.refuse(node, f"a call of NumPy's `{name}` in a function that has a "
+                              f"variable `{name}` (the Numba form's name for it)")
+        self.used.add(name)
+        return ast.Name(name, ast.Load())
 
     def fresh(self, hint: str) -> str:
         name, k = hint, 1
@@ -419,17 +458,38 @@ class _Calls(ast.NodeTransformer):
     def __init__(self, owner: _Rewriter):
         self.owner = owner
 
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.MatMult):
+            # (Numba's `@` multiplies matrices and vectors only; numba_runtime.matmul is
+            # `@` for those and a loop of them over a stack)
+            return ast.Call(self.owner.helper("matmul", node), [node.left, node.right], [])
+        return node
+
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
         fn = ast.unparse(node.func)
-        if fn == "np.tensordot" and len(node.args) == 3 and not node.keywords and \
-                isinstance(node.args[2], ast.Constant) and node.args[2].value == 1:
-            return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "dot", ast.Load()),
-                            node.args[:2], [])
+        if fn == "np.tensordot" and len(node.args) == 3 and not node.keywords:
+            axes = _axes_literal(node.args[2])
+            if axes is not None:  # (literal axes: numba_runtime.tensordot's are typed so)
+                return ast.Call(self.owner.helper("tensordot", node), node.args[:2] + axes,
+                                [])
+            return node
         if fn == "np.matmul" and len(node.args) == 2 and not node.keywords:
             # (a matrix's transpose is printed .T already, which Numba multiplies without a
             # copy: passes/hoist.matrix_transposes; np.swapaxes of a stack stays so)
-            return ast.BinOp(node.args[0], ast.MatMult(), node.args[1])
+            return ast.Call(self.owner.helper("matmul", node), node.args, [])
+        if fn == "np.array" and len(node.args) == 1 and isinstance(node.args[0], ast.List) \
+                and _nested_of_values(node.args[0]):
+            # (Numba's np.array takes numbers only, not arrays: numba_runtime.nested_array)
+            keywords = {k.arg: ast.unparse(k.value) for k in node.keywords}
+            if keywords and (set(keywords) != {"dtype"} or
+                             keywords["dtype"] not in ("float", "np.float64")):
+                return node
+            args = [_as_tuples(node.args[0])]
+            if keywords:
+                args.append(ast.parse("np.float64", mode="eval").body)
+            return ast.Call(self.owner.helper("nested_array", node), args, [])
         if fn == "np.sum" and len(node.args) == 1:
             return _keepdims_expanded(node)
         if fn == "np.reshape" and len(node.args) == 2 and not node.keywords:
@@ -481,6 +541,48 @@ class _Calls(ast.NodeTransformer):
         if keepdims.value:
             text = f"np.expand_dims({text}, {ast.unparse(axis)})"
         return ast.parse(text, mode="eval").body
+
+
+def _axes_literal(node: ast.expr) -> list[ast.expr] | None:
+    """np.tensordot's `axes` written as literals, as numba_runtime.tensordot takes them: an
+    int, or the two sides' axes (an int or a tuple of ints each); else None."""
+    value = _literal(node)
+    if type(value) is int:
+        return [ast.Constant(value)]
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        sides = []
+        for side in value:
+            if type(side) is int:
+                sides.append(ast.Constant(side))
+            elif isinstance(side, (tuple, list)) and all(type(i) is int for i in side):
+                sides.append(ast.Tuple([ast.Constant(i) for i in side], ast.Load()))
+            else:
+                return None
+        return sides
+    return None
+
+
+def _literal(node: ast.expr):
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return None
+
+
+def _nested_of_values(node: ast.List) -> bool:
+    """Is `node` a rectangular nest of lists with a leaf that is not a number literal (an
+    array, perhaps)?"""
+    def leaves(n):
+        if isinstance(n, ast.List):
+            return [leaf for e in n.elts for leaf in leaves(e)]
+        return [n]
+    return bool(node.elts) and any(not isinstance(leaf, ast.Constant) for leaf in leaves(node))
+
+
+def _as_tuples(node: ast.expr) -> ast.expr:
+    if isinstance(node, ast.List):
+        return ast.Tuple([_as_tuples(e) for e in node.elts], ast.Load())
+    return node
 
 
 def _mean_as_sum(node: ast.Call) -> ast.expr:

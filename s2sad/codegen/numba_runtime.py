@@ -12,21 +12,25 @@ Importing this module needs Numba; `numba_compile` imports it before compiling.
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 from numba import types
 from numba.extending import overload
 
-from s2sad.codegen.numba_form import KERNELS
+from s2sad.codegen.numba_form import RULE_KERNELS
 from s2sad.ir import prims
+from s2sad.passes import batch
+from s2sad_rules import kind_tests, numpy_reductions, numpy_shape
 
 
 _OVERLOADED: set = set()
 
 
-def _kernel(helper):
+def _kernel(helper, **options):
     """`overload(helper)`, noting that `helper` has a Numba implementation."""
     _OVERLOADED.add(helper)
-    return overload(helper)
+    return overload(helper, **options)
 
 
 def _is_array(t) -> bool:
@@ -274,5 +278,320 @@ def _unbroadcast(g, x):
     return lambda g, x: _summed(g, x.shape)
 
 
+@_kernel(prims.cast_like)
+def _cast_like(g, x):
+    # (the precision of x: an array's dtype, or a NumPy float32's; Python floats are float64)
+    if _is_array(x) and isinstance(x.dtype, (types.Float, types.Complex)):
+        if _is_array(g) and g.dtype != x.dtype and \
+                isinstance(g.dtype, types.Float) == isinstance(x.dtype, types.Float):
+            return lambda g, x: g.astype(x.dtype)
+        if _is_number(g) and not _is_array(g) and \
+                isinstance(g, types.Float) == isinstance(x.dtype, types.Float):
+            dt = x.dtype
+            return lambda g, x: dt(g)
+    return lambda g, x: g
+
+
+@_kernel(prims.ones_like_output)
+def _ones_like_output(x):
+    if _is_array(x):
+        if isinstance(x.dtype, (types.Float, types.Complex)):
+            return lambda x: np.ones(x.shape, x.dtype)
+        return lambda x: np.ones(x.shape)
+    return lambda x: 1.0
+
+
+@_kernel(prims.check_scalar_output)
+def _check_scalar_output(value):
+    if _is_array(value) or isinstance(value, types.Complex):
+        def impl(value):
+            if np.size(value) != 1 or np.iscomplexobj(value):
+                raise ValueError("grad needs a function with one real output: use s2sad.vjp "
+                                 "for a vector-Jacobian product, or s2sad.jacrev for the "
+                                 "whole Jacobian")
+        return impl
+    return lambda value: None
+
+
+@_kernel(prims.add_cotangents)
+def _add_cotangents(a, b):
+    if isinstance(a, (types.NoneType, types.Omitted)):
+        return lambda a, b: b
+    if isinstance(b, (types.NoneType, types.Omitted)):
+        return lambda a, b: a
+    if (_is_array(a) or _is_number(a)) and (_is_array(b) or _is_number(b)):
+        return lambda a, b: a + b
+    return None
+
+
+@_kernel(prims.filled_diagonal)
+def _filled_diagonal(a, val):
+    if not _is_array(a):
+        return None
+
+    def impl(a, val):
+        out = a.copy()
+        np.fill_diagonal(out, val)
+        return out
+    return impl
+
+
+@_kernel(kind_tests.is_complex)
+def _is_complex(x):
+    complex_ = isinstance(getattr(x, "dtype", x), types.Complex)
+    return lambda x: complex_
+
+
+def _axes_of(axis, ndim: int):
+    """The axes a literal `axis` (None, an int, a tuple of ints) names, else None."""
+    if axis is None or isinstance(axis, (types.NoneType, types.Omitted)):
+        return list(range(ndim))
+    return _literal_axes(axis, ndim)
+
+
+@_kernel(numpy_reductions.kept_shape, prefer_literal=True)
+def _kept_shape(shape, axis):
+    if not isinstance(shape, types.BaseTuple):
+        return None
+    n = len(shape)
+    axes = _axes_of(axis, n)
+    if axes is None:
+        return None
+    items = ["1" if i in axes else f"shape[{i}]" for i in range(n)]
+    text = f"def kept(shape, axis):\n    return ({', '.join(items)}{',' if n == 1 else ''})\n"
+    return _source_function(text, "kept")
+
+
+@_kernel(numpy_shape.split_points, prefer_literal=True)
+def _split_points(arrays, axis):
+    if not isinstance(arrays, (types.List, types.BaseTuple)):
+        return None
+    if axis is None or isinstance(axis, (types.NoneType, types.Omitted)):
+        size = "a.size"
+    elif isinstance(axis, types.IntegerLiteral):
+        size = f"a.shape[{axis.literal_value}]"
+    else:
+        return None
+    loop = "for a in arrays" if isinstance(arrays, types.List) else \
+        "for a in numba.literal_unroll(arrays)"
+    text = ("def points(arrays, axis):\n"
+            "    sizes = []\n"
+            f"    {loop}:\n"
+            f"        sizes.append({size})\n"
+            "    return np.cumsum(np.array(sizes))[:-1]\n")
+    import numba
+
+    return _source_function(text, "points", numba=numba)
+
+
+@_kernel(batch.batch_index)
+def _batch_index(index):
+    if isinstance(index, types.EllipsisType):
+        return lambda index: (index, slice(None))
+    if isinstance(index, types.BaseTuple) and any(isinstance(i, types.EllipsisType)
+                                                  for i in index):
+        return lambda index: index + (slice(None),)
+    return lambda index: index
+
+
 # every helper numba_form lets through has its implementation above
-assert all(getattr(prims, name) in _OVERLOADED for name in KERNELS)
+assert all(getattr(importlib.import_module(module), name) in _OVERLOADED
+           for module, names in RULE_KERNELS.items() for name in names)
+
+
+# -- contractions of any rank, and arrays of arrays ---------------------------------------
+# Numba's `@` and np.dot take 1-D and 2-D operands only, and it has no np.tensordot; the
+# Numba form calls these instead (numba_form._Calls). Each implementation is source
+# written for the ranks and literal axes of the call it compiles, with every 2-D product
+# left to `@` (BLAS) on contiguous operands.
+
+def matmul(a, b):
+    """`a @ b` of operands of any ranks (stacks of matrices broadcast), in the Numba form."""
+    return np.matmul(a, b)
+
+
+def tensordot(a, b, axes_a, axes_b=None):
+    """`np.tensordot(a, b, axes_a)` (an int), or with `(axes_a, axes_b)` (tuples of ints),
+    in the Numba form."""
+    return np.tensordot(a, b, axes_a if axes_b is None else (axes_a, axes_b))
+
+
+def nested_array(items, dtype=None):
+    """`np.array(items)` of nested tuples whose leaves are numbers or arrays of one shape,
+    in the Numba form (Numba's np.array takes numbers only)."""
+    return np.array(items, dtype=dtype)
+
+
+def _source_function(text: str, name: str, **scope):
+    """The function `name` defined by `text`, with `np` and `scope` as its globals."""
+    glb = {"np": np, **scope}
+    exec(compile(text, f"<s2sad numba kernel {name}>", "exec"), glb)
+    return glb[name]
+
+
+def _float_dtype(*ts):
+    """The NumPy dtype a product of arrays of element types `ts` has (None: not a float
+    or complex one, which Numba's BLAS products do not take)."""
+    from numba.np.numpy_support import as_dtype
+
+    dt = np.result_type(*[as_dtype(t) for t in ts])
+    return dt if dt.kind in "fc" else None
+
+
+def _cast(name: str, t, dt) -> str:
+    """The expression for array `name` (of Numba type `t`) as a contiguous array of `dt`."""
+    from numba.np.numpy_support import as_dtype
+
+    if as_dtype(t.dtype) != dt:
+        return f"{name}.astype(np.{dt.name})"
+    return name if t.layout in ("C", "F") else f"np.ascontiguousarray({name})"
+
+
+@overload(matmul)
+def _matmul(a, b):
+    if not (_is_array(a) and _is_array(b)) or a.ndim == 0 or b.ndim == 0:
+        return None
+    dt = _float_dtype(a.dtype, b.dtype)
+    if dt is None:
+        return None
+    na, nb = a.ndim, b.ndim
+    if na <= 2 and nb <= 2:
+        text = f"def product(a, b):\n    return {_cast('a', a, dt)} @ {_cast('b', b, dt)}\n"
+        return _source_function(text, "product")
+    ka, kb = max(na - 2, 0), max(nb - 2, 0)
+    k = max(ka, kb)
+    lines = ["def product(a, b):"]
+    if as_dtype_differs(a, dt):
+        lines.append(f"    a = a.astype(np.{dt.name})")
+    if as_dtype_differs(b, dt):
+        lines.append(f"    b = b.astype(np.{dt.name})")
+    dims = []
+    for i in range(k):
+        of = [f"a.shape[{i - (k - ka)}]"] if i >= k - ka else []
+        of += [f"b.shape[{i - (k - kb)}]"] if i >= k - kb else []
+        dims.append(of[0] if len(of) == 1 else f"max({of[0]}, {of[1]})")
+    core = ([f"a.shape[{na - 2}]"] if na >= 2 else []) + ([f"b.shape[{nb - 1}]"] if nb >= 2
+                                                          else [])
+    lines.append(f"    out = np.empty(({', '.join(dims + core)},), np.{dt.name})")
+    indent = "    "
+    for i in range(k):
+        lines.append(f"{indent}for i{i} in range({dims[i]}):")
+        indent += "    "
+    ia = [f"i{i + k - ka} % a.shape[{i}]" for i in range(ka)]
+    ib = [f"i{i + k - kb} % b.shape[{i}]" for i in range(kb)]
+    sa = f"a[{', '.join(ia)}]" if ia else "a"
+    sb = f"b[{', '.join(ib)}]" if ib else "b"
+    lines.append(f"{indent}out[{', '.join(f'i{i}' for i in range(k))}] = "
+                 f"np.ascontiguousarray({sa}) @ np.ascontiguousarray({sb})")
+    lines.append("    return out")
+    return _source_function("\n".join(lines) + "\n", "product")
+
+
+def as_dtype_differs(t, dt) -> bool:
+    from numba.np.numpy_support import as_dtype
+
+    return as_dtype(t.dtype) != dt
+
+
+def _literal_axes(t, ndim: int):
+    """The axes (non-negative ints) a literal int or tuple of literal ints names, else
+    None."""
+    if isinstance(t, types.IntegerLiteral):
+        values = [t.literal_value]
+    elif isinstance(t, types.BaseTuple) and all(isinstance(i, types.IntegerLiteral)
+                                                for i in t):
+        values = [i.literal_value for i in t]
+    else:
+        return None
+    if not all(-ndim <= v < ndim for v in values):
+        return None
+    return [v % ndim for v in values]
+
+
+@overload(tensordot, prefer_literal=True)
+def _tensordot(a, b, axes_a, axes_b=None):
+    if not (_is_array(a) and _is_array(b)):
+        return None
+    dt = _float_dtype(a.dtype, b.dtype)
+    if dt is None:
+        return None
+    na, nb = a.ndim, b.ndim
+    if axes_b is None or isinstance(axes_b, (types.NoneType, types.Omitted)):
+        if not isinstance(axes_a, types.IntegerLiteral) or \
+                not 0 <= axes_a.literal_value <= min(na, nb):
+            return None
+        n = axes_a.literal_value
+        ca, cb = list(range(na - n, na)), list(range(n))
+    else:
+        ca, cb = _literal_axes(axes_a, na), _literal_axes(axes_b, nb)
+        if ca is None or cb is None or len(ca) != len(cb):
+            return None
+    fa = [i for i in range(na) if i not in ca]
+    fb = [i for i in range(nb) if i not in cb]
+
+    def arranged(name, t, perm):
+        text = _cast(name, t, dt)
+        if perm != list(range(len(perm))):
+            text = f"np.ascontiguousarray(np.transpose({text}, ({', '.join(map(str, perm))},)))"
+        elif t.layout != "C":
+            text = f"np.ascontiguousarray({text})"
+        return text
+
+    def size(name, axes):
+        return " * ".join(f"{name}.shape[{i}]" for i in axes) or "1"
+
+    out_shape = [f"a.shape[{i}]" for i in fa] + [f"b.shape[{i}]" for i in fb]
+    body = [f"    at = {arranged('a', a, fa + ca)}",
+            f"    bt = {arranged('b', b, cb + fb)}",
+            f"    r = at.reshape(({size('a', fa)}, {size('a', ca)})) @ "
+            f"bt.reshape(({size('b', cb)}, {size('b', fb)}))"]
+    if out_shape:
+        body.append(f"    return r.reshape(({', '.join(out_shape)},))")
+    else:
+        body.append("    return r[0, 0]")
+    text = "def contraction(a, b, axes_a, axes_b=None):\n" + "\n".join(body) + "\n"
+    return _source_function(text, "contraction")
+
+
+def _leaves(t, path=()):
+    """[(index path, type)] of the leaves of nested tuple type `t`, and its nested
+    lengths, or None where the nesting is not rectangular."""
+    if not isinstance(t, types.BaseTuple):
+        return [(path, t)], ()
+    parts = [_leaves(item, path + (i,)) for i, item in enumerate(t)]
+    if any(p is None for p in parts) or len({p[1] for p in parts}) > 1:
+        return None
+    return [leaf for p in parts for leaf in p[0]], (len(t),) + (parts[0][1] if parts else ())
+
+
+@overload(nested_array)
+def _nested_array(items, dtype=None):
+    found = _leaves(items)
+    if found is None or not isinstance(items, types.BaseTuple):
+        return None
+    leaves, lengths = found
+    arrays = [(p, t) for p, t in leaves if _is_array(t)]
+    if not all(_is_array(t) or _is_number(t) for _, t in leaves) or \
+            len({t.ndim for _, t in arrays}) > 1:
+        return None
+    from numba.np.numpy_support import as_dtype
+
+    kinds = [t.dtype if _is_array(t) else t for _, t in leaves]
+    if isinstance(dtype, types.NumberClass):
+        dt = as_dtype(dtype.dtype)
+    elif dtype is None or isinstance(dtype, (types.NoneType, types.Omitted)):
+        dt = np.result_type(*[as_dtype(k) for k in kinds])
+    else:
+        return None
+    shape = ", ".join(map(str, lengths))
+    lines = ["def made(items, dtype=None):"]
+    if arrays:
+        first = "".join(f"[{i}]" for i in arrays[0][0])
+        lines.append(f"    out = np.empty(({shape},) + items{first}.shape, np.{dt.name})")
+    else:
+        lines.append(f"    out = np.empty(({shape},), np.{dt.name})")
+    for path, _ in leaves:
+        lines.append(f"    out[{', '.join(map(str, path))}] = "
+                     f"items{''.join(f'[{i}]' for i in path)}")
+    lines.append("    return out")
+    return _source_function("\n".join(lines) + "\n", "made")

@@ -280,6 +280,9 @@ def _fallback(fn, arg_kinds, kwarg_kinds=()) -> Kind:
             dt = "c" if "c" in dts else "f" if "f" in dts else ""
         if dt and _inner_product(fn, arg_kinds, kwarg_kinds):
             return scalar(dt)  # (np.dot(a, b) of two vectors of a length the data decide)
+        rank = _product_rank(fn, arg_kinds, kwarg_kinds)
+        if dt and rank is not None:
+            return array_of_rank(dt, rank)  # (a rule's branch on its rank is decided)
         return array(dt, None) if dt else UNKNOWN
     return UNKNOWN
 
@@ -291,6 +294,16 @@ def _inner_product(fn, arg_kinds, kwarg_kinds) -> bool:
     """Is the call a product of two vectors (a number whatever their common length)?"""
     return any(fn is p for p in _INNER_PRODUCTS) and not kwarg_kinds and \
         len(arg_kinds) == 2 and all(k.tag == "array" and k.ndim == 1 for k in arg_kinds)
+
+
+def _product_rank(fn, arg_kinds, kwarg_kinds) -> int | None:
+    """The rank of `a @ b` (np.matmul) of operands of known ranks, sizes unknown."""
+    if not (fn is np.matmul or fn is operator.matmul) or kwarg_kinds or len(arg_kinds) != 2:
+        return None
+    a, b = (k.ndim if k.tag == "array" else None for k in arg_kinds)
+    if a is None or b is None or a == 0 or b == 0:
+        return None
+    return b - 1 if a == 1 else a - 1 if b == 1 else max(a, b)
 
 
 def _sized(k: Kind) -> Kind:
@@ -363,11 +376,15 @@ def _getitem_kind(args, kwargs):
 
 
 def _count_int_indices(k: Kind):
-    """(number of integer entries, whether the index is only ints and slices)."""
+    """(number of integer entries less the `None`s, whether the index is only ints, slices,
+    `None`s and `...`)."""
     if k.tag == "scalar" and k.dtype == "i":
         return 1, True
-    if k.tag == "object" and k.known and isinstance(k.value, slice):
+    if k.tag == "object" and k.known and isinstance(k.value, slice) or \
+            k.known and k.value is Ellipsis:
         return 0, True
+    if k.known and k.value is None:
+        return -1, True  # (np.newaxis: an axis more)
     if k.tag == "object" and not k.known:
         return 0, False
     if k.tag == "tuple":
@@ -575,8 +592,10 @@ for _f in (np.sum, np.mean, np.prod, np.median, np.nansum, np.nanmean, np.nanpro
 
 
 def _np_ndim_kind(args, kwargs):
-    s = args[0].static_shape if args else None
-    return scalar("i", len(s)) if s is not None else INT
+    # (known from the rank where the shape is not: a rule's branch on np.ndim is decided
+    # while compiling, never left to the code run by backend="numba")
+    n = args[0].ndim if args else None
+    return scalar("i", n) if n is not None else INT
 
 
 def _np_size_kind(args, kwargs):

@@ -245,3 +245,83 @@ def test_reductions_along_an_axis_of_a_matrix_and_refused_for_more_axes():
     # three axes: np.max(x[r, :]) would reduce two of them; refused, never silently wrong
     with pytest.raises(s2sad.S2SADError):
         df(x.reshape(3, 2, 2))
+
+
+# -- contractions of any rank, arrays of arrays, the rule helpers -------------------------
+
+@numba.njit
+def _matmul(a, b):
+    return numba_runtime.matmul(a, b)
+
+
+@pytest.mark.parametrize("ashape, bshape", [
+    ((3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5)), ((2, 3, 4), (4, 5)), ((4,), (2, 4, 5)),
+    ((2, 1, 3, 4), (5, 4, 2)), ((2, 3, 4), (4,)), ((3, 4), (7, 4, 2))])
+def test_matmul_of_stacks_is_numpys(ashape, bshape):
+    a, b = _a(*ashape), _a(*bshape)
+    _same(_matmul(a, b), a @ b)
+    # (strided views, copied for BLAS)
+    if b.ndim >= 2:
+        _same(_matmul(a[..., ::-1], b[..., ::-1, :]), a[..., ::-1] @ b[..., ::-1, :])
+
+
+@numba.njit
+def _contractions(a, b):
+    return (numba_runtime.tensordot(a, b, (1, 0), (0, 1)),
+            numba_runtime.tensordot(a[:, :, 0], b[:, 0], 1),
+            numba_runtime.tensordot(a, a, 3),
+            numba_runtime.tensordot(a[0, 0], b[0, 0], 0),
+            numba_runtime.tensordot(a[:, :, 0], b[:, :, 0].T, 2))
+
+
+def test_tensordot_with_literal_axes_is_numpys():
+    a, b = _a(3, 4, 2), _a(4, 3, 5)
+    got = _contractions(a, b)
+    want = (np.tensordot(a, b, ((1, 0), (0, 1))), np.tensordot(a[:, :, 0], b[:, 0], 1),
+            np.tensordot(a, a, 3), np.tensordot(a[0, 0], b[0, 0], 0),
+            np.tensordot(a[:, :, 0], b[:, :, 0].T, 2))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-13)
+
+
+@numba.njit
+def _nested(x, y):
+    return (numba_runtime.nested_array(((x, 0.0), (y, x)), np.float64),
+            numba_runtime.nested_array(((1.0, 2.0), (3.0, 4.0))),
+            numba_runtime.nested_array((1, 2)))
+
+
+def test_nested_array_is_numpys():
+    x, y = _a(3), _a(3)
+    got = _nested(x, y)
+    _same(got[0], np.array([[x, np.zeros(3)], [y, x]], dtype=float))
+    _same(got[1], np.array([[1.0, 2.0], [3.0, 4.0]]))
+    _same(got[2], np.array([1, 2]))
+
+
+def test_rule_helpers_are_the_python_ones():
+    from s2sad.passes.batch import batch_index
+    from s2sad_rules.kind_tests import is_complex
+    from s2sad_rules.numpy_reductions import kept_shape
+    from s2sad_rules.numpy_shape import split_points
+
+    @numba.njit
+    def helpers(a):
+        return (kept_shape(a.shape, 1), kept_shape(a.shape, None), kept_shape(a.shape, (0, -1)),
+                split_points([a[:, :1], a[:, 1:]], 1), split_points((a[:1], a[1:]), 0),
+                split_points([a, a], None), is_complex(a), is_complex(a + 0j),
+                a[batch_index(...)], prims.cast_like(a, a.astype(np.float32)),
+                prims.add_cotangents(None, a), prims.filled_diagonal(a, 0.0),
+                prims.ones_like_output(a))
+
+    a = _a(3, 4)
+    got = helpers(a)
+    want = (kept_shape(a.shape, 1), kept_shape(a.shape, None), kept_shape(a.shape, (0, -1)),
+            split_points([a[:, :1], a[:, 1:]], 1), split_points((a[:1], a[1:]), 0),
+            split_points([a, a], None), is_complex(a), is_complex(a + 0j),
+            a[batch_index(...)], prims.cast_like(a, a.astype(np.float32)),
+            prims.add_cotangents(None, a), prims.filled_diagonal(a, 0.0),
+            prims.ones_like_output(a))
+    for g, w in zip(got, want):
+        assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_array_equal(g, w)
