@@ -42,7 +42,13 @@ from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.prims import RecursiveCall, is_derivative
 from s2sad.passes.forward import tangent_suffix
 from s2sad.store.compiled import compiled, compiled_for_every_size
-from s2sad.store.sizes import every_size_kinds, size_pattern, sizes_fit, symbol_name
+from s2sad.store.sizes import (
+    every_size_kinds,
+    holds_sizes,
+    size_pattern,
+    sizes_fit,
+    symbol_name,
+)
 from s2sad.transform import (
     BACKENDS,
     resolve_wrt,
@@ -458,7 +464,9 @@ class Derivative(_Generic[P, Out]):
         An array's sizes are in it as their pattern (_size_pattern) where code for every
         size can be made, else as numbers."""
         key = tuple(map(_arg_key, primal))
-        pattern = size_pattern(primal) if self._every_size else None
+        pattern = size_pattern(primal) if self._every_size and not (
+            kw and any(type(v) is np.ndarray or holds_sizes(v) for v in kw.values())) \
+            else None
         if pattern is not None:
             sized = key
             key = tuple(k if p is None else ("sizes", p, k[1])

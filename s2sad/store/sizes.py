@@ -23,6 +23,8 @@ def size_pattern(primal: list[Any]) -> tuple[Any, ...] | None:
     out: list[Any] = []
     for a in primal:
         if type(a) is not _ndarray or a.dtype.kind not in "biufc":
+            if holds_sizes(a):
+                return None  # (sizes it keys as numbers might equal the arrays' sizes)
             out.append(None)
             continue
         dims = []
@@ -36,6 +38,18 @@ def size_pattern(primal: list[Any]) -> tuple[Any, ...] | None:
                 dims.append(c)
         out.append(tuple(dims))
     return tuple(out) if classes else None
+
+
+def holds_sizes(a: Any, depth: int = 0) -> bool:
+    """Is `a` (not a NumPy array) an array of another library, or a container holding
+    arrays?"""
+    if isinstance(a, (tuple, list)):
+        return depth < 4 and any(holds_sizes(v, depth + 1) or type(v) is _ndarray for v in a)
+    if type(a) is dict:
+        return depth < 4 and any(holds_sizes(v, depth + 1) or type(v) is _ndarray
+                                 for v in a.values())
+    shape = getattr(a, "shape", None)
+    return isinstance(shape, tuple) and len(shape) > 0 and not isinstance(a, type)
 
 
 # symbols' names and representative sizes (two sets: see store.compiled_for_every_size)
