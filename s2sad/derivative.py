@@ -47,7 +47,6 @@ from s2sad.store.sizes import (
     holds_sizes,
     size_pattern,
     sizes_fit,
-    symbol_name,
 )
 from s2sad.transform import (
     BACKENDS,
@@ -464,12 +463,12 @@ class Derivative(_Generic[P, Out]):
         An array's sizes are in it as their pattern (_size_pattern) where code for every
         size can be made, else as numbers."""
         key = tuple(map(_arg_key, primal))
-        pattern = size_pattern(primal) if self._every_size and not (
+        pattern = size_pattern(primal, tuple(self._positional)) if self._every_size and not (
             kw and any(type(v) is np.ndarray or holds_sizes(v) for v in kw.values())) \
             else None
         if pattern is not None:
             sized = key
-            key = tuple(k if p is None else ("sizes", p, k[1])
+            key = tuple(k if p is None else ("sizes", p, k[1] if type(k) is tuple else k)
                         for k, p in zip(key, pattern))
             try:
                 if _SIZED_ONLY.get((self.func, self._cmode, key)):
@@ -1609,7 +1608,7 @@ def _sample_tests(k: int, arg_names: list[str], sample: list[Any],
     """The tests that arguments are of the kinds of `sample` (type; shape and dtype of an
     array); None where a container argument makes the dispatcher leave it to the slow path."""
     tests: list[str] = []
-    firsts: dict[int, str] = {}  # size class -> where the call's first size of it is read
+    firsts: dict[str, str] = {}  # size symbol -> where the call's first size of it is read
     guards: tuple[Any, ...] = ()
     for name, entry in zip(arg_names, sample):
         t, shape, dtype = entry
@@ -1618,11 +1617,15 @@ def _sample_tests(k: int, arg_names: list[str], sample: list[Any],
             dims, guards = shape[1], shape[2]
             key = f"{k}_{name}"
             env[f"{_PREFIX}T{key}"], env[f"{_PREFIX}D{key}"] = t, dtype
-            tests.append(f"type({name}) is {_PREFIX}T{key} and {name}.ndim == {len(dims)} "
-                         f"and {name}.dtype == {_PREFIX}D{key}")
-            for axis, d in enumerate(dims):
-                size = f"{name}.shape[{axis}]"
-                if d >= 0:
+            if dims[0] == "int":  # (an int argument that may set a size)
+                tests.append(f"type({name}) is {_PREFIX}T{key}")
+                sizes = [(name, dims[1])]
+            else:
+                tests.append(f"type({name}) is {_PREFIX}T{key} and {name}.ndim == "
+                             f"{len(dims)} and {name}.dtype == {_PREFIX}D{key}")
+                sizes = [(f"{name}.shape[{axis}]", d) for axis, d in enumerate(dims)]
+            for size, d in sizes:
+                if type(d) is int:
                     tests.append(f"{size} == {d}")
                 elif d in firsts:
                     tests.append(f"{size} == {firsts[d]}")
@@ -1636,8 +1639,7 @@ def _sample_tests(k: int, arg_names: list[str], sample: list[Any],
     if guards:
         from s2sad.ir.dims import guard_text
 
-        names = {symbol_name(c): size for c, size in firsts.items()}
-        tests += [f"({guard_text(g, names)})" for g in guards]
+        tests += [f"({guard_text(g, firsts)})" for g in guards]
     return tests
 
 

@@ -1128,6 +1128,8 @@ def size_origins(params, arg_kinds) -> dict:
     where the generated code reads each (`n = x.shape[0]`)."""
     origins: dict = {}
     for p, k in zip(params, arg_kinds):
+        if k is not None and k.tag == "scalar" and type(k.value) is Dim and k.value.is_symbol:
+            origins.setdefault(k.value.expr[0][0][0], (p, None))  # (an int argument's value)
         if k is not None and k.tag == "array" and k.shape:
             for axis, d in enumerate(k.shape):
                 if isinstance(d, Dim) and len(d.expr) == 1 and d.expr[0][1] == 1 and \

@@ -474,7 +474,8 @@ def emit_function(fn: Function, ns: Namespace, name: str, header: list, layout: 
         em.out(1, f"return {_bare(em.src(primal))}")
     sizes = [f"    {printed} = {names.name(em.fn.meta['dim_origins'][sym][0])}.shape"
              f"[{em.fn.meta['dim_origins'][sym][1]}]"
-             for sym, printed in sorted(em.dim_names.items())]
+             for sym, printed in sorted(em.dim_names.items())
+             if em.fn.meta['dim_origins'][sym][1] is not None]
     body = [f"def {name}({sig}):"] + sizes + [ln for ln in em.lines if ln is not None]
     imports = prelude("\n".join(body), ns)
     return "\n".join(lines + imports + ([""] if imports else []) + body) + "\n"

@@ -137,6 +137,8 @@ class ExpressionEmitter:
             if sym not in origins:
                 raise Observed(f"the size {sym} is not an argument's")
             printed = self.dim_names.get(sym)
+            if printed is None and origins[sym][1] is None:  # (an int argument: its name)
+                printed = self.dim_names[sym] = self.names.name(origins[sym][0])
             if printed is None:
                 printed, i = sym, 1
                 while printed in self.taken:

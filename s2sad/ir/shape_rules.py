@@ -979,6 +979,12 @@ def _arange_shape(args, kwargs):
     bounds = [_int(k.value) for k in args]
     if len(bounds) == 3 and bounds[2] == 0:
         raise _Unsure
+    if any(type(b) is Dim for b in bounds):  # (np.arange(n) of a size: n entries)
+        if len(bounds) == 3 and bounds[2] != 1:
+            raise _Unsure
+        start, stop = (0, bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
+        count = stop - start
+        return array("i", (count if count > 0 else 0,))
     return array("i", (len(range(*bounds)),))
 
 

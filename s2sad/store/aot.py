@@ -139,11 +139,13 @@ def write_module(specs: list) -> str:
 def _for_every_size(spec, func, mode, wrt, wrt_tuple, kinds):
     """The derivative for every size of the example's arrays, where one serves them with no
     guard (as the dispatcher would compile it: store.compiled), else None."""
-    from s2sad.store.sizes import every_size_kinds, generate_for_every_size
+    from s2sad.store.sizes import every_size_kinds, generate_for_every_size, size_pattern
 
     if spec.args is None or spec.backend != "numpy":
         return None
-    both = every_size_kinds(list(spec.args), kinds)
+    params = tuple(p for p, q in inspect.signature(func).parameters.items()
+                   if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD))
+    both = every_size_kinds(list(spec.args), kinds, size_pattern(list(spec.args), params))
     if both is None:
         return None
     compiled = generate_for_every_size(func, mode, wrt, wrt_tuple, both[0], both[1], {})

@@ -13,28 +13,39 @@ import numpy as np
 _ndarray = np.ndarray
 
 
-def size_pattern(primal: list[Any]) -> tuple[Any, ...] | None:
+def size_pattern(primal: list[Any], params: tuple[str, ...] = ()) -> tuple[Any, ...] | None:
     """The sizes of the array arguments as a specialisation for every size sees them: each
-    dimension 0 or 1 as itself (broadcasting tells them apart), any other as the number of
-    its class, one class per distinct size (-1 for the first, -2...), so that equal sizes
-    stay equal; None for an argument that is not a NumPy array, and for the whole where no
-    array has a size of 2 or more (dims.py)."""
-    classes: dict[int, int] = {}
+    dimension 0 or 1 as itself (broadcasting tells them apart), any other as the name of
+    its symbol, one per distinct size, so that equal sizes stay equal; an int argument of 2
+    or more, which may set a size, ("int", its symbol); None for any other argument, and for
+    the whole where nothing has a size of 2 or more (dims.py). A size first given by an int
+    parameter is named after it (`n`), others `n`, `m`, `k`... where no parameter (of
+    `params`, the positional ones) has that name."""
+    classes: dict[int, str] = {}
+    free = (s for s in _SYMBOLS + tuple(f"n{i}" for i in range(len(_SYMBOLS), 99))
+            if s not in params)
     out: list[Any] = []
-    for a in primal:
+    for i, a in enumerate(primal):
+        if type(a) is int and a >= 2:  # an int that may set a size (np.ones((n, 3))): a symbol
+            c = classes.get(a)
+            if c is None:
+                c = classes[a] = params[i] if i < len(params) and params[i] not in \
+                    classes.values() else next(free)
+            out.append(("int", c))
+            continue
         if type(a) is not _ndarray or a.dtype.kind not in "biufc":
             if holds_sizes(a):
                 return None  # (sizes it keys as numbers might equal the arrays' sizes)
             out.append(None)
             continue
-        dims = []
+        dims: list[Any] = []
         for d in a.shape:
             if d < 2:
                 dims.append(d)
             else:
                 c = classes.get(d)
                 if c is None:
-                    c = classes[d] = -1 - len(classes)
+                    c = classes[d] = next(free)
                 dims.append(c)
         out.append(tuple(dims))
     return tuple(out) if classes else None
@@ -59,37 +70,40 @@ _REPRESENTATIVES = ((7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47),
 
 
 def symbolic_kinds(primal: list[Any], pattern: tuple[Any, ...], which: int) -> list[Any]:
-    """The arguments' kinds with each size of class c the symbol of c (representatives of
-    set `which`)."""
+    """The arguments' kinds with each size of the pattern its symbol (representative sizes
+    of set `which`, one per symbol in the order they come)."""
     from s2sad.ir.dims import Dim
-    from s2sad.ir.kinds import Kind, kind_of_value
+    from s2sad.ir.kinds import Kind, kind_of_value, scalar
 
     reps = _REPRESENTATIVES[which]
-    out = []
+    order: dict[str, int] = {}
+
+    def symbol(name: str) -> Dim:
+        i = order.setdefault(name, len(order))
+        return Dim.symbol(name, reps[i % len(reps)] + 100 * (i // len(reps)))
+
+    out: list[Any] = []
     for a, dims in zip(primal, pattern):
         if dims is None:
             out.append(None)
-            continue
-        shape = tuple(d if d >= 0 else Dim.symbol(
-            symbol_name(d), reps[(-1 - d) % len(reps)] + 100 * ((-1 - d) // len(reps)))
-            for d in dims)
-        out.append(Kind("array", kind_of_value(a).dtype, shape))
+        elif dims[0] == "int":
+            out.append(scalar("i", symbol(dims[1])))
+        else:
+            out.append(Kind("array", kind_of_value(a).dtype,
+                            tuple(symbol(d) if type(d) is str else d for d in dims)))
     return out
-
-
-def symbol_name(c: int) -> str:
-    """The name of size class c (-1, -2, ...: see _size_pattern)."""
-    return _SYMBOLS[-1 - c] if -1 - c < len(_SYMBOLS) else f"n{-1 - c}"
 
 
 def size_values(primal: list[Any], pattern: tuple[Any, ...]) -> dict[str, int]:
     """{size symbol: its value in this call}."""
     values: dict[str, int] = {}
     for a, dims in zip(primal, pattern):
-        if dims is not None:
+        if dims is not None and dims[0] == "int":
+            values.setdefault(dims[1], a)
+        elif dims is not None:
             for d, size in zip(dims, a.shape):
-                if d < 0:
-                    values.setdefault(symbol_name(d), size)
+                if type(d) is str:
+                    values.setdefault(d, size)
     return values
 
 
