@@ -541,6 +541,10 @@ class Derivative(_Generic[P, Out]):
                 kw_kinds = {n: kind_of_value(v, keep_value=n in facts, facts=True)
                             for n, v in kwargs.items()}
                 hit = self._every_size_compile(key, args, arg_kinds, kw_kinds, wrt)
+                if hit is None and key != self._sized_key(args, kwargs):
+                    # no code for every size: the call's own sizes are its key (compiled
+                    # once for them, whichever key the next call of these sizes computes)
+                    return self._compile(self._sized_key(args, kwargs), args, kwargs, facts)
                 if hit is None:
                     hit = compiled(self.func, self._cmode, wrt, self._wrt_tuple, arg_kinds,
                                    kw_kinds)

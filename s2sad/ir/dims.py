@@ -364,6 +364,8 @@ def slice_length(s: slice, n):
     if not isinstance(n, Dim):
         return len(range(*s.indices(n)))
     step = 1 if s.step is None else s.step
+    if step == -1 and s.start is None and s.stop is None:
+        return n  # (x[::-1])
     if step != 1:
         if step > 1 and s.start in (None, 0) and s.stop is None:
             # ceil(n / step): a symbol only where step divides it (else a guard-less number)
