@@ -364,6 +364,8 @@ def _specialised_plan(facts: _Facts, fn, bindings: dict, kind_of, g_kind,
         plan.contextual = _questions(contextual)
         plan.size_guards = since(at)
         if key is not None:
+            if len(facts.plans) > 512:  # (bounded: constants' values key plans too)
+                facts.plans.clear()
             facts.plans[key] = plan
     return plan
 
