@@ -246,3 +246,11 @@ def test_an_int_argument_that_sets_a_shape_is_a_symbol(f):
     for generic in ("np.ndim(", "unbroadcast", "sum_to_shape"):
         assert generic not in src
     assert len(seen) <= 2  # (n == len(x) at (3, 3): a relation of its own)
+
+
+def test_a_size_that_may_be_zero_is_a_guard():
+    n = Dim.symbol("n", 7)
+    with Observer() as seen:
+        assert bool(n) and bool(n - 2)
+    assert seen.guards() == ((((((), -2), (("n",), 1)), "eq", 0, False)),)
+    assert not guards_hold(seen.guards(), {"n": 2}) and guards_hold(seen.guards(), {"n": 5})

@@ -243,7 +243,10 @@ class Dim(int):
         return self._compare(other, "ge")
 
     def __bool__(self):
-        return True  # (a size of a specialisation is never 0)
+        low = self.lower_bound()
+        if low is not None and low > 0:
+            return True  # (a symbol is at least 2)
+        return not _observe(self, "eq", 0, int(self) == 0)
 
     # -- arithmetic keeps the expression -----------------------------------------------------
     def _arith(self, other, fn, terms):
