@@ -41,10 +41,12 @@ from s2sad.ir.kinds import UNKNOWN, array_family, kind_of_value
 from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.prims import RecursiveCall, is_derivative
 from s2sad.passes.forward import tangent_suffix
-from s2sad.store.compiled import compiled, compiled_for_every_size
+from s2sad.store.compiled import compiled, store, stored, stored_for_every_size
 from s2sad.store.sizes import (
-    every_size_kinds,
+    generate_observed,
     holds_sizes,
+    kinds_at,
+    same_code,
     size_pattern,
     sizes_fit,
 )
@@ -104,6 +106,18 @@ def _arg_key(a: Any) -> Any:
     if t is bool or t is str:  # a flag or an option string: its value decides branches
         return (t, a)
     return t
+
+
+def _questions(hit: Any) -> Any:
+    """The comparisons of sizes a compile made, without their answers."""
+    guards = hit.size_guards
+    return None if guards is None else tuple(g[:3] for g in guards)
+
+
+def _pattern_of(key: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The pattern of sizes a key holds (store/sizes.py), or None for a key of sizes."""
+    pattern = tuple(k[1] if type(k) is tuple and k[:1] == ("sizes",) else None for k in key)
+    return pattern if any(p is not None for p in pattern) else None
 
 
 _SIZED_ONLY: Any = FunctionKeyed()
@@ -463,7 +477,8 @@ class Derivative(_Generic[P, Out]):
         An array's sizes are in it as their pattern (_size_pattern) where code for every
         size can be made, else as numbers."""
         key = tuple(map(_arg_key, primal))
-        pattern = size_pattern(primal, tuple(self._positional)) if self._every_size and not (
+        pattern = size_pattern(primal, tuple(self._positional), not self._recursive()) \
+            if self._every_size and not (
             kw and any(type(v) is np.ndarray or holds_sizes(v) for v in kw.values())) \
             else None
         if pattern is not None:
@@ -482,6 +497,13 @@ class Derivative(_Generic[P, Out]):
             key += tuple(sorted((k, (int, "=", v) if k in facts else _arg_key(v))
                                 for k, v in kw.items()))
         return key, facts
+
+    def _recursive(self) -> bool:
+        """Does the function call itself by name (its int arguments are then no size
+        symbols: see store.sizes.size_pattern)?"""
+        code = getattr(self.func, "__code__", None)
+        name = getattr(self.func, "__name__", None)
+        return code is not None and (name in code.co_names or name in code.co_freevars)
 
     def _sized_key(self, primal: list[Any], kw: dict[str, Any]) -> tuple[Any, ...]:
         """The key of these arguments with their sizes as numbers."""
@@ -540,48 +562,105 @@ class Derivative(_Generic[P, Out]):
                              for i, a in enumerate(args)]
                 kw_kinds = {n: kind_of_value(v, keep_value=n in facts, facts=True)
                             for n, v in kwargs.items()}
-                hit = self._every_size_compile(key, args, arg_kinds, kw_kinds, wrt)
-                if hit is None and key != self._sized_key(args, kwargs):
+                if _pattern_of(key) is not None:
+                    hit = self._every_size_compile(key, args, kwargs, arg_kinds, kw_kinds, wrt,
+                                                   guards, version)
+                    if hit is not None:
+                        return hit
                     # no code for every size: the call's own sizes are its key (compiled
                     # once for them, whichever key the next call of these sizes computes)
                     return self._compile(self._sized_key(args, kwargs), args, kwargs, facts)
-                if hit is None:
-                    hit = compiled(self.func, self._cmode, wrt, self._wrt_tuple, arg_kinds,
-                                   kw_kinds)
-                    hit.pattern = None
-                hit.guards, hit.table_version = guards, version
-                try:
-                    _GLOBAL_CACHE[gkey] = hit
-                except TypeError:
-                    pass
-            try:
-                _LAST_BY_FUNC[gkey[:5]] = hit
-            except TypeError:
-                pass
-            self._cache[key] = hit
-            self._last = hit
-            return hit
+                hit = compiled(self.func, self._cmode, wrt, self._wrt_tuple, arg_kinds,
+                               kw_kinds)
+                hit.pattern = None
+                return self._keep(key, gkey, hit, guards, version)
+            return self._keep(key, gkey, hit)
 
-    def _every_size_compile(self, key: tuple[Any, ...], args: list[Any], arg_kinds: list[Any],
-                            kw_kinds: dict[str, Any], wrt: tuple[int, ...]) -> Any:
-        """The specialisation for every size of a key with size patterns, or None (then
-        remembered: that key's calls are keyed by their sizes from now on)."""
-        pattern = tuple(k[1] if type(k) is tuple and k[:1] == ("sizes",) else None
-                        for k in key[:len(args)])
-        both = every_size_kinds(args, arg_kinds, pattern)
-        if both is None:
-            return None
-        kinds_a, kinds_b = both
-        hit = compiled_for_every_size(self.func, self._cmode, wrt, self._wrt_tuple, kinds_a,
-                                      kinds_b, kw_kinds)
-        if hit is None:
-            try:
-                _SIZED_ONLY[(self.func, self._cmode, key)] = True
-            except TypeError:
-                pass
-            return None
-        hit.pattern = pattern
+    def _keep(self, key: tuple[Any, ...], gkey: tuple[Any, ...], hit: Any, guards: Any = None,
+              version: Any = None) -> Any:
+        """Serve `hit` under `key` (in this derivative and, under `gkey`, every derivative of
+        the function); `guards` and `version`: what a new one was compiled from."""
+        if guards is not None:
+            hit.guards, hit.table_version = guards, version
+        try:
+            _GLOBAL_CACHE[gkey] = hit
+        except TypeError:
+            pass
+        try:
+            _LAST_BY_FUNC[gkey[:5]] = hit
+        except TypeError:
+            pass
+        self._cache[key] = hit
+        self._last = hit
         return hit
+
+    def _every_size_compile(self, key: tuple[Any, ...], args: list[Any],
+                            kwargs: dict[str, Any], arg_kinds: list[Any],
+                            kw_kinds: dict[str, Any], wrt: tuple[int, ...], guards: Any,
+                            version: Any) -> Any:
+        """The specialisation serving this call, for a key with the pattern of its sizes:
+        one for every size of the pattern (stored, or made now from two calls' compiles
+        that agree), or the first call's compile with its sizes as symbols standing for
+        their own values (tentative: served for those sizes only until a call of other sizes
+        compares its own with it), or None where none can be made (the pattern is then
+        keyed by sizes from now on)."""
+        pattern = _pattern_of(key)
+        here = kinds_at(args, arg_kinds, pattern)
+        func, mode, tup = self.func, self._cmode, self._wrt_tuple
+        code = getattr(func, "__code__", None)
+        gkey = (func, code, mode, wrt, tup, key)
+        done = stored_for_every_size(func, mode, wrt, tup, here, kw_kinds)
+        if done is not None:
+            done.pattern = pattern
+            return self._keep(key, gkey, done, guards, version)
+        sized = self._sized_key(args, kwargs)
+        skey = (func, code, mode, wrt, tup, sized)
+        tkey = gkey + ("tentative",)
+        try:
+            first = _GLOBAL_CACHE.get(tkey)
+        except TypeError:
+            return None
+        if first is not None and not self._valid(first):
+            first = None
+        if first is not None and first.sizes == sized:
+            return self._keep(sized, skey, first)
+        if first is None:  # (a compile from the disk for these sizes, guards unknown)
+            first = stored(func, mode, wrt, tup, arg_kinds, kw_kinds)
+            if first is not None:
+                first.size_guards, first.sizes, first.pattern = None, sized, None
+                _GLOBAL_CACHE[tkey] = first
+                return self._keep(sized, skey, first, guards, version)
+        done = generate_observed(func, mode, wrt, tup, here, kw_kinds)
+        if done is None:
+            self._sized_only(key)
+            return None
+        done.sizes, done.pattern = sized, None
+        done.guards, done.table_version = guards, version
+        if first is None:
+            _GLOBAL_CACHE[tkey] = done
+            store(func, mode, wrt, tup, arg_kinds, kw_kinds, done, exact=True)
+            return self._keep(sized, skey, done)
+        if not same_code(first, done):
+            if _questions(first) == _questions(done):
+                # the same comparisons of sizes, other answers (n == 3 at one size only):
+                # this one is compared with the next size's
+                _GLOBAL_CACHE[tkey] = done
+            else:  # (a size escaped its symbol: code per size)
+                self._sized_only(key)
+            store(func, mode, wrt, tup, arg_kinds, kw_kinds, done, exact=True)
+            return self._keep(sized, skey, done)
+        # two sizes gave one source under one set of guards: the first compile serves every
+        # size (with backend="numba", its machine code is made already)
+        first.pattern, first.size_guards = pattern, done.size_guards
+        store(func, mode, wrt, tup, here, kw_kinds, first)
+        return self._keep(key, gkey, first)
+
+    def _sized_only(self, key: tuple[Any, ...]) -> None:
+        """From now on, calls with this key's pattern of sizes are keyed by their sizes."""
+        try:
+            _SIZED_ONLY[(self.func, self._cmode, key)] = True
+        except TypeError:
+            pass
 
     def _invalidate(self) -> None:
         """Forget every specialisation (something they were compiled from changed)."""

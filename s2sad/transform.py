@@ -157,8 +157,9 @@ class Compiled:
     # a specialisation for every size (ir/dims.py): the pattern of its key's sizes, and the
     # comparisons of sizes it was compiled under, which a call's sizes must satisfy
     pattern: object = None
-    size_guards: tuple = ()
+    size_guards: tuple | None = ()  # (None: read from the disk, not known)
     every_size_kinds: object = None  # (the symbolic kinds it was compiled for)
+    sizes: object = None  # the key of the sizes a first compile of a pattern serves
 
 
 MODES = ("jvp", "vjp", "grad", "value_and_grad")
@@ -295,7 +296,9 @@ def _without_values(k: Kind) -> Kind:
     if k.family:
         return UNKNOWN
     if k.tag == "scalar":
-        return scalar(k.dtype)
+        # (a size symbol stays: a call with n - 1 is another call, decided at run time,
+        # where the code for n >= 2 would not see n reach 0)
+        return k if type(k.value) is Dim else scalar(k.dtype)
     if k.tag == "array":
         return Kind("array", k.dtype, k.shape, rank=k.rank) if k.known else k
     if k.tag in ("tuple", "list"):

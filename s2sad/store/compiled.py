@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from s2sad.store import cache
 from s2sad.store.aot import load_ahead_of_time
-from s2sad.store.sizes import generate_for_every_size
 from s2sad.transform import Compiled, generate, split_backend
 
 
@@ -30,24 +29,34 @@ def compiled(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
     return result
 
 
-def compiled_for_every_size(func, mode: str, wrt: tuple, wrt_tuple: bool, kinds_a: list,
-                            kinds_b: list, kw_kinds: dict) -> Compiled | None:
-    """The derivative for argument kinds whose sizes are symbols (ir/dims.py), or None
-    where no such code serves every size: the compile read a size in a way the key does not
-    decide, failed, or printed another source when the representatives were others
-    (`kinds_b`: the same symbols, other representative sizes; a size that escaped its
-    symbol shows there as another number)."""
-    if split_backend(mode)[1] == "numpy":  # (an ahead-of-time module for every size)
-        hit = load_ahead_of_time(func, mode, wrt, wrt_tuple, kinds_a, kw_kinds)
-        if hit is not None:
-            hit.size_guards = ()
-            return hit
-    slot = cache.slot(func, mode, wrt, wrt_tuple, kinds_a, kw_kinds)
-    if slot.hit is not None:
-        slot.hit.size_guards = ()
-        return slot.hit  # (stored only once both compiles agreed, and with no guard)
-    first = generate_for_every_size(func, mode, wrt, wrt_tuple, kinds_a, kinds_b, kw_kinds)
-    if first is not None and split_backend(mode)[1] == "numpy" and not first.size_guards:
-        # (a specialisation under guards is kept in memory only: the disk keeps code only)
-        slot.fill(first.source, first.namespace, first.name, first.out_structure)
-    return first
+def stored_for_every_size(func, mode: str, wrt: tuple, wrt_tuple: bool, kinds: list,
+                          kw_kinds: dict) -> Compiled | None:
+    """A derivative for every size of the pattern of `kinds` (symbolic sizes) from an
+    ahead-of-time module or the disk cache, or None."""
+    if split_backend(mode)[1] != "numpy":
+        return None
+    hit = load_ahead_of_time(func, mode, wrt, wrt_tuple, kinds, kw_kinds)
+    if hit is None:
+        hit = cache.slot(func, mode, wrt, wrt_tuple, kinds, kw_kinds).hit
+    if hit is not None:
+        hit.size_guards = ()  # (stored only once two sizes agreed, and with no guard)
+    return hit
+
+
+def store(func, mode: str, wrt: tuple, wrt_tuple: bool, kinds: list, kw_kinds: dict,
+          done: Compiled, exact: bool = False) -> None:
+    """Keep `done` in the disk cache under `kinds`: the sizes of one call (`exact`), or
+    symbols, where a specialisation for every size under guards is kept in memory only
+    (the disk keeps code, not guards)."""
+    if split_backend(mode)[1] == "numpy" and (exact or not done.size_guards):
+        slot = cache.slot(func, mode, wrt, wrt_tuple, kinds, kw_kinds)
+        if slot.hit is None:
+            slot.fill(done.source, done.namespace, done.name, done.out_structure)
+
+
+def stored(func, mode: str, wrt: tuple, wrt_tuple: bool, kinds: list,
+           kw_kinds: dict) -> Compiled | None:
+    """A derivative for exactly these kinds from the disk cache, or None."""
+    if split_backend(mode)[1] != "numpy":
+        return None
+    return cache.slot(func, mode, wrt, wrt_tuple, kinds, kw_kinds).hit

@@ -6,27 +6,32 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from s2sad.transform import Compiled
 
 _ndarray = np.ndarray
 
 
-def size_pattern(primal: list[Any], params: tuple[str, ...] = ()) -> tuple[Any, ...] | None:
+def size_pattern(primal: list[Any], params: tuple[str, ...] = (),
+                 ints: bool = True) -> tuple[Any, ...] | None:
     """The sizes of the array arguments as a specialisation for every size sees them: each
     dimension 0 or 1 as itself (broadcasting tells them apart), any other as the name of
     its symbol, one per distinct size, so that equal sizes stay equal; an int argument of 2
     or more, which may set a size, ("int", its symbol); None for any other argument, and for
     the whole where nothing has a size of 2 or more (dims.py). A size first given by an int
     parameter is named after it (`n`), others `n`, `m`, `k`... where no parameter (of
-    `params`, the positional ones) has that name."""
+    `params`, the positional ones) has that name. `ints` False: ints are not symbols (a
+    recursive function's: its recursion calls it with n - 1, down to 0 or 1)."""
     classes: dict[int, str] = {}
     free = (s for s in _SYMBOLS + tuple(f"n{i}" for i in range(len(_SYMBOLS), 99))
             if s not in params)
     out: list[Any] = []
     for i, a in enumerate(primal):
-        if type(a) is int and a >= 2:  # an int that may set a size (np.ones((n, 3))): a symbol
+        if ints and type(a) is int and a >= 2:  # (an int that may set a size: np.ones((n, 3)))
             c = classes.get(a)
             if c is None:
                 c = classes[a] = params[i] if i < len(params) and params[i] not in \
@@ -63,23 +68,27 @@ def holds_sizes(a: Any, depth: int = 0) -> bool:
     return isinstance(shape, tuple) and len(shape) > 0 and not isinstance(a, type)
 
 
-# symbols' names and representative sizes (two sets: see store.compiled_for_every_size)
+# symbols' names, and two sets of stand-in sizes (an ahead-of-time module's compiles)
 _SYMBOLS = ("n", "m", "k", "p", "q", "r", "s", "u", "v", "w")
 _REPRESENTATIVES = ((7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47),
                     (17, 25, 29, 37, 41, 49, 61, 65, 77, 85, 89, 97))
 
 
-def symbolic_kinds(primal: list[Any], pattern: tuple[Any, ...], which: int) -> list[Any]:
-    """The arguments' kinds with each size of the pattern its symbol (representative sizes
-    of set `which`, one per symbol in the order they come)."""
+def symbolic_kinds(primal: list[Any], pattern: tuple[Any, ...],
+                   which: int | None) -> list[Any]:
+    """The arguments' kinds with each size of the pattern its symbol, whose representative
+    is the argument's own size (`which` None) or one of a set of stand-in sizes (0, 1)."""
     from s2sad.ir.dims import Dim
     from s2sad.ir.kinds import Kind, kind_of_value, scalar
 
-    reps = _REPRESENTATIVES[which]
     order: dict[str, int] = {}
+    actual = size_values(primal, pattern) if which is None else {}
 
     def symbol(name: str) -> Dim:
+        if which is None:  # (the call's own sizes: code right for them whatever escapes)
+            return Dim.symbol(name, actual[name])
         i = order.setdefault(name, len(order))
+        reps = _REPRESENTATIVES[which]
         return Dim.symbol(name, reps[i % len(reps)] + 100 * (i // len(reps)))
 
     out: list[Any] = []
@@ -111,8 +120,8 @@ def sizes_fit(hit: Any, primal: list[Any]) -> bool:
     """Do the sizes of this call satisfy the guards a specialisation for every size was
     compiled under (`n - 1 != 1`: see dims.Observer)?"""
     guards = getattr(hit, "size_guards", ())
-    if not guards:
-        return True
+    if not guards or getattr(hit, "pattern", None) is None:
+        return True  # (no guard, or code for its call's sizes, which are its key)
     from s2sad.ir.dims import guards_hold
 
     return guards_hold(guards, size_values(primal, hit.pattern))
@@ -130,32 +139,58 @@ def every_size_kinds(args: list[Any], arg_kinds: list[Any],
             [s if s is not None else k for s, k in zip(b, arg_kinds)])
 
 
-def generate_for_every_size(func, mode: str, wrt: tuple, wrt_tuple: bool, kinds_a: list,
-                            kinds_b: list, kw_kinds: dict) -> Compiled | None:
-    """Compile for both sets of representatives (see compiled_for_every_size); the first's
-    result, with the guards it was compiled under (`size_guards`), or None."""
+def kinds_at(args: list[Any], arg_kinds: list[Any], pattern: tuple[Any, ...]) -> list[Any]:
+    """The arguments' kinds with their sizes as symbols, each standing for its own value."""
+    here = symbolic_kinds(args, pattern, None)
+    return [s if s is not None else k for s, k in zip(here, arg_kinds)]
+
+
+def generate_observed(func, mode: str, wrt: tuple, wrt_tuple: bool, kinds: list,
+                      kw_kinds: dict) -> Compiled | None:
+    """The derivative for kinds with symbolic sizes, with the guards it was compiled under
+    (`size_guards`), or None where it cannot be compiled so."""
     from s2sad.ir.dims import Dim, Observer
     from s2sad.store import cache
     from s2sad.transform import generate, split_backend
 
     jit = cache.jit_dir() if split_backend(mode)[1] != "numpy" else None
-    results, guards = [], []
+    sizes = [d for k in kinds if k.tag in ("array", "scalar")
+             for d in (k.shape or ()) + ((k.value,) if k.tag == "scalar" else ())
+             if isinstance(d, Dim) and d.is_symbol]
+    with Observer(sizes) as seen:
+        try:
+            done = generate(func, mode, wrt, wrt_tuple, kinds, kw_kinds, jit)
+        except Exception as e:
+            return _not_every_size(f"{type(e).__name__}: {e}")
+    done.size_guards = seen.guards()
+    return done
+
+
+def same_code(first: Compiled, second: Compiled) -> bool:
+    """Do two compiles of one pattern at two sets of sizes print one source under the same
+    guards (so that no size escaped its symbol)?"""
+    if first.size_guards is None:  # (read from the disk: its guards are not known)
+        ok = not second.size_guards and first.source == second.source
+    else:
+        ok = first.size_guards == second.size_guards and first.source == second.source
+    if not ok:
+        _not_every_size(f"sizes read: {first.size_guards} / {second.size_guards}; sources:\n"
+                        f"{first.source}\n{second.source}")
+    return ok
+
+
+def generate_for_every_size(func, mode: str, wrt: tuple, wrt_tuple: bool, kinds_a: list,
+                            kinds_b: list, kw_kinds: dict) -> Compiled | None:
+    """Compile for both sets of stand-in sizes (an ahead-of-time module, which is built
+    once for every size); the first's result, with the guards it was compiled under
+    (`size_guards`), or None where the two differ."""
+    results = []
     for kinds in (kinds_a, kinds_b):
-        sizes = [d for k in kinds if k.tag == "array" and k.shape
-                 for d in k.shape if isinstance(d, Dim) and d.is_symbol]
-        with Observer(sizes) as seen:
-            try:
-                results.append(generate(func, mode, wrt, wrt_tuple, kinds, kw_kinds, jit))
-            except Exception as e:
-                return _not_every_size(f"{type(e).__name__}: {e}")
-        guards.append(seen.guards())
-    first, second = results
-    if guards[0] != guards[1]:
-        return _not_every_size(f"sizes read: {guards[0]} / {guards[1]}")
-    if first.source != second.source:
-        return _not_every_size("another source:\n" + first.source + "\n" + second.source)
-    first.size_guards = guards[0]
-    return first
+        done = generate_observed(func, mode, wrt, wrt_tuple, kinds, kw_kinds)
+        if done is None:
+            return None
+        results.append(done)
+    return results[0] if same_code(*results) else None
 
 
 def _not_every_size(why: str) -> None:
