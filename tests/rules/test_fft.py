@@ -8,6 +8,7 @@ import pytest
 
 import s2sad
 from tests.rules.test_issue13_regressions import check_both_modes, refused
+from tests.oracle import numerical_grad
 
 R = np.random.default_rng(1313)
 
@@ -89,8 +90,16 @@ def fft_unknown_length(x, n): return np.real(np.fft.fft(x, n))
 
 def test_what_the_rules_cannot_handle_is_refused():
     refused(rfft_of_complex, np.array([1.0, 2.0]), names=("complex",))
-    with pytest.raises(s2sad.S2SADError, match="not known at compile time"):
-        s2sad.vjp(fft_unknown_length, wrt=0)(np.ones(4), 4)
+
+
+def test_a_length_given_by_an_int_argument():
+    # (n is a size symbol, issue 34: padded or cut to n, whatever n is; it was refused as
+    # "not known at compile time")
+    g = s2sad.grad(lambda x, n: np.sum(fft_unknown_length(x, n) ** 2), wrt=0)
+    for n in (4, 6, 3, 8):
+        x = R.standard_normal(4)
+        want = numerical_grad(lambda x_: np.sum(fft_unknown_length(x_, n) ** 2), (x,), (0,))[0]
+        np.testing.assert_allclose(g(x, n), want, rtol=1e-6, atol=1e-8)
 
 
 def weighted_round_trip(x): return np.real(np.fft.ifft(np.fft.fft(x) * np.arange(1.0, 6.0)))
