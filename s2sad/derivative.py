@@ -37,7 +37,7 @@ from s2sad.calls import sample as sample_of
 from s2sad.errors import RecursionLimitError, S2SADError, WrtError
 from s2sad.frontend.guards import Guards, collect
 from s2sad.frontend.library_shims import unwrapped
-from s2sad.ir.kinds import UNKNOWN, array_family, kind_of_value
+from s2sad.ir.kinds import UNKNOWN, array_family, kind_of_value, scalar
 from s2sad.ir.per_function import FunctionKeyed
 from s2sad.ir.prims import RecursiveCall, is_derivative
 from s2sad.passes.forward import tangent_suffix
@@ -613,7 +613,12 @@ class Derivative(_Generic[P, Out]):
         if done is not None:
             done.pattern = pattern
             return self._keep(key, gkey, done, guards, version)
-        sized = self._sized_key(args, kwargs)
+        # the key of this call's own sizes, int symbols' values in it: what a first
+        # compile, which reads them as numbers where they escape, is right for
+        ints = [i for i, p in enumerate(pattern) if p is not None and p[0] == "int"]
+        sized = tuple((int, "=", args[i]) if i in ints else k
+                      for i, k in enumerate(self._sized_key(args, kwargs)))
+        exact = [scalar("i", args[i]) if i in ints else k for i, k in enumerate(arg_kinds)]
         skey = (func, code, mode, wrt, tup, sized)
         tkey = gkey + ("tentative",)
         try:
@@ -625,7 +630,7 @@ class Derivative(_Generic[P, Out]):
         if first is not None and first.sizes == sized:
             return self._keep(sized, skey, first)
         if first is None:  # (a compile from the disk for these sizes, guards unknown)
-            first = stored(func, mode, wrt, tup, arg_kinds, kw_kinds)
+            first = stored(func, mode, wrt, tup, exact, kw_kinds)
             if first is not None:
                 first.size_guards, first.sizes, first.pattern = None, sized, None
                 _GLOBAL_CACHE[tkey] = first
@@ -638,7 +643,7 @@ class Derivative(_Generic[P, Out]):
         done.guards, done.table_version = guards, version
         if first is None:
             _GLOBAL_CACHE[tkey] = done
-            store(func, mode, wrt, tup, arg_kinds, kw_kinds, done, exact=True)
+            store(func, mode, wrt, tup, exact, kw_kinds, done, exact=True)
             return self._keep(sized, skey, done)
         if not same_code(first, done):
             if _questions(first) == _questions(done):
@@ -647,7 +652,7 @@ class Derivative(_Generic[P, Out]):
                 _GLOBAL_CACHE[tkey] = done
             else:  # (a size escaped its symbol: code per size)
                 self._sized_only(key)
-            store(func, mode, wrt, tup, arg_kinds, kw_kinds, done, exact=True)
+            store(func, mode, wrt, tup, exact, kw_kinds, done, exact=True)
             return self._keep(sized, skey, done)
         # two sizes gave one source under one set of guards: the first compile serves every
         # size (with backend="numba", its machine code is made already)
@@ -789,6 +794,11 @@ class Derivative(_Generic[P, Out]):
                 # what the dispatcher tests, not the arrays (they are not kept alive)
                 sample = sample_of(primal, kw, self._kwonly)
                 pattern = getattr(hit, "pattern", None)
+                if pattern is None and getattr(hit, "sizes", None) is not None:
+                    # a first compile of a pattern: for its int symbols' values only
+                    for i, k in enumerate(hit.sizes[:len(primal)]):
+                        if type(k) is tuple and k[:2] == (int, "="):
+                            sample[i] = (int, ("=", k[2]), None)
                 if pattern is not None:  # (the pattern of the sizes, not the sizes)
                     sample = [(t, ("sizes", dims, getattr(hit, "size_guards", ())), dt)
                               if dims is not None else (t, shape, dt)

@@ -278,3 +278,19 @@ def test_a_recursive_function_of_an_int_is_differentiated_at_each_n():
     g = s2sad.grad(_power)
     for n in (4, 2, 6):
         assert g(1.5, n) == pytest.approx(n * 1.5 ** (n - 1), rel=1e-12)
+
+
+def padded_spectrum(x, n):
+    return np.sum(np.real(np.fft.fft(x, n)) ** 2)
+
+
+def test_an_int_symbol_is_keyed_with_its_value_until_its_code_serves_every_value():
+    # x of length 4 with n = 4 (one symbol), then other n: each value's code is its own
+    # until two calls agree; the dispatcher's fast paths and the disk cache must not serve
+    # the code of n = 4 for n = 6
+    g = s2sad.grad(padded_spectrum)
+    x = _rng(4).normal(size=4)
+    for _ in range(3):
+        for n in (4, 6, 4, 3, 8, 6):
+            want = fd_grad(lambda x_: padded_spectrum(x_, n), x)
+            np.testing.assert_allclose(g(x, n), want, rtol=1e-6, atol=1e-7)
