@@ -10,6 +10,7 @@ import contextlib
 import gc
 import inspect
 import keyword
+import math
 import operator
 import os
 import sys
@@ -430,7 +431,7 @@ def _basis(em, shapes, n, hint):
     eye = em.call(np.eye, (Const(n),), hint="eye")
     out, offset = [], 0
     for shape in shapes:
-        size = int(np.prod(shape)) if shape else 1
+        size = math.prod(shape) if shape else 1
         if shape:
             rows = em.call(operator.getitem, (eye, Const(slice(offset, offset + size))),
                            hint="_rows")
@@ -534,12 +535,12 @@ def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
     if mode == "jacfwd":
         d = forward_pass(ir, kinds, wrt, TABLE)
         seeds = d.meta["tangent_params"]
-        n = sum(int(np.prod(s)) if s else 1 for s in in_shapes)
+        n = sum(math.prod(s) if s else 1 for s in in_shapes)
         seed_shapes = in_shapes
     else:
         d = reverse_pass(ir, kinds, wrt, TABLE)
         seeds = list(d.meta["seed_params"])
-        n = sum(int(np.prod(s)) if s else 1 for s in out_shapes)
+        n = sum(math.prod(s) if s else 1 for s in out_shapes)
         seed_shapes = out_shapes
     namer = Namer.for_function(d)
     em = Emitter(namer)
@@ -596,7 +597,7 @@ def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
     for a, t in enumerate(derivs):
         offset = 0
         for b, shape in enumerate(cols):
-            size = int(np.prod(shape)) if shape else 1
+            size = math.prod(shape) if shape else 1
             i, j = (a, b) if mode == "jacfwd" else (b, a)
             # a derivative computed without the seeds is their linear map at zero: zeros
             # (e.g. the gradient of a linear function, as the tangent of a Hessian)

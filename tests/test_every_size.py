@@ -294,3 +294,19 @@ def test_an_int_symbol_is_keyed_with_its_value_until_its_code_serves_every_value
         for n in (4, 6, 4, 3, 8, 6):
             want = fd_grad(lambda x_: padded_spectrum(x_, n), x)
             np.testing.assert_allclose(g(x, n), want, rtol=1e-6, atol=1e-7)
+
+
+def shifted_products(x):
+    return np.tanh(x[1:] * x[:-1]) + np.sin(x[:-1])
+
+
+@pytest.mark.parametrize("mode", ["jacfwd", "jacrev"])
+def test_jacobians_at_several_sizes(mode):
+    J = getattr(s2sad, mode)(shifted_products)
+    for n in (4, 9, 4, 13):
+        x = _rng(n).normal(size=n)
+        want = np.stack([numerical_jvp(shifted_products, (x,), (0,), (e,))
+                         for e in np.eye(n)], axis=1)
+        np.testing.assert_allclose(J(x), want, rtol=1e-6, atol=1e-8)
+    if mode == "jacfwd":  # (the number of directions is a size symbol too)
+        assert J._last.pattern is not None
