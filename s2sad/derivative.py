@@ -605,6 +605,7 @@ class Derivative(_Generic[P, Out]):
         compares its own with it), or None where none can be made (the pattern is then
         keyed by sizes from now on)."""
         pattern = _pattern_of(key)
+        assert pattern is not None
         here = kinds_at(args, arg_kinds, pattern)
         func, mode, tup = self.func, self._cmode, self._wrt_tuple
         code = getattr(func, "__code__", None)

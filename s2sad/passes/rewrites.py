@@ -384,7 +384,8 @@ class Rewrites:
                 kt.tag == "array" and kt.shape:
             sl = args[1].value
             if sl.start in (None, 0) and sl.step in (None, 1) and \
-                    (sl.stop is None or (type(sl.stop) is int and sl.stop >= kt.shape[0])):
+                    (sl.stop is None or (type(sl.stop) in (int, Dim) and
+                                         sl.stop >= kt.shape[0])):
                 return args[0]  # a slice that selects everything, in order
         if fn is prims.sum_to_shape and isinstance(args[1], Const):
             kg = self.kind(args[0])
