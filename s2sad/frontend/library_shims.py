@@ -144,9 +144,10 @@ _HANDLERS[("scipy.stats._distn_infrastructure", "freeze")] = _continuous("freeze
 
 @_handler("scipy.integrate._ivp.ivp", "solve_ivp")
 def _solve_ivp(lw, args, kwargs, node):
-    """solve_ivp with `t_eval`, without events or dense output: an object holding `t` (the
-    times) and `y`, the solution there (s2sad_rules.scipy_integrate.solve_ivp_values, a
-    primitive with rules). Any other call is read as written (and refused)."""
+    """solve_ivp without events or dense output: an object holding `t` (the times) and `y`,
+    the solution there (s2sad_rules.scipy_integrate.solve_ivp_values, a primitive with
+    rules; without `t_eval`, the times the solver chose: solve_ivp_run, chosen_times and
+    solve_ivp_at). Any other call is read as written (and refused)."""
     from s2sad.frontend.values import ObjectRecord, StaticSeq
     names = ("fun", "t_span", "y0", "method", "t_eval", "dense_output", "events",
              "vectorized", "args")
@@ -159,17 +160,29 @@ def _solve_ivp(lw, args, kwargs, node):
         v = given.get(name)
         return v is None or (isinstance(v, Const) and (v.value is None or (
             isinstance(v.value, (bool, int)) and not v.value)))
-    if off("t_eval") or not (off("dense_output") and off("events") and off("vectorized")) \
+    if not (off("dense_output") and off("events") and off("vectorized")) \
             or any(n not in given for n in names[:3]):
         return None
     from s2sad_rules import scipy_integrate
     options = StaticSeq(tuple(StaticSeq((Const(k), v)) for k, v in kwargs if k not in names))
-    y = lw.call_value(scipy_integrate.solve_ivp_values, [
-        given["fun"], given["t_span"], given["y0"], given["t_eval"],
-        given.get("method", Const("RK45")), given.get("args", Const(None)), options], [], node,
-        hint="y")
+    method, ode_args = given.get("method", Const("RK45")), given.get("args", Const(None))
     made = ObjectRecord(scipy_integrate.IVPSolution, lw.control_depth)
-    made.attrs["y"] = y
+    if off("t_eval"):
+        # the times the solver chooses (how many: known once it has run), taken as chosen
+        # by the derivative: scipy_integrate.chosen_times
+        run = lw.call_value(scipy_integrate.solve_ivp_run, [
+            given["fun"], given["t_span"], given["y0"], method, ode_args, options], [], node,
+            hint="solution")
+        t = lw.call_value(scipy_integrate.chosen_times, [run, given["t_span"]], [], node,
+                          hint="t")
+        made.attrs["y"] = lw.call_value(scipy_integrate.solve_ivp_at, [
+            run, given["fun"], given["t_span"], given["y0"], t, method, ode_args, options],
+            [], node, hint="y")
+        made.attrs["t"] = t
+        return made
+    made.attrs["y"] = lw.call_value(scipy_integrate.solve_ivp_values, [
+        given["fun"], given["t_span"], given["y0"], given["t_eval"], method, ode_args,
+        options], [], node, hint="y")
     made.attrs["t"] = lw.call_value(np.asarray, [given["t_eval"]], [("dtype", Const(float))],
                                     node, hint="t")
     return made
