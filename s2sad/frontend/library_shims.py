@@ -552,5 +552,85 @@ def _num_samples(lw, args, kwargs, node):
     return lw.call_value(operator.getitem, [shape, Const(0)], [], node, hint="n_samples")
 
 
+# -- scikit-learn's kernels: a clone with new hyperparameters, as a record ------------------
+
+def theta_item(theta, i):
+    """The hyperparameter a kernel's `theta` setter reads from `theta[i]`."""
+    return np.exp(theta[i])
+
+
+def theta_items(theta, i, n):
+    """The vector-valued hyperparameter the setter reads from `theta[i:i + n]`."""
+    return np.exp(theta[i:i + n])
+
+
+def theta_length(theta, n):
+    """The setter's check that `theta` holds the kernel's `n` free hyperparameters."""
+    if len(theta) != n:
+        raise ValueError("theta has not the correct number of entries. Should be %d; given "
+                         "are %d" % (n, len(theta)))
+
+
+def cloned_record(lw, obj, node):
+    """sklearn.base.clone(obj) of an object known while compiling (a fitted kernel): a record
+    of the class made with the object's parameters (`get_params(deep=False)`), each one that
+    has parameters itself cloned into a record too (a product's `k1` and `k2`), the others
+    constants as the object holds them; None where a parameter is no such value."""
+    from s2sad.frontend.values import ObjectRecord
+    try:
+        params = obj.get_params(deep=False)
+    except Exception:  # noqa: BLE001 - cloned as written instead
+        return None
+    given = []
+    for name, value in params.items():
+        if hasattr(value, "get_params") and not isinstance(value, type):
+            value = cloned_record(lw, value, node)
+            if value is None:
+                return None
+        else:
+            value = lw.global_value(value, f"{type(obj).__name__}.{name}")
+        given.append((name, value))
+    record = lw.new_object(type(obj), [], given, node)
+    return record if isinstance(record, ObjectRecord) else None
+
+
+@_handler("sklearn.gaussian_process.kernels", "clone_with_theta")
+def _clone_with_theta(lw, args, kwargs, node):
+    """kernel.clone_with_theta(theta) of a kernel known while compiling: its clone, a record
+    (cloned_record), whose free hyperparameters take exp(theta[i]) in the kernel's order, as
+    the `theta` setter gives them through `set_params` (`k1__constant_value` the attribute of
+    the record `k1`). Which are free, and how many numbers each takes, are facts of the
+    kernel (guarded as its attributes are)."""
+    from s2sad.frontend.values import ObjectRecord
+    kernel = getattr(lw.current_shim_callee, "__self__", None)
+    theta = args[0] if len(args) == 1 and not kwargs else dict(kwargs).get("theta")
+    if kernel is None or theta is None or len(args) + len(kwargs) != 1:
+        return None
+    try:
+        hyperparameters = [h for h in kernel.hyperparameters if not h.fixed]
+    except Exception:  # noqa: BLE001 - read as written instead
+        return None
+    record = cloned_record(lw, kernel, node)
+    if record is None:
+        return None
+    i = 0
+    for h in hyperparameters:
+        if h.n_elements > 1:
+            value = lw.call_value(theta_items, [theta, Const(i), Const(h.n_elements)], [],
+                                  node)
+        else:
+            value = lw.call_value(theta_item, [theta, Const(i)], [], node)
+        i += h.n_elements
+        *path, attr = h.name.split("__")
+        owner = record
+        for part in path:
+            owner = owner.attrs.get(part)
+            if not isinstance(owner, ObjectRecord):
+                return None
+        owner.attrs[attr] = value
+    lw.call_value(theta_length, [theta, Const(i)], [], node)
+    return record
+
+
 from s2sad.frontend.sklearn_models import HANDLERS as _SKLEARN_HANDLERS  # noqa: E402
 _HANDLERS.update(_SKLEARN_HANDLERS)
