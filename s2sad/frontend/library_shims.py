@@ -552,6 +552,60 @@ def _num_samples(lw, args, kwargs, node):
     return lw.call_value(operator.getitem, [shape, Const(0)], [], node, hint="n_samples")
 
 
+# -- scipy.linalg's Cholesky factorisation and its solve --------------------------------------
+
+def _bool_option(options, name, default):
+    v = options.get(name, Const(default))
+    return v.value if isinstance(v, Const) and type(v.value) is bool else None
+
+
+@_handler("scipy.linalg._decomp_cholesky", "cholesky")
+def _scipy_cholesky(lw, args, kwargs, node):
+    """scipy.linalg.cholesky(a, lower=False, check_finite=False) of one matrix: NumPy's
+    factorisation, which reads the same triangle (np.linalg.cholesky(a, upper=not lower),
+    LAPACK's potrf too), and has rules. With check_finite=True (SciPy's default, which
+    raises for inf and NaN) it is read as written."""
+    options = dict(zip(("a", "lower", "overwrite_a", "check_finite"), args))
+    if len(args) > 4 or set(options) & {k for k, _ in kwargs}:
+        return None
+    options.update(kwargs)
+    lower = _bool_option(options, "lower", False)
+    if set(options) - {"a", "lower", "overwrite_a", "check_finite"} or lower is None or \
+            _bool_option(options, "check_finite", True) is not False or \
+            _bool_option(options, "overwrite_a", False) is None:
+        return None
+    fact = array_fact(lw, options["a"])
+    if fact is not None and (fact[1] != 2 or fact[0] == "c"):
+        return None
+    return lw.call_value(np.linalg.cholesky, [options["a"]], [] if lower else
+                         [("upper", Const(True))], node, hint="L" if lower else "U")
+
+
+@_handler("scipy.linalg._decomp_cholesky", "cho_solve")
+def _scipy_cho_solve(lw, args, kwargs, node):
+    """scipy.linalg.cho_solve((c, lower), b, check_finite=False): the two triangular solves
+    it stands for (LAPACK's potrs), by scipy.linalg.solve_triangular, which has rules."""
+    options = dict(zip(("c_and_lower", "b", "overwrite_b", "check_finite"), args))
+    if len(args) > 4 or set(options) & {k for k, _ in kwargs}:
+        return None
+    options.update(kwargs)
+    pair = options.get("c_and_lower")
+    if set(options) - {"c_and_lower", "b", "overwrite_b", "check_finite"} or \
+            "b" not in options or not isinstance(pair, StaticSeq) or len(pair.items) != 2 or \
+            _bool_option(options, "check_finite", True) is not False:
+        return None
+    c, lower = pair.items
+    if not (isinstance(lower, Const) and isinstance(lower.value, (bool, int, np.bool_))):
+        return None
+    import scipy.linalg as la
+    lower = Const(bool(lower.value))
+    first, second = (Const(0), Const(1)) if lower.value else (Const(1), Const(0))
+    y = lw.call_value(la.solve_triangular, [c, options["b"]], [
+        ("trans", first), ("lower", lower), ("check_finite", Const(False))], node)
+    return lw.call_value(la.solve_triangular, [c, y], [
+        ("trans", second), ("lower", lower), ("check_finite", Const(False))], node)
+
+
 # -- scikit-learn's kernels: a clone with new hyperparameters, as a record ------------------
 
 def theta_item(theta, i):
