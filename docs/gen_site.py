@@ -282,7 +282,7 @@ def render_tutorial() -> str:
         "is compiled, with an `s2sad.S2SADError` that says where, what and what to do",
         "instead, never with a wrong derivative:\n",
         source(src.scale_first),
-        block(error_text(src.scale_first, np.ones(3)), "text"),
+        block(error_text(src.scale_first, np.ones(3), np.ones(3)), "text"),
         "## Where next\n",
         "- [Decorators](howto/decorators.md) and [choosing `wrt`](howto/wrt.md)",
         "- [Writing rules](writing_rules.md) for functions the compiler cannot read",

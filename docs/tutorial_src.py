@@ -40,9 +40,9 @@ def softmax_entropy(z):
     return -np.sum(p * np.log(p))
 
 
-def scale_first(x):
+def scale_first(x, w):
     x[0] = 2.0 * x[0]
-    return np.sum(x)
+    return np.sum(x * w)
 
 
 def g(x1, x2):

@@ -694,7 +694,8 @@ def specialised_ir(func, arg_kinds: list, kw_kinds: dict):
     """base_ir, with each loop over a tuple or list argument unrolled now that its length
     is known (passes/unroll.py)."""
     ir = base_ir(func, arg_kinds, kw_kinds)
-    if ir.meta.get("inplace_updates") or ir.meta.get("aug_assignments"):
+    if ir.meta.get("inplace_updates") or ir.meta.get("aug_assignments") or \
+            ir.meta.get("written_arguments"):
         kinds_in = {p: k for p, k in zip(ir.params, arg_kinds)}
         for v, _ in ir.kwonly:
             kinds_in[v] = kw_kinds.get(v.name, UNKNOWN)

@@ -17,7 +17,9 @@ import numpy as np
 
 from s2sad.ir.prims import cast_like, unbroadcast, zeros_like
 from s2sad_rules.kind_tests import is_complex, is_none, is_safe_exponent
-from s2sad_rules.registry import def_linear, defjvp, defvjp
+from s2sad.errors import MissingRuleError
+from s2sad_rules.numpy_reductions import extreme_bar, extreme_tangent
+from s2sad_rules.registry import Unknown, def_linear, defcheck, defjvp, defvjp
 
 
 def real_like(z, a):
@@ -203,26 +205,49 @@ def abs_vjp(g, x):
 
 
 # max(a, b, ...) and min(...) of two to four numbers: the operands equal to the result
-# share the derivative evenly (as np.max does among tied entries)
+# share the derivative evenly (as np.max does among tied entries). max(x) and min(x) of one
+# 1-D array (Python's iteration over its entries): np.max's and np.min's rules, ties sharing
+# the derivative evenly too (Python returns the first of them; the derivative is a
+# subgradient either way); other ranks are refused (extremum_check).
+
+
+@defcheck(max, min)
+def extremum_check(a, b=None):
+    if b is None and isinstance(a, Unknown) and a.ndim != 1:
+        raise MissingRuleError(
+            "max() and min() of one iterable are differentiated for a tuple or list written "
+            "in the function and for a 1-D array" +
+            (f", not an array of {a.ndim} axes" if a.ndim is not None else ""),
+            hint="write np.max(x) / np.min(x) (with axis= for the extremum along an axis), "
+                 "or pass the items as separate arguments: max(a, b)")
+    return None
 
 
 @defjvp(max)
-def max_jvp(a, b, c=None, d=None, a_dot=0.0, b_dot=0.0, c_dot=0.0, d_dot=0.0):
+def max_jvp(a, b=None, c=None, d=None, a_dot=0.0, b_dot=0.0, c_dot=0.0, d_dot=0.0, ans=0.0):
+    if is_none(b):
+        return extreme_tangent(a, a_dot, ans, None, False, None, None)
     return extremum_tangent(max, a > b, a, b, c, d, a_dot, b_dot, c_dot, d_dot)
 
 
 @defvjp(max, wrt=("a", "b", "c", "d"))
-def max_vjp(g, a, b, c=None, d=None):
+def max_vjp(g, ans, a, b=None, c=None, d=None):
+    if is_none(b):
+        return extreme_bar(g, ans, a, None, False), None, None, None
     return extremum_cotangents(max, a > b, g, a, b, c, d)
 
 
 @defjvp(min)
-def min_jvp(a, b, c=None, d=None, a_dot=0.0, b_dot=0.0, c_dot=0.0, d_dot=0.0):
+def min_jvp(a, b=None, c=None, d=None, a_dot=0.0, b_dot=0.0, c_dot=0.0, d_dot=0.0, ans=0.0):
+    if is_none(b):
+        return extreme_tangent(a, a_dot, ans, None, False, None, None)
     return extremum_tangent(min, a < b, a, b, c, d, a_dot, b_dot, c_dot, d_dot)
 
 
 @defvjp(min, wrt=("a", "b", "c", "d"))
-def min_vjp(g, a, b, c=None, d=None):
+def min_vjp(g, ans, a, b=None, c=None, d=None):
+    if is_none(b):
+        return extreme_bar(g, ans, a, None, False), None, None, None
     return extremum_cotangents(min, a < b, g, a, b, c, d)
 
 

@@ -28,8 +28,17 @@ cotangent in the adjoint integration (constant data `func` reads as a global cos
 The rules are first-order only: differentiating them again (`hessian`, `hvp`, a `jvp` of a
 `grad`) is refused at compile time. `full_output=1`, complex `y0` and complex `args` are
 refused; `Dfun`, `ml` and `mu` serve odeint's primal solve only. solve_ivp's result holds
-`t` and `y` alone (`success`, `status`, `message` are refused where read); a call without
-`t_eval`, with events or with dense output is read as SciPy's code, and refused.
+`t` and `y` alone (`success`, `status`, `message` are refused where read); a call with
+events or with dense output is read as SciPy's code, and refused.
+
+Without `t_eval`, solve_ivp's output times are the steps its solver chooses, known only once
+it has run (`solve_ivp_run`, SciPy's own solve, once). The derivative takes them as chosen,
+as JAX's odeint takes its adaptive grid: `y` is differentiated as the solution at those
+times (solve_ivp_values' rules with t_eval = them), the first and last of them move with
+t_span (they are t_span's), and the times between are not differentiated (the solver's
+choice of steps is not). A function of the solution at t_span's end alone has the exact
+derivative; one of every output time has the derivative of the same function at times
+fixed where the solver put them.
 """
 
 import numpy as np
@@ -309,6 +318,86 @@ def solve_ivp_values_vjp(g, ans, fun, t_span, y0, t_eval, method, args, options)
     return bars[0], bars[1], bars[2], bars[3]
 
 
+# -- solve_ivp without t_eval: the solution at the times its solver chose ------------------
+# The number of those times is known only once the solver has run. The derivative takes them
+# as they were chosen (as JAX's odeint takes its adaptive grid): the times between the ends
+# are not differentiated; the first and the last are t_span's (they move with it), and `y`
+# is the solution at those times (solve_ivp_values' rules with t_eval = the times).
+
+
+@def_nondiff
+def solve_ivp_run(fun, t_span, y0, method, args, options):
+    """solve_ivp(fun, t_span, y0, method=method, args=args, **options): SciPy's result, its
+    times `t` chosen by the solver, its solution `y` there."""
+    return solve_ivp(fun, t_span, y0, method=method, args=args, **dict(options))
+
+
+def chosen_times(run, t_span):
+    """The times the solver chose (`run.t`), with its first and last those of `t_span` (the
+    same numbers: SciPy starts at t_span[0] and ends its last step on t_span[1]), so that they
+    move with t_span in the derivative; the times between are the solver's choice."""
+    return np.asarray(run.t, dtype=float)
+
+
+@defjvp(chosen_times)
+def chosen_times_jvp(run, t_span, t_span_dot=0.0, ans=0.0):
+    return ends_tangent(ans, t_span_dot)
+
+
+@defvjp(chosen_times, wrt=("t_span",))
+def chosen_times_vjp(g, ans, run, t_span):
+    span_bar = ends_cotangent(g, t_span)
+    return span_bar
+
+
+def ends_tangent(times, direction):
+    """The tangent of chosen_times along the tangent `direction` of t_span: its first item
+    at the first time, its last at the last, 0 between."""
+    dot = np.zeros(np.shape(times))
+    if dot.size:
+        ends = flat(direction)[[0, -1]] if np.size(direction) else np.zeros(2)
+        dot[0] = ends[0]
+        dot[-1] = dot[-1] + ends[-1]
+    return dot
+
+
+def ends_cotangent(bar, t_span):
+    """The cotangent of t_span from the cotangent `bar` of chosen_times (a tuple t_span gets
+    a tuple)."""
+    g = np.ravel(bar)
+    first, last = (float(g[0]), float(g[-1]) if g.size > 1 else 0.0) if g.size else (0.0, 0.0)
+    if isinstance(t_span, (tuple, list)):
+        return type(t_span)([first] + [0.0] * (len(t_span) - 2) + [last])
+    bar = np.zeros(np.shape(t_span))
+    bar.flat[0] = first
+    bar.flat[-1] = bar.flat[-1] + last
+    return bar
+
+
+def solve_ivp_at(run, fun, t_span, y0, times, method, args, options):
+    """`run.y`: the solution at `times` (run.t, see chosen_times), as solve_ivp_values
+    computes it with t_eval=times; its rules are solve_ivp_values'."""
+    return run.y
+
+
+@defcheck(solve_ivp_at)
+def solve_ivp_at_check(y0, args):
+    return solve_ivp_check(y0, args)
+
+
+@defjvp(solve_ivp_at)
+def solve_ivp_at_jvp(run, fun, t_span, y0, times, method, args, options, t_span_dot=0.0,
+                     y0_dot=0.0, times_dot=0.0, args_dot=0.0):
+    return ivp_tangents(fun, t_span, y0, times, method, args, options, t_span_dot, y0_dot,
+                        times_dot, args_dot)
+
+
+@defvjp(solve_ivp_at, wrt=("t_span", "y0", "times", "args"))
+def solve_ivp_at_vjp(g, ans, run, fun, t_span, y0, times, method, args, options):
+    bars = ivp_cotangents(fun, t_span, y0, times, method, args, options, ans, g)
+    return bars[0], bars[1], bars[2], bars[3]
+
+
 def ivp_solver(method, options):
     """The integrator of the augmented systems of a solve_ivp call (see odeint_solver): its
     method, and of its options the tolerances and step bounds (a Jacobian or its sparsity
@@ -424,7 +513,28 @@ def ivp_cotangents_vjp(g, fun, t_span, y0, t_eval, method, args, options, ys, ys
     return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
 
 
-HALVES = (odeint_tangents, odeint_cotangents, ivp_tangents, ivp_cotangents)
+@defjvp(ends_tangent)
+def ends_tangent_jvp(times, direction, times_dot=0.0, direction_dot=0.0):
+    return 0.0
+
+
+@defvjp(ends_tangent, wrt=("times", "direction"))
+def ends_tangent_vjp(g, times, direction):
+    return 0.0, 0.0
+
+
+@defjvp(ends_cotangent)
+def ends_cotangent_jvp(bar, t_span, bar_dot=0.0, t_span_dot=0.0):
+    return 0.0
+
+
+@defvjp(ends_cotangent, wrt=("bar", "t_span"))
+def ends_cotangent_vjp(g, bar, t_span):
+    return 0.0, 0.0
+
+
+HALVES = (odeint_tangents, odeint_cotangents, ivp_tangents, ivp_cotangents, ends_tangent,
+          ends_cotangent)
 defcheck(*HALVES)(refuse_second_order)
 UNLISTED = HALVES  # (off docs/rules.md: the rules' own helpers)
 
@@ -510,5 +620,11 @@ KIND_RULES[odeint] = _solution_kind
 KIND_RULES[odeint_tangents] = _solution_kind
 KIND_RULES[odeint_cotangents] = _cotangents_kind
 KIND_RULES[solve_ivp_values] = _ivp_solution_kind
+KIND_RULES[solve_ivp_run] = lambda args, kwargs: Kind("object")
+KIND_RULES[chosen_times] = lambda args, kwargs: array_of_rank("f", 1)
+KIND_RULES[ends_tangent] = lambda args, kwargs: array_of_rank("f", 1)
+KIND_RULES[ends_cotangent] = lambda args, kwargs: _in_floats(args[1]) if len(args) > 1 \
+    else UNKNOWN
+KIND_RULES[solve_ivp_at] = lambda args, kwargs: _ivp_solution_kind(args[1:], kwargs)
 KIND_RULES[ivp_tangents] = _ivp_solution_kind
 KIND_RULES[ivp_cotangents] = _ivp_cotangents_kind

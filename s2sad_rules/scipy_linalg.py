@@ -18,6 +18,8 @@ from s2sad_rules.registry import TABLE, Unknown, defcheck, defjvp, defvjp
 @defcheck(la.solve_triangular)
 def solve_triangular_check(a, b, trans=0, lower=False, unit_diagonal=False):
     ndim = a.ndim if isinstance(a, Unknown) else np.ndim(a)
+    if ndim is None:
+        return "an `a` whose number of axes is not known while compiling (a 2-D `a` only)"
     if ndim != 2:
         return "a stack of matrices (a 2-D `a` only)"
     if any(isinstance(v, Unknown) for v in (trans, lower, unit_diagonal)):

@@ -76,10 +76,14 @@ def refuse_shared_inplace_updates(ir, kinds_in: dict) -> None:
     raises and the derivative code, which rebinds, would compute on."""
     updates = ir.meta.get("inplace_updates", ())
     augmented = ir.meta.get("aug_assignments", ())
+    written = ir.meta.get("written_arguments", ())
+    if not updates and not augmented and not written:
+        return
+    errors = _shared_arguments(ir, kinds_in, written)
     if not updates and not augmented:
+        raise_all(errors)
         return
     kinds = infer_kinds(ir, kinds_in)
-    errors = []
     for var, result, loc, name, op in augmented:
         k, r = kinds.get(var), kinds.get(result)
         if k is None or r is None or k.tag != "array" or k.family or r.tag != "array":
@@ -105,6 +109,39 @@ def refuse_shared_inplace_updates(ir, kinds_in: dict) -> None:
             "of it), and would see the update in Python but not in the derivative", loc,
             f"write `{name} = {name} {op} ...` (a new array), or make `{other}` a copy"))
     raise_all(errors)
+
+
+def _shared_arguments(ir, kinds_in: dict, written) -> list:
+    """Errors for the writes into an array argument (`x[i] = v`: on a private copy in the
+    derivative) where another argument may be that same array, or hold it (Python's other
+    name would see the write; the derivative's does not). Known while compiling only from
+    the kinds: another array argument refuses the write."""
+    errors, seen = [], set()
+    for var, loc, name in written:
+        k = kinds_in.get(var)
+        if k is None or k.tag != "array" or k.family or var in seen:
+            continue
+        seen.add(var)
+        others = [p.name for p in ir.params if p is not var and
+                  _may_hold_array(kinds_in.get(p))]
+        if others:
+            errors.append(NonDifferentiableError(
+                f"cannot write into the argument `{name}` while `{others[0]}`, another "
+                "argument, may be the same array: Python's `" + others[0] + "` would see the "
+                "write, the derivative's (which writes into a private copy) would not", loc,
+                f"write into a copy: `{name} = {name}.copy()` before assigning into it"))
+    return errors
+
+
+def _may_hold_array(k) -> bool:
+    """May a value of kind `k` be a NumPy array, or hold one?"""
+    if k is None or k.tag == "unknown":
+        return True
+    if k.tag == "array":
+        return True
+    if k.tag in ("tuple", "list"):
+        return k.items is None or any(_may_hold_array(i) for i in k.items)
+    return False
 
 
 _DTYPE_WORDS = {"b": "bools", "i": "integers", "u": "integers", "f": "floats",

@@ -144,9 +144,10 @@ _HANDLERS[("scipy.stats._distn_infrastructure", "freeze")] = _continuous("freeze
 
 @_handler("scipy.integrate._ivp.ivp", "solve_ivp")
 def _solve_ivp(lw, args, kwargs, node):
-    """solve_ivp with `t_eval`, without events or dense output: an object holding `t` (the
-    times) and `y`, the solution there (s2sad_rules.scipy_integrate.solve_ivp_values, a
-    primitive with rules). Any other call is read as written (and refused)."""
+    """solve_ivp without events or dense output: an object holding `t` (the times) and `y`,
+    the solution there (s2sad_rules.scipy_integrate.solve_ivp_values, a primitive with
+    rules; without `t_eval`, the times the solver chose: solve_ivp_run, chosen_times and
+    solve_ivp_at). Any other call is read as written (and refused)."""
     from s2sad.frontend.values import ObjectRecord, StaticSeq
     names = ("fun", "t_span", "y0", "method", "t_eval", "dense_output", "events",
              "vectorized", "args")
@@ -159,17 +160,29 @@ def _solve_ivp(lw, args, kwargs, node):
         v = given.get(name)
         return v is None or (isinstance(v, Const) and (v.value is None or (
             isinstance(v.value, (bool, int)) and not v.value)))
-    if off("t_eval") or not (off("dense_output") and off("events") and off("vectorized")) \
+    if not (off("dense_output") and off("events") and off("vectorized")) \
             or any(n not in given for n in names[:3]):
         return None
     from s2sad_rules import scipy_integrate
     options = StaticSeq(tuple(StaticSeq((Const(k), v)) for k, v in kwargs if k not in names))
-    y = lw.call_value(scipy_integrate.solve_ivp_values, [
-        given["fun"], given["t_span"], given["y0"], given["t_eval"],
-        given.get("method", Const("RK45")), given.get("args", Const(None)), options], [], node,
-        hint="y")
+    method, ode_args = given.get("method", Const("RK45")), given.get("args", Const(None))
     made = ObjectRecord(scipy_integrate.IVPSolution, lw.control_depth)
-    made.attrs["y"] = y
+    if off("t_eval"):
+        # the times the solver chooses (how many: known once it has run), taken as chosen
+        # by the derivative: scipy_integrate.chosen_times
+        run = lw.call_value(scipy_integrate.solve_ivp_run, [
+            given["fun"], given["t_span"], given["y0"], method, ode_args, options], [], node,
+            hint="solution")
+        t = lw.call_value(scipy_integrate.chosen_times, [run, given["t_span"]], [], node,
+                          hint="t")
+        made.attrs["y"] = lw.call_value(scipy_integrate.solve_ivp_at, [
+            run, given["fun"], given["t_span"], given["y0"], t, method, ode_args, options],
+            [], node, hint="y")
+        made.attrs["t"] = t
+        return made
+    made.attrs["y"] = lw.call_value(scipy_integrate.solve_ivp_values, [
+        given["fun"], given["t_span"], given["y0"], given["t_eval"], method, ode_args,
+        options], [], node, hint="y")
     made.attrs["t"] = lw.call_value(np.asarray, [given["t_eval"]], [("dtype", Const(float))],
                                     node, hint="t")
     return made
@@ -537,6 +550,140 @@ def _num_samples(lw, args, kwargs, node):
         return None
     shape = lw.call_value(prims.Attr("shape"), [args[0]], [], node, hint="_shape")
     return lw.call_value(operator.getitem, [shape, Const(0)], [], node, hint="n_samples")
+
+
+# -- scipy.linalg's Cholesky factorisation and its solve --------------------------------------
+
+def _bool_option(options, name, default):
+    v = options.get(name, Const(default))
+    return v.value if isinstance(v, Const) and type(v.value) is bool else None
+
+
+@_handler("scipy.linalg._decomp_cholesky", "cholesky")
+def _scipy_cholesky(lw, args, kwargs, node):
+    """scipy.linalg.cholesky(a, lower=False, check_finite=False) of one matrix: NumPy's
+    factorisation, which reads the same triangle (np.linalg.cholesky(a, upper=not lower),
+    LAPACK's potrf too), and has rules. With check_finite=True (SciPy's default, which
+    raises for inf and NaN) it is read as written."""
+    options = dict(zip(("a", "lower", "overwrite_a", "check_finite"), args))
+    if len(args) > 4 or set(options) & {k for k, _ in kwargs}:
+        return None
+    options.update(kwargs)
+    lower = _bool_option(options, "lower", False)
+    if set(options) - {"a", "lower", "overwrite_a", "check_finite"} or lower is None or \
+            _bool_option(options, "check_finite", True) is not False or \
+            _bool_option(options, "overwrite_a", False) is None:
+        return None
+    fact = array_fact(lw, options["a"])
+    if fact is not None and (fact[1] != 2 or fact[0] == "c"):
+        return None
+    return lw.call_value(np.linalg.cholesky, [options["a"]], [] if lower else
+                         [("upper", Const(True))], node, hint="L" if lower else "U")
+
+
+@_handler("scipy.linalg._decomp_cholesky", "cho_solve")
+def _scipy_cho_solve(lw, args, kwargs, node):
+    """scipy.linalg.cho_solve((c, lower), b, check_finite=False): the two triangular solves
+    it stands for (LAPACK's potrs), by scipy.linalg.solve_triangular, which has rules."""
+    options = dict(zip(("c_and_lower", "b", "overwrite_b", "check_finite"), args))
+    if len(args) > 4 or set(options) & {k for k, _ in kwargs}:
+        return None
+    options.update(kwargs)
+    pair = options.get("c_and_lower")
+    if set(options) - {"c_and_lower", "b", "overwrite_b", "check_finite"} or \
+            "b" not in options or not isinstance(pair, StaticSeq) or len(pair.items) != 2 or \
+            _bool_option(options, "check_finite", True) is not False:
+        return None
+    c, lower = pair.items
+    if not (isinstance(lower, Const) and isinstance(lower.value, (bool, int, np.bool_))):
+        return None
+    import scipy.linalg as la
+    lower = Const(bool(lower.value))
+    first, second = (Const(0), Const(1)) if lower.value else (Const(1), Const(0))
+    y = lw.call_value(la.solve_triangular, [c, options["b"]], [
+        ("trans", first), ("lower", lower), ("check_finite", Const(False))], node)
+    return lw.call_value(la.solve_triangular, [c, y], [
+        ("trans", second), ("lower", lower), ("check_finite", Const(False))], node)
+
+
+# -- scikit-learn's kernels: a clone with new hyperparameters, as a record ------------------
+
+def theta_item(theta, i):
+    """The hyperparameter a kernel's `theta` setter reads from `theta[i]`."""
+    return np.exp(theta[i])
+
+
+def theta_items(theta, i, n):
+    """The vector-valued hyperparameter the setter reads from `theta[i:i + n]`."""
+    return np.exp(theta[i:i + n])
+
+
+def theta_length(theta, n):
+    """The setter's check that `theta` holds the kernel's `n` free hyperparameters."""
+    if len(theta) != n:
+        raise ValueError("theta has not the correct number of entries. Should be %d; given "
+                         "are %d" % (n, len(theta)))
+
+
+def cloned_record(lw, obj, node):
+    """sklearn.base.clone(obj) of an object known while compiling (a fitted kernel): a record
+    of the class made with the object's parameters (`get_params(deep=False)`), each one that
+    has parameters itself cloned into a record too (a product's `k1` and `k2`), the others
+    constants as the object holds them; None where a parameter is no such value."""
+    from s2sad.frontend.values import ObjectRecord
+    try:
+        params = obj.get_params(deep=False)
+    except Exception:  # noqa: BLE001 - cloned as written instead
+        return None
+    given = []
+    for name, value in params.items():
+        if hasattr(value, "get_params") and not isinstance(value, type):
+            value = cloned_record(lw, value, node)
+            if value is None:
+                return None
+        else:
+            value = lw.global_value(value, f"{type(obj).__name__}.{name}")
+        given.append((name, value))
+    record = lw.new_object(type(obj), [], given, node)
+    return record if isinstance(record, ObjectRecord) else None
+
+
+@_handler("sklearn.gaussian_process.kernels", "clone_with_theta")
+def _clone_with_theta(lw, args, kwargs, node):
+    """kernel.clone_with_theta(theta) of a kernel known while compiling: its clone, a record
+    (cloned_record), whose free hyperparameters take exp(theta[i]) in the kernel's order, as
+    the `theta` setter gives them through `set_params` (`k1__constant_value` the attribute of
+    the record `k1`). Which are free, and how many numbers each takes, are facts of the
+    kernel (guarded as its attributes are)."""
+    from s2sad.frontend.values import ObjectRecord
+    kernel = getattr(lw.current_shim_callee, "__self__", None)
+    theta = args[0] if len(args) == 1 and not kwargs else dict(kwargs).get("theta")
+    if kernel is None or theta is None or len(args) + len(kwargs) != 1:
+        return None
+    try:
+        hyperparameters = [h for h in kernel.hyperparameters if not h.fixed]
+    except Exception:  # noqa: BLE001 - read as written instead
+        return None
+    record = cloned_record(lw, kernel, node)
+    if record is None:
+        return None
+    i = 0
+    for h in hyperparameters:
+        if h.n_elements > 1:
+            value = lw.call_value(theta_items, [theta, Const(i), Const(h.n_elements)], [],
+                                  node)
+        else:
+            value = lw.call_value(theta_item, [theta, Const(i)], [], node)
+        i += h.n_elements
+        *path, attr = h.name.split("__")
+        owner = record
+        for part in path:
+            owner = owner.attrs.get(part)
+            if not isinstance(owner, ObjectRecord):
+                return None
+        owner.attrs[attr] = value
+    lw.call_value(theta_length, [theta, Const(i)], [], node)
+    return record
 
 
 from s2sad.frontend.sklearn_models import HANDLERS as _SKLEARN_HANDLERS  # noqa: E402

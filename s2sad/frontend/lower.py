@@ -68,6 +68,12 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         self.out_structure = None  # what the function returns (see output_structure)
         self.scope: Scope | None = None
         self.view_base: dict = {}  # a view's variable -> the array it looks into
+        # the differentiated function's own parameters: an array one of them holds may be
+        # written into, on a private copy (StatementLowering.check_writable)
+        self.arguments: set = set()
+        # (argument, location, name) of each write into one: refused once kinds show that
+        # another argument may be the same array (aliasing.refuse_shared_inplace_updates)
+        self.written_arguments: list = []
         # a loop's or an if's variable -> the values it may be (its start, the branches'):
         # the same array in NumPy when nothing copied it (see StatementLowering.shared)
         self.origins: dict = {}
@@ -78,6 +84,7 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         self.aug_assignments: list = []  # every `a op= b` (a, result, ...): see aliasing.py
         self.renamable = None  # the value of the assignment being lowered, if fresh
         self.stmt_stack: list = []  # (statement list, index, in a loop body) being lowered
+        self.stmt_scopes: list = []  # the scope of each entry of stmt_stack
         self.grown: set = set()  # variables holding lists grown by `append` at run time
         self.alias_checked: set = set()  # (function body, list name) checked for aliases
         # attributes of objects the function was given that it writes: (id(obj), name) ->
@@ -216,6 +223,7 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         self.inline_stack.append(func)
         for i, a in enumerate(positional):
             params.append(self.reserve(a.id))
+            self.arguments.add(params[-1])
             view = views[i] if i < len(views) else None
             if view is None:
                 self.scope.env[a.id] = params[-1]
@@ -271,6 +279,8 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
             fn.meta["inplace_updates"] = tuple(self.inplace_updates)
         if self.aug_assignments:
             fn.meta["aug_assignments"] = tuple(self.aug_assignments)
+        if self.written_arguments:
+            fn.meta["written_arguments"] = tuple(self.written_arguments)
         if self.out_structure is not None:
             fn.meta["out_structure"] = self.out_structure
         return fn

@@ -1010,14 +1010,17 @@ class CallLowering:
 
     def extreme_of(self, fn, seq, node, name):
         """max(iterable) / min(iterable): of a tuple or list the function built, pairwise
-        (max(max(a, b), c)); of an array, refused with the NumPy spelling."""
+        (max(max(a, b), c)); of a value of run time (a 1-D array), the call as written, whose
+        rules are np.max's (s2sad_rules/operators.py; other ranks are refused there)."""
         if isinstance(seq, StaticSeq) and seq.items:
             out = seq.items[0]
             for item in seq.items[1:]:
                 out = self.call_value(fn, [out, item], [], node, name=name)
             return out
+        if isinstance(seq, Var):
+            return self.emit(fn, [seq], hint="largest" if fn is max else "smallest", node=node)
         self.error(UnsupportedSyntaxError, f"{fn.__name__}() of one iterable is supported for "
-                   "a tuple or list written in the function", node,
+                   "a tuple or list written in the function and for a 1-D array", node,
                    f"for an array use np.{'max' if fn is max else 'min'}(x)")
         raise Abort
 

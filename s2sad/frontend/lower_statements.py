@@ -54,6 +54,7 @@ class StatementLowering:
         for k, s in enumerate(stmts):
             n_errors = len(self.errors)
             self.stmt_stack.append((stmts, k, in_loop))
+            self.stmt_scopes.append(self.scope)
             try:
                 out = self.lower_stmt(s, in_loop)
             except Abort:
@@ -65,16 +66,21 @@ class StatementLowering:
                 continue
             finally:
                 self.stmt_stack.pop()
+                self.stmt_scopes.pop()
             if len(self.errors) > n_errors:
                 self.poison(s)
             if out is not None:
                 return out
         return None
 
-    def read_later(self, name) -> bool:
+    def read_later(self, name, scope=None) -> bool:
         """Might `name` be read after the statement being lowered (text order, and the next
-        iterations of enclosing loops)?"""
-        for stmts, k, loop in self.stmt_stack:
+        iterations of enclosing loops)? With `scope` (this function or one that called it):
+        `name` of that function, read by its own statements or by functions defined in it
+        (an inlined function's statements read its own names)."""
+        for (stmts, k, loop), where in zip(self.stmt_stack, self.stmt_scopes):
+            if scope is not None and not _within(where, scope):
+                continue
             if any(loads(st, name) for st in stmts[k + 1:]):
                 return True
             if loop:
@@ -855,6 +861,11 @@ class StatementLowering:
         helper's argument: the caller's array), that no other name sees but by being bound
         to the same array. Those names are the writes' to rebind: (scope, name) pairs."""
         owner = self.owner_of(cur)
+        if owner is None and cur in self.arguments:
+            # an array argument of the differentiated function: written into a private copy
+            # (the derivative never modifies the caller's arrays), as the function's own
+            owner = self.outermost_scope()
+            self.written_arguments.append((cur, self.loc(node), name))
         if owner is None:
             params = {p for p in self.scope.parsed.node.args.args}
             is_param = any(getattr(p, "id", None) == name for p in params)
@@ -875,7 +886,7 @@ class StatementLowering:
         for scope, other, v in self.aliases(name, cur, owner):
             if v is cur and self.can_rebind(scope, other):
                 rebinds.append((scope, other))  # (the same array: it sees the write)
-            elif v is cur and self.read_later(other):
+            elif v is cur and self.read_later(other, scope):
                 self.error(NonDifferentiableError, f"cannot write into `{name}` here: "
                            f"`{other}` is the same array, and takes the new values only "
                            "where the write is not inside a loop or a branch that does not "
@@ -883,7 +894,7 @@ class StatementLowering:
                            f"assign the written array to `{other}` in that loop (`{other} = "
                            f"f({other})`), or write into a copy")
                 raise Abort
-            elif self.read_later(other):
+            elif self.read_later(other, scope):
                 self.error(NonDifferentiableError, f"cannot write into `{name}`: `{other}` "
                            "refers to the same array (or a view of it), and would see the write "
                            "in Python but not in the derivative", node,
@@ -906,6 +917,13 @@ class StatementLowering:
                 return None
             out.append((scope, other))
         return out
+
+    def outermost_scope(self):
+        """The differentiated function's scope (the code that called every inlined one)."""
+        scope = self.scope
+        while scope.caller is not None:
+            scope = scope.caller
+        return scope
 
     def owner_of(self, cur):
         """The scope (this function or one that called it) that created the array `cur`,
@@ -1104,3 +1122,12 @@ def _local_names(fnode) -> set:
         if isinstance(node, (gast.Global, gast.Nonlocal)):
             names.difference_update(node.names)
     return names
+
+
+def _within(scope, outer) -> bool:
+    """Is `scope` the function `outer`, or a function defined inside it?"""
+    while scope is not None:
+        if scope is outer:
+            return True
+        scope = scope.parent
+    return False

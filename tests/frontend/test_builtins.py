@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import s2sad
-from s2sad.errors import NonDifferentiableError, UnsupportedSyntaxError
+from s2sad.errors import MissingRuleError, NonDifferentiableError, UnsupportedSyntaxError
 from tests.oracle import assert_close, numerical_grad, numerical_jvp, rng_for
 
 
@@ -199,14 +199,46 @@ def max_of_an_array(x):
     return max(x)
 
 
+def extremes_of_arrays(x, y):
+    # Python's max/min iterate over the entries of a 1-D array; max(a, b) of numbers
+    return max(np.abs(x - y)) * min(x) + max(x[0], y[1]) - min(y ** 2)
+
+
+def cubed_max(x):
+    return max(x) ** 3 + np.sum(x ** 2)
+
+
+def test_max_and_min_of_an_array():
+    r = rng_for("extremes_of_arrays")
+    x, y = r.uniform(-2, 2, 5), r.uniform(-2, 2, 5)
+    expected = numerical_grad(extremes_of_arrays, (x, y), (0, 1))
+    assert_close(s2sad.grad(extremes_of_arrays, wrt=(0, 1))(x, y), expected)
+    u, v = r.standard_normal(5), r.standard_normal(5)
+    _, out_dot = s2sad.jvp(extremes_of_arrays, wrt=(0, 1))(x, y, u, v)
+    assert_close(out_dot, numerical_jvp(extremes_of_arrays, (x, y), (0, 1), (u, v)))
+    # the value is Python's
+    assert s2sad.vjp(extremes_of_arrays, wrt=(0, 1))(x, y)[0] == extremes_of_arrays(x, y)
+    # second order: the gradient of a smooth function of the maximum
+    hv = s2sad.hvp(cubed_max)(x, u)
+    assert_close(hv, numerical_jvp(s2sad.grad(cubed_max), (x,), (0,), (u,)))
+
+
+def test_max_of_an_array_ties_share_the_derivative():
+    # (np.max's convention: tied entries share it evenly; Python returns the first of them)
+    x = np.array([1.0, 3.0, 3.0, 2.0])
+    np.testing.assert_allclose(s2sad.grad(max_of_an_array)(x), [0.0, 0.5, 0.5, 0.0])
+
+
 def test_refusals():
     # (a dict returned is a structured output now, tests/test_output_structure.py; a
     # gradient refuses it as any output that is not one scalar)
     with pytest.raises(NonDifferentiableError, match="returns a dict") as e:
         s2sad.grad(returns_a_dict)(1.0)
     assert e.value.loc is not None
-    with pytest.raises(UnsupportedSyntaxError, match="np.max"):
-        s2sad.grad(max_of_an_array)(np.ones(3))
+    # (max of a 1-D array is differentiated: test_max_and_min_of_an_array)
+    with pytest.raises(MissingRuleError, match=r"1-D array, not an array of 2 axes") as e:
+        s2sad.vjp(max_of_an_array)(np.ones((2, 3)))
+    assert "np.max(x)" in e.value.hint and e.value.loc is not None
 
 
 def through_a_library_function(x):

@@ -83,6 +83,11 @@ def writes_into_argument(x):
     return x
 
 
+def writes_into_argument_with_another(x, y):
+    x[0] = 1.0
+    return x * y
+
+
 def writes_into_alias(x):
     a = np.zeros(3)
     b = a

@@ -77,8 +77,18 @@ def test_a_write_is_seen_by_a_name_of_the_same_array():
     np.testing.assert_array_equal(out_dot, [1.0, 0.0, 0.0])
 
 
-@pytest.mark.parametrize("f,arg", [(P.writes_into_argument, np.ones(3)),
-                                   (P.writes_into_view, 0.5),
+def test_a_write_into_an_argument_is_into_a_private_copy():
+    # (the caller's array is left as it was: tests/frontend/test_argument_writes.py)
+    x, v = np.array([0.5, 2.0, -1.0]), np.array([1.0, 2.0, 3.0])
+    out, out_dot = s2sad.jvp(P.writes_into_argument)(x, v)
+    np.testing.assert_array_equal(out, [1.0, 2.0, -1.0])
+    np.testing.assert_array_equal(out_dot, [0.0, 2.0, 3.0])
+    np.testing.assert_array_equal(x, [0.5, 2.0, -1.0])
+    with pytest.raises(s2sad.NonDifferentiableError, match="may be the same array"):
+        s2sad.jvp(P.writes_into_argument_with_another)(x, x, v, v)
+
+
+@pytest.mark.parametrize("f,arg", [(P.writes_into_view, 0.5),
                                    (P.writes_into_diff_of_order_0, np.ones(3))],
                          ids=lambda v: getattr(v, "__name__", "arg"))
 def test_writes_that_python_would_show_elsewhere_are_refused(f, arg):

@@ -11,10 +11,6 @@ EXPECT: dict[str, dict[str, str]] = {
         'rev': 'not differentiable: `scipy.special.zeta` is not differentiable with respect to i',
         'fwd': 'not differentiable: `scipy.special.zeta` is not differentiable with respect to i',
     },
-    'scipy:spatial.distance.chebyshev': {
-        'rev': 'builtin over a run-time sequence (max, tuple)',
-        'fwd': 'builtin over a run-time sequence (max, tuple)',
-    },
     'scipy:spatial.distance.pdist': {
         'fwd': 'missing rule: `del` is not supported (/root/venv/lib/python3.11/site-packa',
     },
@@ -41,9 +37,5 @@ EXPECT: dict[str, dict[str, str]] = {
     'statsmodels:links.Cauchy()': {
         'rev': 'missing rule: compiled function',
         'fwd': 'missing rule: compiled function',
-    },
-    'lmfit:lineshapes.lognormal': {
-        'rev': 'write into an argument',
-        'fwd': 'write into an argument',
     },
 }

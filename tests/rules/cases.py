@@ -1072,6 +1072,14 @@ if sc is not None:
     add(int_solve_ivp, lambda rng: [real(rng, (2,)), np.cumsum(pos(rng, (4,), 0.1, 0.4)),
                                     pos(rng, (2,))], family="scipy")
 
+    # without t_eval: at the final time the solver reaches, t_span's end (smooth in it)
+    def int_solve_ivp_final(y0, t1, a):
+        sol = sp_integrate.solve_ivp(ivp_rhs, (0.0, t1), y0, args=(a,), rtol=1e-12,
+                                     atol=1e-12)
+        return sol.y[:, -1] * sol.t[-1]
+    add(int_solve_ivp_final, lambda rng: [real(rng, (2,)), pos(rng, (), 0.5, 1.5),
+                                          pos(rng, (2,))], family="scipy")
+
 # the cases, by name (names must be unique)
 BY_NAME = {}
 for _c in CASES:

@@ -1617,6 +1617,10 @@ COVERED_ELSEWHERE = {
     "odeint_cotangents": "second order refused: tests/rules/test_scipy_integrate.py",
     "ivp_tangents": "second order refused: tests/rules/test_scipy_integrate.py",
     "ivp_cotangents": "second order refused: tests/rules/test_scipy_integrate.py",
+    "chosen_times": "tests/rules/test_scipy_integrate.py, tests/rules/cases.py (first order)",
+    "solve_ivp_at": "tests/rules/test_scipy_integrate.py, tests/rules/cases.py (first order)",
+    "ends_tangent": "second order refused: tests/rules/test_scipy_integrate.py",
+    "ends_cotangent": "second order refused: tests/rules/test_scipy_integrate.py",
     # finite differences cannot see through the rounding of a cast to fewer bits
     "float32": "analytic derivatives: tests/rules/test_conventions.py",
     "float16": "analytic derivatives: tests/rules/test_conventions.py",

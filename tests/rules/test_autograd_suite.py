@@ -1112,7 +1112,8 @@ def decay(y, t): return -y
 def decay_ivp(t, y): return -y
 def sp_odeint(y0): return integrate.odeint(decay, y0, np.linspace(0.0, 1.0, 3), rtol=1e-12,
                                            atol=1e-12)
-def sp_solve_ivp(y0): return integrate.solve_ivp(decay_ivp, (0.0, 1.0), y0).y
+def sp_solve_ivp(y0): return integrate.solve_ivp(decay_ivp, (0.0, 1.0), y0, rtol=1e-10,
+                                                atol=1e-10).y
 
 
 def test_odeint():
@@ -1120,12 +1121,24 @@ def test_odeint():
     check_both_modes(sp_odeint, [np.array([1.0, -2.0, 0.5])])
 
 
+def test_solve_ivp_without_t_eval():
+    # at the times the solver chose (taken as chosen): y_i = exp(-t_i) y0, analytic
+    y0 = np.array([1.0, -2.0, 0.5])
+    t = integrate.solve_ivp(decay_ivp, (0.0, 1.0), y0, rtol=1e-10, atol=1e-10).t
+    u = rng_for("sp_solve_ivp").standard_normal((3, t.size))
+    out, pullback = s2sad.vjp(sp_solve_ivp)(y0)
+    assert out.shape == (3, t.size)
+    assert_close(pullback(u)[0], u @ np.exp(-t), rtol=1e-7, atol=1e-9)
+    v = np.array([0.3, 1.0, -0.7])
+    assert_close(s2sad.jvp(sp_solve_ivp)(y0, v)[1], np.outer(v, np.exp(-t)), rtol=1e-7,
+                 atol=1e-9)
+
+
 SCIPY_REFUSED = [
     (sp_convolve, lambda: [np.ones(5), np.ones(3)]),
     (sp_sqrtm, lambda: [spd(3)]),
     (sp_solve_sylvester, lambda: [spd(3), spd(3), np.ones((3, 3))]),
     (sp_expm, lambda: [np.eye(3) * 0.1]),
-    (sp_solve_ivp, lambda: [np.ones(3)]),
 ]
 
 

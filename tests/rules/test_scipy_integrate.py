@@ -8,7 +8,9 @@ initial time) and against central finite differences of the solvers themselves
 (Lotka-Volterra, `tfirst`, decreasing times, solve_ivp's methods), in both modes, with the
 dot product of the two; jacfwd and jacrev; a global that the function reads changing; the
 refusals (a second derivative: the rules are first-order only; full_output=1; a function
-defined inside; solve_ivp without t_eval or with dense output; its `success`).
+defined inside; solve_ivp with dense output; its `success`). solve_ivp without t_eval: at
+its final time against central differences; on the times its solver chose, against the
+same function with t_eval = those times (the derivative's convention).
 """
 
 from __future__ import annotations
@@ -333,8 +335,53 @@ def test_solve_ivp_source():
     assert "y_dot = ivp_tangents(lotka_volterra_first, t, z0, t_eval, 'RK45'" in jvp_source
 
 
-def ivp_without_t_eval(y0):
-    return np.sum(solve_ivp(lotka_volterra_first, (0.0, 1.0), y0, args=(THETA,)).y)
+# -- solve_ivp without t_eval: the times its solver chose, taken as chosen ------------------
+
+def ivp_final_state(t0, t1, z0, theta, tol=1e-10):
+    """A function of the solution at the last time alone (t_span's end) and of that time:
+    smooth in every argument, whatever times the solver chooses."""
+    sol = solve_ivp(lotka_volterra_first, (t0, t1), z0, args=(theta,), rtol=tol, atol=tol)
+    return np.sum((sol.y[:, -1] - 1.0) ** 2) + 0.3 * sol.t[-1] * sol.y[0, -1]
+
+
+def test_solve_ivp_without_t_eval_at_its_final_time():
+    check_modes(ivp_final_state, [-0.2, 2.5, np.array([1.0, 0.8]), THETA.copy()],
+                (0, 1, 2, 3))
+
+
+def ivp_on_its_grid(t0, t1, z0, theta):
+    sol = solve_ivp(lotka_volterra_first, (t0, t1), z0, args=(theta,), rtol=1e-8, atol=1e-8)
+    return np.sum(sol.y ** 2 * np.cos(sol.t))
+
+
+def test_solve_ivp_without_t_eval_takes_the_chosen_times():
+    """A function of every output time: the derivative of the same function with t_eval =
+    the times the solver chose, its first and last t_span's (they move with it), those
+    between fixed (central differences of that function, which is smooth)."""
+    args = [-0.2, 2.5, np.array([1.0, 0.8]), THETA.copy()]
+    grid = solve_ivp(lotka_volterra_first, tuple(args[:2]), args[2], args=(args[3],),
+                     rtol=1e-8, atol=1e-8).t
+    assert grid.size > 5
+
+    def on_fixed_grid(t0, t1, z0, theta, tol=1e-12):
+        times = np.concatenate([[t0], grid[1:-1], [t1]])
+        sol = solve_ivp(lotka_volterra_first, (t0, t1), z0, t_eval=times, args=(theta,),
+                        rtol=tol, atol=tol)
+        return np.sum(sol.y ** 2 * np.cos(times))
+
+    out, pullback = s2sad.vjp(ivp_on_its_grid, wrt=(0, 1, 2, 3))(*args)
+    assert out == ivp_on_its_grid(*args)  # (the value: SciPy's own solve, once)
+    expected = numerical_vjp(on_fixed_grid, args, (0, 1, 2, 3), 1.0, eps=EPS)
+    assert_close(tuple(pullback(1.0)), expected, rtol=1e-5, atol=1e-7, check_kind=False)
+    v = [0.3, -0.5, np.array([0.2, 1.0]), np.array([1.0, -0.4, 0.3, 0.7])]
+    _, jv = s2sad.jvp(ivp_on_its_grid, wrt=(0, 1, 2, 3))(*args, *v)
+    assert_close(jv, numerical_jvp(on_fixed_grid, args, (0, 1, 2, 3), v, eps=EPS),
+                 rtol=1e-5, atol=1e-7, check_kind=False)
+
+
+def test_solve_ivp_without_t_eval_second_derivatives_are_refused():
+    with pytest.raises(s2sad.S2SADError, match="first-order only"):
+        s2sad.hessian(ivp_final_state, wrt=3)(-0.2, 2.5, np.array([1.0, 0.8]), THETA)
 
 
 def ivp_dense(y0):
@@ -349,10 +396,9 @@ def ivp_success(y0):
 
 
 @pytest.mark.parametrize("f, error, words", [
-    (ivp_without_t_eval, s2sad.MissingRuleError, "solve_ivp"),
     (ivp_dense, s2sad.MissingRuleError, "solve_ivp"),
     (ivp_success, s2sad.NameResolutionError, "no attribute `success`"),
-], ids=["without_t_eval", "dense_output", "success"])
+], ids=["dense_output", "success"])
 def test_solve_ivp_refusals(f, error, words):
     with pytest.raises(error, match=words) as err:
         s2sad.grad(f)(np.array([1.0, 0.8]))
