@@ -21,6 +21,7 @@ from s2sad.api import (
 )
 from s2sad.check import check_grads
 from s2sad.errors import (
+    AliasedArgumentsError,
     ArgumentTypeError,
     MissingRuleError,
     NameResolutionError,
@@ -42,5 +43,5 @@ __all__ = [
     "defjvp", "defvjp", "def_linear", "def_nondiff",
     "S2SADError", "UnsupportedSyntaxError", "MissingRuleError", "NonDifferentiableError",
     "WrtError", "SourceUnavailableError", "NameResolutionError", "RuleError",
-    "ArgumentTypeError", "RecursionLimitError",
+    "ArgumentTypeError", "RecursionLimitError", "AliasedArgumentsError",
 ]

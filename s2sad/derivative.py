@@ -43,12 +43,14 @@ from s2sad.ir.prims import RecursiveCall, is_derivative
 from s2sad.passes.forward import tangent_suffix
 from s2sad.store.compiled import compiled, store, stored, stored_for_every_size
 from s2sad.store.sizes import (
+    check_not_shared,
     generate_observed,
     holds_sizes,
     kinds_at,
     same_code,
     size_pattern,
     sizes_fit,
+    updated_arguments,
 )
 from s2sad.transform import (
     BACKENDS,
@@ -790,6 +792,9 @@ class Derivative(_Generic[P, Out]):
             if not sizes_fit(hit, primal):
                 key = self._sized_key(primal, kw)
                 hit = self._compile(key, primal, kw, facts)
+            if hit.updated is None:
+                hit.updated = updated_arguments(self.func) if isinstance(
+                    self.func, types.FunctionType) and primal else ()
             with _COMPILE_LOCK:
                 paths = [fp for fp in self._fast_paths if fp[1] is not hit]
                 # what the dispatcher tests, not the arrays (they are not kept alive)
@@ -808,7 +813,8 @@ class Derivative(_Generic[P, Out]):
                 for i in facts:  # (the dispatcher tests the option's value)
                     j = i if isinstance(i, int) else len(primal) + self._kwonly.index(i)
                     sample[j] = (int, ("=", primal[i] if isinstance(i, int) else kw[i]), None)
-                self._fast_paths = [(sample, hit)] + paths[:3]
+                if not hit.updated:  # (else every call is tested for shared arrays)
+                    self._fast_paths = [(sample, hit)] + paths[:3]
             refreshed = True
         self._slow_calls += 1
         generic = type(self).__dict__.get("__call__") is _generic_call
@@ -818,6 +824,9 @@ class Derivative(_Generic[P, Out]):
             # (not on a first call: `s2sad.grad(f)(x)` made afresh in a loop never builds one)
             with _COMPILE_LOCK:
                 self._install_dispatcher()
+        if hit.updated:
+            check_not_shared(getattr(self.func, "__name__", self.__name__), self._positional,
+                             hit.updated, primal)
         fn = in_precision(self, sample_of(primal, kw, self._kwonly), hit)
         if any(map(is_structured, pos)) or any(map(is_structured, kw.values())):
             # dicts and namedtuples go in as tuples; their derivatives come back rebuilt

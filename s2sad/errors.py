@@ -229,6 +229,17 @@ class ArgumentTypeError(S2SADError, TypeError):
     kind = "unsupported argument"
 
 
+class AliasedArgumentsError(S2SADError, ValueError):
+    """A call passing one array as two arguments (or views of one) to a function that
+    updates one of them in place (`x *= c`): Python's other argument sees the update, the
+    derivative, which computes on its own copy, would not.
+
+    Raised when the derivative is called so, pointing at the update.
+    """
+
+    kind = "aliased arguments"
+
+
 class RecursionLimitError(S2SADError, RecursionError):
     """A derivative of a recursive function went deeper than Python's recursion limit.
 

@@ -161,6 +161,9 @@ class Compiled:
     size_guards: tuple | None = ()  # (None: read from the disk, not known)
     every_size_kinds: object = None  # (the symbolic kinds it was compiled for)
     sizes: object = None  # the key of the sizes a first compile of a pattern serves
+    # (position, location) of each argument the function updates in place: a call passing
+    # it twice is refused (store.sizes.check_not_shared); None until read
+    updated: object = None
 
 
 MODES = ("jvp", "vjp", "grad", "value_and_grad")

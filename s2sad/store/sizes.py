@@ -197,3 +197,60 @@ def _not_every_size(why: str) -> None:
     if os.environ.get("S2SAD_DEBUG_SIZES"):
         print("[s2sad] no specialisation for every size:", why, file=sys.stderr)
     return None
+
+
+def updated_arguments(func) -> tuple[tuple[int, Any], ...]:
+    """(position, location) of each parameter of `func` that its own body updates in place
+    (`x *= c`, `x[i] = v`) before any plain assignment rebinds it: NumPy updates the caller's
+    array, which another argument may also be. The derivative computes on its own copy, so
+    a call passing one array twice (`f(x, x)`) would differentiate something else than the
+    function computes: `check_not_shared` refuses such a call."""
+    import gast
+
+    from s2sad.frontend.source import parse_function
+
+    try:
+        parsed = parse_function(func)
+    except Exception:
+        return ()
+    node = parsed.node
+    names = [a.id for a in node.args.posonlyargs + node.args.args]
+    rebound: dict[str, int] = {}
+    first_update: dict[str, Any] = {}
+    for n in gast.walk(node):
+        if isinstance(n, (gast.Assign, gast.AnnAssign)):
+            targets = n.targets if isinstance(n, gast.Assign) else [n.target]
+            for t in targets:
+                for name in gast.walk(t):
+                    if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store):
+                        rebound[name.id] = min(rebound.get(name.id, n.lineno), n.lineno)
+                if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                    first_update.setdefault(t.value.id, n)
+        elif isinstance(n, gast.AugAssign):
+            t = n.target.value if isinstance(n.target, gast.Subscript) else n.target
+            if isinstance(t, gast.Name):
+                first_update.setdefault(t.id, n)
+    out = []
+    for name, n in first_update.items():
+        if name in names and not (name in rebound and rebound[name] < n.lineno):
+            out.append((names.index(name), parsed.loc(n)))
+    return tuple(sorted(out, key=lambda t: t[0]))
+
+
+def check_not_shared(func_name: str, params: list[str], updated, args) -> None:
+    """Refuse a call where an argument `func` updates in place is, or shares memory with,
+    another array argument (see updated_arguments)."""
+    from s2sad.errors import AliasedArgumentsError
+
+    for i, loc in updated:
+        a = args[i] if i < len(args) else None
+        if type(a) is not _ndarray:
+            continue
+        for j, b in enumerate(args):
+            if j != i and isinstance(b, _ndarray) and np.may_share_memory(a, b):
+                raise AliasedArgumentsError(
+                    f"{func_name}() updates its argument `{params[i]}` in place, and "
+                    f"`{params[j]}` is the same array (or shares memory with it): Python's "
+                    f"`{params[j]}` sees the update, the derivative's would not", loc,
+                    f"pass a copy (`{params[j]}.copy()`), or write `{params[i]} = "
+                    f"{params[i]}.copy()` before updating it")
