@@ -235,6 +235,18 @@ class AliasedArgumentsError(S2SADError, ValueError):
     derivative, which computes on its own copy, would not.
 
     Raised when the derivative is called so, pointing at the update.
+
+    Examples:
+        >>> import numpy as np
+        >>> import s2sad
+        >>> def scale(x, y, c):
+        ...     x *= c
+        ...     return np.sum(y * y)
+        >>> x = np.ones(3)
+        >>> s2sad.grad(scale, wrt=2)(x, x, 2.0)
+        Traceback (most recent call last):
+            ...
+        s2sad.errors.AliasedArgumentsError: ...`y` is the same array...
     """
 
     kind = "aliased arguments"
