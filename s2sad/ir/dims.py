@@ -394,4 +394,22 @@ def symbolic_shape(shape: tuple) -> tuple:
     reps = getattr(_STATE, "reps", None)
     if not reps:
         return shape
+    if not any(type(d) is int and d in reps for d in shape):
+        return shape
+    _STATE.named = True  # (a result of this compile's sizes: see context_named)
     return tuple(reps.get(d, d) if type(d) is int else d for d in shape)
+
+
+def context_named() -> bool:
+    """Did a stand-in's size get a symbol of the compile under way since last asked? Such a
+    result depends on the compile, not only on the kinds it was computed from: a memo of
+    kinds must not keep it (another compile's `n` may be 3 too)."""
+    named = getattr(_STATE, "named", False)
+    _STATE.named = False
+    return named
+
+
+def note_named(named: bool) -> None:
+    """Give back what context_named took (a result computed from one that is named too)."""
+    if named:
+        _STATE.named = True

@@ -15,7 +15,15 @@ import warnings
 import numpy as np
 
 from s2sad.ir import prims, shape_rules
-from s2sad.ir.dims import Dim, broadcast_shapes, has_dims, mark, replay, since, symbolic_shape
+from s2sad.ir.dims import (
+    Dim,
+    broadcast_shapes,
+    has_dims,
+    mark,
+    replay,
+    since,
+    symbolic_shape,
+)
 from s2sad.ir.kind_values import (  # noqa: F401  (re-exported: the kinds API)
     _UNSET,
     BOOL,
@@ -133,7 +141,7 @@ def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
     if hit is not None:
         if _MEMO_GUARDS:
             replay(_MEMO_GUARDS.get(key))
-        return hit  # (never an opaque call's, which is not memoised: tested below)
+        return _named(hit)  # (never an opaque call's, which is not memoised: tested below)
     at = mark()
     if PENDING_DEPTH[0] and (PENDING in arg_kinds or any(k == PENDING for _, k in kwarg_kinds)):
         return PENDING  # (what is computed from a recursive call's result not known yet)
@@ -157,7 +165,18 @@ def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
         guards = since(at)
         if guards:
             _MEMO_GUARDS[key] = guards
-    return result
+    return _named(result)
+
+
+def _named(k: Kind) -> Kind:
+    """`k` with each size that is the value of a size symbol of the compile under way given
+    that symbol (dims.symbolic_shape): kept apart from the memo, whose kinds are the same in
+    every compile."""
+    if k.tag == "array" and k.shape:
+        shape = symbolic_shape(k.shape)
+        if shape is not k.shape:
+            return Kind("array", k.dtype, shape, family=k.family)
+    return k
 
 
 def _family(kinds) -> str:
@@ -223,8 +242,6 @@ def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:
             any(has_dims(k.value) for _, k in kwarg_kinds)):
         keep = False  # (a float made from a size, n * 0.5: its value is one size's)
     out = kind_of_value(result, keep_value=keep)
-    if out.tag == "array" and out.shape:  # (a size that is a symbol's: the symbol)
-        out = Kind("array", out.dtype, symbolic_shape(out.shape), family=out.family)
     if out.tag == "object" and not keep:
         out = Kind("object", dtype=out.dtype)  # (a dtype's letter: kind_of_value)
     if out.tag in ("array", "tuple", "list") and any(_unknown_float(k) for k in arg_kinds) or \

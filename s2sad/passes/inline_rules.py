@@ -10,7 +10,7 @@ import inspect
 
 import numpy as np
 
-from s2sad.ir.dims import mark, replay, since
+from s2sad.ir.dims import context_named, mark, note_named, replay, since
 from s2sad.errors import MissingRuleError, NonDifferentiableError
 from s2sad.ir import prims
 from s2sad.ir.builder import Emitter, strip_suffix, substitute_block
@@ -340,6 +340,7 @@ def _specialised_plan(facts: _Facts, fn, bindings: dict, kind_of, g_kind,
         replay(plan.size_guards)  # (the sizes it was planned under: ir/dims.py)
     if plan is None:
         at = mark()
+        outer_named = context_named()  # (see kinds.eval_kind: a plan of this compile's)
         alias: dict = {}
         contextual: list = []
         rule_kind = _rule_kinds(fn, kinds, alias, facts.defs, contextual)
@@ -363,7 +364,9 @@ def _specialised_plan(facts: _Facts, fn, bindings: dict, kind_of, g_kind,
         # again before the plan is reused; those the kinds decided are the same each time
         plan.contextual = _questions(contextual)
         plan.size_guards = since(at)
-        if key is not None:
+        named = context_named()
+        note_named(outer_named or named)
+        if key is not None and not named:
             if len(facts.plans) > 512:  # (bounded: constants' values key plans too)
                 facts.plans.clear()
             facts.plans[key] = plan

@@ -95,7 +95,7 @@ def symbolic_kinds(primal: list[Any], pattern: tuple[Any, ...],
     for a, dims in zip(primal, pattern):
         if dims is None:
             out.append(None)
-        elif dims[0] == "int":
+        elif dims[:1] == ("int",):
             out.append(scalar("i", symbol(dims[1])))
         else:
             out.append(Kind("array", kind_of_value(a).dtype,
@@ -107,7 +107,7 @@ def size_values(primal: list[Any], pattern: tuple[Any, ...]) -> dict[str, int]:
     """{size symbol: its value in this call}."""
     values: dict[str, int] = {}
     for a, dims in zip(primal, pattern):
-        if dims is not None and dims[0] == "int":
+        if dims is not None and dims[:1] == ("int",):
             values.setdefault(dims[1], a)
         elif dims is not None:
             for d, size in zip(dims, a.shape):
