@@ -18,6 +18,7 @@ import re
 
 from s2sad.codegen.numba_errors import refusal
 from s2sad.codegen.numba_fusion import fuse, parameter_kinds
+from s2sad.ir.dims import Observed, Observer
 
 HEADER = 'compiled by Numba (backend="numba"): each tape is read by index, last in first out'
 # imports a Numba-compiled derivative may keep: the modules whose functions Numba types
@@ -123,6 +124,14 @@ def _fused(source: str, jitted: list[str], kinds: list, cache: bool) -> str:
     """`source` with the elementwise runs of the `jitted` functions fused into loops."""
     if not kinds:
         return source
+    with Observer() as seen:  # (fusion asks nothing of symbolic sizes the key leaves open)
+        fused = _fused_runs(source, jitted, kinds, cache)
+    if seen.guards():
+        raise Observed(f"fused loops asked {seen.guards()} of the sizes")
+    return fused
+
+
+def _fused_runs(source: str, jitted: list[str], kinds: list, cache: bool) -> str:
     source = _one_name_per_value(source, jitted)
     lines = source.split("\n")
     tree = ast.parse(source)
@@ -133,7 +142,7 @@ def _fused(source: str, jitted: list[str], kinds: list, cache: bool) -> str:
         params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
         if fn.name.endswith("_sweep"):
             params = params[1:]  # (the cotangent seed)
-        env = parameter_kinds(params, kinds)
+        env = parameter_kinds(params, kinds, fn)
         fn_edits = fuse(fn, lines, env, _names(fn)) if env else None
         if fn_edits:
             edits.update(fn_edits)
