@@ -37,17 +37,19 @@ def compiled_for_every_size(func, mode: str, wrt: tuple, wrt_tuple: bool, kinds_
     decide, failed, or printed another source when the representatives were others
     (`kinds_b`: the same symbols, other representative sizes; a size that escaped its
     symbol shows there as another number)."""
-    if split_backend(mode)[1] == "numpy":  # (an ahead-of-time module for every size)
-        hit = load_ahead_of_time(func, mode, wrt, wrt_tuple, kinds_a, kw_kinds)
-        if hit is not None:
-            hit.size_guards = ()
-            return hit
+    hit = load_ahead_of_time(func, mode, wrt, wrt_tuple, kinds_a, kw_kinds)
+    if hit is not None:  # (an ahead-of-time module for every size)
+        hit.size_guards = ()
+        return hit
+    if split_backend(mode)[1] != "numpy":  # (Numba keeps its own cache: cache.jit_dir)
+        return generate_for_every_size(func, mode, wrt, wrt_tuple, kinds_a, kinds_b,
+                                       kw_kinds)
     slot = cache.slot(func, mode, wrt, wrt_tuple, kinds_a, kw_kinds)
     if slot.hit is not None:
         slot.hit.size_guards = ()
         return slot.hit  # (stored only once both compiles agreed, and with no guard)
     first = generate_for_every_size(func, mode, wrt, wrt_tuple, kinds_a, kinds_b, kw_kinds)
-    if first is not None and split_backend(mode)[1] == "numpy" and not first.size_guards:
+    if first is not None and not first.size_guards:
         # (a specialisation under guards is kept in memory only: the disk keeps code only)
         slot.fill(first.source, first.namespace, first.name, first.out_structure)
     return first

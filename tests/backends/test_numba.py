@@ -376,6 +376,52 @@ def test_build_entry_with_the_numba_backend(tmp_path, monkeypatch):
         sys.modules.pop(name, None)
 
 
+BUILT_ARRAYS = '''
+import numpy as np
+
+
+def loss(w, x):
+    return np.sum(np.tanh(x @ w) ** 2) + 0.5 * np.sum(w * w)
+'''
+
+
+def test_numba_module_built_at_one_size_serves_every_size(tmp_path, monkeypatch):
+    """An ahead-of-time Numba module built from one example (w 3 x 2, x 4 x 3) holds the
+    code for every size of that pattern (issue 34): the dispatcher takes it for others."""
+    import sys
+    import textwrap
+    import uuid
+
+    from s2sad.cli import main
+
+    pkg = f"nbsizes_{uuid.uuid4().hex[:8]}"
+    (tmp_path / pkg).mkdir()
+    (tmp_path / pkg / "__init__.py").write_text("")
+    (tmp_path / pkg / "model.py").write_text(BUILT_ARRAYS)
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent(f"""
+        [[tool.s2sad.derivatives]]
+        target = "{pkg}.model:loss"
+        mode = "grad"
+        args = "np.ones((3, 2)), np.ones((4, 3))"
+        backend = "numba"
+    """))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["build"]) == 0
+    text = (tmp_path / pkg / "model_s2sad.py").read_text()
+    assert "@numba.njit(cache=True)" in text and "(n, m)" in text
+    model = __import__(f"{pkg}.model", fromlist=["loss"])
+    built = __import__(f"{pkg}.model_s2sad", fromlist=["loss_grad"])
+    g = s2sad.grad(model.loss, backend="numba")
+    for n, m, k in ((3, 2, 4), (5, 7, 9), (8, 3, 20)):
+        rng = oracle.rng_for("built", f"{n} {m} {k}")
+        w, x = rng.normal(size=(n, m)), rng.normal(size=(k, n))
+        oracle.assert_close(g(w, x), oracle.numerical_grad(model.loss, (w, x), (0,))[0])
+        assert g.compiled_function.__wrapped__ is built.loss_grad  # served from the module
+    for name in (f"{pkg}.model_s2sad", f"{pkg}.model", pkg):
+        sys.modules.pop(name, None)
+
+
 def test_without_numba_the_backend_is_refused(monkeypatch):
     import sys
 
@@ -427,6 +473,12 @@ def test_cache_clear_removes_the_machine_code(tmp_path, monkeypatch):
 # -- one specialisation for every size (issue 34) ----------------------------------------
 
 
+def rosenbrock_any_length(x):  # (rosenbrock's lines: compiled by this test alone)
+    a = x[1:] - x[:-1] * x[:-1]
+    b = 1.0 - x[:-1]
+    return np.sum(100.0 * a * a + b * b)
+
+
 def second_difference(x):
     d = x[2:] - 2.0 * x[1:-1] + x[:-2]
     return np.sum(d * d) + np.mean(np.sin(x))
@@ -452,11 +504,11 @@ def test_every_size_is_one_numba_compile(monkeypatch):
         return made[-1]
 
     monkeypatch.setattr(transform, "generate", spy)
-    g = s2sad.grad(rosenbrock, backend="numba")
+    g = s2sad.grad(rosenbrock_any_length, backend="numba")
     served = set()
     for n in (5, 9, 40, 137):
         x = oracle.rng_for("every size", str(n)).uniform(-1.0, 1.0, n)
-        oracle.assert_close(g(x), oracle.numerical_grad(rosenbrock, (x,), (0,))[0])
+        oracle.assert_close(g(x), oracle.numerical_grad(rosenbrock_any_length, (x,), (0,))[0])
         served.add(id(g._last))
     assert len(served) == 1 and len(made) == 2, "one specialisation, compiled for A and B"
     kept, checked = made
