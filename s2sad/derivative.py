@@ -354,8 +354,7 @@ class Derivative(_Generic[P, Out]):
         self._wrt: Any = None  # the indices of the wrt parameters, once resolved
         self._cache: dict[Any, Any] = {}
         # one specialisation serves every size of its arrays where it can (ir/dims.py)
-        # (not yet with backend="numba", whose form of the code does not read sizes)
-        self._every_size = EVERY_SIZE[0] and backend == "numpy"
+        self._every_size = EVERY_SIZE[0]
         self._last: Any = None
         self._n_params: int = None  # type: ignore[assignment]  # set by _resolve
         self._fast_paths: list[Any] = []

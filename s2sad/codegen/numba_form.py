@@ -18,6 +18,7 @@ import re
 
 from s2sad.codegen.numba_errors import refusal
 from s2sad.codegen.numba_fusion import fuse, parameter_kinds
+from s2sad.ir.dims import Observed, Observer
 
 HEADER = 'compiled by Numba (backend="numba"): each tape is read by index, last in first out'
 # imports a Numba-compiled derivative may keep: the modules whose functions Numba types
@@ -96,7 +97,7 @@ def numba_source(source: str, name: str, cache: bool, user_file: str | None = No
     if used:
         names = ", ".join(n for n in NUMBA_ONLY if n in used)
         out.insert(imports_end + 1, f"from s2sad.codegen.numba_runtime import {names}")
-    return _fused("\n".join(out), jitted, kinds or [], cache)
+    return _unread_sizes_dropped(_fused("\n".join(out), jitted, kinds or [], cache), jitted)
 
 
 def _decorator(cache: bool, numpy_errors: bool = False) -> str:
@@ -123,6 +124,14 @@ def _fused(source: str, jitted: list[str], kinds: list, cache: bool) -> str:
     """`source` with the elementwise runs of the `jitted` functions fused into loops."""
     if not kinds:
         return source
+    with Observer() as seen:  # (fusion asks nothing of symbolic sizes the key leaves open)
+        fused = _fused_runs(source, jitted, kinds, cache)
+    if seen.guards():
+        raise Observed(f"fused loops asked {seen.guards()} of the sizes")
+    return fused
+
+
+def _fused_runs(source: str, jitted: list[str], kinds: list, cache: bool) -> str:
     source = _one_name_per_value(source, jitted)
     lines = source.split("\n")
     tree = ast.parse(source)
@@ -133,7 +142,7 @@ def _fused(source: str, jitted: list[str], kinds: list, cache: bool) -> str:
         params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
         if fn.name.endswith("_sweep"):
             params = params[1:]  # (the cotangent seed)
-        env = parameter_kinds(params, kinds)
+        env = parameter_kinds(params, kinds, fn)
         fn_edits = fuse(fn, lines, env, _names(fn)) if env else None
         if fn_edits:
             edits.update(fn_edits)
@@ -288,6 +297,27 @@ def split_vjp(source: str, name: str) -> tuple[str, list[str]]:
             f"    return {held}, {inner.name}"]
     out += lines[body[-1].end_lineno:]
     return "\n".join(out), [f"{name}_forward", f"{name}_sweep"]
+
+
+def _unread_sizes_dropped(source: str, jitted: list[str]) -> str:
+    """`source` without the sizes bound at the top of a jitted function (`n = x.shape[0]`,
+    ir/dims.py) that it does not read: the forward sweep split out of a VJP keeps the
+    bindings only its reverse sweep reads."""
+    lines = source.split("\n")
+    drop: set[int] = set()
+    for fn in ast.parse(source).body:
+        if not (isinstance(fn, ast.FunctionDef) and fn.name in jitted):
+            continue
+        for stmt in fn.body:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and
+                    isinstance(stmt.targets[0], ast.Name) and
+                    re.fullmatch(r"\w+\.shape\[\d+\]", ast.unparse(stmt.value))):
+                break
+            name = stmt.targets[0].id
+            if not any(isinstance(n, ast.Name) and n.id == name and
+                       isinstance(n.ctx, ast.Load) for n in ast.walk(fn)):
+                drop.add(stmt.lineno - 1)
+    return "\n".join(ln for i, ln in enumerate(lines) if i not in drop)
 
 
 def _names(fn: ast.FunctionDef) -> set[str]:

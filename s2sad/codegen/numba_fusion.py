@@ -19,6 +19,8 @@ import ast
 import copy
 from dataclasses import dataclass, field
 
+from s2sad.ir.dims import Dim
+
 # elementwise NumPy functions that Numba also applies to one float (their scalar forms)
 _UFUNCS = {f"np.{n}" for n in (
     "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "square", "abs", "fabs",
@@ -41,6 +43,9 @@ def shape_of(e: ast.expr, env: dict[str, int | str]) -> int | str | None:
         return shape_of(e.operand, env)
     if isinstance(e, ast.BinOp) and isinstance(e.op, _ARITH):
         return _joined([shape_of(e.left, env), shape_of(e.right, env)])
+    if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute) and \
+            e.value.attr == "shape" and isinstance(e.slice, ast.Constant):
+        return SCALAR  # (a size: `n = x.shape[0]`)
     if isinstance(e, ast.Subscript):
         view = _slice_of(e, env)
         return view[1] if view else None
@@ -51,22 +56,44 @@ def shape_of(e: ast.expr, env: dict[str, int | str]) -> int | str | None:
         if fn in _REDUCE and len(e.args) == 1 and isinstance(shape_of(e.args[0], env), int):
             return SCALAR
         if fn in _ALLOC and len(e.args) == 1:
-            n = _literal(e.args[0])
-            if isinstance(n, tuple) and len(n) == 1:
-                n = n[0]
-            return n if type(n) is int else None
+            n = _size_value(e.args[0], env)
+            return n if isinstance(n, int) else None
         if fn == "len" and len(e.args) == 1 and isinstance(shape_of(e.args[0], env), int):
             return SCALAR
+    return None
+
+
+def _same_or_scalar(shape, n) -> bool:
+    return _same(shape, n) or _same(shape, SCALAR)
+
+
+SIZES = " sizes"  # (a key of env no name is: the sizes the function binds, name -> Dim)
+
+
+def _size_value(e: ast.expr, env: dict):
+    """The size an allocation's shape `e` says (`100`, `(n,)`, `(n - 1,)`), or None."""
+    if isinstance(e, ast.Tuple):
+        return _size_value(e.elts[0], env) if len(e.elts) == 1 else None
+    if isinstance(e, ast.Constant):
+        return e.value if type(e.value) is int else None
+    if isinstance(e, ast.Name):
+        return env.get(SIZES, {}).get(e.id)
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult)):
+        a, b = _size_value(e.left, env), _size_value(e.right, env)
+        if a is None or b is None:
+            return None
+        return a + b if isinstance(e.op, ast.Add) else a - b if isinstance(e.op, ast.Sub) \
+            else a * b
     return None
 
 
 def _joined(shapes: list) -> int | str | None:
     if not shapes or None in shapes:
         return None
-    lengths = {s for s in shapes if s != SCALAR}
-    if len(lengths) > 1:
+    lengths = [s for s in shapes if not _same(s, SCALAR)]
+    if any(not _same(s, lengths[0]) for s in lengths[1:]):
         return None  # (broadcasting a length-1 array is not fused)
-    return lengths.pop() if lengths else SCALAR
+    return lengths[0] if lengths else SCALAR
 
 
 def _literal(e: ast.expr):
@@ -77,15 +104,35 @@ def _literal(e: ast.expr):
 
 
 def _slice_of(e: ast.Subscript, env: dict[str, int | str]) -> tuple[str, int, int] | None:
-    """`x[lo:hi]` of a 1-D array `x` with literal bounds: (x, its length, first index)."""
+    """`x[lo:hi]` of a 1-D array `x` with literal bounds: (x, its length, first index).
+    The length of an array of a specialisation for every size is a symbolic size (a Dim,
+    ir/dims.py: `n - 1` for `x[1:]`); a view whose first index is not a number is not
+    fused."""
     if not (isinstance(e.value, ast.Name) and isinstance(env.get(e.value.id), int)
             and isinstance(e.slice, ast.Slice) and e.slice.step is None):
         return None
     bounds = [None if b is None else _literal(b) for b in (e.slice.lower, e.slice.upper)]
     if any(b is not None and type(b) is not int for b in bounds):
         return None
-    r = range(env[e.value.id])[bounds[0]:bounds[1]]
+    n = env[e.value.id]
+    if isinstance(n, Dim):
+        # `x[k:-j]`: n - k - j elements from k (for n >= k + j, and none else, where the
+        # loop's range is empty too); a first index `n - 3` or a last `5` depend on n
+        lo, hi = bounds[0] or 0, bounds[1]
+        if lo < 0 or (hi is not None and hi >= 0):
+            return None
+        return e.value.id, n - lo + (hi or 0), lo
+    r = range(n)[bounds[0]:bounds[1]]
     return e.value.id, len(r), r.start
+
+
+def _same(a, b) -> bool:
+    """Are lengths `a` and `b` (ints, symbolic sizes, SCALAR) the same for every size? A
+    symbolic size is never taken for a number (fusion does not ask what the key leaves
+    open)."""
+    if isinstance(a, Dim) or isinstance(b, Dim):
+        return isinstance(a, Dim) and isinstance(b, Dim) and a.expr == b.expr
+    return a == b
 
 
 def _reads(node: ast.AST) -> set[str]:
@@ -262,14 +309,14 @@ class _Fuser:
         if isinstance(stmt, ast.Return):
             return "post" if stmt.value is not None and self.summed(stmt.value, n) else None
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, _ARITH):
-            if shape_of(stmt.value, env) not in (n, SCALAR):
+            if not _same_or_scalar(shape_of(stmt.value, env), n):
                 return None
             target = stmt.target
-            if isinstance(target, ast.Name) and env.get(target.id) == n:
+            if isinstance(target, ast.Name) and _same(env.get(target.id), n):
                 return "elem" if target.id in run.defined else "store"
             if isinstance(target, ast.Subscript):
                 view = _slice_of(target, env)
-                ok = view is not None and view[1] == n
+                ok = view is not None and _same(view[1], n)
                 return "store" if ok and view[0] not in run.defined else None
             return None
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
@@ -277,7 +324,8 @@ class _Fuser:
         target, value = stmt.targets[0], stmt.value
         if isinstance(target, ast.Subscript):
             view = _slice_of(target, env)
-            ok = view is not None and view[1] == n and shape_of(value, env) in (n, SCALAR)
+            ok = view is not None and _same(view[1], n) and \
+                _same_or_scalar(shape_of(value, env), n)
             return "store" if ok and target.value.id not in run.defined else None
         if not isinstance(target, ast.Name):
             return None
@@ -290,10 +338,10 @@ class _Fuser:
         if isinstance(value, ast.Name) and isinstance(shape, int):
             if value.id not in run.defined:
                 return "hoist"
-            return "alias" if shape == n else None
-        if shape == n:
+            return "alias" if _same(shape, n) else None
+        if _same(shape, n):
             return "elem"
-        if shape == SCALAR and self.summed(value, n):
+        if _same(shape, SCALAR) and self.summed(value, n):
             return "post"
         return None
 
@@ -304,7 +352,7 @@ class _Fuser:
 
         def scalar_apart_from_sums(node: ast.expr) -> bool:
             nonlocal found
-            if _is_sum(node) and shape_of(node.args[0], self.env) == n:
+            if _is_sum(node) and _same(shape_of(node.args[0], self.env), n):
                 found = True
                 return True
             if isinstance(node, ast.Tuple):
@@ -317,7 +365,7 @@ class _Fuser:
                     scalar_apart_from_sums(node.right)
             if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
                 return scalar_apart_from_sums(node.operand)
-            return shape_of(node, self.env) == SCALAR and \
+            return _same(shape_of(node, self.env), SCALAR) and \
                 isinstance(node, (ast.Name, ast.Constant))
         return scalar_apart_from_sums(e) and found
 
@@ -547,10 +595,25 @@ def _emitted(fuser: _Fuser, run: _Run, start: int, stop: int, lines: list[str],
     return out
 
 
-def parameter_kinds(params: list[str], kinds: list) -> dict[str, int | str]:
+def parameter_kinds(params: list[str], kinds: list,
+                    fn: ast.FunctionDef | None = None) -> dict[str, int | str]:
     """What fusion knows of a function's parameters from the kinds of the specialisation
-    (`kinds`, those of the first parameters; a tangent `x_dot` has the kind of `x`)."""
+    (`kinds`, those of the first parameters; a tangent `x_dot` has the kind of `x`). A
+    symbolic size (a specialisation for every size) is given the name `fn` binds it to at
+    its top (`n = x.shape[0]`), else `x.shape[0]` itself, so that a loop prints it."""
     env: dict[str, int | str] = {}
+    by_symbol: dict[str, str] = {}  # size symbol -> the name the function binds it to
+    bound = _size_names(fn) if fn is not None else {}
+    for named in (True, False):  # (a name the function binds first, else `x.shape[0]`)
+        for name, k in zip(params, kinds):
+            for axis, d in enumerate(getattr(k, "shape", None) or ()):
+                if not (isinstance(d, Dim) and d.is_symbol) or \
+                        named and (name, axis) not in bound:
+                    continue
+                text = by_symbol.setdefault(d.expr[0][0][0], bound[name, axis] if named
+                                            else f"{name}.shape[{axis}]")
+                if named:
+                    env.setdefault(SIZES, {})[text] = Dim(int(d), (((text,), 1),))
     for name, k in zip(params, kinds):
         if getattr(k, "family", "") or k.dtype not in ("f", "i"):
             continue
@@ -558,8 +621,31 @@ def parameter_kinds(params: list[str], kinds: list) -> dict[str, int | str]:
             env[name] = SCALAR
         elif k.tag == "array" and k.dtype == "f" and k.shape is not None and \
                 len(k.shape) == 1:
-            env[name] = k.shape[0]
+            d = k.shape[0]
+            if isinstance(d, Dim):
+                if not d.is_symbol:
+                    continue
+                text = by_symbol[d.expr[0][0][0]]
+                d = Dim(int(d), (((text,), 1),))
+            env[name] = d
     for name in params:
         if name.endswith("_dot") and name[:-4] in env and env[name[:-4]] != SCALAR:
             env[name] = env[name[:-4]]
     return env
+
+
+def _size_names(fn: ast.FunctionDef) -> dict[tuple[str, int], str]:
+    """{(parameter, axis): the name the top of `fn` binds its size to (`n = x.shape[0]`)}."""
+    out: dict[tuple[str, int], str] = {}
+    for stmt in fn.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and
+                isinstance(stmt.targets[0], ast.Name)):
+            break
+        v = stmt.value
+        if isinstance(v, ast.Subscript) and isinstance(v.value, ast.Attribute) and \
+                v.value.attr == "shape" and isinstance(v.value.value, ast.Name) and \
+                isinstance(v.slice, ast.Constant) and type(v.slice.value) is int:
+            out.setdefault((v.value.value.id, v.slice.value), stmt.targets[0].id)
+        else:
+            break
+    return out

@@ -104,10 +104,13 @@ def write_module(specs: list) -> str:
         used_names.add(name)
         source = _renamed(without_imports(compiled.source), generated_name, name)
         if spec.backend == "numba":  # (a module is a file: Numba caches its machine code)
-            from s2sad.codegen.numba_form import cached
+            from s2sad.codegen.numba_form import NUMBA_ONLY, cached
 
             source = cached(source)
             imports.setdefault("numba", ("numba", None))
+            for helper in sorted(set(NUMBA_ONLY) & names_read(source)):
+                # (Numba's forms of NumPy calls it has none of: `@` of stacks...)
+                imports.setdefault(helper, ("s2sad.codegen.numba_runtime", helper))
             if spec.args is not None:  # refused now rather than where the module is used
                 compiled.function(*spec.args)
         _add_imports(spec, ns, names_read(source), imports, helpers)
@@ -141,7 +144,7 @@ def _for_every_size(spec, func, mode, wrt, wrt_tuple, kinds):
     guard (as the dispatcher would compile it: store.compiled), else None."""
     from s2sad.store.sizes import every_size_kinds, generate_for_every_size, size_pattern
 
-    if spec.args is None or spec.backend != "numpy":
+    if spec.args is None:
         return None
     params = tuple(p for p, q in inspect.signature(func).parameters.items()
                    if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD))

@@ -33,10 +33,8 @@ def stored_for_every_size(func, mode: str, wrt: tuple, wrt_tuple: bool, kinds: l
                           kw_kinds: dict) -> Compiled | None:
     """A derivative for every size of the pattern of `kinds` (symbolic sizes) from an
     ahead-of-time module or the disk cache, or None."""
-    if split_backend(mode)[1] != "numpy":
-        return None
     hit = load_ahead_of_time(func, mode, wrt, wrt_tuple, kinds, kw_kinds)
-    if hit is None:
+    if hit is None and split_backend(mode)[1] == "numpy":  # (Numba: cache.jit_dir)
         hit = cache.slot(func, mode, wrt, wrt_tuple, kinds, kw_kinds).hit
     if hit is not None:
         hit.size_guards = ()  # (stored only once two sizes agreed, and with no guard)

@@ -191,7 +191,7 @@ def test_fused_loops_agree_with_numpy_and_fd():
     x = rng.uniform(-1.5, 1.5, 9)
     g = s2sad.grad(shifted, backend="numba")
     got = g(x)
-    assert "for i in range(8):" in g.source and "x_bar[1:] += a_bar" in g.source
+    assert "for i in range(n - 1):" in g.source and "x_bar[1:] += a_bar" in g.source
     _agree(got, s2sad.grad(shifted)(x), "shifted: against the NumPy backend")
     oracle.assert_close(got, oracle.numerical_grad(shifted, (x,), (0,))[0])
     y = rng.uniform(-1.5, 1.5, 4)
@@ -230,7 +230,8 @@ def test_fusion_only_where_lengths_are_proved_equal():
     x, y = np.ones(5), np.ones(6)
     source = s2sad.grad(two_lengths, wrt=(0, 1), backend="numba").source_for(x, y)
     loops = [ln.strip() for ln in source.splitlines() if ln.strip().startswith("for ")]
-    assert loops and set(loops) <= {"for i in range(5):", "for i in range(6):"}, source
+    assert loops and set(loops) <= {"for i in range(x.shape[0]):",
+                                    "for i in range(y.shape[0]):"}, source
     assert not ("x[i]" in source and "y[i]" in source), source  # (x in no loop over y)
     source = s2sad.grad(plane, backend="numba").source_for(np.ones((3, 4)))
     assert "for i in" not in source and 'error_model="numpy"' not in source
@@ -375,6 +376,52 @@ def test_build_entry_with_the_numba_backend(tmp_path, monkeypatch):
         sys.modules.pop(name, None)
 
 
+BUILT_ARRAYS = '''
+import numpy as np
+
+
+def loss(w, x):
+    return np.sum(np.tanh(x @ w) ** 2) + 0.5 * np.sum(w * w)
+'''
+
+
+def test_numba_module_built_at_one_size_serves_every_size(tmp_path, monkeypatch):
+    """An ahead-of-time Numba module built from one example (w 3 x 2, x 4 x 3) holds the
+    code for every size of that pattern (issue 34): the dispatcher takes it for others."""
+    import sys
+    import textwrap
+    import uuid
+
+    from s2sad.cli import main
+
+    pkg = f"nbsizes_{uuid.uuid4().hex[:8]}"
+    (tmp_path / pkg).mkdir()
+    (tmp_path / pkg / "__init__.py").write_text("")
+    (tmp_path / pkg / "model.py").write_text(BUILT_ARRAYS)
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent(f"""
+        [[tool.s2sad.derivatives]]
+        target = "{pkg}.model:loss"
+        mode = "grad"
+        args = "np.ones((3, 2)), np.ones((4, 3))"
+        backend = "numba"
+    """))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["build"]) == 0
+    text = (tmp_path / pkg / "model_s2sad.py").read_text()
+    assert "@numba.njit(cache=True)" in text and "(n, m)" in text
+    model = __import__(f"{pkg}.model", fromlist=["loss"])
+    built = __import__(f"{pkg}.model_s2sad", fromlist=["loss_grad"])
+    g = s2sad.grad(model.loss, backend="numba")
+    for n, m, k in ((3, 2, 4), (5, 7, 9), (8, 3, 20)):
+        rng = oracle.rng_for("built", f"{n} {m} {k}")
+        w, x = rng.normal(size=(n, m)), rng.normal(size=(k, n))
+        oracle.assert_close(g(w, x), oracle.numerical_grad(model.loss, (w, x), (0,))[0])
+        assert g.compiled_function.__wrapped__ is built.loss_grad  # served from the module
+    for name in (f"{pkg}.model_s2sad", f"{pkg}.model", pkg):
+        sys.modules.pop(name, None)
+
+
 def test_without_numba_the_backend_is_refused(monkeypatch):
     import sys
 
@@ -421,3 +468,91 @@ def test_cache_clear_removes_the_machine_code(tmp_path, monkeypatch):
     assert any(root.glob("quintic_grad_*.py"))
     cache.clear()
     assert not root.exists()
+
+
+# -- one specialisation for every size (issue 34) ----------------------------------------
+
+
+def rosenbrock_any_length(x):  # (rosenbrock's lines: compiled by this test alone)
+    a = x[1:] - x[:-1] * x[:-1]
+    b = 1.0 - x[:-1]
+    return np.sum(100.0 * a * a + b * b)
+
+
+def second_difference(x):
+    d = x[2:] - 2.0 * x[1:-1] + x[:-2]
+    return np.sum(d * d) + np.mean(np.sin(x))
+
+
+def least_squares(A, b, x):
+    r = A @ x - b
+    return 0.5 * np.sum(r * r) + np.sum(np.tanh(x)) / len(b)
+
+
+def test_every_size_is_one_numba_compile(monkeypatch):
+    """A gradient called at several lengths: one specialisation (sizes read from the
+    arguments, `n = x.shape[0]`), compiled by Numba once; the second code compiled for
+    other representative sizes (to check that no size escaped its symbol) is never called,
+    so Numba never compiles it."""
+    from s2sad import transform
+
+    made = []
+    real = transform.generate
+
+    def spy(*args, **kwargs):
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(transform, "generate", spy)
+    g = s2sad.grad(rosenbrock_any_length, backend="numba")
+    served = set()
+    for n in (5, 9, 40, 137):
+        x = oracle.rng_for("every size", str(n)).uniform(-1.0, 1.0, n)
+        oracle.assert_close(g(x), oracle.numerical_grad(rosenbrock_any_length, (x,), (0,))[0])
+        served.add(id(g._last))
+    assert len(served) == 1 and len(made) == 2, "one specialisation, compiled for A and B"
+    kept, checked = made
+    assert g._last.function is kept.function
+    assert kept.source == checked.source
+    assert "n = x.shape[0]" in kept.source and "for i in range(n - 1):" in kept.source
+    assert "(n,)" in kept.source.splitlines()[2] and "137" not in kept.source
+    # (one machine code for every length; the other never called, so never compiled)
+    assert len(kept.function.__wrapped__.overloads) == 1
+    assert not checked.function.__wrapped__.overloads
+
+
+def test_every_size_vjp_jvp_and_two_symbols():
+    """The split VJP (forward and sweep functions, each binding the sizes it reads), the
+    JVP, and a least-squares gradient in two sizes (n rows, m columns), each against
+    finite differences at several sizes and served by one specialisation."""
+    vjp = s2sad.vjp(second_difference, backend="numba")
+    jvp = s2sad.jvp(second_difference, backend="numba")
+    seen_vjp, seen_jvp = set(), set()
+    for n in (6, 11, 30):
+        rng = oracle.rng_for("second difference", str(n))
+        x, v = rng.uniform(-1.0, 1.0, n), rng.uniform(-1.0, 1.0, n)
+        value, pullback = vjp(x)
+        oracle.assert_close(value, second_difference(x))
+        (x_bar,) = pullback(1.5)
+        oracle.assert_close(x_bar, 1.5 * oracle.numerical_grad(second_difference, (x,),
+                                                               (0,))[0])
+        out, out_dot = jvp(x, v)
+        oracle.assert_close(out_dot, oracle.numerical_jvp(second_difference, (x,), (0,),
+                                                          (v,)))
+        seen_vjp.add(id(vjp._last))
+        seen_jvp.add(id(jvp._last))
+    assert len(seen_vjp) == len(seen_jvp) == 1
+    assert "def second_difference_vjp_sweep(" in vjp.source
+    assert vjp.source.count(" = x.shape[0]") == 2  # (forward and sweep both read n)
+    g = s2sad.grad(least_squares, wrt=(0, 2), backend="numba")
+    seen = set()
+    for n, m in ((5, 3), (9, 4), (40, 12)):
+        rng = oracle.rng_for("least squares", f"{n} {m}")
+        A, b, x = rng.normal(size=(n, m)), rng.normal(size=n), rng.normal(size=m)
+        A_bar, x_bar = g(A, b, x)
+        for got, i in ((A_bar, 0), (x_bar, 2)):
+            oracle.assert_close(got, oracle.numerical_grad(least_squares, (A, b, x), (i,))[0],
+                                rtol=1e-5, atol=1e-6)
+        seen.add(id(g._last))
+    assert len(seen) == 1
+    assert "(n, m)" in g.source.splitlines()[2]

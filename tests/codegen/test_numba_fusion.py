@@ -104,3 +104,36 @@ def test_two_dimensional_and_unknown_arrays_are_left_as_they_are():
     assert loops(out) == [] and "error_model" not in out
     source = "import numpy as np\n\ndef f(x):\n    a = np.sin(x) * x\n    return np.sum(a * a)\n"
     assert "for " not in numba_source(source, "f", cache=False)  # (no kinds: generic)
+
+
+def test_symbolic_lengths_print_as_the_sizes_the_function_binds():
+    """A specialisation for every size (issue 34): the lengths are symbols, the loop runs
+    over `n - 1` (the name the function binds, else `y.shape[0]`), an allocation of
+    `(n,)` has the run's length, and a slice whose bounds depend on n (`x[:3]`, `x[-2:]`)
+    is not fused; fusion asks nothing of the sizes (no guard)."""
+    from s2sad.ir.dims import Dim, Observer
+
+    n = Dim.symbol("n", 7)
+    with Observer() as seen:
+        out = fused("""
+            n = x.shape[0]
+            a = x[1:] - x[:-1] * x[:-1]
+            b = a * 2.0
+            g = np.zeros((n,))
+            g[:-1] = b * x[:-1]
+            return np.sum(a * b), g
+        """, shapes=((n,),))
+    assert seen.guards() == ()
+    assert loops(out) == ["for i in range(n - 1):"], out
+    assert "g[i] = b[i] * x[i]" in out and "a = np.empty(n - 1, x.dtype)" in out
+    out = fused("""
+        a = np.sin(y) * y
+        return np.sum(a * a)
+    """, params="y", shapes=((Dim.symbol("m", 11),),))
+    assert loops(out) == ["for i in range(y.shape[0]):"], out
+    out = fused("""
+        a = x[:3] * 2.0
+        b = a + x[-3:]
+        return np.sum(b * b)
+    """, shapes=((n,),))
+    assert loops(out) == [], out
