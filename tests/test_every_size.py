@@ -176,7 +176,13 @@ def test_dim_arithmetic_and_decided_comparisons():
     assert (n - 1) + 1 == n and n != m and n - 1 != n
     with Observer() as seen:
         assert n != 1 and n != 0 and n > 1 and n >= 2
+        # decided for every n, m >= 2 (n * m - 2 * n = 2 (m - 2) + (n - 2)(m - 2) >= 0)
+        assert 2 * n <= n * m and not n * m < 2 * n and n - 1 < n and not n - 1 >= n
+        assert n <= n * n and not n + 2 <= n
     assert seen.guards() == ()
+    with Observer() as seen:
+        assert n * m > 2 * n  # (not for m == 2: a guard)
+    assert seen.guards() == ((((("m", "n"), 1),), "gt", ((("n",), 2),), True),)
     with Observer() as seen:
         assert (n == 3) is False
     assert seen.guards() == (((((("n",), 1),), "eq", 3, False)),)

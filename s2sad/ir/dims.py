@@ -149,6 +149,25 @@ def _mul(a: dict, b: dict) -> tuple:
     return _norm(out)
 
 
+def lower_bound(expr: tuple) -> int | None:
+    """See Dim.lower_bound."""
+    shifted: dict = {}
+    for m, c in expr:
+        terms = {(): c}  # (the monomial m with each symbol s written as 2 + (s - 2))
+        for sym in m:
+            nxt: dict = {}
+            for mono, coeff in terms.items():
+                nxt[mono] = nxt.get(mono, 0) + 2 * coeff
+                grown = tuple(sorted(mono + (sym,)))
+                nxt[grown] = nxt.get(grown, 0) + coeff
+            terms = nxt
+        for mono, coeff in terms.items():
+            shifted[mono] = shifted.get(mono, 0) + coeff
+    if any(c < 0 for mono, c in shifted.items() if mono):
+        return None
+    return shifted.get((), 0)
+
+
 def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -180,17 +199,11 @@ class Dim(int):
 
     # -- what the key decides --------------------------------------------------------------
     def lower_bound(self) -> int | None:
-        """A bound every size of this specialisation satisfies (a symbol is at least 2),
-        or None where the expression has a negative non-constant term."""
-        low = 0
-        for m, c in self.expr:
-            if m == ():
-                low += c
-            elif c < 0:
-                return None
-            else:
-                low += c * 2 ** len(m)
-        return low
+        """A bound every size of this specialisation satisfies (each symbol is at least 2),
+        or None where none is found: the expression's value at 2 for every symbol where,
+        written in s - 2 for each symbol s, its other coefficients are none negative
+        (n * m - 2 * n = 2 (m - 2) + (n - 2)(m - 2) is at least 0)."""
+        return lower_bound(self.expr)
 
     def __eq__(self, other):
         if isinstance(other, Dim):
@@ -219,6 +232,13 @@ class Dim(int):
     def _compare(self, other, op):
         if isinstance(other, Dim) and self.expr == other.expr:
             return _OPS[op](0, 0)
+        if isinstance(other, Dim):  # (decided where self - other keeps one sign)
+            diff = _add(dict(self.expr), dict(other.expr), -1)
+            low, high = lower_bound(diff), lower_bound(tuple((m, -c) for m, c in diff))
+            if low is not None and low >= 0 and (low > 0 or op in ("ge", "lt")):  # (>=)
+                return op in ("gt", "ge")
+            if high is not None and high >= 0 and (high > 0 or op in ("le", "gt")):  # (<=)
+                return op in ("lt", "le")
         if _is_int(other):
             low = self.lower_bound()
             if low is not None:  # (answered alike for every size from `low` up?)
@@ -413,3 +433,14 @@ def note_named(named: bool) -> None:
     """Give back what context_named took (a result computed from one that is named too)."""
     if named:
         _STATE.named = True
+
+
+def decided(question):
+    """The answer of `question()` (a comparison of sizes) where the key decides it, else
+    None; nothing is recorded as a guard. For a choice of code that is not a matter of
+    right and wrong (which factor a constant scales): where the sizes do not tell, the
+    compiler takes the choice that holds for every size instead of guarding one."""
+    outer = getattr(_STATE, "reps", None)
+    with Observer(outer.values() if outer else ()) as seen:
+        answer = question()
+    return None if seen.log else answer

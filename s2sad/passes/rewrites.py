@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from s2sad.ir.dims import Dim, broadcast_shapes, has_dims
+from s2sad.ir.dims import Dim, broadcast_shapes, decided, has_dims
 from s2sad.errors import S2SADError
 from s2sad.ir import prims
 from s2sad.ir.kinds import _UNSET, UNKNOWN, Kind, eval_kind
@@ -695,9 +695,9 @@ class Rewrites:
         for u, w in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
             ku = self.kind(u)
             if ku.tag != "array" or ku.dtype not in ("f", "c") or ku.static_shape is None or \
-                    n_out is None or self.kind(w) != kt or \
-                    2 * math.prod(ku.static_shape) > math.prod(n_out) or \
-                    not self.uses_once(v):
+                    n_out is None or self.kind(w) != kt or decided(
+                        lambda: 2 * math.prod(ku.static_shape) <= math.prod(n_out)) is not True \
+                    or not self.uses_once(v):
                 continue
             scaled = self.new_call(operator.mul, (k, u), "_g", out, loc)
             pair = (scaled, w) if u is d.args[0] else (w, scaled)
