@@ -99,6 +99,19 @@ def _assert_one_primitive_per_line(src: str) -> None:
     """No call or operator nested inside another one's operands (index syntax and the
     returned tuple aside)."""
     tree = ast.parse(src)
+    # a size read from an argument (`n = x.shape[0]`, issue 34) and arithmetic of sizes and
+    # numbers (`np.zeros((n - 1,))`) are the shapes of values, not steps
+    sizes = {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
+             and isinstance(node.value, ast.Subscript)
+             and isinstance(node.value.value, ast.Attribute) and node.value.value.attr == "shape"
+             for t in node.targets if isinstance(t, ast.Name)}
+
+    def size_arithmetic(n) -> bool:
+        return isinstance(n, (ast.BinOp, ast.UnaryOp)) and all(
+            isinstance(m, (ast.Constant, ast.operator, ast.unaryop, ast.expr_context,
+                           ast.BinOp, ast.UnaryOp)) or isinstance(m, ast.Name) and m.id in sizes
+            for m in ast.walk(n))
+
     for node in ast.walk(tree):
         if not isinstance(node, ast.Assign):
             continue
@@ -107,7 +120,7 @@ def _assert_one_primitive_per_line(src: str) -> None:
                  isinstance(n, (ast.Call, ast.BinOp, ast.UnaryOp)) and
                  not (isinstance(n, ast.UnaryOp) and isinstance(n.operand, ast.Constant)) and
                  not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and
-                      n.func.id == "slice")]
+                      n.func.id == "slice") and not size_arithmetic(n)]
         operands = [n for n in inner if not _within_index(value, n)]
         assert not operands, ast.unparse(node)
 

@@ -97,12 +97,6 @@ def bad_del(x):
     return x
 
 
-def bad_subscript_assign(x):
-    y = x * 2.0
-    x[0] = 1.0  # writing into the caller's array is refused (y[0] = 1.0 would be fine)
-    return y
-
-
 async def bad_async(x):
     return x * 2.0
 
@@ -178,7 +172,6 @@ BAD = [
     Bad(bad_nested_def, U, 1, "staticmethod"),
     Bad(bad_nested_class, U, 1, "class"),
     Bad(bad_del, U, 2, "del"),
-    Bad(bad_subscript_assign, s2sad.NonDifferentiableError, 2, "x[0]"),
     Bad(bad_async, U, 0, "async"),
     Bad(bad_double_star, U, 0, "options"),
     Bad(bad_call_instance, M, 1, "SCALER("),
