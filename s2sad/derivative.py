@@ -648,8 +648,12 @@ class Derivative(_Generic[P, Out]):
             store(func, mode, wrt, tup, exact, kw_kinds, done, exact=True)
             return self._keep(sized, skey, done)
         if not same_code(first, done):
-            if _questions(first) == _questions(done):
-                # the same comparisons of sizes, other answers (n == 3 at one size only):
+            if done.escaped:  # (a size left its symbol for a number: code per size)
+                self._sized_only(key)
+            elif first.size_values is None or _questions(first) == _questions(done) or \
+                    any(first.size_values.get(s) == v for s, v in done.size_values.items()):
+                # a first compile read from the disk; the same comparisons of sizes with
+                # other answers (n == 3 at one size only); or a symbol of one value in both:
                 # this one is compared with the next size's
                 _GLOBAL_CACHE[tkey] = done
             else:  # (a size escaped its symbol: code per size)

@@ -164,6 +164,8 @@ class Compiled:
     # (position, location) of each argument the function updates in place: a call passing
     # it twice is refused (store.sizes.check_not_shared); None until read
     updated: object = None
+    escaped: bool = False  # (a size left its symbol for a number while compiling)
+    size_values: object = None  # (the value each size symbol stood for)
 
 
 MODES = ("jvp", "vjp", "grad", "value_and_grad")

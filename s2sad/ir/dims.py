@@ -42,13 +42,15 @@ class Observer:
         self.reps = {int(d): d for d in sizes}
 
     def __enter__(self):
-        self.outer = getattr(_STATE, "log", None), getattr(_STATE, "reps", None)
+        self.outer = (getattr(_STATE, "log", None), getattr(_STATE, "reps", None),
+                      getattr(_STATE, "escaped", False))
         self.log: list = []
-        _STATE.log, _STATE.reps = self.log, self.reps
+        _STATE.log, _STATE.reps, _STATE.escaped = self.log, self.reps, False
         return self
 
     def __exit__(self, *exc):
-        _STATE.log, _STATE.reps = self.outer
+        self.escaped = _STATE.escaped
+        _STATE.log, _STATE.reps, _STATE.escaped = self.outer
 
     def guards(self) -> tuple:
         return tuple(dict.fromkeys(self.log))
@@ -87,6 +89,29 @@ def replay(guards) -> None:
     log = getattr(_STATE, "log", None)
     if log is not None and guards:
         log.extend(guards)
+
+
+def _escaped() -> None:
+    """A size left its symbol for a number (n // 2, n * 0.5, float(n)): whatever the
+    compile decides from it holds for this size only, and a second size may decide the
+    same by chance (m // 2 + 1 == m at m = 2 twice). Such a compile serves its own sizes
+    only (Observer.escaped)."""
+    if getattr(_STATE, "log", None) is not None:
+        _STATE.escaped = True
+
+
+def escapes_taken() -> bool:
+    """Whether a size left its symbol since the compile began (and forget it): for a value
+    computed from sizes that the compiler then drops (a float it keeps no value of), give
+    it back with escapes_given(before) so that only numbers the code keeps count."""
+    escaped = getattr(_STATE, "escaped", False)
+    _STATE.escaped = False
+    return escaped
+
+
+def escapes_given(before: bool) -> None:
+    if before:
+        _STATE.escaped = True
 
 
 def evaluate(expr: tuple, values: dict) -> int:
@@ -272,6 +297,9 @@ class Dim(int):
     def _arith(self, other, fn, terms):
         if isinstance(other, Dim) or _is_int(other):
             return Dim.make(fn(int(self), int(other)), terms(other))
+        if isinstance(other, (float, complex)):
+            _escaped()  # (n * 0.5: a number that is one size's)
+            return fn(int(self), other)
         return NotImplemented
 
     def __add__(self, other):
@@ -302,7 +330,40 @@ class Dim(int):
             return Dim.make(int(self) // other, tuple((m, c // other) for m, c in self.expr))
         if isinstance(other, Dim) and other.expr == self.expr:
             return 1
-        return int(self) // int(other)  # (a number: another source for other sizes)
+        _escaped()
+        return int(self) // int(other)  # (a number that is one size's)
+
+    def __rfloordiv__(self, other):
+        _escaped()
+        return int(other) // int(self)
+
+    def __mod__(self, other):
+        _escaped()
+        return int(self) % int(other)
+
+    def __rmod__(self, other):
+        _escaped()
+        return int(other) % int(self)
+
+    def __truediv__(self, other):
+        _escaped()
+        return int(self) / other
+
+    def __rtruediv__(self, other):
+        _escaped()
+        return other / int(self)
+
+    def __pow__(self, other, mod=None):
+        _escaped()
+        return pow(int(self), other, mod)
+
+    def __rpow__(self, other):
+        _escaped()
+        return other ** int(self)
+
+    def __float__(self):
+        _escaped()
+        return float(int(self))
 
     def __index__(self):
         return int.__int__(self)

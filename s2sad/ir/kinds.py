@@ -18,6 +18,8 @@ from s2sad.ir import prims, shape_rules
 from s2sad.ir.dims import (
     Dim,
     broadcast_shapes,
+    escapes_given,
+    escapes_taken,
     has_dims,
     mark,
     replay,
@@ -230,17 +232,21 @@ def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:
         kwargs = {n: example(k) for n, k in kwarg_kinds}
     except _NoExample:
         return _fallback(fn, arg_kinds, kwarg_kinds)
+    escaped_before = escapes_taken()
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             result = fn(*args, **kwargs)
     except Exception:
+        escapes_given(True)  # (whatever it read: not known)
         return _fallback(fn, arg_kinds)
     keep = all(k.known for k in arg_kinds) and all(k.known for _, k in kwarg_kinds)
     if keep and not _size_valued(result) and (
             any(has_dims(k.value) for k in arg_kinds) or
             any(has_dims(k.value) for _, k in kwarg_kinds)):
         keep = False  # (a float made from a size, n * 0.5: its value is one size's)
+    # a number made from a size counts as one that left its symbol only where it is kept
+    escapes_given(escaped_before or (escapes_taken() and (keep or not np.isscalar(result))))
     out = kind_of_value(result, keep_value=keep)
     if out.tag == "object" and not keep:
         out = Kind("object", dtype=out.dtype)  # (a dtype's letter: kind_of_value)

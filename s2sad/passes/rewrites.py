@@ -11,7 +11,14 @@ import operator
 
 import numpy as np
 
-from s2sad.ir.dims import Dim, broadcast_shapes, decided, has_dims
+from s2sad.ir.dims import (
+    Dim,
+    broadcast_shapes,
+    decided,
+    escapes_given,
+    escapes_taken,
+    has_dims,
+)
 from s2sad.errors import S2SADError
 from s2sad.ir import prims
 from s2sad.ir.kinds import _UNSET, UNKNOWN, Kind, eval_kind
@@ -124,6 +131,7 @@ class Rewrites:
                 # nor is an array made of constants, np.zeros((n,)), which would be made
                 # here, of the data's size, to be thrown away: no array is a constant)
                 if fn not in (prims.make_list,):
+                    escaped_before = escapes_taken()
                     try:
                         val = fn(*(a.value for a in args), **{n: a.value for n, a in s.kwargs})
                     except S2SADError as e:
@@ -134,10 +142,13 @@ class Rewrites:
                         raise
                     except Exception:
                         val = _NOFOLD
-                    if val is not _NOFOLD and _simple_value(val) and (
-                            type(val) in (int, bool, Dim, tuple) or
-                            not any(has_dims(a.value) for a in args)):
-                        # (not a float made from a size, n * 0.5: that size's number)
+                    folds = val is not _NOFOLD and _simple_value(val) and (
+                        type(val) in (int, bool, Dim, tuple) or
+                        not any(has_dims(a.value) for a in args))
+                    # (not a float made from a size, n * 0.5: that size's number; a size
+                    # that left its symbol counts where the number is kept: dims.py)
+                    escapes_given(escaped_before or (escapes_taken() and folds))
+                    if folds:
                         return Const(folded(val, s, self.primal))
         elif fn in SUBS and len(args) == 2 and type(args[0]) is Var and args[0] is args[1] and \
                 not s.kwargs and kt.tag == "scalar" and kt.dtype == "f" and \
