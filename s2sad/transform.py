@@ -165,7 +165,7 @@ class Compiled:
     # it twice is refused (store.sizes.check_not_shared); None until read
     updated: object = None
     escaped: bool = False  # (a size left its symbol for a number while compiling)
-    size_values: object = None  # (the value each size symbol stood for)
+    size_values: dict | None = None  # (the value each size symbol stood for)
 
 
 MODES = ("jvp", "vjp", "grad", "value_and_grad")
