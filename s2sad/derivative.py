@@ -651,7 +651,7 @@ class Derivative(_Generic[P, Out]):
             if done.escaped:  # (a size left its symbol for a number: code per size)
                 self._sized_only(key)
             elif first.size_values is None or _questions(first) == _questions(done) or \
-                    any(first.size_values.get(s) == v for s, v in done.size_values.items()):
+                    any(first.size_values.get(s) == v for s, v in (done.size_values or {}).items()):
                 # a first compile read from the disk; the same comparisons of sizes with
                 # other answers (n == 3 at one size only); or a symbol of one value in both:
                 # this one is compared with the next size's
