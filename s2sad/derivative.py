@@ -473,13 +473,14 @@ class Derivative(_Generic[P, Out]):
         hit.guards = guards.refreshed()
         return True
 
-    def _key(self, primal: list[Any], kw: dict[str, Any]) -> tuple[Any, Any]:
+    def _key(self, primal: list[Any], kw: dict[str, Any],
+             sizes: bool = False) -> tuple[Any, Any]:
         """(the specialisation's key for these arguments, the int options among them).
-        An array's sizes are in it as their pattern (_size_pattern) where code for every
-        size can be made, else as numbers."""
+        An array's sizes are in it as their pattern (store.sizes.size_pattern) where code
+        for every size can be made, else (and with `sizes`) as numbers."""
         key = tuple(map(_arg_key, primal))
         pattern = size_pattern(primal, tuple(self._positional), not self._recursive()) \
-            if self._every_size and not (
+            if self._every_size and not sizes and not (
             kw and any(type(v) is np.ndarray or holds_sizes(v) for v in kw.values())) \
             else None
         if pattern is not None:
@@ -508,12 +509,8 @@ class Derivative(_Generic[P, Out]):
 
     def _sized_key(self, primal: list[Any], kw: dict[str, Any]) -> tuple[Any, ...]:
         """The key of these arguments with their sizes as numbers."""
-        every, self._every_size = self._every_size, False
-        try:
-            key: tuple[Any, ...] = self._key(primal, kw)[0]
-            return key
-        finally:
-            self._every_size = every
+        key: tuple[Any, ...] = self._key(primal, kw, sizes=True)[0]
+        return key
 
     def _option_facts(self, primal: list[Any], kw: dict[str, Any]) -> tuple[Any, ...]:
         """The positions (and keyword-only names) of int options, the parameters whose

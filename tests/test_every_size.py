@@ -323,3 +323,18 @@ def test_jacobians_at_several_sizes(mode):
         np.testing.assert_allclose(J(x), want, rtol=1e-6, atol=1e-8)
     if mode == "jacfwd":  # (the number of directions is a size symbol too)
         assert J._last.pattern is not None
+
+
+def rebinds_its_int(x, n):
+    t = np.linspace(0.0, 1.0, n)
+    y = np.sum(np.outer(x, t) ** 2)
+    n = 3.5 * y  # (the int argument's name now holds a float)
+    return n * np.sum(np.sin(t) * x[0])
+
+
+def test_an_int_argument_rebound_after_it_set_a_size():
+    g = s2sad.grad(rebinds_its_int)
+    for n in (3, 5, 7, 5):
+        x = np.arange(1.0, 5.0) / 4
+        np.testing.assert_allclose(g(x, n), fd_grad(lambda x_: rebinds_its_int(x_, n), x),
+                                   rtol=1e-6, atol=1e-8)

@@ -472,10 +472,13 @@ def emit_function(fn: Function, ns: Namespace, name: str, header: list, layout: 
         em.out(1, f"return {_bare(em.src(_tree(em, results, meta['result_tree'])))}")
     else:
         em.out(1, f"return {_bare(em.src(primal))}")
-    sizes = [f"    {printed} = {names.name(em.fn.meta['dim_origins'][sym][0])}.shape"
-             f"[{em.fn.meta['dim_origins'][sym][1]}]"
-             for sym, printed in sorted(em.dim_names.items())
-             if em.fn.meta['dim_origins'][sym][1] is not None]
+    sizes = []  # (each size read where the function starts: `n = x.shape[0]`)
+    for sym, printed in sorted(em.dim_names.items()):
+        param, axis = em.fn.meta["dim_origins"][sym]
+        if axis is not None:
+            sizes.append(f"    {printed} = {names.name(param)}.shape[{axis}]")
+        elif printed != names.name(param):  # (an int argument whose name is rebound)
+            sizes.append(f"    {printed} = {names.name(param)}")
     body = [f"def {name}({sig}):"] + sizes + [ln for ln in em.lines if ln is not None]
     imports = prelude("\n".join(body), ns)
     return "\n".join(lines + imports + ([""] if imports else []) + body) + "\n"

@@ -137,7 +137,11 @@ class ExpressionEmitter:
             if sym not in origins:
                 raise Observed(f"the size {sym} is not an argument's")
             printed = self.dim_names.get(sym)
-            if printed is None and origins[sym][1] is None:  # (an int argument: its name)
+            if printed is None and origins[sym][1] is None and \
+                    list((self.names.printed or {}).values()).count(
+                        self.names.name(origins[sym][0])) <= 1:
+                # an int argument: its own name, where no other variable is printed so
+                # (else the name is rebound after the argument's last use: bound apart)
                 printed = self.dim_names[sym] = self.names.name(origins[sym][0])
             if printed is None:
                 printed, i = sym, 1
