@@ -47,7 +47,10 @@ from s2sad.store.sizes import (
     generate_observed,
     holds_sizes,
     kinds_at,
+    pinned,
+    probe_values,
     same_code,
+    size_values,
     size_pattern,
     sizes_fit,
     updated_arguments,
@@ -634,6 +637,21 @@ class Derivative(_Generic[P, Out]):
                 first.size_guards, first.sizes, first.pattern = None, sized, None
                 _GLOBAL_CACHE[tkey] = first
                 return self._keep(sized, skey, first, guards, version)
+        if first is not None and first.size_values is not None and not first.escaped:
+            # a symbol of one value in both compiles (a layer's width, fixed while the batch
+            # grows): the second compile is made at another value of it, so that it proves
+            # the first right for every size; this call's own is compiled only where not
+            values = probe_values(size_values(args, pattern), first.size_values,
+                                  pinned(first.size_guards))
+            probe = None if values is None else generate_observed(
+                func, mode, wrt, tup, kinds_at(args, arg_kinds, pattern, values), kw_kinds)
+            if probe is not None and same_code(first, probe):
+                first.pattern, first.size_guards = pattern, probe.size_guards
+                store(func, mode, wrt, tup, here, kw_kinds, first)
+                return self._keep(key, gkey, first)
+            if values is not None and (probe is None or probe.escaped or
+                                       _questions(first) != _questions(probe)):
+                self._sized_only(key)  # (the sizes' code differs: code per size)
         done = generate_observed(func, mode, wrt, tup, here, kw_kinds)
         if done is None:
             self._sized_only(key)

@@ -338,3 +338,45 @@ def test_an_int_argument_rebound_after_it_set_a_size():
         x = np.arange(1.0, 5.0) / 4
         np.testing.assert_allclose(g(x, n), fd_grad(lambda x_: rebinds_its_int(x_, n), x),
                                    rtol=1e-6, atol=1e-8)
+
+
+def two_layers(W1, x, W2):
+    return np.sum((W2 @ np.tanh(W1 @ x)) ** 2)
+
+
+def width_eight_is_special(W1, x):
+    h = W1 @ x
+    if W1.shape[0] == 8:  # (a branch on the size that stays fixed while x grows)
+        return np.sum(np.sin(h))
+    return np.sum(h ** 2)
+
+
+def test_a_size_fixed_while_another_grows_still_gets_one_specialisation():
+    # the hidden width (8) and the output width (3) have one value at every call: the
+    # second compile is made at other values of them, so that it proves the first right
+    g = s2sad.grad(two_layers, wrt=(0, 1, 2))
+    served = set()
+    for n in (10, 11, 100, 37):
+        rng = _rng(n)
+        W1, x, W2 = rng.normal(size=(8, n)) / n, rng.normal(size=n), rng.normal(size=(3, 8))
+        for i, a in enumerate((W1, x, W2)):
+            def f(v, i=i):
+                args = [W1, x, W2]
+                args[i] = v
+                return two_layers(*args)
+            np.testing.assert_allclose(g(W1, x, W2)[i], fd_grad(f, a), rtol=1e-6, atol=1e-7)
+        if n != 10:
+            served.add(id(g._last))
+    assert len(served) == 1 and g._last.pattern is not None
+
+
+def test_a_branch_on_the_fixed_size_is_never_served_for_another():
+    g = s2sad.grad(width_eight_is_special, wrt=(0, 1))
+    for rows, n in ((8, 5), (8, 6), (8, 40), (9, 40), (9, 6), (8, 7)):
+        rng = _rng(rows * n)
+        W1, x = rng.normal(size=(rows, n)) / n, rng.normal(size=n)
+        gW, gx = g(W1, x)
+        np.testing.assert_allclose(gW, fd_grad(lambda a: width_eight_is_special(a, x), W1),
+                                   rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(gx, fd_grad(lambda a: width_eight_is_special(W1, a), x),
+                                   rtol=1e-6, atol=1e-7)

@@ -75,14 +75,15 @@ _REPRESENTATIVES = ((7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47),
 
 
 def symbolic_kinds(primal: list[Any], pattern: tuple[Any, ...],
-                   which: int | None) -> list[Any]:
+                   which: int | None, values: dict[str, int] | None = None) -> list[Any]:
     """The arguments' kinds with each size of the pattern its symbol, whose representative
-    is the argument's own size (`which` None) or one of a set of stand-in sizes (0, 1)."""
+    is the argument's own size (`which` None; or its value in `values`) or one of a set of
+    stand-in sizes (0, 1)."""
     from s2sad.ir.dims import Dim
     from s2sad.ir.kinds import Kind, kind_of_value, scalar
 
     order: dict[str, int] = {}
-    actual = size_values(primal, pattern) if which is None else {}
+    actual = (values or size_values(primal, pattern)) if which is None else {}
 
     def symbol(name: str) -> Dim:
         if which is None:  # (the call's own sizes: code right for them whatever escapes)
@@ -139,10 +140,46 @@ def every_size_kinds(args: list[Any], arg_kinds: list[Any],
             [s if s is not None else k for s, k in zip(b, arg_kinds)])
 
 
-def kinds_at(args: list[Any], arg_kinds: list[Any], pattern: tuple[Any, ...]) -> list[Any]:
-    """The arguments' kinds with their sizes as symbols, each standing for its own value."""
-    here = symbolic_kinds(args, pattern, None)
+def kinds_at(args: list[Any], arg_kinds: list[Any], pattern: tuple[Any, ...],
+             values: dict[str, int] | None = None) -> list[Any]:
+    """The arguments' kinds with their sizes as symbols, each standing for its own value
+    (or, with `values`, for the value given there)."""
+    here = symbolic_kinds(args, pattern, None, values)
     return [s if s is not None else k for s, k in zip(here, arg_kinds)]
+
+
+def pinned(guards: tuple | None) -> set[str]:
+    """The symbols a guard fixes to one value (`n == 8`, `n - 1 == 7`): code compiled under
+    it is served at that value only, so it needs no proof for other values of them."""
+    out = set()
+    for left, op, right, answer in guards or ():
+        if op == "eq" and answer is True and type(right) is int:
+            terms = [m for m, _ in left if m]
+            if len(terms) == 1 and len(terms[0]) == 1:
+                out.add(terms[0][0])
+    return out
+
+
+def probe_values(now: dict[str, int], before: dict[str, int],
+                 keep: set[str] = frozenset()) -> dict[str, int] | None:  # type: ignore[assignment]
+    """Where a call's sizes (`now`) give some symbol the value it had in an earlier compile
+    (`before`: a hidden layer's width, fixed while the batch grows), two compiles at these
+    sizes would prove nothing of that symbol: the sizes to compile at instead, each symbol
+    at its value now where that differs from before, else at a new one (distinct from every
+    other, as the pattern's symbols are); None where every symbol's value differs already,
+    or is one of `keep` (pinned by a guard)."""
+    same = [s for s, v in now.items() if before.get(s) == v and s not in keep]
+    if not same:
+        return None
+    used = set(now.values()) | set(before.values())
+    out = dict(now)
+    for s in same:
+        v = now[s] + 1
+        while v in used:
+            v += 1
+        out[s] = v
+        used.add(v)
+    return out
 
 
 def generate_observed(func, mode: str, wrt: tuple, wrt_tuple: bool, kinds: list,
@@ -178,8 +215,10 @@ def same_code(first: Compiled, second: Compiled) -> bool:
     # a size that left its symbol for a number decides for that size only; and where a
     # symbol has one value in both compiles, the comparison proves nothing of it
     a, b = getattr(first, "size_values", None), getattr(second, "size_values", None)
+    fixed = pinned(first.size_guards)
     if ok and (getattr(first, "escaped", False) or getattr(second, "escaped", False) or
-               a is None or b is None or any(a.get(s) == v for s, v in b.items())):
+               a is None or b is None or
+               any(a.get(s) == v and s not in fixed for s, v in b.items())):
         ok = False
     if not ok:
         _not_every_size(f"sizes read: {first.size_guards} / {second.size_guards}; sources:\n"
