@@ -608,7 +608,7 @@ def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
             # (e.g. the gradient of a linear function, as the tangent of a Hessian)
             seeded = isinstance(t, Var) and t in batching.batched
             blocks[(i, j)] = _block(em, t if seeded else None, offset, size, rows[a], shape,
-                                    mode)
+                                    mode, n)
             offset += size
     atoms = []
     for i in range(nres):
@@ -624,7 +624,7 @@ def jacobian_ir(ir, mode, wrt, kinds, kinds_in, wrt_tuple):
     return out, param_kinds
 
 
-def _block(em, t, offset, size, row_shape, col_shape, mode):
+def _block(em, t, offset, size, row_shape, col_shape, mode, n):
     """One Jacobian block out of a batched derivative `t` (shape row_shape + (n,)); zeros
     where `t` is None or a constant (a symbolic zero), of the block's shape: out.shape +
     arg.shape, which is rows + cols for jacfwd and cols + rows for jacrev."""
@@ -634,6 +634,8 @@ def _block(em, t, offset, size, row_shape, col_shape, mode):
         return em.call(np.zeros, (Const(shape),), hint="zeros") if shape else Const(0.0)
     if not col_shape:
         part = em.call(operator.getitem, (t, Const((Ellipsis, offset))), hint="_j")
+    elif offset == 0 and size == n:  # (the whole batch axis: one block)
+        part = t
     else:
         part = em.call(operator.getitem, (t, Const((Ellipsis, slice(offset, offset + size)))),
                        hint="_j")

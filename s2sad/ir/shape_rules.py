@@ -932,6 +932,34 @@ for _f in (np.zeros, np.ones, np.empty):
     SHAPE_RULES[_f] = _filled("f")
 
 
+@_register(np.eye)
+def _eye_shape(args, kwargs):
+    b = _bind(args, kwargs, ("N", "M", "k", "dtype", "order", "like", "device"))
+    for n in ("order", "device", "like"):
+        _absent(b, n, "C", None)
+    rows = _int(_const(b["N"])) if "N" in b else None
+    cols = _value(b, "M", None)
+    _int(_value(b, "k", 0))  # (any diagonal: the shape is N x M)
+    if rows is None or rows < 0:
+        raise _Unsure
+    cols = rows if cols is None else _int(cols)
+    if cols < 0:
+        raise _Unsure
+    dtype = _value(b, "dtype", None)
+    return array(_dtype_value(dtype) if dtype is not None else "f", (rows, cols))
+
+
+@_register(np.identity)
+def _identity_shape(args, kwargs):
+    b = _bind(args, kwargs, ("n", "dtype", "like"))
+    _absent(b, "like", None)
+    n = _int(_const(b["n"])) if "n" in b else None
+    if n is None or n < 0:
+        raise _Unsure
+    dtype = _value(b, "dtype", None)
+    return array(_dtype_value(dtype) if dtype is not None else "f", (n, n))
+
+
 @_register(np.full)
 def _full_shape(args, kwargs):
     b = _bind(args, kwargs, ("shape", "fill_value", "dtype", "order", "device", "like"),
