@@ -44,7 +44,7 @@ def mean_jvp(a, axis=None, keepdims=False, where=None, a_dot=0.0):
 @defvjp(np.mean)
 def mean_vjp(g, ans, a, axis=None, keepdims=False, where=None):
     if is_none(where):
-        n = np.size(a) / np.size(ans)
+        n = np.size(a) // np.size(ans)  # (exact: the entries each result entry averages)
         return np.broadcast_to(expand_reduced(g, a, axis, keepdims) / n, np.shape(a))
     # each kept entry's share: one over the number of kept entries of its slice
     kept = np.sum(np.broadcast_to(where, np.shape(a)), axis=axis, keepdims=keepdims)

@@ -187,6 +187,13 @@ def test_dim_arithmetic_and_decided_comparisons():
         assert (n == 3) is False
     assert seen.guards() == (((((("n",), 1),), "eq", 3, False)),)
     assert guards_hold(seen.guards(), {"n": 4}) and not guards_hold(seen.guards(), {"n": 3})
+    with Observer() as seen:  # (an exact division by a term keeps the symbols)
+        assert repr((n * m + 2 * m) // m) == "n + 2" and repr((n * n * m) // (n * m)) == "n"
+        assert int((n * m) // m) == 7 and (n * m) // m == n
+    assert seen.guards() == () and not seen.escaped
+    with Observer() as seen:
+        assert (n + m) // m == 1  # (7 + 11) // 11: no symbol left, a number of one size
+    assert seen.escaped
 
 
 def test_symbolic_broadcast_and_slices():

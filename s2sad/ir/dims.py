@@ -148,6 +148,25 @@ def guard_text(guard, names=None) -> str:
 
 # an expression: a sorted tuple of (monomial, coefficient), a monomial a sorted tuple of
 # symbol names (() for the constant term)
+def _divided(expr: tuple, by: tuple) -> tuple | None:
+    """`expr` divided by the single term `by` where every term divides exactly (n * m + 2 m
+    by m: n + 2), else None."""
+    if len(by) != 1 or not by[0][1]:
+        return None
+    (mono, coef), = by
+    out = {}
+    for m, c in expr:
+        rest = list(m)
+        for s in mono:
+            if s not in rest:
+                return None
+            rest.remove(s)
+        if c % coef:
+            return None
+        out[tuple(rest)] = c // coef
+    return _norm(out)
+
+
 def _norm(terms: dict) -> tuple:
     return tuple(sorted((m, c) for m, c in terms.items() if c))
 
@@ -326,10 +345,14 @@ class Dim(int):
         return self
 
     def __floordiv__(self, other):
-        if _is_int(other) and other > 0 and all(c % other == 0 for _, c in self.expr):
-            return Dim.make(int(self) // other, tuple((m, c // other) for m, c in self.expr))
         if isinstance(other, Dim) and other.expr == self.expr:
             return 1
+        if isinstance(other, Dim):
+            exact = _divided(self.expr, other.expr)
+            if exact is not None:  # (n * m // m: the size of what a reduction left out)
+                return Dim.make(int(self) // int(other), exact)
+        elif _is_int(other) and other > 0 and all(c % other == 0 for _, c in self.expr):
+            return Dim.make(int(self) // other, tuple((m, c // other) for m, c in self.expr))
         _escaped()
         return int(self) // int(other)  # (a number that is one size's)
 
