@@ -387,3 +387,51 @@ def test_a_branch_on_the_fixed_size_is_never_served_for_another():
                                    rtol=1e-6, atol=1e-7)
         np.testing.assert_allclose(gx, fd_grad(lambda a: width_eight_is_special(W1, a), x),
                                    rtol=1e-6, atol=1e-7)
+
+
+def shifted_by_a_block(x, c):
+    return np.sum((x - c[:, 3:6]) ** 2 * c[:, 0:1])
+
+
+def shifted_rhs(x, y):
+    z = np.empty_like(y)
+    z[0] = x[0]
+    z[1:] = x[1:] * y[:-1]
+    return z
+
+
+def stepped(x, steps):
+    y = np.zeros_like(x)
+    for _ in range(steps):
+        y = y + 0.1 * shifted_rhs(x, y)
+    return y[-1]
+
+
+def test_a_slice_width_equal_to_a_size_stays_a_number():
+    # (x has 3 columns, as c[:, 3:6] has: a size the pattern names `m` and the number 3 of
+    # a slice are told apart, so the rows' count n is a symbol of one specialisation)
+    g = s2sad.grad(shifted_by_a_block, wrt=(0, 1))
+    served = set()
+    for n in (5, 8, 13, 40):
+        rng = _rng(n)
+        x, c = rng.normal(size=(n, 3)), rng.normal(size=(n, 11))
+        gx, gc = g(x, c)
+        np.testing.assert_allclose(gx, fd_grad(lambda a: shifted_by_a_block(a, c), x),
+                                   rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(gc, fd_grad(lambda a: shifted_by_a_block(x, a), c),
+                                   rtol=1e-6, atol=1e-7)
+        if n != 5:
+            served.add(id(g._last))
+    assert len(served) == 1 and g._last.pattern is not None
+
+
+def test_the_reverse_of_a_slice_assignment_keeps_its_size_symbolic():
+    g = s2sad.grad(stepped, wrt=0)
+    served = set()
+    for n, steps in ((6, 3), (9, 4), (30, 5), (7, 2)):
+        x = _rng(n).uniform(0.5, 1.5, n)
+        np.testing.assert_allclose(g(x, steps), fd_grad(lambda a: stepped(a, steps), x),
+                                   rtol=1e-6, atol=1e-8)
+        if n != 6:
+            served.add(id(g._last))
+    assert len(served) == 1 and g._last.pattern is not None

@@ -143,7 +143,8 @@ def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
     if hit is not None:
         if _MEMO_GUARDS:
             replay(_MEMO_GUARDS.get(key))
-        return _named(hit)  # (never an opaque call's, which is not memoised: tested below)
+        # (never an opaque call's, which is not memoised: tested below)
+        return hit if key in _BY_RULE else _named(hit)
     at = mark()
     if PENDING_DEPTH[0] and (PENDING in arg_kinds or any(k == PENDING for _, k in kwarg_kinds)):
         return PENDING  # (what is computed from a recursive call's result not known yet)
@@ -151,11 +152,13 @@ def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
         return prims.RecursiveCall.result_kind(fn, arg_kinds, kwarg_kinds)
     if _opaque_call(fn):
         return UNKNOWN  # recursion and derivative calls: never run at compile time
+    _RULED[0] = False
     if fn in DATA_DEPENDENT:
         # sizes depend on the data: evaluate on examples for the structure only
         result = _unsized(_eval_kind(fn, arg_kinds, kwarg_kinds))
     else:
         result = _eval_kind(fn, arg_kinds, kwarg_kinds)
+    ruled, _RULED[0] = _RULED[0], False
     family = _family(arg_kinds) or (_family(k for _, k in kwarg_kinds) if kwarg_kinds else "")
     if family and not (_hashable(fn) and fn in SHAPE_READERS):
         result = _of_family(result, family)
@@ -163,11 +166,20 @@ def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
         if len(_MEMO) > 20000:
             _MEMO.clear()
             _MEMO_GUARDS.clear()
+            _BY_RULE.clear()
         _MEMO[key] = result = canonical(result)
         guards = since(at)
         if guards:
             _MEMO_GUARDS[key] = guards
-    return _named(result)
+        if ruled:
+            _BY_RULE.add(key)
+    return result if ruled else _named(result)
+
+
+# kinds a shape rule or the broadcast of the operands' kinds gave: their numbers are sizes
+# of their own (the 3 of x[:, 3:6]), never a stand-in's that only equal a symbol's value
+_RULED = [False]
+_BY_RULE: set = set()
 
 
 def _named(k: Kind) -> Kind:
@@ -210,6 +222,7 @@ def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:
     # million entries)
     r = shape_rules.result_kind(fn, arg_kinds, kwarg_kinds)
     if r is not None:
+        _RULED[0] = True
         return r
     spec = KIND_RULES.get(fn) if _hashable(fn) else None
     if spec is not None:
@@ -222,6 +235,7 @@ def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:
         # kind NumPy's promotion of the kinds; where every operand is known, the value is)
         if r is not None and (not any(k.known for k in arg_kinds) or
                               any(k.tag == "array" for k in arg_kinds)):
+            _RULED[0] = True
             return r
     if not all(can_stand_in(k) for k in arg_kinds) or \
             not all(can_stand_in(k) for _, k in kwarg_kinds):
@@ -383,6 +397,10 @@ def _getitem_kind(args, kwargs):
         if ok:
             return array_of_rank(base.dtype, base.rank - n_int)
     if base.tag == "array" and base.shape is not None:
+        # by the shape rule of indexing, whose sizes keep their symbols (x[1:]: n - 1)
+        ruled = shape_rules.result_kind(operator.getitem, [base, index], [])
+        if ruled is not None:
+            return ruled
         # integer scalars index the same way whatever their value: evaluate with 0
         try:
             idx = _index_example(index)
