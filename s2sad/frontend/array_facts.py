@@ -12,7 +12,7 @@ import operator
 
 import numpy as np
 
-from s2sad.frontend.values import Static
+from s2sad.frontend.values import Static, StaticSeq
 from s2sad.ir import prims
 from s2sad.ir.nodes import Const, Var
 
@@ -63,7 +63,8 @@ _ABSTRACT = (np.generic, np.number, np.inexact, np.floating, np.complexfloating,
              np.signedinteger, np.unsignedinteger, np.flexible, np.character)
 
 _CONVERSIONS = (np.asarray, np.asanyarray, np.array, np.ascontiguousarray,
-                np.asfortranarray, np.copy, prims.astype)
+                np.asfortranarray, np.copy, prims.astype) + \
+    ((np.astype,) if hasattr(np, "astype") else ())  # (NumPy 2's np.astype(x, dtype))
 _SAME_RANK = (np.transpose, prims.Attr("T"))
 _WRITES = (prims.index_update, prims.index_add, prims.filled_diagonal)
 _REDUCTIONS = (np.sum, np.mean, np.max, np.min, np.prod, np.std, np.var, np.amax, np.amin)
@@ -85,7 +86,7 @@ def result_fact(lw, fn, args, kwargs):
     except TypeError:
         return None
     if shaped:
-        return _shaped_fact(lw, fn, args, kwargs)
+        return _shaped_fact(lw, fn, args, kwargs) or _number_conversion(lw, fn, args, kwargs)
     if any(fn is r for r in _REDUCTIONS):
         return _reduced_fact(lw, fn, args, kwargs)
     if fn is operator.getitem:
@@ -197,9 +198,27 @@ def _shaped_fact(lw, fn, args, kwargs):
         dtype = args[1] if len(args) > 1 and fn is not np.copy else options.get("dtype")
         if dtype is not None and not (isinstance(dtype, Const) and dtype.value is None):
             letter = dtype_letter(lw, dtype)
-        if set(options) - {"dtype", "order", "copy", "subok"} or len(args) > 2:
+        if set(options) - {"dtype", "order", "copy", "subok", "device"} or len(args) > 2 or \
+                not _on_the_cpu(options.get("device")):
             return None
     return (letter, rank) if letter and rank > 0 else None
+
+
+def _on_the_cpu(device) -> bool:
+    """device= of np.asarray (NumPy 2): None or "cpu", NumPy's one device."""
+    return device is None or isinstance(device, Const) and device.value in (None, "cpu")
+
+
+def _number_conversion(lw, fn, args, kwargs):
+    """np.asarray(0, dtype=d) (scikit-learn's `xp.asarray(0, device=..., dtype=x.dtype)`)
+    of a Python number and a dtype of known letter: a 0-d array of that dtype."""
+    options = dict(kwargs)
+    if fn not in (np.asarray, np.array) or len(args) != 1 or \
+            not isinstance(args[0], Const) or type(args[0].value) not in (bool, int, float) or \
+            set(options) - {"dtype", "device"} or not _on_the_cpu(options.get("device")):
+        return None
+    letter = dtype_letter(lw, options["dtype"]) if "dtype" in options else None
+    return (letter, 0) if letter else None
 
 
 def _reduced_fact(lw, fn, args, kwargs):
@@ -277,3 +296,118 @@ def _product_fact(lw, fn, args, kwargs):
     else:
         rank = max(n, m) if min(n, m) >= 2 else n + m - 2
     return ("f", rank) if rank > 0 else NUMBER
+
+
+# ---------------------------------------------------------------------------------------
+# exact dtypes (float32 or float64, not only "f"): an argument's is a fact of the compile
+# (the dispatcher keys on it: Kind.precision); conversions, indexing and arithmetic carry it
+# ---------------------------------------------------------------------------------------
+
+def letter_of(dtype) -> str | None:
+    """The kind letter of a NumPy dtype ("f" for float32 and float64)."""
+    return _LETTERS.get(dtype.kind)
+
+
+def exact_dtype(lw, value):
+    """The np.dtype a value lowering knows to be a dtype stands for exactly: np.float32,
+    float, np.dtype("f4"), "float32", x.dtype of an array of known precision; else None."""
+    if isinstance(value, Var):
+        return lw.precisions.get(value) if value in lw.dtype_values else None
+    if isinstance(value, (Static, Const)):
+        obj = value.obj if isinstance(value, Static) else value.value
+        if isinstance(obj, np.dtype):
+            return obj
+        if isinstance(obj, type) and (issubclass(obj, np.generic) or
+                                      obj in (float, int, complex, bool)) and \
+                obj not in _ABSTRACT:
+            try:
+                return np.dtype(obj)
+            except TypeError:
+                return None
+    return None
+
+
+def array_precision(lw, value):
+    """The exact dtype of a value known to be a NumPy array of known precision, else None."""
+    if isinstance(value, Var):
+        return lw.precisions.get(value) if value in lw.param_ranks else None
+    if isinstance(value, Const) and type(value.value) is np.ndarray:
+        return value.value.dtype
+    return None
+
+
+_SAME_DTYPE = _SAME_RANK + _WRITES + (np.reshape, operator.getitem, np.max, np.min,
+                                      np.amax, np.amin)
+
+
+def result_precision(lw, fn, args, kwargs):
+    """The exact dtype of an array result_fact knows of, where its operands' are known: a
+    conversion's (to a dtype known exactly, or its operand's), its operand's for indexing,
+    reshaping, writing, a maximum; NumPy's promotion for a ufunc or an arithmetic operator
+    (of arrays of known precision and Python numbers, which do not widen it) and for
+    products; a float sum's or mean's own. None where only the code that runs knows it."""
+    try:
+        conversion, same = fn in _CONVERSIONS, fn in _SAME_DTYPE  # (Attr("T") by equality)
+    except TypeError:
+        return None
+    options = dict(kwargs)
+    if conversion:
+        dtype = args[1] if len(args) > 1 and fn is not np.copy else options.get("dtype")
+        if dtype is not None and not (isinstance(dtype, Const) and dtype.value is None):
+            return exact_dtype(lw, dtype)
+        return array_precision(lw, args[0]) if args else None
+    if same and args:
+        return array_precision(lw, args[0])
+    if any(fn is f for f in (np.sum, np.mean, np.prod)) and args and "dtype" not in options:
+        p = array_precision(lw, args[0])
+        return p if p is not None and p.kind in "fc" else None
+    if fn is np.einsum or any(fn is f for f in (operator.matmul, np.matmul, np.dot)):
+        operands = args[1:] if fn is np.einsum else args
+        ps = [array_precision(lw, a) for a in operands]
+        return np.result_type(*ps) if ps and None not in ps and not kwargs else None
+    ufunc = _OPERATOR_UFUNCS.get(fn) if not isinstance(fn, np.ufunc) else fn
+    if ufunc is None or ufunc.nout != 1 or kwargs or len(args) != ufunc.nin:
+        return None
+    dtypes = []
+    for a in args:
+        p = array_precision(lw, a)
+        if p is not None:
+            dtypes.append(p)
+        elif isinstance(a, Const) and type(a.value) in (int, float, complex):
+            dtypes.append(type(a.value))  # (a Python number: weak, the array's wins)
+        else:
+            return None
+    try:
+        return ufunc.resolve_dtypes(tuple(dtypes) + (None,))[-1]
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def known_dtype_test(lw, fn, args):
+    """`X.dtype == np.float32`, `X.dtype != xp.float32`, `dtype in (np.float64, np.float32)`
+    of dtypes known exactly: the answer, a fact of the compile; else None."""
+    if len(args) != 2:
+        return None
+    if fn is operator.eq or fn is operator.ne:
+        a, b = (exact_dtype(lw, v) for v in args)
+        if a is None or b is None or not any(isinstance(v, Var) for v in args):
+            return None
+        return (a == b) == (fn is operator.eq)
+    if fn is operator.contains:
+        item = exact_dtype(lw, args[1]) if isinstance(args[1], Var) else None
+        container = args[0]
+        if item is None:
+            return None
+        if isinstance(container, Const) and type(container.value) in (tuple, list):
+            items = [Const(v) for v in container.value]
+        elif isinstance(container, Static) and type(container.obj) in (tuple, list):
+            items = [Const(v) for v in container.obj]
+        elif isinstance(container, StaticSeq):
+            items = list(container.items)
+        else:
+            return None
+        dtypes = [exact_dtype(lw, v) for v in items]
+        if None in dtypes:
+            return None
+        return any(item == d for d in dtypes)
+    return None

@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from s2sad.frontend.array_facts import array_fact, dtype_letter
+from s2sad.frontend.array_facts import array_fact, array_precision, dtype_letter, exact_dtype
 from s2sad.frontend.values import Static, StaticSeq, is_simple_constant
 from s2sad.ir import prims
 from s2sad.ir.nodes import Const, Var
@@ -386,6 +386,11 @@ def _converted(lw, array, dtype, copy, node):
     """np.asarray(array, dtype=dtype) (np.array, a copy, where `copy`), known to be a NumPy
     array of the same rank."""
     letter, rank = array_fact(lw, array)
+    own = array_precision(lw, array)
+    if isinstance(dtype, StaticSeq) and own is not None and \
+            all(exact_dtype(lw, d) is not None for d in dtype.items):
+        # (the array's exact dtype known: its own where it is listed, else the first)
+        dtype = next((d for d in dtype.items if exact_dtype(lw, d) == own), dtype.items[0])
     if isinstance(dtype, StaticSeq):
         if all(dtype_letter(lw, d) != letter for d in dtype.items):
             dtype = dtype.items[0]  # (an int array and float dtypes: the first)

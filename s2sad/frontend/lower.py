@@ -16,7 +16,13 @@ import gast
 import numpy as np
 
 from s2sad.errors import S2SADError, UnsupportedSyntaxError, raise_all
-from s2sad.frontend.array_facts import NUMBER, is_real_number, result_fact
+from s2sad.frontend.array_facts import (
+    NUMBER,
+    is_real_number,
+    letter_of,
+    result_fact,
+    result_precision,
+)
 from s2sad.frontend.library_shims import shim_for
 from s2sad.frontend.lower_calls import CallLowering, derivative_hook, in_library
 from s2sad.frontend.lower_control import ControlFlowLowering
@@ -96,6 +102,11 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         # a variable holding a dtype (x.dtype, np.result_type(...)) -> its kind letter, ""
         # where only the code that runs knows it (see library_shims.dtype_letter)
         self.dtype_values: dict = {}
+        # a NumPy array of known exact dtype (an argument: its kind's precision; what
+        # conversions, indexing and elementwise arithmetic make of one), or a variable
+        # holding that dtype (x.dtype) -> the np.dtype: `X.dtype == np.float32` is decided
+        # while compiling (see array_facts.result_precision)
+        self.precisions: dict = {}
         # a variable whose truth lowering knows though not its value (`flag and False`)
         self.known_truth: dict = {}
         # (scope, names it carries, names bound before it) of each loop body, branch and
@@ -155,12 +166,17 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         elif fn is _DTYPE and args and isinstance(args[0], Var):  # x.dtype: a dtype
             fact = self.param_ranks.get(args[0])
             self.dtype_values[target] = fact[0] if fact is not None else ""
+            if args[0] in self.precisions:
+                self.precisions[target] = self.precisions[args[0]]
         elif self.param_ranks:
             fact = result_fact(self, fn, args, kwargs)
             if fact is NUMBER:
                 self.numbers.add(target)
             elif fact is not None:
                 self.param_ranks[target] = fact
+                precision = result_precision(self, fn, args, kwargs)
+                if precision is not None and letter_of(precision) == fact[0]:
+                    self.precisions[target] = precision
             elif is_real_number(self, fn, args, kwargs):
                 self.real_numbers.add(target)
         if self.scope is not None:
@@ -234,6 +250,8 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
             elif view[0] == "rank":  # an array's number of axes, known while compiling
                 self.scope.env[a.id] = params[-1]
                 self.param_ranks[params[-1]] = (view[2], view[1])  # (dtype, rank)
+                if len(view) > 3 and view[3]:  # (its exact dtype: the dispatcher's key)
+                    self.precisions[params[-1]] = np.dtype(view[3])
             else:
                 self.scope.env[a.id] = self.structured(params[-1], view, a.id, a)
         if args.vararg is not None:  # `*args`: one more parameter, the tuple of them

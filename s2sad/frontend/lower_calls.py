@@ -24,6 +24,7 @@ from s2sad.errors import (
 from s2sad.frontend.aliasing import output_argument
 from s2sad.frontend.array_facts import (
     array_fact,
+    known_dtype_test,
     known_hasattr,
     known_isinstance,
     known_real,
@@ -349,6 +350,16 @@ class CallLowering:
                 args = [self.call_value(np.asarray, [args[0]], [("dtype", dtype)], node)] + \
                     list(args[1:])
             kwargs = [(k, v) for k, v in kwargs if k != "dtype"]
+        if not kwargs and any(fn is f for f in (operator.eq, operator.ne, operator.contains)):
+            known = known_dtype_test(self, fn, args)
+            if known is not None:  # (`X.dtype != xp.float32` of an argument's exact dtype)
+                return Const(known)
+        if fn is operator.contains and not kwargs and len(args) == 2 and \
+                isinstance(args[0], StaticSeq) and type(args[1]) is Const and \
+                is_simple_constant(args[1].value) and \
+                all(type(v) is Const and is_simple_constant(v.value) for v in args[0].items):
+            # `value.ndim not in [0, 1]` of a number lowering knows: a constant
+            return Const(args[1].value in [v.value for v in args[0].items])
         if not kwargs and _foldable(fn) and all(_constant_value(a) is not _NOT_CONSTANT
                                                 for a in args):
             try:  # an operator on constants (`v % 2 == 1` of a static item): a constant
@@ -1327,7 +1338,7 @@ def _collecting_yields(body, fnode):
 _FOLDABLE = frozenset({operator.add, operator.sub, operator.mul, operator.mod,
                        operator.floordiv, operator.eq, operator.ne, operator.lt, operator.le,
                        operator.gt, operator.ge, operator.not_, operator.neg,
-                       operator.contains})
+                       operator.contains, operator.and_})  # (and_: a chained comparison)
 
 
 _NOT_CONSTANT = object()

@@ -11,7 +11,9 @@ import gast
 from s2sad.errors import NonDifferentiableError, UnsupportedSyntaxError
 from s2sad.frontend.array_facts import (
     array_fact,
+    array_precision,
     dtype_letter,
+    exact_dtype,
     known_hasattr,
     known_isinstance,
 )
@@ -324,6 +326,11 @@ class ControlFlowLowering:
             letters = (dtype_letter(self, a), dtype_letter(self, b))
             if None not in letters:  # a dtype either way (float32 or float)
                 self.dtype_values[outs[-1]] = letters[0] if letters[0] == letters[1] else ""
+            exact = (exact_dtype(self, a), exact_dtype(self, b)) if None not in letters else \
+                (array_precision(self, a), array_precision(self, b))
+            if exact[0] is not None and exact[0] == exact[1] and \
+                    (None not in letters or outs[-1] in self.param_ranks):
+                self.precisions[outs[-1]] = exact[0]  # (one exact dtype either way)
         # names bound in only one branch are undefined afterwards; a value read later only
         # under the same test (`if fit: c = w[-2]` ... `if fit: loss += c`) is not computed
         # on the other path, where nothing reads it

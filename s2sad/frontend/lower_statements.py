@@ -1044,6 +1044,8 @@ class StatementLowering:
                 self.param_ranks[new] = self.param_ranks[var]
             if var in self.dtype_values:
                 self.dtype_values[new] = self.dtype_values[var]
+            if var in self.precisions:
+                self.precisions[new] = self.precisions[var]
             if var in self.numbers:
                 self.numbers.add(new)
             if var in self.real_numbers:

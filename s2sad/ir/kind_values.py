@@ -43,6 +43,11 @@ class Kind:
     # class): the dispatcher passes its values as a tuple, lowering reads them by key or field
     view: tuple | None = None
     family: str = ""  # the array library of a non-NumPy array ("dask"), see above
+    # an argument's exact dtype ("f8", "f4": np.dtype.str without its byte order), which the
+    # dispatcher keys on: lowering decides `X.dtype == np.float32` by it. "" where not known
+    # (what kind rules compute). Not part of a kind's identity (== and hash ignore it: kinds
+    # of values of one letter infer alike); the cache's key and lowering's views read it
+    precision: str = ""
 
     def __eq__(self, other):
         # (the generated comparison, after an identity test: the kinds compared are most
@@ -184,7 +189,7 @@ def canonical(k: Kind) -> Kind:
     kind (no value, NumPy, int dimensions: equal kinds then print alike), else `k`. Kinds
     are compared often (does a shape change?): one object compares by identity."""
     if k.tag in ("scalar", "array") and k.value is _UNSET and not k.family and \
-            (k.shape is None or all(type(n) is int for n in k.shape)):
+            not k.precision and (k.shape is None or all(type(n) is int for n in k.shape)):
         c = _CANONICAL.get(k)
         if c is None:
             if len(_CANONICAL) > 4096:
@@ -211,6 +216,8 @@ def kind_of_value(v, keep_value: bool = True, facts: bool = False) -> Kind:
     if isinstance(v, complex):
         return scalar("c")
     if isinstance(v, np.ndarray):
+        if facts:  # (an argument's: its exact dtype, a fact of the compile)
+            return Kind("array", _dtype_letter(v.dtype), v.shape, precision=precision_of(v))
         return array(_dtype_letter(v.dtype), v.shape)
     if isinstance(v, np.generic):
         letter = _dtype_letter(v.dtype)
@@ -244,6 +251,11 @@ def kind_of_value(v, keep_value: bool = True, facts: bool = False) -> Kind:
     return Kind("object", value=v if keep_value else _UNSET)
 
 
+def precision_of(v) -> str:
+    """The exact dtype of a NumPy array, as Kind.precision holds it ("f8")."""
+    return v.dtype.str[1:] if v.dtype.kind in "biufc" else ""
+
+
 def is_record(v) -> bool:
     """A namedtuple (a tuple subclass with `_fields`)."""
     return isinstance(getattr(type(v), "_fields", None), tuple)
@@ -257,7 +269,8 @@ def structure_view(k: Kind, top: bool = True):
     if top and is_fact(k):
         return ("fact", k.value)
     if top and k.tag == "array" and k.ndim is not None and not k.family:
-        return ("rank", k.ndim, k.dtype)  # `if x.ndim == 1:` decided while compiling
+        # `if x.ndim == 1:`, `if X.dtype == np.float32:` decided while compiling
+        return ("rank", k.ndim, k.dtype, k.precision)
     if k.tag not in ("tuple", "list"):
         return None
     items = tuple(structure_view(i, False) for i in k.items)

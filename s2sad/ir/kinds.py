@@ -83,6 +83,47 @@ def _is_elementwise_ufunc(fn) -> bool:
     return isinstance(fn, np.ufunc) and fn.signature is None and fn.nout == 1
 
 
+# NumPy's functions making the index arrays of a matrix's parts (np.triu_indices(n, 1),
+# np.diag_indices_from(K)): called as they are (no rule: their results carry no derivative),
+# pure, and their results' kinds known from the operands' (a tuple of int vectors), so that
+# what they index keeps its number of axes (`K[np.diag_indices_from(K)] += alpha`)
+INDEX_MAKERS = {np.triu_indices: 2, np.tril_indices: 2, np.diag_indices: None,
+                np.diag_indices_from: None, np.triu_indices_from: 2,
+                np.tril_indices_from: 2}
+
+
+def _index_maker_kind(fn, arg_kinds, kwarg_kinds) -> Kind | None:
+    """The kind of `fn(...)` of INDEX_MAKERS: its value's kind where every operand is known
+    and no size symbol (its result's lengths are then those of every call), else a tuple of
+    int vectors of unknown length (np.diag_indices_from(a) of `a` of known shape: of length
+    a.shape[0], one per axis of `a`)."""
+    kinds = list(arg_kinds) + [k for _, k in kwarg_kinds]
+    if all(k.known and not has_dims(k.value) for k in kinds):
+        try:
+            return kind_of_value(fn(*[k.value for k in arg_kinds],
+                                    **{n: k.value for n, k in kwarg_kinds}), keep_value=False)
+        except Exception:  # noqa: BLE001 - it raises where the code runs
+            return None
+    count = INDEX_MAKERS[fn]
+    options = dict(kwarg_kinds)
+    if fn is np.diag_indices:
+        ndim = arg_kinds[1] if len(arg_kinds) > 1 else options.get("ndim")
+        count = 2 if ndim is None else ndim.value if ndim.known and type(ndim.value) is int \
+            else None
+        vector = array("i", (arg_kinds[0].value,)) if arg_kinds and arg_kinds[0].known and \
+            type(arg_kinds[0].value) is int else array_of_rank("i", 1)
+    elif fn is np.diag_indices_from:
+        a = arg_kinds[0] if arg_kinds else None
+        count = a.ndim if a is not None and a.tag == "array" else None
+        shape = a.static_shape if a is not None else None
+        vector = array("i", shape[:1]) if shape else array_of_rank("i", 1)
+    else:
+        vector = array_of_rank("i", 1)
+    if count is None or count < 1:
+        return None
+    return Kind("tuple", items=(vector,) * count)
+
+
 DATA_DEPENDENT = {np.nonzero, np.flatnonzero, np.argwhere, np.unique, np.extract,
                   np.compress}
 
@@ -150,6 +191,9 @@ def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
         return PENDING  # (what is computed from a recursive call's result not known yet)
     if isinstance(fn, prims.RecursiveCall) and prims.RecursiveCall.result_kind is not None:
         return prims.RecursiveCall.result_kind(fn, arg_kinds, kwarg_kinds)
+    if isinstance(fn, prims.Opaque) and _hashable(fn.func) and fn.func in INDEX_MAKERS:
+        result = _index_maker_kind(fn.func, arg_kinds, kwarg_kinds)
+        return _named(result) if result is not None else UNKNOWN
     if _opaque_call(fn):
         return UNKNOWN  # recursion and derivative calls: never run at compile time
     _RULED[0] = False

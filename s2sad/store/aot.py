@@ -367,6 +367,9 @@ def load_ahead_of_time(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: 
 
     wanted = None if kw_kinds else kinds_text(arg_kinds)
     entry = next((e for e in entries if wanted is not None and e.get("kinds") == wanted), None)
+    if entry is None and wanted is not None:  # (one compiled without the exact dtypes of
+        generic = kinds_text(arg_kinds, precision=False)  # its arguments serves any)
+        entry = next((e for e in entries if e.get("kinds") == generic), None)
     entry = entry or next((e for e in entries if e.get("kinds") is None), None)
     if entry is None:
         return None

@@ -417,16 +417,21 @@ def _builtin_rule_globals() -> str:
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
-def kinds_text(kinds) -> str:
-    """A stable text of argument kinds (for keys and for matching ahead-of-time modules)."""
-    return repr(tuple(_kind_tuple(k) for k in kinds))
+def kinds_text(kinds, precision: bool = True) -> str:
+    """A stable text of argument kinds (for keys and for matching ahead-of-time modules);
+    without their exact dtypes where not `precision` (code compiled without them serves
+    every precision)."""
+    return repr(tuple(_kind_tuple(k, precision) for k in kinds))
 
 
-def _kind_tuple(k):
-    items = tuple(_kind_tuple(i) for i in k.items)
+def _kind_tuple(k, precision: bool = True):
+    items = tuple(_kind_tuple(i, precision) for i in k.items)
     value = repr(k.value) if k.known else None
     # (the array library only where there is one: the keys of NumPy arguments stay the same)
-    family = (k.family,) if k.family else ()
+    family: tuple = (k.family,) if k.family else ()
+    if k.precision and precision:  # (an argument's exact dtype: its own entry, as the
+        # dispatcher's key)
+        family += (("precision", k.precision),)
     if k.view is not None:  # a dict's keys, a namedtuple's class
         what, detail = k.view
         if what == "record":

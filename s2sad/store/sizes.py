@@ -99,8 +99,10 @@ def symbolic_kinds(primal: list[Any], pattern: tuple[Any, ...],
         elif dims[:1] == ("int",):
             out.append(scalar("i", symbol(dims[1])))
         else:
-            out.append(Kind("array", kind_of_value(a).dtype,
-                            tuple(symbol(d) if type(d) is str else d for d in dims)))
+            k = kind_of_value(a, facts=True)
+            out.append(Kind("array", k.dtype,
+                            tuple(symbol(d) if type(d) is str else d for d in dims),
+                            precision=k.precision))
     return out
 
 

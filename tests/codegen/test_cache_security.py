@@ -337,8 +337,8 @@ def test_directory_swapped_between_check_and_read_is_never_executed(monkeypatch)
             for p in (evil, evil / path.parent.name, planted, *evil.glob("secret")):
                 os.chown(p, NOBODY, NOBODY)
         # (the entry of a first call: for its own sizes, until a second size shows that its
-        # code serves every size)
-        kinds = [kind_of_value(a, keep_value=False) for a in (x, y)]
+        # code serves every size; with the arguments' exact dtypes, as the dispatcher's)
+        kinds = [kind_of_value(a, keep_value=False, facts=True) for a in (x, y)]
         stop = base / "stop"
         pid, pipe = start_swapper(real, evil, stop, 10.0, NOBODY if IS_ROOT else None)
         hits = 0

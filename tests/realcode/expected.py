@@ -22,18 +22,6 @@ EXPECT: dict[str, dict[str, str]] = {
         'rev': 'missing rule: list() of a value computed at run time is not supported (/ro',
         'fwd': 'missing rule: list() of a value computed at run time is not supported (/ro',
     },
-    'scikit-learn:GaussianProcessRegressor.log_marginal_likelihood': {
-        'rev': 'object built inside',
-        'fwd': 'object built inside',
-    },
-    'scikit-learn:metrics.pairwise.rbf_kernel': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
-    'scikit-learn:metrics.pairwise.euclidean_distances': {
-        'rev': 'array-API / sparse dispatch',
-        'fwd': 'array-API / sparse dispatch',
-    },
     'statsmodels:links.Cauchy()': {
         'rev': 'missing rule: compiled function',
         'fwd': 'missing rule: compiled function',
