@@ -34,8 +34,4 @@ EXPECT: dict[str, dict[str, str]] = {
         'rev': 'array-API / sparse dispatch',
         'fwd': 'array-API / sparse dispatch',
     },
-    'statsmodels:links.Cauchy()': {
-        'rev': 'missing rule: compiled function',
-        'fwd': 'missing rule: compiled function',
-    },
 }
