@@ -287,12 +287,16 @@ class CallLowering:
             return [self.global_value(v, f"{value.name}[{i}]") for i, v in enumerate(value.obj)]
         shape_of = self.shape_source.get(value) if isinstance(value, Var) else None
         if shape_of is not None and shape_of in self.param_ranks:
-            return [self.emit(operator.getitem, [value, Const(i)], hint="_n", node=node)
-                    for i in range(self.param_ranks[shape_of][1])]
+            return list(self.shape_items(value, shape_of, node))
         self.error(UnsupportedSyntaxError, "`*` of a sequence whose length is not known "
                    "while compiling", node, "pass a tuple or list written in the function, "
                    "or each argument explicitly")
         raise Abort
+
+    def shape_items(self, shape, array, node) -> tuple:
+        """The sizes in `shape`, the shape of `array` (whose rank is known): one item each."""
+        return tuple(self.emit(operator.getitem, [shape, Const(i)], hint="_n", node=node)
+                     for i in range(self.param_ranks[array][1]))
 
     def lower_method(self, recv, name, node):
         args, kwargs = self.call_args(node)
@@ -970,6 +974,18 @@ class CallLowering:
             return StaticSeq(tuple(Const(v) for v in value.value), fn is list)
         if fn is tuple and isinstance(value, Var) and self.int_tuple(value):
             return value
+        shape_of = self.shape_source.get(value) if isinstance(value, Var) else None
+        if shape_of is not None and shape_of in self.param_ranks:
+            # list(x.shape), tuple(x.shape): its length is x's rank, known while compiling;
+            # the items are the sizes (integers known once the function is specialised)
+            if fn is tuple:
+                return value
+            return StaticSeq(self.shape_items(value, shape_of, node), True)
+        if shape_of is not None:
+            self.error(UnsupportedSyntaxError, f"{fn.__name__}() of the shape of an array "
+                       "whose number of axes is not known while compiling", node,
+                       "index the shape (`x.shape[0]`) or build the tuple from its items")
+            raise Abort
         self.error(UnsupportedSyntaxError, f"{fn.__name__}() of a value computed at run time "
                    "is not supported", node,
                    "build the tuple or list from its items, or use the array itself")

@@ -18,10 +18,6 @@ EXPECT: dict[str, dict[str, str]] = {
         'rev': 'missing rule: a call that writes its result into an array it is given: `ou',
         'fwd': 'missing rule: a call that writes its result into an array it is given: `ou',
     },
-    'scipy:integrate.cumulative_trapezoid': {
-        'rev': 'missing rule: list() of a value computed at run time is not supported (/ro',
-        'fwd': 'missing rule: list() of a value computed at run time is not supported (/ro',
-    },
     'scikit-learn:GaussianProcessRegressor.log_marginal_likelihood': {
         'rev': 'object built inside',
         'fwd': 'object built inside',
