@@ -324,6 +324,16 @@ class CallLowering:
             raise Abort
         if fn == "astype":
             fn = prims.astype
+            copy = dict(kwargs).get("copy")
+            if isinstance(copy, Const) and type(copy.value) is bool:
+                # x.astype(d, copy=False) is x itself where x has dtype d already: the same
+                # values, which a write into either would show in the other (a view)
+                kwargs = [(k, v) for k, v in kwargs if k != "copy"]
+                out = self.call_value(fn, [recv] + args, kwargs, node)
+                if not copy.value and isinstance(out, Var) and isinstance(recv, Var):
+                    self.scope.fresh.discard(out)
+                    self.view_base[out] = self.view_base.get(recv, recv)
+                return out
         elif fn == "item":
             fn = prims.item
         if name in VARARG_SHAPE_METHODS and len(args) > 1:
@@ -463,6 +473,10 @@ class CallLowering:
             if seq is not None:
                 return seq
         if self.table.is_primitive(fn):
+            if isinstance(fn, np.ufunc) and any(n in ("out", "where") for n, _ in kwargs):
+                value = self.ufunc_into_fresh(fn, args, kwargs, node)
+                if value is not None:
+                    return value
             written = output_argument(fn, args, kwargs)
             if written is not None:
                 self.error(UnsupportedSyntaxError, "a call that writes its result into an "
@@ -883,6 +897,40 @@ class CallLowering:
             loc,
             f"compute it with NumPy functions that have rules, or register rules with "
             f"@s2sad.defjvp({ruled}) and @s2sad.defvjp({ruled})")
+
+    def ufunc_into_fresh(self, fn, args, kwargs, node):
+        """A ufunc's value written into a new array it is given, `np.true_divide(a, b,
+        out=np.zeros_like(a), where=b != 0)` (the array made in the call's own arguments, so
+        that nothing else sees it): the value `np.where(b != 0, a / b, out)`, computed
+        without the write. None where `out=` is a name (refused by the caller, or written
+        as a new version of it where the call is a statement: StatementLowering.out_value)."""
+        options = dict(kwargs)
+        where = options.pop("where", Const(True))
+        out = options.pop("out", Const(None))
+        if isinstance(out, StaticSeq) and len(out.items) == 1:
+            out = out.items[0]  # (out=(buf,), NumPy's own spelling)
+        if isinstance(out, Const) and out.value is None:
+            if isinstance(where, Const) and where.value is True:
+                return self.call_value(fn, args, list(options.items()), node)
+            self.error(UnsupportedSyntaxError, "`where=` without `out=`: NumPy leaves the "
+                       "entries where the condition is False as they happen to be in memory",
+                       node, "give the array to fill (`out=np.zeros_like(x)`), or write "
+                       "`np.where(condition, f(x), 0.0)`")
+            raise Abort
+        given = {k.arg: k.value for k in getattr(node, "keywords", ())}.get("out")
+        if isinstance(given, gast.Tuple) and len(given.elts) == 1:
+            given = given.elts[0]
+        if not (isinstance(out, Var) and out in self.scope.fresh and
+                isinstance(given, gast.Call)) or len(args) != fn.nin:
+            return None
+        value = self.call_value(fn, args, list(options.items()), node)
+        if isinstance(where, Const) and where.value is True:
+            value = self.call_value(prims.broadcast_like, [value, out], [], node)
+        else:
+            value = self.call_value(np.where, [where, value, out], [], node)
+        # NumPy casts the value into the array's dtype
+        dtype = self.call_value(prims.Attr("dtype"), [out], [], node, "_dtype")
+        return self.call_value(np.asarray, [value], [("dtype", dtype)], node)
 
     def lower_inlined(self, body, scope, key, fnode, missing_return):
         """Lower the body of an inlined function (a helper, a lambda, a nested `def`) in its

@@ -521,11 +521,16 @@ class StatementLowering:
             return None
         args, kwargs = self.call_args(call)
         kwargs = [(k, v) for k, v in kwargs if k != "out"]
+        where = dict(kwargs).get("where") if isinstance(fn.obj, np.ufunc) else None
         if isinstance(fn.obj, np.ufunc):
             args = args[:fn.obj.nin]  # (np.exp(m, m): the output by position)
+            kwargs = [(k, v) for k, v in kwargs if k != "where"]
         if output_argument(fn.obj, args, kwargs) is not None:
             return None
         value = self.call_value(fn.obj, args, kwargs, call)
+        if where is not None and not (isinstance(where, Const) and where.value is True):
+            # where=w: the entries where w is False keep m's values
+            value = self.call_value(np.where, [where, value, cur], [], call)
         if not all(a is cur or type(a) is Const and type(a.value) in (int, float, bool)
                    for a in args):
             dtype = self.call_value(prims.Attr("dtype"), [cur], [], call, "_dtype")

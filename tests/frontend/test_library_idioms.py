@@ -113,3 +113,122 @@ def unknown_rank(a, b):
 def test_list_of_a_shape_of_unknown_rank_is_refused():
     with pytest.raises(UnsupportedSyntaxError, match="number of axes is not known"):
         s2sad.grad(unknown_rank)(2.0 * np.eye(2), np.ones(2))
+
+
+# -- a ufunc that writes into an array it is given: out=, where= ----------------------------
+
+
+def ratio_where(a, b, mask):
+    # scipy.integrate.simpson: np.true_divide(h0, h1, out=np.zeros_like(h0), where=h1 != 0)
+    return np.true_divide(a, b, out=np.zeros_like(a), where=mask) + np.exp(b)
+
+
+def ratio_where_nonzero(a, b):
+    return np.sum(np.true_divide(a * a, b, out=np.zeros_like(a), where=b != 0))
+
+
+def sum_into_fresh(a, b):
+    return np.add(np.sin(a), b, out=np.zeros((2, 3)))  # (a of (3,) broadcast into the out)
+
+
+def into_a_tuple(a, b):
+    return np.multiply(a, b, out=(np.ones_like(a),), where=a > 0.0) * b
+
+
+def statement_with_where(a, b, mask):
+    m = 2.0 * a
+    np.multiply(a, b, out=m, where=mask)
+    return m * b
+
+
+MASK = np.array([True, False, True, True, False])
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (ratio_where, lambda r: [r.standard_normal(5), r.uniform(0.5, 2, 5), MASK], (0, 1)),
+    (sum_into_fresh, lambda r: [r.standard_normal(3), r.standard_normal((2, 3))], (0, 1)),
+    (into_a_tuple, lambda r: [r.standard_normal(6), r.standard_normal(6)], (0, 1)),
+    (statement_with_where,
+     lambda r: [r.standard_normal(5), r.standard_normal(5), MASK], (0, 1)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_out_and_where(f, args, wrt):
+    args = args(rng_for(f.__name__, "args"))
+    check_both_modes(f, args, wrt=wrt)
+
+
+def test_out_and_where_where_the_ufunc_would_divide_by_zero():
+    # d/da sum(a^2 / b) = 2a / b where b != 0, and nothing elsewhere (no NaN from 0 / 0)
+    a, b = np.array([1.0, -2.0, 0.5, 3.0]), np.array([2.0, 0.0, -0.5, 0.0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ga, gb = s2sad.grad(ratio_where_nonzero, wrt=(0, 1))(a, b)
+        _, da = s2sad.jvp(ratio_where_nonzero, wrt=0)(a, b, np.ones(4))
+    keep = b != 0
+    assert_close(ga, np.where(keep, 2.0 * a / np.where(keep, b, 1.0), 0.0), rtol=1e-14)
+    assert_close(gb, np.where(keep, -(a / np.where(keep, b, 1.0)) ** 2, 0.0), rtol=1e-14)
+    assert_close(da, np.sum(ga), rtol=1e-14)
+
+
+def float32_out(a, b):
+    return np.true_divide(a, b, out=np.zeros(a.shape, dtype=np.float32), where=b > 0.0)
+
+
+def test_out_keeps_its_dtype():
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([2.0, -1.0, 4.0])
+    out, out_dot = s2sad.jvp(float32_out, wrt=0)(a, b, np.ones(3))
+    assert out.dtype == np.float32 and out_dot.dtype == np.float32
+    assert_close(out, float32_out(a, b), rtol=0.0, atol=0.0)
+    assert_close(out_dot, np.array([0.5, 0.0, 0.25], np.float32), rtol=0.0, atol=0.0)
+
+
+def where_without_out(a, b): return np.sum(np.true_divide(a, b, where=b != 0))
+
+
+def out_a_name_in_an_expression(a):
+    buf = np.zeros_like(a)
+    y = np.exp(a, out=buf)
+    return np.sum(y * buf)
+
+
+@pytest.mark.parametrize("f, message", [
+    (where_without_out, "`where=` without `out=`"),
+    (out_a_name_in_an_expression, "writes its result into an array it is given"),
+])
+def test_out_and_where_refusals(f, message):
+    with pytest.raises(s2sad.S2SADError, match=message):
+        s2sad.grad(f)(np.array([1.0, 2.0]), *([np.array([1.0, 0.0])] if f is
+                                               where_without_out else []))
+
+
+def total_ratio_where(a, b): return np.sum(ratio_where(a, b, MASK) ** 2)
+
+
+def test_out_and_where_second_order():
+    r = rng_for("total_ratio_where")
+    a, b, v = r.standard_normal(5), r.uniform(0.5, 2, 5), r.standard_normal(5)
+    g = s2sad.grad(total_ratio_where, wrt=1)
+    eps = 1e-6
+    expected = (g(a, b + eps * v) - g(a, b - eps * v)) / (2 * eps)
+    assert_close(s2sad.hvp(total_ratio_where, wrt=1)(a, b, v), expected, rtol=1e-6, atol=1e-8)
+
+
+# -- x.astype(float, copy=False) (simpson's h[sl0].astype(float, copy=False)) ---------------
+
+
+def cast_without_copy(x): return np.sum(np.sin(x.astype(float, copy=False)) * x, axis=-1)
+
+
+def test_astype_without_copy_keeps_its_shape():
+    # its kind was unknown (astype took no `copy`): grad refused the scalar output
+    check_both_modes(cast_without_copy, [rng_for("cast_without_copy").standard_normal(4)])
+
+
+def write_into_a_cast(x):
+    y = 2.0 * x
+    h = y.astype(float, copy=False)  # y itself: a write into h changes y
+    h[0] = 0.0
+    return np.sum(y * y)
+
+
+def test_a_write_into_a_cast_without_copy_is_refused():
+    with pytest.raises(s2sad.NonDifferentiableError, match="view of another array"):
+        s2sad.grad(write_into_a_cast)(np.array([1.0, 2.0]))

@@ -14,10 +14,6 @@ EXPECT: dict[str, dict[str, str]] = {
     'scipy:spatial.distance.pdist': {
         'fwd': 'missing rule: `del` is not supported (/root/venv/lib/python3.11/site-packa',
     },
-    'scipy:integrate.simpson': {
-        'rev': 'missing rule: a call that writes its result into an array it is given: `ou',
-        'fwd': 'missing rule: a call that writes its result into an array it is given: `ou',
-    },
     'scikit-learn:GaussianProcessRegressor.log_marginal_likelihood': {
         'rev': 'object built inside',
         'fwd': 'object built inside',
