@@ -58,6 +58,11 @@ from s2sad.ir import prims
 from s2sad.ir.nodes import Block, Call, Const, Function, If, Var, blocks_of
 
 
+# methods of a constant string computed while compiling (an option: metric.lower())
+_STR_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "startswith",
+                          "endswith", "replace", "casefold", "split", "removeprefix",
+                          "removesuffix"})
+
 class CallLowering:
     """Methods of `Lowerer` (s2sad.frontend.lower): calls."""
 
@@ -307,6 +312,10 @@ class CallLowering:
             # "... ({0}!={1})".format(a, b): text for an exception's message, as an f-string
             return self.emit(prims.format_text, [recv] + [self.materialize(a) for a in args],
                              hint="_text", node=node)
+        if isinstance(recv, Const) and isinstance(recv.value, str) and name in _STR_METHODS \
+                and not kwargs and all(isinstance(a, Const) for a in args):
+            # metric.lower() of an option string: known while compiling
+            return Const(getattr(recv.value, name)(*[a.value for a in args]))
         fn = ARRAY_METHODS.get(name)
         if fn is None:
             # a method of a run-time object (rng.normal(size=3) of a np.random.Generator):

@@ -232,3 +232,127 @@ def write_into_a_cast(x):
 def test_a_write_into_a_cast_without_copy_is_refused():
     with pytest.raises(s2sad.NonDifferentiableError, match="view of another array"):
         s2sad.grad(write_into_a_cast)(np.array([1.0, 2.0]))
+
+
+# -- del ------------------------------------------------------------------------------------
+
+
+def deletes_a_local(x):
+    t = np.sin(x)
+    y = t * x
+    del t  # (array_api_extra's lazy_apply: `del shape`)
+    t = np.exp(y)  # bound again
+    return t * y
+
+
+def deletes_items(x):
+    d = {"a": x, "b": 2.0 * x}
+    del d["a"]
+    xs = [x, np.cos(x), x * x]
+    del xs[0]
+    return d["b"] * xs[0] + xs[-1] + len(d) + len(xs)
+
+
+def deletes_in_a_branch(x, flag):
+    t = x * x
+    if flag:
+        u = np.tanh(t)
+        del t
+    else:
+        u = t
+    return u * x
+
+
+def deletes_several(x):
+    a, b = np.sin(x), np.cos(x)
+    c = a * b
+    del a, b
+    return c
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (deletes_a_local, lambda r: [r.standard_normal(3)], (0,)),
+    (deletes_items, lambda r: [r.standard_normal(3)], (0,)),
+    (deletes_in_a_branch, lambda r: [r.standard_normal(3), True], (0,)),
+    (deletes_in_a_branch, lambda r: [r.standard_normal(3), False], (0,)),
+    (deletes_several, lambda r: [r.standard_normal(3)], (0,)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_del(f, args, wrt):
+    check_both_modes(f, args(rng_for(f.__name__, "args")), wrt=wrt)
+
+
+def test_del_second_order():
+    x = rng_for("deletes_a_local", "hvp").standard_normal(3)
+    v = rng_for("deletes_a_local", "v").standard_normal(3)
+
+    def total(x): return np.sum(deletes_a_local(x))
+
+    g = s2sad.grad(total)
+    eps = 1e-6
+    assert_close(s2sad.hvp(total)(x, v), (g(x + eps * v) - g(x - eps * v)) / (2 * eps),
+                 rtol=1e-6, atol=1e-8)
+
+
+def reads_after_del(x):
+    t = np.sin(x)
+    del t
+    return t
+
+
+def deletes_an_array_item(x):
+    y = 2.0 * x
+    del y[0]
+    return y
+
+
+def deletes_a_missing_key(x):
+    d = {"a": x}
+    del d["b"]
+    return d["a"]
+
+
+@pytest.mark.parametrize("f, message", [
+    (reads_after_del, "read after `del t`"),
+    (deletes_an_array_item, "`del` of an item"),
+    (deletes_a_missing_key, "no such key"),
+])
+def test_del_refusals(f, message):
+    with pytest.raises(s2sad.S2SADError, match=message):
+        s2sad.grad(lambda x: np.sum(f(x)))(np.array([1.0, 2.0]))
+
+
+# -- lazy_apply (SciPy's array-API layer): on NumPy arrays, the function called at once ------
+
+
+xpx = pytest.importorskip("scipy._lib.array_api_extra")
+
+
+def scaled_sine(a, b, c=1.0): return c * a * np.sin(b)
+
+
+def lazily_applied(x, y):
+    return xpx.lazy_apply(scaled_sine, x, y, c=2.0, as_numpy=True)
+
+
+def lazily_applied_pair(x, y):
+    u, v = xpx.lazy_apply(lambda a, b: (a * b, a + np.exp(b)), x, y,
+                          shape=((3,), (3,)), dtype=(x.dtype, x.dtype))
+    return u * v
+
+
+@pytest.mark.parametrize("f", [lazily_applied, lazily_applied_pair])
+def test_lazy_apply(f):
+    r = rng_for(f.__name__, "args")
+    check_both_modes(f, [r.standard_normal(3), r.standard_normal(3)])
+
+
+def pdist_given_its_metric(X): return sd.pdist(X, "euclidean")
+
+
+sd = pytest.importorskip("scipy.spatial.distance")
+
+
+def test_pdist_with_its_metric_given():
+    # the metric given by position is an option string (a fact): SciPy's pdist as modelled
+    X = rng_for("pdist_given_its_metric").standard_normal((4, 2))
+    check_both_modes(pdist_given_its_metric, [X])

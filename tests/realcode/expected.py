@@ -11,9 +11,6 @@ EXPECT: dict[str, dict[str, str]] = {
         'rev': 'not differentiable: `scipy.special.zeta` is not differentiable with respect to i',
         'fwd': 'not differentiable: `scipy.special.zeta` is not differentiable with respect to i',
     },
-    'scipy:spatial.distance.pdist': {
-        'fwd': 'missing rule: `del` is not supported (/root/venv/lib/python3.11/site-packa',
-    },
     'scikit-learn:GaussianProcessRegressor.log_marginal_likelihood': {
         'rev': 'object built inside',
         'fwd': 'object built inside',
