@@ -24,6 +24,7 @@ from s2sad_rules.real_only import COMPLEX_REFUSED  # noqa: E402
 # (SciPy is installed with the test extra)
 import s2sad_rules.scipy_special  # noqa: E402,F401
 import s2sad_rules.scipy_stats  # noqa: E402,F401
+import s2sad_rules.scipy_distributions  # noqa: E402,F401
 import s2sad_rules.scipy_linalg  # noqa: E402,F401
 import s2sad_rules.scipy_integrate  # noqa: E402,F401
 
@@ -132,7 +133,8 @@ def complex_support(fn, mod) -> str:
         return "yes"  # (the scipy.special functions whose rules take complex arguments)
     if mod in ("s2sad_rules.math_rules", "s2sad_rules.math_special",
                "s2sad_rules.scipy_special", "s2sad_rules.scipy_stats",
-               "s2sad_rules.scipy_linalg", "s2sad_rules.scipy_integrate") or \
+               "s2sad_rules.scipy_linalg", "s2sad_rules.scipy_integrate",
+               "s2sad_rules.scipy_distributions") or \
             fn in COMPLEX_REFUSED \
             or getattr(fn, "__module__", None) == "math":
         return "refused"

@@ -26,5 +26,8 @@ TABLE.optional["scipy.special"] = "s2sad_rules.scipy_special"
 TABLE.optional["scipy.stats"] = "s2sad_rules.scipy_stats"
 TABLE.optional["scipy.linalg"] = "s2sad_rules.scipy_linalg"
 TABLE.optional["scipy.integrate"] = "s2sad_rules.scipy_integrate"
+# scipy.stats' compiled distribution functions (scu._cauchy_ppf): no public name, found in
+# the private module of scipy.special's ufuncs (after scipy.special, whose ufuncs are there too)
+TABLE.optional["scipy.special._ufuncs"] = "s2sad_rules.scipy_distributions"
 
 __all__ = ["TABLE", "defjvp", "defvjp", "def_linear", "def_nondiff"]

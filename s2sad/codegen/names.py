@@ -133,8 +133,9 @@ def _identifier(hint: str) -> str:
     return s
 
 
-# the packages whose ufuncs generated code imports by name
-_UFUNC_HOMES = ("scipy.special",)
+# the packages whose ufuncs generated code imports by name (the private module for the
+# ufuncs with no public name: scipy.stats' scu._cauchy_ppf)
+_UFUNC_HOMES = ("scipy.special", "scipy.special._ufuncs")
 
 
 def _import_path(obj):

@@ -27,6 +27,7 @@ _OPERATOR_UFUNCS = {
 
 
 NUMBER = "number"  # (result_fact: a Python or NumPy number, not an array)
+_UNKNOWN = object()  # (an item of an index known only where the code runs)
 
 
 def array_fact(lw, value):
@@ -67,6 +68,8 @@ _CONVERSIONS = (np.asarray, np.asanyarray, np.array, np.ascontiguousarray,
     ((np.astype,) if hasattr(np, "astype") else ())  # (NumPy 2's np.astype(x, dtype))
 _SAME_RANK = (np.transpose, prims.Attr("T"))
 _WRITES = (prims.index_update, prims.index_add, prims.filled_diagonal)
+_SCANS = (np.cumsum, np.cumprod, np.diff) + tuple(
+    getattr(np, n) for n in ("cumulative_sum", "cumulative_prod") if hasattr(np, n))
 _REDUCTIONS = (np.sum, np.mean, np.max, np.min, np.prod, np.std, np.var, np.amax, np.amin)
 _MATH_FLOATS = frozenset({
     "sqrt", "exp", "expm1", "log", "log1p", "log2", "log10", "pow", "sin", "cos", "tan",
@@ -89,6 +92,8 @@ def result_fact(lw, fn, args, kwargs):
         return _shaped_fact(lw, fn, args, kwargs) or _number_conversion(lw, fn, args, kwargs)
     if any(fn is r for r in _REDUCTIONS):
         return _reduced_fact(lw, fn, args, kwargs)
+    if any(fn is r for r in _SCANS):
+        return _scan_fact(lw, fn, args, kwargs)
     if fn is operator.getitem:
         return _indexed_fact(lw, args)
     if fn is np.einsum:
@@ -245,6 +250,23 @@ def _reduced_fact(lw, fn, args, kwargs):
     return (letter, rank - n) if rank - n > 0 else NUMBER
 
 
+def _scan_fact(lw, fn, args, kwargs):
+    """np.cumsum, np.cumprod (np.cumulative_sum, np.cumulative_prod) and np.diff of a float
+    array with a fact along a constant axis: as many axes (cumsum along axis=None: one, the
+    flattened array)."""
+    fact = array_fact(lw, args[0]) if args else None
+    options = dict(kwargs)
+    differences = fn is np.diff
+    allowed = {"n", "axis"} if differences else {"axis", "dtype", "include_initial"}
+    if fact is None or fact[0] != "f" or len(args) > 1 or set(options) - allowed:
+        return None
+    axis = options.get("axis", Const(-1 if differences else None))
+    dtype = options.get("dtype", Const(None))
+    if not (isinstance(axis, Const) and isinstance(dtype, Const) and dtype.value is None):
+        return None
+    return ("f", 1 if axis.value is None else fact[1])
+
+
 def _indexed_fact(lw, args):
     """x[i] of an array with a fact by a constant basic index (integers, slices, None,
     Ellipsis): an axis fewer per integer, one more per None; by a slice made in the code
@@ -254,9 +276,15 @@ def _indexed_fact(lw, args):
         return None
     if isinstance(args[1], Var) and args[1] in lw.slices:
         return fact  # (w[:n]: a slice of the first axis)
-    if not isinstance(args[1], Const):
+    if isinstance(args[1], Var) and args[1] in lw.index_tuples:
+        # a tuple of slices made in the code (y[slice1], slice1 = (slice(None), slice(1, None)))
+        index = tuple(slice(None) if isinstance(i, Var) and i in lw.slices else
+                      i.value if isinstance(i, Const) else _UNKNOWN
+                      for i in lw.index_tuples[args[1]])
+    elif isinstance(args[1], Const):
+        index = args[1].value if isinstance(args[1].value, tuple) else (args[1].value,)
+    else:
         return None
-    index = args[1].value if isinstance(args[1].value, tuple) else (args[1].value,)
     if not all(i is None or i is Ellipsis or type(i) in (int, slice) for i in index) or \
             sum(i is Ellipsis for i in index) > 1:
         return None

@@ -249,6 +249,53 @@ def _apply_where(lw, args, kwargs, node):
     return lw.call_value(np.where, [cond, first, other], [], node)
 
 
+@_handler("scipy._external.array_api_extra._lib._lazy", "lazy_apply")  # (SciPy >= 1.18)
+@_handler("scipy._lib.array_api_extra._lib._lazy", "lazy_apply")
+def _lazy_apply(lw, args, kwargs, node):
+    """lazy_apply(func, *args, shape=None, dtype=None, as_numpy=False, xp=None, **kwargs):
+    on NumPy arrays it calls func(*args, **kwargs) at once and returns its result as an
+    array (a tuple of arrays where `shape` lists several shapes); Dask's and JAX's deferred
+    calls are not read. None (read as written) where the number of results is not known."""
+    if not args:
+        return None
+    options = dict(kwargs)
+    shape = options.pop("shape", Const(None))
+    for name in ("dtype", "as_numpy", "xp"):
+        options.pop(name, None)
+    n = _result_count(shape)
+    if n is None:
+        return None
+    operands = [lw.call_value(np.asarray, [a], [], node) if isinstance(a, Var) else a
+                for a in args[1:]]
+    out = lw.call_lowered(args[0], operands, list(options.items()), node)
+    if n == 0:
+        return lw.call_value(np.asarray, [out], [], node)
+    items = out.items if isinstance(out, StaticSeq) and len(out.items) == n else [
+        lw.call_value(operator.getitem, [out, Const(i)], [], node) for i in range(n)]
+    return StaticSeq(tuple(lw.call_value(np.asarray, [v], [], node) for v in items))
+
+
+def _result_count(shape):
+    """0 for lazy_apply's one result (`shape` None or one shape), the number of results
+    where it lists shapes, None where that is not known while compiling."""
+    if isinstance(shape, Const):
+        value = shape.value
+        if value is None or (isinstance(value, tuple) and
+                             all(v is None or type(v) is int for v in value)):
+            return 0
+        if isinstance(value, (tuple, list)) and all(isinstance(v, tuple) for v in value):
+            return len(value)
+        return None
+    if isinstance(shape, StaticSeq):
+        if all(isinstance(v, Var) or isinstance(v, Const) and (
+                v.value is None or type(v.value) is int) for v in shape.items):
+            return 0  # (sizes, some computed: one shape)
+        if all(isinstance(v, StaticSeq) or isinstance(v, Const) and
+               isinstance(v.value, tuple) for v in shape.items):
+            return len(shape.items)
+    return None
+
+
 def unwrapped(fn):
     """The function a library's argument-validating decorator wraps, where the wrapper only
     checks arguments (scikit-learn's @validate_params): the checks carry no derivative, and
@@ -301,12 +348,20 @@ def _distance(name):
         options = dict(kwargs)
         metric = options.get("metric", args[2 if name == "cdist" else 1]
                              if len(args) > (2 if name == "cdist" else 1) else None)
+        if isinstance(metric, Static) and isinstance(metric.obj, str):
+            # (an option string the differentiated function was given: a fact)
+            metric = Const(metric.obj)
+            options["metric"] = metric
+            args = [metric if i == (2 if name == "cdist" else 1) else a
+                    for i, a in enumerate(args)]
         if name != "squareform" and metric is not None and not (
                 isinstance(metric, Const) and metric.value in (
                     "sqeuclidean", "euclidean", "cityblock", "chebyshev", "minkowski")):
             return None  # (another metric: SciPy's code, as written)
         if set(options) - {"metric", "p", "force", "checks"}:
             return None
+        if "metric" in dict(kwargs):
+            kwargs = [(k, options["metric"] if k == "metric" else v) for k, v in kwargs]
         out = lw.call_value(getattr(scipy_models, name), args, kwargs, node)
         if isinstance(out, Var):  # (what the model checks: a condensed vector, a matrix)
             fact = array_fact(lw, args[0]) if name == "squareform" else None

@@ -114,6 +114,8 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
         # they do not carry cannot be rebound inside (see StatementLowering.can_rebind)
         self.rebind_frames: list = []
         self.slices: set = set()  # variables holding a slice object made in the code
+        # variables holding a tuple of slices made in the code (an index: `y[slice1]`) -> them
+        self.index_tuples: dict = {}
         # variables holding a number (math.sqrt(3), np.sum(x) of an array argument): an
         # operand of arithmetic whose result's facts are known (array_facts.result_fact)
         self.numbers: set = set()
@@ -163,6 +165,9 @@ class Lowerer(StatementLowering, ControlFlowLowering, ExpressionLowering, CallLo
             self.allocated.add(target)  # (a buffer: see lower_effect_call)
         if fn is slice:
             self.slices.add(target)
+        elif fn is prims.make_tuple and any(isinstance(a, Var) and a in self.slices
+                                            for a in args):
+            self.index_tuples[target] = tuple(args)
         elif fn is _DTYPE and args and isinstance(args[0], Var):  # x.dtype: a dtype
             fact = self.param_ranks.get(args[0])
             self.dtype_values[target] = fact[0] if fact is not None else ""

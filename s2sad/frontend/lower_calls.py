@@ -59,6 +59,11 @@ from s2sad.ir import prims
 from s2sad.ir.nodes import Block, Call, Const, Function, If, Var, blocks_of
 
 
+# methods of a constant string computed while compiling (an option: metric.lower())
+_STR_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "startswith",
+                          "endswith", "replace", "casefold", "split", "removeprefix",
+                          "removesuffix"})
+
 class CallLowering:
     """Methods of `Lowerer` (s2sad.frontend.lower): calls."""
 
@@ -288,12 +293,16 @@ class CallLowering:
             return [self.global_value(v, f"{value.name}[{i}]") for i, v in enumerate(value.obj)]
         shape_of = self.shape_source.get(value) if isinstance(value, Var) else None
         if shape_of is not None and shape_of in self.param_ranks:
-            return [self.emit(operator.getitem, [value, Const(i)], hint="_n", node=node)
-                    for i in range(self.param_ranks[shape_of][1])]
+            return list(self.shape_items(value, shape_of, node))
         self.error(UnsupportedSyntaxError, "`*` of a sequence whose length is not known "
                    "while compiling", node, "pass a tuple or list written in the function, "
                    "or each argument explicitly")
         raise Abort
+
+    def shape_items(self, shape, array, node) -> tuple:
+        """The sizes in `shape`, the shape of `array` (whose rank is known): one item each."""
+        return tuple(self.emit(operator.getitem, [shape, Const(i)], hint="_n", node=node)
+                     for i in range(self.param_ranks[array][1]))
 
     def lower_method(self, recv, name, node):
         args, kwargs = self.call_args(node)
@@ -304,6 +313,10 @@ class CallLowering:
             # "... ({0}!={1})".format(a, b): text for an exception's message, as an f-string
             return self.emit(prims.format_text, [recv] + [self.materialize(a) for a in args],
                              hint="_text", node=node)
+        if isinstance(recv, Const) and isinstance(recv.value, str) and name in _STR_METHODS \
+                and not kwargs and all(isinstance(a, Const) for a in args):
+            # metric.lower() of an option string: known while compiling
+            return Const(getattr(recv.value, name)(*[a.value for a in args]))
         fn = ARRAY_METHODS.get(name)
         if fn is None:
             # a method of a run-time object (rng.normal(size=3) of a np.random.Generator):
@@ -321,6 +334,16 @@ class CallLowering:
             raise Abort
         if fn == "astype":
             fn = prims.astype
+            copy = dict(kwargs).get("copy")
+            if isinstance(copy, Const) and type(copy.value) is bool:
+                # x.astype(d, copy=False) is x itself where x has dtype d already: the same
+                # values, which a write into either would show in the other (a view)
+                kwargs = [(k, v) for k, v in kwargs if k != "copy"]
+                out = self.call_value(fn, [recv] + args, kwargs, node)
+                if not copy.value and isinstance(out, Var) and isinstance(recv, Var):
+                    self.scope.fresh.discard(out)
+                    self.view_base[out] = self.view_base.get(recv, recv)
+                return out
         elif fn == "item":
             fn = prims.item
         if name in VARARG_SHAPE_METHODS and len(args) > 1:
@@ -470,6 +493,10 @@ class CallLowering:
             if seq is not None:
                 return seq
         if self.table.is_primitive(fn):
+            if isinstance(fn, np.ufunc) and any(n in ("out", "where") for n, _ in kwargs):
+                value = self.ufunc_into_fresh(fn, args, kwargs, node)
+                if value is not None:
+                    return value
             written = output_argument(fn, args, kwargs)
             if written is not None:
                 self.error(UnsupportedSyntaxError, "a call that writes its result into an "
@@ -891,6 +918,40 @@ class CallLowering:
             f"compute it with NumPy functions that have rules, or register rules with "
             f"@s2sad.defjvp({ruled}) and @s2sad.defvjp({ruled})")
 
+    def ufunc_into_fresh(self, fn, args, kwargs, node):
+        """A ufunc's value written into a new array it is given, `np.true_divide(a, b,
+        out=np.zeros_like(a), where=b != 0)` (the array made in the call's own arguments, so
+        that nothing else sees it): the value `np.where(b != 0, a / b, out)`, computed
+        without the write. None where `out=` is a name (refused by the caller, or written
+        as a new version of it where the call is a statement: StatementLowering.out_value)."""
+        options = dict(kwargs)
+        where = options.pop("where", Const(True))
+        out = options.pop("out", Const(None))
+        if isinstance(out, StaticSeq) and len(out.items) == 1:
+            out = out.items[0]  # (out=(buf,), NumPy's own spelling)
+        if isinstance(out, Const) and out.value is None:
+            if isinstance(where, Const) and where.value is True:
+                return self.call_value(fn, args, list(options.items()), node)
+            self.error(UnsupportedSyntaxError, "`where=` without `out=`: NumPy leaves the "
+                       "entries where the condition is False as they happen to be in memory",
+                       node, "give the array to fill (`out=np.zeros_like(x)`), or write "
+                       "`np.where(condition, f(x), 0.0)`")
+            raise Abort
+        given = {k.arg: k.value for k in getattr(node, "keywords", ())}.get("out")
+        if isinstance(given, gast.Tuple) and len(given.elts) == 1:
+            given = given.elts[0]
+        if not (isinstance(out, Var) and out in self.scope.fresh and
+                isinstance(given, gast.Call)) or len(args) != fn.nin:
+            return None
+        value = self.call_value(fn, args, list(options.items()), node)
+        if isinstance(where, Const) and where.value is True:
+            value = self.call_value(prims.broadcast_like, [value, out], [], node)
+        else:
+            value = self.call_value(np.where, [where, value, out], [], node)
+        # NumPy casts the value into the array's dtype
+        dtype = self.call_value(prims.Attr("dtype"), [out], [], node, "_dtype")
+        return self.call_value(np.asarray, [value], [("dtype", dtype)], node)
+
     def lower_inlined(self, body, scope, key, fnode, missing_return):
         """Lower the body of an inlined function (a helper, a lambda, a nested `def`) in its
         own scope; the value it returns."""
@@ -981,6 +1042,18 @@ class CallLowering:
             return StaticSeq(tuple(Const(v) for v in value.value), fn is list)
         if fn is tuple and isinstance(value, Var) and self.int_tuple(value):
             return value
+        shape_of = self.shape_source.get(value) if isinstance(value, Var) else None
+        if shape_of is not None and shape_of in self.param_ranks:
+            # list(x.shape), tuple(x.shape): its length is x's rank, known while compiling;
+            # the items are the sizes (integers known once the function is specialised)
+            if fn is tuple:
+                return value
+            return StaticSeq(self.shape_items(value, shape_of, node), True)
+        if shape_of is not None:
+            self.error(UnsupportedSyntaxError, f"{fn.__name__}() of the shape of an array "
+                       "whose number of axes is not known while compiling", node,
+                       "index the shape (`x.shape[0]`) or build the tuple from its items")
+            raise Abort
         self.error(UnsupportedSyntaxError, f"{fn.__name__}() of a value computed at run time "
                    "is not supported", node,
                    "build the tuple or list from its items, or use the array itself")

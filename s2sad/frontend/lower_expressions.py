@@ -116,6 +116,11 @@ class ExpressionLowering:
         if v is not None:
             if isinstance(v, Poisoned):
                 raise Abort
+            if isinstance(v, Undefined) and v.deleted:
+                self.error(NameResolutionError, f"`{name}` is read after `del {name}` (Python "
+                           "raises UnboundLocalError)", node,
+                           f"assign `{name}` again before reading it, or remove the `del`")
+                raise Abort
             if isinstance(v, Undefined):
                 self.error(NameResolutionError, f"`{name}` may be undefined here: it is "
                            "assigned in only one branch or only inside a loop", node,

@@ -31,6 +31,7 @@ from s2sad.frontend.values import (
     Static,
     StaticDict,
     StaticSeq,
+    Undefined,
     contains_item,
     holds,
     is_add_at,
@@ -165,6 +166,9 @@ class StatementLowering:
                 self.lower_import(s)
             case gast.Pass():
                 return None
+            case gast.Delete(targets=targets):
+                for target in targets:
+                    self.lower_delete(target, s)
             case gast.Return(value=value):
                 if in_loop:
                     self.error(UnsupportedSyntaxError, "`return` inside a loop is not supported",
@@ -521,11 +525,16 @@ class StatementLowering:
             return None
         args, kwargs = self.call_args(call)
         kwargs = [(k, v) for k, v in kwargs if k != "out"]
+        where = dict(kwargs).get("where") if isinstance(fn.obj, np.ufunc) else None
         if isinstance(fn.obj, np.ufunc):
             args = args[:fn.obj.nin]  # (np.exp(m, m): the output by position)
+            kwargs = [(k, v) for k, v in kwargs if k != "where"]
         if output_argument(fn.obj, args, kwargs) is not None:
             return None
         value = self.call_value(fn.obj, args, kwargs, call)
+        if where is not None and not (isinstance(where, Const) and where.value is True):
+            # where=w: the entries where w is False keep m's values
+            value = self.call_value(np.where, [where, value, cur], [], call)
         if not all(a is cur or type(a) is Const and type(a.value) in (int, float, bool)
                    for a in args):
             dtype = self.call_value(prims.Attr("dtype"), [cur], [], call, "_dtype")
@@ -739,6 +748,54 @@ class StatementLowering:
         except ImportError as e:
             self.error(NameResolutionError, f"the import fails while compiling: {e}", s,
                        "import at module level")
+
+    def lower_delete(self, target, s):
+        """`del x` of a local: the name is unbound (its value lives on where it was read; a
+        later read is an error, as Python's UnboundLocalError). `del d[k]` of a dict and
+        `del xs[i]` of a list written in the function, by a constant key: a new version
+        without the item. Anything else is refused."""
+        if isinstance(target, gast.Name):
+            if target.id not in self.scope.env or \
+                    isinstance(self.scope.env[target.id], (Undefined, Poisoned)):
+                self.error(UnsupportedSyntaxError, f"`del {target.id}` of a name that is "
+                           "not a local variable of the function", target,
+                           f"remove the `del`; `{target.id}` goes out of scope at the end "
+                           "of the function")
+                raise Abort
+            self.scope.env[target.id] = Undefined(target.id, deleted=True)
+            return
+        if isinstance(target, gast.Tuple | gast.List):
+            for item in target.elts:
+                self.lower_delete(item, s)
+            return
+        if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
+            name = target.value.id
+            cur = self.name_load(name, target.value)
+            key = self.expr(target.slice)
+            if isinstance(cur, StaticDict) and isinstance(key, Const):
+                try:
+                    cur.get(key.value)
+                except KeyError:
+                    self.error(UnsupportedSyntaxError, f"`del {name}[{key.value!r}]`: the "
+                               "dict has no such key (Python raises KeyError)", target)
+                    raise Abort
+                self.rebind_written(name, cur, cur.without(key.value), s)
+                return
+            if isinstance(cur, StaticSeq) and cur.is_list and isinstance(key, Const) and \
+                    type(key.value) in (int, slice):
+                items = list(cur.items)
+                try:
+                    del items[key.value]
+                except IndexError:
+                    self.error(UnsupportedSyntaxError, f"`del {name}[{key.value!r}]`: list "
+                               "index out of range", target)
+                    raise Abort
+                self.rebind_written(name, cur, StaticSeq(tuple(items), True), s)
+                return
+        self.error(UnsupportedSyntaxError, "`del` of an item or attribute of a value "
+                   "computed at run time is not supported", target,
+                   "build the new value instead (np.delete(x, i) for an array)")
+        raise Abort
 
     def unsupported_stmt(self, s):
         names = {

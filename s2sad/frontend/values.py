@@ -265,6 +265,7 @@ class Abort(Exception):
 @dataclass(frozen=True)
 class Undefined:
     name: str
+    deleted: bool = False  # (unbound by `del name`)
 
 
 @dataclass(frozen=True)

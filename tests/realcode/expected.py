@@ -11,19 +11,4 @@ EXPECT: dict[str, dict[str, str]] = {
         'rev': 'not differentiable: `scipy.special.zeta` is not differentiable with respect to i',
         'fwd': 'not differentiable: `scipy.special.zeta` is not differentiable with respect to i',
     },
-    'scipy:spatial.distance.pdist': {
-        'fwd': 'missing rule: `del` is not supported (/root/venv/lib/python3.11/site-packa',
-    },
-    'scipy:integrate.simpson': {
-        'rev': 'missing rule: a call that writes its result into an array it is given: `ou',
-        'fwd': 'missing rule: a call that writes its result into an array it is given: `ou',
-    },
-    'scipy:integrate.cumulative_trapezoid': {
-        'rev': 'missing rule: list() of a value computed at run time is not supported (/ro',
-        'fwd': 'missing rule: list() of a value computed at run time is not supported (/ro',
-    },
-    'statsmodels:links.Cauchy()': {
-        'rev': 'missing rule: compiled function',
-        'fwd': 'missing rule: compiled function',
-    },
 }

@@ -989,13 +989,15 @@ try:
     import scipy.integrate as sp_integrate
     import scipy.linalg as sp_linalg
     import scipy.stats as sp_stats
+    import scipy.special._ufuncs as scu
 
     import s2sad_rules.scipy_integrate  # noqa: F401
     import s2sad_rules.scipy_linalg  # noqa: F401
     import s2sad_rules.scipy_special  # noqa: F401  (loaded where a function calls scipy)
     import s2sad_rules.scipy_stats  # noqa: F401
+    import s2sad_rules.scipy_distributions  # noqa: F401
 except ImportError:  # (SciPy is optional)
-    sc = sp_stats = sp_linalg = sp_integrate = None
+    sc = sp_stats = sp_linalg = sp_integrate = scu = None
 
 if sc is not None:
     def sc_logsumexp(x): return sc.logsumexp(x, axis=1)
@@ -1024,6 +1026,7 @@ if sc is not None:
     def sc_faddeeva(x): return sc.dawsn(x) + sc.erfcx(x) * sc.erfi(x) + np.real(sc.wofz(x)) * np.imag(sc.wofz(x)) + sc.loggamma(x + 2.0)
     def la_solve_triangular(a, b): return sp_linalg.solve_triangular(a, b, lower=True) + sp_linalg.solve_triangular(a, b, trans=1, unit_diagonal=True)
     def st_norm_densities(x, m, s): return sp_stats.norm.logpdf(x, m, s) + sp_stats.norm.pdf(x, loc=m, scale=s)
+    def st_cauchy_quantiles(q, m, s): return scu._cauchy_ppf(q, m, s) * scu._cauchy_isf(q, 0.5, s) + scu._cauchy_isf(q, m, 1.5)
     def st_norm_tails(x, m, s): return sp_stats.norm.cdf(x, m, s) * sp_stats.norm.sf(x, m) + sp_stats.norm.logcdf(x, scale=s) - sp_stats.norm.logsf(x, m, s)
 
     for _fn, _make in [
@@ -1053,6 +1056,7 @@ if sc is not None:
             (sc_faddeeva, lambda rng: [real(rng, (3,), -1.5, 1.5)]),
             (st_norm_densities, lambda rng: [real(rng, (2, 3)), real(rng, (3,)), pos(rng, (2, 1))]),
             (st_norm_tails, lambda rng: [real(rng, (3,)), real(rng), pos(rng, (3,))]),
+            (st_cauchy_quantiles, lambda rng: [pos(rng, (2, 3), 0.1, 0.9), real(rng, (3,)), pos(rng, (2, 1))]),
             (la_solve_triangular, lambda rng: [wellcond(rng, (3, 3)), real(rng, (3, 2))])]:
         add(_fn, _make, second_order=True, family="scipy")
 

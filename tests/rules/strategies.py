@@ -45,8 +45,10 @@ try:
     import s2sad_rules.scipy_linalg  # noqa: F401
     import s2sad_rules.scipy_special  # noqa: F401  (loaded where a function calls scipy)
     import s2sad_rules.scipy_stats  # noqa: F401
+    import s2sad_rules.scipy_distributions  # noqa: F401
+    import scipy.special._ufuncs as scu
 except ImportError:  # (SciPy is optional)
-    sc = sp_stats = sp_linalg = None
+    sc = sp_stats = sp_linalg = scu = None
 
 
 @dataclass(frozen=True)
@@ -1637,7 +1639,8 @@ from s2sad.ir.prims import unbroadcast
 from s2sad_rules.numpy_construction import reshape_items
 from s2sad_rules.numpy_linalg import EIG_RETURNS_COMPLEX
 """ + ("import scipy.special as sc\nimport scipy.stats as sp_stats\n"
-                                "import scipy.linalg as sp_linalg\n" if sc is not None else "")
+                                "import scipy.linalg as sp_linalg\n"
+                                "import scipy.special._ufuncs as scu\n" if sc is not None else "")
 
 
 # -- scipy.special (an optional dependency: its rules are loaded where a function calls them;
@@ -1746,6 +1749,18 @@ def _norm_method(name):
     return draw_norm
 
 
+def _cauchy(name):
+    """scu._cauchy_<name>(q, loc, scale), the compiled Cauchy quantile functions scipy.stats
+    calls: q in (0, 1) away from the ends (where the slope is infinite), all three broadcast
+    together and differentiated."""
+    def draw_cauchy(draw):
+        s0, s1, s2 = draw(hnp.mutually_broadcastable_shapes(
+            num_shapes=3, min_dims=0, max_dims=2, max_side=3)).input_shapes
+        q, loc, scale = draw(values(s0, OPEN01)), draw(values(s1, REAL)), draw(values(s2, POS))
+        return Example(f"scu._cauchy_{name}(a0, a1, a2)", (q, loc, scale), (0, 1, 2), rtol=1e-4)
+    return draw_cauchy
+
+
 def _solve_triangular(draw):
     """scipy.linalg.solve_triangular: lower or upper, trans 0 / 1 / "T", unit diagonal or not,
     a vector or matrix right-hand side; `a` full (only its triangle is read), its diagonal
@@ -1834,6 +1849,8 @@ if sc is not None:
     for _name in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"):
         SPECS[getattr(sp_stats.norm, _name)] = custom(_norm_method(_name))
     SPECS[sp_linalg.solve_triangular] = custom(_solve_triangular)
+    SPECS[scu._cauchy_ppf] = custom(_cauchy("ppf"))
+    SPECS[scu._cauchy_isf] = custom(_cauchy("isf"))
 
 
 # -- complex examples ----------------------------------------------------------------------
@@ -1849,6 +1866,7 @@ def complex_refused(rule) -> bool:
     return rule in COMPLEX_REFUSED or getattr(rule, "__module__", None) == "math" or (
         sc is not None and (rule in s2sad_rules.scipy_special.SCIPY_SPECIAL or
                             rule in s2sad_rules.scipy_stats.SCIPY_STATS or
+                            rule in s2sad_rules.scipy_distributions.SCIPY_DISTRIBUTIONS or
                             rule in s2sad_rules.scipy_linalg.SCIPY_LINALG))
 
 

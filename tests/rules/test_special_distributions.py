@@ -311,3 +311,49 @@ def chi2_sf_in_df(df): return np.sum(stats.chi2.sf(np.array([0.5, 1.5]), df))
 def test_scipy_stats_degrees_of_freedom_are_refused(f, name):
     with pytest.raises(s2sad.NonDifferentiableError, match=f"argument `{name}`"):
         s2sad.grad(f)(3.5)
+
+
+# -- scipy.stats.cauchy's quantile function: the compiled scu._cauchy_ppf (issue 33) -------
+
+
+def cauchy_ppf_loc_scale(q, loc, scale): return np.sum(stats.cauchy.ppf(q, loc, scale))
+
+
+def cauchy_quantiles(q, loc, scale):
+    scu = sc._ufuncs
+    return scu._cauchy_ppf(q, loc, scale) + 2.0 * scu._cauchy_isf(q, loc, scale)
+
+
+def test_cauchy_quantile_slopes_against_closed_forms():
+    # ppf(q) = loc + scale tan(pi (q - 1/2)): slope pi scale / cos^2 in q, 1 in loc, tan in scale
+    q, loc, scale = np.array([0.05, 0.3, 0.5, 0.8]), 0.4, 1.7
+    gq, gloc, gscale = s2sad.grad(cauchy_ppf_loc_scale, wrt=(0, 1, 2))(q, loc, scale)
+    angle = np.pi * (q - 0.5)
+    assert_close(gq, np.pi * scale / np.cos(angle) ** 2, rtol=1e-12, atol=0.0)
+    assert_close(gloc, 4.0, rtol=1e-12, atol=0.0)
+    assert_close(gscale, np.sum(np.tan(angle)), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shapes", [((3,), (), ()), ((2, 3), (3,), (2, 1))])
+def test_cauchy_quantiles_against_finite_differences(shapes):
+    rng = np.random.default_rng(33)
+    q = rng.uniform(0.1, 0.9, shapes[0])
+    loc = rng.normal(size=shapes[1]) if shapes[1] else 0.3
+    scale = rng.uniform(0.5, 2.0, shapes[2]) if shapes[2] else 1.4
+    check_both_modes(cauchy_quantiles, [q, loc, scale], rtol=1e-6, salt=str(shapes))
+    check_second_order(lambda q, loc, scale: np.sum(cauchy_quantiles(q, loc, scale)),
+                       [q, loc, scale], wrt=0, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp"])
+def test_generated_source_imports_the_private_cauchy_ufunc(mode):
+    """scu._cauchy_ppf has no public name: the source imports it from scipy.special._ufuncs."""
+    q = np.array([0.2, 0.7])
+    d = getattr(s2sad, mode)(cauchy_ppf_loc_scale, wrt=0)
+    args = (q, 0.1, 2.0) if mode == "grad" else (q, 0.1, 2.0, np.ones(2))
+    expected = d(*args)
+    assert "from scipy.special._ufuncs import _cauchy_ppf" in d.source
+    namespace: dict = {}
+    exec(compile(d.source, "<generated>", "exec"), namespace)
+    got = namespace[f"cauchy_ppf_loc_scale_{mode}"](*args)
+    assert_close(got, expected, rtol=1e-15, atol=0.0)
