@@ -48,7 +48,9 @@ def test_a_value_read_after_the_run_is_an_array():
     assert "b[i] = a[i] * x[i]" in out
 
 
-def test_an_array_written_at_two_offsets_takes_two_passes():
+def test_an_array_written_at_two_offsets_is_written_last_to_first():
+    """`g[:-1] = a` then `g[1:] += a`: element e is set at step e and added to at step
+    e - 1, so the loop counts down (as the whole-array statements: set, then added to)."""
     out = fused("""
         a = x[1:] * 2.0
         g = np.zeros((5,))
@@ -56,7 +58,39 @@ def test_an_array_written_at_two_offsets_takes_two_passes():
         g[1:] += a
         return g
     """)
-    assert "g[i] = a[i]" in out and "g[1:] += a" in out
+    assert loops(out) == ["for i in range(3, -1, -1):"], out
+    assert "g[i] = a_i" in out and "g[i + 1] += a_i" in out and "last to first" in out
+    # read at a higher offset than it is written: the loop counts up
+    out = fused("""
+        g = x * 2.0
+        g[:-1] = g[1:] * x[:-1]
+        g[:-1] += x[1:]
+        return g
+    """)
+    assert loops(out) == ["for i in range(4):"], out
+    assert "g[i] = g[i + 1] * x[i]" in out and "g[i] += x[i + 1]" in out
+    # a statement reads what it reads before it writes: `g[1:] += g[:-1]` counts down
+    out = fused("""
+        g = np.exp(x)
+        g[1:] += g[:-1]
+        g[1:] *= 3.0
+        return g
+    """)
+    assert loops(out) == ["for i in range(3, -1, -1):"], out
+    assert "g[i + 1] += g[i]" in out
+
+
+def test_an_array_touched_in_both_orders_takes_two_passes():
+    out = fused("""
+        a = x[1:] * 2.0
+        g = np.zeros((5,))
+        g[:-1] = a
+        g[1:] += a
+        g[:-1] *= a
+        return g
+    """)
+    assert loops(out) == ["for i in range(3, -1, -1):"], out
+    assert "g[:-1] *= a" in out  # (g[1:] then g[:-1]: counting up; g[:-1] then g[1:]: down)
 
 
 def test_arrays_of_two_lengths_are_not_joined():
