@@ -269,8 +269,10 @@ class _Fuser:
             return False
         reads = _reads(stmt)
         targets = _stores(stmt)
-        # a value known after the loop (a sum) is read after the loop only
-        if (reads | targets) & run.whole or targets & run.post_reads:
+        # a value known after the loop (a sum) is read after the loop only (outside the
+        # sums of a statement that the loop accumulates, the rest of which follows it)
+        in_loop = self.summed_reads(stmt) if role == "post" else reads
+        if (in_loop | targets) & run.whole or targets & run.post_reads:
             return False
         # moved before the loop: it reads nothing the loop computes
         if role == "hoist" and (reads & run.defined or targets & (run.read | run.defined)):
@@ -374,6 +376,10 @@ class _Fuser:
             return _same(shape_of(node, self.env), SCALAR) and \
                 isinstance(node, (ast.Name, ast.Constant))
         return scalar_apart_from_sums(e) and found
+
+    def summed_reads(self, stmt: ast.stmt) -> set[str]:
+        """The names read inside the sums of `stmt`."""
+        return {n for c in ast.walk(stmt) if _is_sum(c) for n in _reads(c.args[0])}
 
     def summed_names(self, stmt: ast.stmt) -> set[str]:
         return {n for c in ast.walk(stmt) if _is_sum(c) for n in _reads(c)}
@@ -534,9 +540,14 @@ def _emitted(fuser: _Fuser, run: _Run, start: int, stop: int, lines: list[str],
     # values read after the run are arrays (with the names they were given); others
     # are registers
     kept = {n for n in run.defined if fuser.live_after(n, stop - 1)}
-    for stmt, role, _ in run.stmts:  # (two names of one array: both kept or neither)
-        if role == "alias" and ({stmt.targets[0].id, stmt.value.id} & kept):
-            kept |= {stmt.targets[0].id, stmt.value.id}
+    grown = True
+    while grown:  # (two names of one array: both kept or neither, along a chain of them)
+        grown = False
+        for stmt, role, _ in run.stmts:
+            names = {stmt.targets[0].id, stmt.value.id} if role == "alias" else set()
+            if names & kept and not names <= kept:
+                kept |= names
+                grown = True
     index = _fresh("i", taken)
     temps = {n: _fresh(f"{n}_{index}", taken) for n in sorted(run.defined - kept)}
     before: list[str] = []

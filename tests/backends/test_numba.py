@@ -261,9 +261,79 @@ def test_an_array_written_at_two_offsets_in_one_loop():
         eps = 1e-6
         want = (rosenbrock_grad(x + eps * v) - rosenbrock_grad(x - eps * v)) / (2 * eps)
         oracle.assert_close(hv, want, rtol=1e-6, atol=1e-6)
-    for fn in (carried, smoothed):
+    for fn in (carried, smoothed, shifted):
         _check_vjp(programs.Case(fn, lambda r: (r.uniform(-1.0, 1.0, 7),)),
                    oracle.rng_for(fn.__name__, "numba fusion"))
+
+
+FUSED_PROGRAMS = {  # (written as a derivative's statements are: views, updates, aliases)
+    "offsets": """
+def f(x, y):
+    t = x[:-1]
+    a = x[1:] - t * t
+    g = np.zeros((7,))
+    g[:-1] = a * y[:-1]
+    g[1:] += a
+    return g
+""",
+    "read_ahead": """
+def f(x, y):
+    g = x * y
+    g[:-1] = g[1:] * x[:-1]
+    g[:-1] += y[1:]
+    return g
+""",
+    "carry": """
+def f(x, y):
+    g = np.exp(x)
+    g[1:] += g[:-1]
+    g[1:] *= y[1:]
+    return g
+""",
+    "chain": """
+def f(x, y):
+    a = x * 2.0
+    b = a
+    b *= y
+    c = b
+    c += 1.0
+    if c[0] > 0.0:
+        c = c * 2.0
+    return c
+""",
+    "updates": """
+def f(x, y):
+    t = x[1:]
+    t_dot = y[1:]
+    a = t - x[:-1]
+    t1 = a * t
+    t_dot = a * t_dot
+    t_dot += t1
+    t3 = np.sum(t1)
+    e = np.exp(a)
+    return t3 + np.sum(e), np.sum(t_dot)
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUSED_PROGRAMS))
+def test_fused_statements_compute_what_numpy_does(name):
+    """Statements fused into one loop (offsets, a loop counting down, names of one array,
+    sums), compiled by Numba, against the same statements run by NumPy."""
+    from s2sad.codegen.numba_form import numba_source
+    from s2sad.ir.kind_values import Kind
+
+    text = "import numpy as np\n" + FUSED_PROGRAMS[name]
+    source = numba_source(text, "f", cache=False, kinds=[Kind("array", "f", (7,))] * 2)
+    assert "fused" in source, source
+    plain, jitted = {}, {}
+    exec(text, plain)
+    exec(source, jitted)
+    rng = oracle.rng_for(name, "fused statements")
+    for _ in range(3):
+        x, y = rng.uniform(-1.5, 1.5, 7), rng.uniform(-1.5, 1.5, 7)
+        oracle.assert_close(jitted["f"](x.copy(), y.copy()), plain["f"](x.copy(), y.copy()),
+                            rtol=1e-13, atol=1e-13, what=name)
 
 
 @pytest.mark.parametrize("name", ["power_ops", "resolve_alias", "scalar_times_array"])
