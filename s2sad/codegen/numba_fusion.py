@@ -379,7 +379,8 @@ class _Fuser:
 
     def summed_reads(self, stmt: ast.stmt) -> set[str]:
         """The names read inside the sums of `stmt`."""
-        return {n for c in ast.walk(stmt) if _is_sum(c) for n in _reads(c.args[0])}
+        return {n for c in ast.walk(stmt) if isinstance(c, ast.Call) and _is_sum(c)
+                for n in _reads(c.args[0])}
 
     def summed_names(self, stmt: ast.stmt) -> set[str]:
         return {n for c in ast.walk(stmt) if _is_sum(c) for n in _reads(c)}
@@ -410,9 +411,10 @@ class _Fuser:
                 use = self.root.get(sub.id, (sub.id, 0))
             if use is None:
                 continue
-            if not isinstance(sub.ctx, ast.Store) or isinstance(stmt, ast.AugAssign):
+            stored = isinstance(getattr(sub, "ctx", None), ast.Store)
+            if not stored or isinstance(stmt, ast.AugAssign):
                 reads.append(use)  # (`g[1:] += v` reads g[1:] first)
-            if isinstance(sub.ctx, ast.Store):
+            if stored:
                 writes.append(use)
         accesses = {m: list(a) for m, a in run.accesses.items()}
         directions = set(run.directions)
