@@ -161,7 +161,8 @@ def _one_name_per_value(source: str, jitted: list[str]) -> str:
     given a new name from its second value on (`t = t_bar - 2.0 * (a_bar * t)` -> `t1 =
     ...`, and the reads after it): the register allocator reuses a name whose value is dead,
     and a fused loop cannot write into an array it still reads (`t` a view of `x`). Only
-    names every assignment of which is a plain `name = ...` of the body's top level."""
+    names every assignment of which is a plain `name = ...` of the body's top level (an
+    update `name += ...` there reads and writes the version it follows)."""
     lines = source.split("\n")
     tree = ast.parse(source)
     for fn in tree.body:
@@ -175,8 +176,12 @@ def _one_name_per_value(source: str, jitted: list[str]) -> str:
                 isinstance(stmt.targets[0], ast.Name)
             if simple:
                 top.setdefault(stmt.targets[0].id, []).append(k)  # type: ignore[attr-defined]
+            # (`t += u` updates the value t holds: it keeps t's version)
+            updated = stmt.target if isinstance(stmt, ast.AugAssign) and \
+                isinstance(stmt.target, ast.Name) else None
             for sub in ast.walk(stmt):
                 if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) and \
+                        sub is not updated and \
                         not (simple and sub is stmt.targets[0]):  # type: ignore[attr-defined]
                     elsewhere.add(sub.id)
         taken = _names(fn)

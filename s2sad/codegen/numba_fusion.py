@@ -157,8 +157,10 @@ class _Run:
     whole: set[str] = field(default_factory=set)  # values known only after the loop
     read: set[str] = field(default_factory=set)
     post_reads: set[str] = field(default_factory=set)
-    offsets: dict[str, set[int]] = field(default_factory=dict)  # memory -> offsets used
-    written: set[str] = field(default_factory=set)  # memory written in the run
+    # memory -> its accesses in the run, in order: (offset, written)
+    accesses: dict[str, list[tuple[int, bool]]] = field(default_factory=dict)
+    # the orders of the loop that keep each element's accesses in the statements' order
+    directions: frozenset = frozenset({"forward", "backward"})
 
 
 class _Fuser:
@@ -212,8 +214,12 @@ class _Fuser:
             n = shape_of(value, self.env)
             return n if isinstance(n, int) else None
         if isinstance(stmt, ast.AugAssign):
-            n = shape_of(stmt.value, self.env)
-            return self.env.get(ast.unparse(stmt.target)) if n is not None else None
+            if shape_of(stmt.value, self.env) is None:
+                return None
+            if isinstance(stmt.target, ast.Subscript):
+                view = _slice_of(stmt.target, self.env)
+                return view[1] if view else None
+            return self.env.get(ast.unparse(stmt.target))
         return None
 
     def update_env(self, stmt: ast.stmt) -> None:
@@ -263,8 +269,10 @@ class _Fuser:
             return False
         reads = _reads(stmt)
         targets = _stores(stmt)
-        # a value known after the loop (a sum) is read after the loop only
-        if (reads | targets) & run.whole or targets & run.post_reads:
+        # a value known after the loop (a sum) is read after the loop only (outside the
+        # sums of a statement that the loop accumulates, the rest of which follows it)
+        in_loop = self.summed_reads(stmt) if role == "post" else reads
+        if (in_loop | targets) & run.whole or targets & run.post_reads:
             return False
         # moved before the loop: it reads nothing the loop computes
         if role == "hoist" and (reads & run.defined or targets & (run.read | run.defined)):
@@ -369,37 +377,57 @@ class _Fuser:
                 isinstance(node, (ast.Name, ast.Constant))
         return scalar_apart_from_sums(e) and found
 
+    def summed_reads(self, stmt: ast.stmt) -> set[str]:
+        """The names read inside the sums of `stmt`."""
+        return {n for c in ast.walk(stmt) if isinstance(c, ast.Call) and _is_sum(c)
+                for n in _reads(c.args[0])}
+
     def summed_names(self, stmt: ast.stmt) -> set[str]:
         return {n for c in ast.walk(stmt) if _is_sum(c) for n in _reads(c)}
 
     def memory_ok(self, run: _Run, stmt: ast.stmt, role: str) -> bool:
-        """Each array written in the run is used at one offset (the loop's i-th step
-        touches element i + offset only, as the whole-array statements would)."""
+        """Each element of an array the run writes is touched in the order the whole-array
+        statements touch it. The loop's i-th step touches element i + k of a view at
+        offset k: where the run touches memory at offsets a, then b (one of them a write),
+        element e is touched at steps e - a, then e - b, so that a loop counting up keeps
+        the order where b <= a and one counting down where b >= a (`g[:-1] = u` then
+        `g[1:] += v`: down). A statement reads all it reads before it writes."""
         if role in ("hoist", "alias"):
             return True
-        uses: list[tuple[str, int, bool]] = []  # (memory, offset, written)
+        reads: list[tuple[str, int]] = []
+        writes: list[tuple[str, int]] = []
         sliced = {id(sub.value) for sub in ast.walk(stmt) if isinstance(sub, ast.Subscript)}
         for sub in ast.walk(stmt):
             if id(sub) in sliced:
                 continue
+            use = None
             if isinstance(sub, ast.Subscript):
                 view = _slice_of(sub, self.env)
                 if view is not None:
                     memory, offset = self.root.get(view[0], (view[0], 0))
-                    uses.append((memory, offset + view[2], isinstance(sub.ctx, ast.Store)))
+                    use = (memory, offset + view[2])
             elif isinstance(sub, ast.Name) and isinstance(self.env.get(sub.id), int) and \
                     sub.id not in run.defined:
-                memory, offset = self.root.get(sub.id, (sub.id, 0))
-                uses.append((memory, offset, isinstance(sub.ctx, ast.Store)))
-        offsets = {m: set(o) for m, o in run.offsets.items()}
-        written = set(run.written)
-        for memory, offset, w in uses:
-            offsets.setdefault(memory, set()).add(offset)
-            if w:
-                written.add(memory)
-        if any(len(offsets[m]) > 1 for m in written):
+                use = self.root.get(sub.id, (sub.id, 0))
+            if use is None:
+                continue
+            stored = isinstance(getattr(sub, "ctx", None), ast.Store)
+            if not stored or isinstance(stmt, ast.AugAssign):
+                reads.append(use)  # (`g[1:] += v` reads g[1:] first)
+            if stored:
+                writes.append(use)
+        accesses = {m: list(a) for m, a in run.accesses.items()}
+        directions = set(run.directions)
+        for (memory, offset), written in [(u, False) for u in reads] + \
+                [(u, True) for u in writes]:
+            earlier = accesses.setdefault(memory, [])
+            for before, was_written in earlier:
+                if (written or was_written) and before != offset:
+                    directions.discard("forward" if offset > before else "backward")
+            earlier.append((offset, written))
+        if not directions:
             return False
-        run.offsets, run.written = offsets, written
+        run.accesses, run.directions = accesses, frozenset(directions)
         return True
 
     def live_after(self, name: str, k: int) -> bool:
@@ -514,9 +542,14 @@ def _emitted(fuser: _Fuser, run: _Run, start: int, stop: int, lines: list[str],
     # values read after the run are arrays (with the names they were given); others
     # are registers
     kept = {n for n in run.defined if fuser.live_after(n, stop - 1)}
-    for stmt, role, _ in run.stmts:  # (two names of one array: both kept or neither)
-        if role == "alias" and ({stmt.targets[0].id, stmt.value.id} & kept):
-            kept |= {stmt.targets[0].id, stmt.value.id}
+    grown = True
+    while grown:  # (two names of one array: both kept or neither, along a chain of them)
+        grown = False
+        for stmt, role, _ in run.stmts:
+            names = {stmt.targets[0].id, stmt.value.id} if role == "alias" else set()
+            if names & kept and not names <= kept:
+                kept |= names
+                grown = True
     index = _fresh("i", taken)
     temps = {n: _fresh(f"{n}_{index}", taken) for n in sorted(run.defined - kept)}
     before: list[str] = []
@@ -588,8 +621,12 @@ def _emitted(fuser: _Fuser, run: _Run, start: int, stop: int, lines: list[str],
         if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
             taken.add(stmt.targets[0].id)
     out = [indent + ln for ln in before]
-    out.append(f"{indent}# one loop over the {run.n} elements, fused (backend=\"numba\")")
-    out.append(f"{indent}for {index} in range({run.n}):")
+    out.append(f"{indent}# one loop over the {run.n} elements, fused (backend=\"numba\")"
+               + ("" if "forward" in run.directions else ", last to first"))
+    if "forward" in run.directions:
+        out.append(f"{indent}for {index} in range({run.n}):")
+    else:  # (an element written, then read or written at a higher offset: see memory_ok)
+        out.append(f"{indent}for {index} in range({run.n - 1}, -1, -1):")
     out += [f"{indent}    {ln}" for ln in body]
     out += [indent + ln for ln in pending + after]
     return out

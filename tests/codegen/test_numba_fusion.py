@@ -48,7 +48,9 @@ def test_a_value_read_after_the_run_is_an_array():
     assert "b[i] = a[i] * x[i]" in out
 
 
-def test_an_array_written_at_two_offsets_takes_two_passes():
+def test_an_array_written_at_two_offsets_is_written_last_to_first():
+    """`g[:-1] = a` then `g[1:] += a`: element e is set at step e and added to at step
+    e - 1, so the loop counts down (as the whole-array statements: set, then added to)."""
     out = fused("""
         a = x[1:] * 2.0
         g = np.zeros((5,))
@@ -56,7 +58,39 @@ def test_an_array_written_at_two_offsets_takes_two_passes():
         g[1:] += a
         return g
     """)
-    assert "g[i] = a[i]" in out and "g[1:] += a" in out
+    assert loops(out) == ["for i in range(3, -1, -1):"], out
+    assert "g[i] = a_i" in out and "g[i + 1] += a_i" in out and "last to first" in out
+    # read at a higher offset than it is written: the loop counts up
+    out = fused("""
+        g = x * 2.0
+        g[:-1] = g[1:] * x[:-1]
+        g[:-1] += x[1:]
+        return g
+    """)
+    assert loops(out) == ["for i in range(4):"], out
+    assert "g[i] = g[i + 1] * x[i]" in out and "g[i] += x[i + 1]" in out
+    # a statement reads what it reads before it writes: `g[1:] += g[:-1]` counts down
+    out = fused("""
+        g = np.exp(x)
+        g[1:] += g[:-1]
+        g[1:] *= 3.0
+        return g
+    """)
+    assert loops(out) == ["for i in range(3, -1, -1):"], out
+    assert "g[i + 1] += g[i]" in out
+
+
+def test_an_array_touched_in_both_orders_takes_two_passes():
+    out = fused("""
+        a = x[1:] * 2.0
+        g = np.zeros((5,))
+        g[:-1] = a
+        g[1:] += a
+        g[:-1] *= a
+        return g
+    """)
+    assert loops(out) == ["for i in range(3, -1, -1):"], out
+    assert "g[:-1] *= a" in out  # (g[1:] then g[:-1]: counting up; g[:-1] then g[1:]: down)
 
 
 def test_arrays_of_two_lengths_are_not_joined():
@@ -137,3 +171,41 @@ def test_symbolic_lengths_print_as_the_sizes_the_function_binds():
         return np.sum(b * b)
     """, shapes=((n,),))
     assert loops(out) == [], out
+
+
+def test_an_updated_name_keeps_its_version_and_sums_are_read_after_the_loop():
+    """`t_dot += u` updates the version of t_dot it follows (the name's later value gets a
+    name of its own, so the run goes on); a statement whose sums the loop accumulates
+    reads values known after the loop outside them (`t3 + np.sum(e)`)."""
+    out = fused("""
+        t = x[1:]
+        t_dot = y[1:]
+        a = t - x[:-1]
+        t1 = a * t
+        t_dot = a * t_dot
+        t_dot += t1
+        t3 = np.sum(t1)
+        e = np.exp(a)
+        return t3 + np.sum(e), np.sum(t_dot)
+    """, "x, y", ((5,), (5,)))
+    assert loops(out) == ["for i in range(4):"], out
+    assert "t_dot1_i = a_i * t_dot[i]" in out and "t_dot1_i += t1_i" in out
+    assert "return (t3 + e_sum, t_dot1_sum)" in out
+
+
+def test_a_chain_of_names_of_one_array_is_kept_whole():
+    """`b = a`, then `c = b`, c read after the run: a, b and c are one array, written an
+    element at a time (never `b = a` before the loop with a a register)."""
+    out = fused("""
+        a = x * 2.0
+        b = a
+        b *= x
+        c = b
+        c += 1.0
+        if c[0] > 0.0:
+            c = c * 2.0
+        return c
+    """)
+    assert "a = np.empty(5, x.dtype)" in out and out.index("a = np.empty") < \
+        out.index("b = a") < out.index("c = b") < out.index("for i in range(5):"), out
+    assert "a[i] = x[i] * 2.0" in out and "c[i] += 1.0" in out
