@@ -93,8 +93,8 @@ def bad_nested_class(x):
 
 def bad_del(x):
     y = x * 2.0
-    del y
-    return x
+    del y[0]  # (an array's entry: np.delete; `del name` unbinds a local)
+    return y
 
 
 async def bad_async(x):
@@ -171,7 +171,7 @@ BAD = [
     Bad(bad_setcomp, U, 1, "{"),
     Bad(bad_nested_def, U, 1, "staticmethod"),
     Bad(bad_nested_class, U, 1, "class"),
-    Bad(bad_del, U, 2, "del"),
+    Bad(bad_del, U, 2, "y[0]"),
     Bad(bad_async, U, 0, "async"),
     Bad(bad_double_star, U, 0, "options"),
     Bad(bad_call_instance, M, 1, "SCALER("),
