@@ -124,6 +124,66 @@ def test_source_is_what_numba_compiles():
     assert isinstance(g.compiled_function.__wrapped__, numba.core.dispatcher.Dispatcher)
 
 
+GAIN = 3.0
+
+
+def gained(x, y):
+    return GAIN * math.sin(x * y) + x * x / y
+
+
+def test_repeated_scalar_calls_enter_the_machine_code_and_keep_every_guard():
+    """After the second call of one argument kind the dispatcher calls the machine code's
+    own entry (numba_compile.direct_entry): what it returns for floats is the overload's
+    entry point, which agrees with Numba's dispatcher. Every guard keeps its meaning: a
+    changed global is read, a NumPy scalar, an int or a bool argument, the wrong number
+    of arguments are served as before, and an error raised by the compiled code comes back."""
+    global GAIN
+    from s2sad.codegen.numba_compile import direct_entry
+
+    g = s2sad.grad(gained, wrt=(0, 1), backend="numba")
+    rng = oracle.rng_for("gained", "numba direct entry")
+    points = [(float(a), float(b)) for a, b in rng.uniform(0.5, 2.0, (4, 2))]
+    for p in points:  # (the first two install the fast path; the others take it)
+        oracle.assert_close(g(*p), oracle.numerical_grad(gained, p, (0, 1)))
+    dispatcher = g.compiled_function.__wrapped__
+    entry = direct_entry(dispatcher, [(float, None, None)] * 2)
+    assert entry is not None and entry is not dispatcher
+    assert entry(*points[0]) == dispatcher(*points[0])
+    assert direct_entry(dispatcher, [(complex, None, None)] * 2) is None  # (not compiled)
+    assert direct_entry(dispatcher, [(np.ndarray, (3,), np.dtype(float))] * 2) is None
+    try:
+        GAIN = -1.5  # a guard: recompiled for the new value
+        for p in points[:3]:
+            oracle.assert_close(g(*p), oracle.numerical_grad(gained, p, (0, 1)))
+    finally:
+        GAIN = 3.0
+    oracle.assert_close(g(*points[0]), oracle.numerical_grad(gained, points[0], (0, 1)))
+    p = (np.float64(0.7), np.float64(1.3))  # (another kind: a specialisation of its own)
+    for _ in range(2):
+        oracle.assert_close(g(*p), oracle.numerical_grad(gained, (0.7, 1.3), (0, 1)))
+    with pytest.raises(s2sad.S2SADError, match="it is an int"):
+        g(2, 1.5)  # (refused, as before the fast path)
+    g0 = s2sad.grad(gained, wrt=0, backend="numba")
+    for p in [(0.7, 1.3), (0.7, 1.3), (0.7, 2), (0.7, 2), (0.9, True), (0.9, True)]:
+        want = oracle.numerical_grad(gained, tuple(float(v) for v in p), (0,))[0]
+        oracle.assert_close(g0(*p), want)
+    with pytest.raises(TypeError):
+        g(1.0)
+    with pytest.raises(ZeroDivisionError):  # raised by the machine code, as Numba does
+        g(1.0, 0.0)
+    oracle.assert_close(g(*points[1]), oracle.numerical_grad(gained, points[1], (0, 1)))
+
+
+def test_repeated_jvp_calls_enter_the_machine_code():
+    jvp = s2sad.jvp(gained, backend="numba")
+    rng = oracle.rng_for("gained", "numba direct entry jvp")
+    for a, b, u, v in rng.uniform(0.5, 2.0, (4, 4)):
+        p, t = (float(a), float(b)), [float(u), float(v)]
+        out, out_dot = jvp(*p, *t)
+        _agree(out, gained(*p), "value")
+        oracle.assert_close(out_dot, oracle.numerical_jvp(gained, p, (0, 1), t))
+
+
 def test_elementwise_array_gradient():
     x = oracle.rng_for("rosenbrock", "numba").uniform(-1.5, 1.5, 50)
     got = s2sad.grad(rosenbrock, backend="numba")(x)
