@@ -175,6 +175,9 @@ def test_repeated_scalar_calls_enter_the_machine_code_and_keep_every_guard():
 
 
 def test_repeated_jvp_calls_enter_the_machine_code():
+    """A JVP's fast path enters the machine code where the tangents are of their primals'
+    types too; tangents of other kinds are served as before (an array for a float: the
+    error saying so)."""
     jvp = s2sad.jvp(gained, backend="numba")
     rng = oracle.rng_for("gained", "numba direct entry jvp")
     for a, b, u, v in rng.uniform(0.5, 2.0, (4, 4)):
@@ -182,6 +185,17 @@ def test_repeated_jvp_calls_enter_the_machine_code():
         out, out_dot = jvp(*p, *t)
         _agree(out, gained(*p), "value")
         oracle.assert_close(out_dot, oracle.numerical_jvp(gained, p, (0, 1), t))
+    p = (0.8, 1.3)
+    for t in [(1, 0), (np.float64(0.5), -0.25), (True, 0.5), (0.5, -0.25)]:
+        _, out_dot = jvp(*p, *t)
+        oracle.assert_close(out_dot, oracle.numerical_jvp(gained, p, (0, 1),
+                                                          [float(v) for v in t]))
+    with pytest.raises(ValueError, match="shape"):
+        jvp(*p, np.ones(2), 0.5)
+    jvp1 = s2sad.jvp(gained, wrt=1, backend="numba")  # (one tangent)
+    for _ in range(3):
+        _, out_dot = jvp1(*p, 0.5)
+        oracle.assert_close(out_dot, oracle.numerical_jvp(gained, p, (1,), [0.5]))
 
 
 def test_elementwise_array_gradient():
