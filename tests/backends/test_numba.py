@@ -198,6 +198,87 @@ def test_repeated_jvp_calls_enter_the_machine_code():
         oracle.assert_close(out_dot, oracle.numerical_jvp(gained, p, (1,), [0.5]))
 
 
+# -- tapes made for a loop's trips (numba_form._Rewriter.preallocate) --------------------
+
+
+def euler_steps(a, b, n):
+    x = 1.0
+    v = 0.0
+    for i in range(n):
+        acc = -a * math.sin(x) - b * v
+        x = x + 0.05 * v
+        v = v + 0.05 * acc
+    return x * x + v * v
+
+
+def int_and_float_taped(x, k):
+    s = 0.5
+    j = 1
+    for i in range(2, k):
+        s = math.sin(x * j) * s + x
+        j = j * 3 % 7 + i
+    return s
+
+
+def one_value_taped(a, n):
+    x = 0.3
+    for i in range(n):
+        x = math.sin(x) * a
+    return x
+
+
+def matrices_taped(W, x):
+    h = x
+    for i in range(3):
+        h = np.tanh(W @ h)
+    return np.sum(h)
+
+
+def taped_in_inner_loop(a, n):
+    s = 1.0
+    for i in range(n):
+        for j in range(3):
+            s = math.sin(s * a) + s * 0.5
+    return s
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 37])
+def test_tape_made_for_the_loops_trips(n):
+    """A tape pushed once per trip of a `for ... in range(...)` loop is made at the first
+    push for the loop's trips (arrays written and read by index; a tuple of them for a
+    tuple of numbers, ints kept as ints): the gradient is right at every trip count, none
+    included, and after a loop starting elsewhere than 0."""
+    rng = oracle.rng_for("tapes for trips", str(n))
+    g = s2sad.grad(euler_steps, wrt=(0, 1), backend="numba")
+    for a, b in rng.uniform(0.2, 1.5, (2, 2)):
+        p = (float(a), float(b), n)
+        oracle.assert_close(g(*p), oracle.numerical_grad(euler_steps, p, (0, 1)))
+    assert "new_tape((v, x), tape_count)" in g.source and ".append(" not in g.source
+    for f in (int_and_float_taped, one_value_taped):
+        g = s2sad.grad(f, wrt=0, backend="numba")
+        p = (float(rng.uniform(0.5, 1.2)), n + 2 if f is int_and_float_taped else n)
+        oracle.assert_close(g(*p), oracle.numerical_grad(f, p, (0,))[0])
+        _agree(g(*p), s2sad.grad(f, wrt=0)(*p), f.__name__)
+        assert "new_tape(" in g.source
+
+
+def test_tape_of_arrays_and_in_an_inner_loop():
+    """Arrays pushed once per trip go into a list of the loop's trips' slots; a tape pushed
+    in an inner loop (trips times the outer loop's) stays a list that grows."""
+    rng = oracle.rng_for("tapes for trips", "arrays")
+    W, x = rng.normal(size=(4, 4)) * 0.5, rng.normal(size=4)
+    g = s2sad.grad(matrices_taped, wrt=(0, 1), backend="numba")
+    want = oracle.numerical_grad(matrices_taped, (W, x), (0, 1))
+    oracle.assert_close(g(W, x), want)
+    oracle.assert_close(g(W, x), want)
+    assert "new_tape(" in g.source
+    g = s2sad.grad(taped_in_inner_loop, wrt=0, backend="numba")
+    for n in (0, 3):
+        oracle.assert_close(g(0.9, n), oracle.numerical_grad(taped_in_inner_loop, (0.9, n),
+                                                             (0,))[0])
+    assert "new_tape(" not in g.source and "tape.append(" in g.source
+
+
 def test_elementwise_array_gradient():
     x = oracle.rng_for("rosenbrock", "numba").uniform(-1.5, 1.5, 50)
     got = s2sad.grad(rosenbrock, backend="numba")(x)
