@@ -1699,16 +1699,19 @@ def _direct_entry(fn: Callable[..., Any], k: int, sample: list[Any], mode: str,
     """backend="numba": the machine code's own entry for arguments of the kinds of `sample`
     (numba_compile.direct_entry), which the fast path `k` calls in place of `fn`, else
     `fn`. A JVP's tangents are then required (in `tests`) to be of their primals' types
-    exactly: the entry takes those only."""
+    exactly: the entry takes those only; an int argument, one that fits an int64."""
     direct = getattr(fn, "direct_entry", None)
     if direct is None:
         return fn
-    if mode not in ("jvp", "hvp"):
-        entry: Callable[..., Any] | None = direct(sample)
-        return entry or fn
-    entry = direct(list(sample) + [sample[i] for i in wrt])
+    jvp = mode in ("jvp", "hvp")
+    entry: Callable[..., Any] | None = direct(
+        list(sample) + [sample[i] for i in wrt] if jvp else sample)
     if entry is None:
         return fn
+    tests += [f"{-2 ** 63} <= {names[i]} < {2 ** 63}" for i, (t, _, _) in enumerate(sample)
+              if t is int]
+    if not jvp:
+        return entry
     loose = {f"type({t}) is not {_PREFIX}ndarray" for t in tangents}  # (_tangent_tests')
     tests[:] = [t for t in tests if t not in loose] + \
         [f"type({t}) is {_PREFIX}T{k}_{names[i]}" for t, i in zip(tangents, wrt)]

@@ -174,6 +174,25 @@ def test_repeated_scalar_calls_enter_the_machine_code_and_keep_every_guard():
     oracle.assert_close(g(*points[1]), oracle.numerical_grad(gained, points[1], (0, 1)))
 
 
+def test_repeated_calls_with_an_int_enter_the_machine_code():
+    """An int argument (a loop's trips) is entered with the machine code too, where it fits
+    an int64 (the fast path tests that it does; another goes to Numba's dispatcher, which
+    refuses it as before)."""
+    from s2sad.codegen.numba_compile import direct_entry
+
+    g = s2sad.grad(euler_steps, wrt=(0, 1), backend="numba")
+    rng = oracle.rng_for("euler steps", "numba direct entry")
+    for n in [5, 5, 7, 3, 12, 7, 0, 1, -3, 5]:
+        a, b = (float(v) for v in rng.uniform(0.2, 1.5, 2))
+        oracle.assert_close(g(a, b, n), oracle.numerical_grad(euler_steps, (a, b, n),
+                                                              (0, 1)))
+    dispatcher = g.compiled_function.__wrapped__
+    entry = direct_entry(dispatcher, [(float, None, None)] * 2 + [(int, None, None)])
+    assert entry is not None and entry is not dispatcher
+    with pytest.raises((OverflowError, s2sad.S2SADError)):  # (Numba's int64 at most)
+        g(0.5, 0.5, 2 ** 63)
+
+
 def test_repeated_jvp_calls_enter_the_machine_code():
     """A JVP's fast path enters the machine code where the tangents are of their primals'
     types too; tangents of other kinds are served as before (an array for a float: the
