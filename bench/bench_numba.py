@@ -7,7 +7,10 @@ where one is short to write, and jax.jit's gradient when JAX is installed. `comp
 the first call of the Numba-backend derivative: s2sad's code generation plus Numba's
 compilation, from a cold cache (a fresh S2SAD_CACHE_DIR, so Numba's cache is empty too).
 Targets (issue 19): scalar and loop workloads at least 20x faster than the interpreted
-derivative.
+derivative. `÷ njit primal` (issue 35): the Numba-backend derivative's time over that of
+`numba.njit` of the primal itself, on the same arguments (the primal's, for a JVP): at
+most 3x on scalar and loop workloads, the per-call cost of s2sad's dispatch included
+(the median over rounds of the ratio of two batches run back to back).
 
 The `sizes` section (issue 34): one derivative called at sizes 10, 11, 100, 1000, 5000
 compiles once (one specialisation for every size, Numba's machine code included); the
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import math
 import os
+import statistics
 import tempfile
 
 os.environ["S2SAD_CACHE_DIR"] = tempfile.mkdtemp(prefix="s2sad-bench-numba-")
@@ -31,6 +35,7 @@ import workloads as W
 from harness import fmt_time, measure_many, table
 
 TARGET = 20.0  # scalar and loop workloads: interpreted / numba at least this
+PRIMAL_TARGET = 3.0  # scalar and loop workloads: numba derivative / njit primal at most this
 
 
 def hand_written_numba(numba):
@@ -108,12 +113,13 @@ def main():
         if opts.only and w.key not in opts.only:
             continue
         if mode == "grad":
-            args = w.make_args(rng)
+            args = primal_args = w.make_args(rng)
             interp = s2sad.grad(w.primal, wrt=w.wrt)
             jitted = s2sad.grad(w.primal, wrt=w.wrt, backend="numba")
         else:
             primals, tangents = w.make_args(rng)
             args = tuple(primals) + tuple(tangents)
+            primal_args = tuple(primals)
             interp = s2sad.jvp(w.primal)
             jitted = s2sad.jvp(w.primal, backend="numba")
         want = w.hand(*args)
@@ -122,7 +128,7 @@ def main():
             got, compile_s = common.timed_first_call(jitted, args)
         except s2sad.S2SADError as e:
             rows.append([f"({w.key}) {w.name}", "", "", "refused (notes)", "", "", "", "",
-                         "", ""])
+                         "", "", "", ""])
             notes.append((w.key, f"{type(e).__name__}: {e.message}"))
             continue
         check = common.check_cell(got, want)
@@ -130,6 +136,11 @@ def main():
         if w.key in hand_nb:
             hand_nb[w.key](*args)  # (compiled before timing)
             candidates.append((hand_nb[w.key], args))
+        primal_nb = None
+        if not w.vectorised:  # the primal itself, compiled by Numba
+            primal_nb = numba.njit(cache=False)(w.primal)
+            primal_nb(*primal_args)
+            candidates.append((primal_nb, primal_args))
         jax_fn = common.jax_jit_grad(w.primal, w.wrt) if mode == "grad" and not opts.no_peers \
             else None
         if jax_fn is not None:
@@ -144,6 +155,10 @@ def main():
                                               target=opts.target)]
         t_interp, t_hand, t_nb = times[:3]
         t_hand_nb = times[3] if w.key in hand_nb else None
+        t_primal = times[3 + (w.key in hand_nb)] if primal_nb is not None else None
+        over_primal = None
+        if primal_nb is not None:
+            over_primal = paired_ratio(jitted, args, primal_nb, primal_args, opts)
         t_jax = times[-1] if jax_fn is not None else None
         speedup = t_interp / t_nb
         if not w.vectorised:
@@ -153,19 +168,33 @@ def main():
                      fmt_time(t_jax) if t_jax else "-",
                      f"{speedup:.1f}x" + ("" if w.vectorised else
                                           (" ok" if speedup >= TARGET else " MISS")),
-                     f"{t_hand / t_nb:.2f}x", f"{compile_s:.2f} s", check])
+                     f"{t_hand / t_nb:.2f}x", fmt_time(t_primal) if t_primal else "-",
+                     f"{over_primal:.2f}x" + (" ok" if over_primal <= PRIMAL_TARGET
+                                              else " MISS") if over_primal else "-",
+                     f"{compile_s:.2f} s", check])
     if rows:
         table(rows, headers=["workload", "s2sad interp", "hand NumPy", "s2sad numba",
-                             "hand Numba", "jax.jit", "interp/numba", "hand/numba", "compile",
-                             "check"],
+                             "hand Numba", "jax.jit", "interp/numba", "hand/numba",
+                             "njit primal", "÷ njit primal", "compile", "check"],
               title="backend=\"numba\": per-call times (min of repeats); interp/numba is the "
-                    f"speed-up (target >= {TARGET:.0f}x on scalar and loop workloads)")
+                    f"speed-up (target >= {TARGET:.0f}x on scalar and loop workloads); "
+                    "÷ njit primal the derivative's time over numba.njit(primal)'s "
+                    f"(target <= {PRIMAL_TARGET:.0f}x)")
         if speedups:
             print(f"\nscalar and loop workloads: speed-up over the interpreted derivative "
                   f"{min(speedups):.1f}x to {max(speedups):.1f}x")
     common.print_notes(notes)
     if not opts.only or "sizes" in opts.only:
         every_size(s2sad)
+
+
+def paired_ratio(fn, args, base, base_args, opts):
+    """`fn`'s time over `base`'s: the median, over rounds, of the ratio of two batches run
+    one after the other (each round's pair sees the same load of the machine, where the
+    minimum of each, taken in different rounds, need not)."""
+    a, b = measure_many([(fn, args), (base, base_args)], repeat=max(opts.repeat, 15),
+                        target=opts.target)
+    return statistics.median(x / y for x, y in zip(a.samples, b.samples))
 
 
 SIZES = (10, 11, 100, 1000, 5000)

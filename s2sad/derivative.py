@@ -1423,8 +1423,8 @@ class Derivative(_Generic[P, Out]):
             if self.mode in ("jvp", "hvp"):  # a tangent of another shape: the slow path
                 tests += self._tangent_tests(k, sample, env, tangents)
             fn = in_precision(self, sample, hit)
-            direct = getattr(fn, "direct_entry", None)  # (backend="numba": no guard needed)
-            env[f"{_PREFIX}F{k}"] = (direct(sample) or fn) if direct is not None else fn
+            env[f"{_PREFIX}F{k}"] = _direct_entry(fn, k, sample, self.mode, self._wrt,
+                                                  self._positional, tangents, tests)
             test = " and ".join(tests) if tests else "True"
             result = f"{_PREFIX}F{k}({call})"
             if wrap:
@@ -1709,6 +1709,31 @@ def _as_function(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def _generic_call(self: Derivative[Any, Any], *args: Any, **kwargs: Any) -> Any:
     return self._slow_call(*args, **kwargs)
+
+
+def _direct_entry(fn: Callable[..., Any], k: int, sample: list[Any], mode: str,
+                  wrt: tuple[int, ...], names: list[str], tangents: list[str],
+                  tests: list[str]) -> Callable[..., Any]:
+    """backend="numba": the machine code's own entry for arguments of the kinds of `sample`
+    (numba_compile.direct_entry), which the fast path `k` calls in place of `fn`, else
+    `fn`. A JVP's tangents are then required (in `tests`) to be of their primals' types
+    exactly: the entry takes those only; an int argument, one that fits an int64."""
+    direct = getattr(fn, "direct_entry", None)
+    if direct is None:
+        return fn
+    jvp = mode in ("jvp", "hvp")
+    entry: Callable[..., Any] | None = direct(
+        list(sample) + [sample[i] for i in wrt] if jvp else sample)
+    if entry is None:
+        return fn
+    tests += [f"{-2 ** 63} <= {names[i]} < {2 ** 63}" for i, (t, _, _) in enumerate(sample)
+              if t is int]
+    if not jvp:
+        return entry
+    loose = {f"type({t}) is not {_PREFIX}ndarray" for t in tangents}  # (_tangent_tests')
+    tests[:] = [t for t in tests if t not in loose] + \
+        [f"type({t}) is {_PREFIX}T{k}_{names[i]}" for t, i in zip(tangents, wrt)]
+    return entry
 
 
 def _dispatch_guard_lines(cond: str, fill: list[str]) -> list[str]:

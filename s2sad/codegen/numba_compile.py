@@ -97,19 +97,32 @@ def compile_numba(source: str, ns, name: str, user_file: str | None,
 
 
 def direct_entry(dispatcher, sample: list) -> Callable[..., Any] | None:
-    """The Numba `dispatcher` itself, for a fast path of s2sad's dispatcher testing that
-    the arguments are of the kinds of `sample` ([(type, shape, dtype)], one a parameter),
-    where nothing is left to compile, so nothing to tell: the arguments are Python floats
-    (or bools, complex numbers), which Numba types one way, and the machine code for them
-    is compiled. Else None (the guarded call). Saves a Python call, about a fifth of a
-    scalar derivative's time."""
+    """The machine code's own entry for the arguments of `sample` ([(type, shape, dtype)],
+    one a parameter), for a fast path of s2sad's dispatcher testing that the arguments are
+    of those kinds, where nothing is left to compile, so nothing to tell: the arguments are
+    Python floats (or bools, complex numbers, ints that fit an int64: the caller's fast
+    path tests that they do), which Numba types one way, and the machine code for them is
+    compiled. Else None (the guarded call).
+
+    The entry is the compiled overload's `entry_point`, what the Numba dispatcher calls
+    once it has typed the arguments and looked the overload up: the type tests of s2sad's
+    fast path have done that, so the call skips a Python call and Numba's own typing of
+    every argument (together about a third of a scalar derivative's time)."""
     types = numba_module().core.types
-    by_type = {float: types.float64, complex: types.complex128, bool: types.boolean}
+    # (an int is an int64 to Numba where it fits one: the caller tests that it does)
+    by_type = {float: types.float64, complex: types.complex128, bool: types.boolean,
+               int: types.int64}
     signature = tuple(by_type.get(t) for t, _, _ in sample)
     code = dispatcher.py_func.__code__
     if None in signature or code.co_kwonlyargcount or code.co_argcount != len(signature):
         return None
-    return dispatcher if signature in dispatcher.overloads else None
+    overload = dispatcher.overloads.get(signature)
+    if overload is None:
+        return None
+    # (its own entry: what the dispatcher calls, once the types are known; the dispatcher
+    # where a Numba version has none)
+    entry = getattr(overload, "entry_point", None)
+    return entry if callable(entry) else dispatcher
 
 
 def guarded(dispatcher, source: str, filename: str, user_file: str | None,

@@ -38,7 +38,10 @@ RULE_KERNELS = {"s2sad.runtime": KERNELS,
 _HELPERS = re.compile(r"^from ([\w.]+) import (\w+(, \w+)*)$")
 # what the Numba form calls in place of NumPy's calls Numba has no form of (contractions of
 # any rank, arrays of arrays): numba_runtime's, imported from there
-NUMBA_ONLY = ("matmul", "tensordot", "nested_array")
+NUMBA_ONLY = ("matmul", "tensordot", "nested_array", "new_tape", "tape_put", "tape_get")
+# (a tape pushed once per trip of a `for ... in range(...)` loop: allocated at its first
+# push for the loop's trips, written and read by index; numba_runtime.new_tape)
+_TAPE_HELPERS = ("new_tape", "tape_put", "tape_get")
 
 
 def numba_source(source: str, name: str, cache: bool, user_file: str | None = None,
@@ -343,6 +346,8 @@ class _Rewriter:
         self.readers: dict[str, str] = {}  # `reader = reversed(tape)`: reader -> tape
         self.used: set[str] = set()  # the NUMBA_ONLY helpers called
         self.edits: dict[int, list[str]] = {}
+        self.counts: dict[str, str] = {}  # a tape allocated for its loop's trips -> their count
+        self.planned: set[int] = set()  # the lines of those tapes' `tape = []` and pushes
 
     def helper(self, name: str, node: ast.AST) -> ast.Name:
         """The name of numba_runtime's helper `name`, which the Numba form imports."""
@@ -367,13 +372,89 @@ class _Rewriter:
         return refusal(self.source, getattr(node, "lineno", 0), what, self.user_file)
 
     def rewrite(self, body: list[ast.stmt]) -> dict[int, list[str]]:
+        self.preallocate(body)
         for stmt in body:
             self.statement(stmt)
         return self.edits
 
+    def preallocate(self, body: list[ast.stmt]) -> None:
+        """A tape made (`tape = []`) before a `for ... in range(...)` loop of the same block
+        that pushes onto it once per trip (the push a statement of the loop's own body, no
+        break, continue or return in it), and read backwards only after it: made at the
+        first push for the count of the loop's trips (an array of numbers, a tuple of them
+        for tuples of numbers: numba_runtime.new_tape), written and read by index. A list
+        grows as it is pushed onto, and its items are tuples: the arrays are faster."""
+        if set(_TAPE_HELPERS) & self.taken:
+            return
+        names: dict[str, list[ast.Name]] = {}
+        fn_nodes = [n for stmt in body for n in ast.walk(stmt)]
+        for n in fn_nodes:
+            if isinstance(n, ast.Name):
+                names.setdefault(n.id, []).append(n)
+        for block in _blocks(body):
+            for j, made in enumerate(block):
+                tape = _made_empty(made)
+                if tape is not None:
+                    self.plan_tape(tape, made, block[j + 1:], names.get(tape, []), fn_nodes)
+
+    def plan_tape(self, tape: str, made: ast.Assign, after: list[ast.stmt],
+                  uses: list[ast.Name], fn_nodes: list[ast.AST]) -> None:
+        pushes = [n for n in fn_nodes if isinstance(n, ast.Expr) and _push_of(n) == tape]
+        loop = next((s for s in after if isinstance(s, ast.For) and
+                     any(p in s.body for p in pushes)), None)
+        if loop is None or len(pushes) != 1 or not isinstance(loop.target, ast.Name):
+            return
+        push, index = pushes[0], loop.target.id
+        it = loop.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and
+                it.func.id == "range" and not it.keywords and 1 <= len(it.args) <= 2):
+            return
+        start = _int_literals(it.args[:1]) if len(it.args) == 2 else [0]
+        item = push.value.args[0]  # type: ignore[attr-defined]
+        if not start or any(isinstance(n, ast.Call) and not _is_len(n)
+                            for a in it.args for n in ast.walk(a)) or \
+                not all(isinstance(n, (ast.Name, ast.Constant, ast.Tuple, ast.Load))
+                        for n in ast.walk(item)):
+            return
+        inside = [n for s in loop.body for n in ast.walk(s)]
+        if any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) or
+               (isinstance(n, ast.Name) and n.id == index and isinstance(n.ctx, ast.Store))
+               for n in inside):
+            return
+        # every other use of the tape: `reversed(tape)`, read after the loop
+        readers = [n for n in fn_nodes if isinstance(n, ast.Call) and
+                   isinstance(n.func, ast.Name) and n.func.id == "reversed" and
+                   len(n.args) == 1 and isinstance(n.args[0], ast.Name) and
+                   n.args[0].id == tape]
+        known = {id(made.targets[0]), id(push.value.func.value)}  # type: ignore[attr-defined]
+        known |= {id(r.args[0]) for r in readers}
+        if any(id(u) not in known for u in uses) or \
+                any(r.lineno <= (loop.end_lineno or loop.lineno) for r in readers):
+            return
+        count = self.fresh(f"{tape}_count")
+        text = ", ".join(ast.unparse(a) for a in it.args)
+        first = str(start[0])
+        at = f"{index} - {first}" if first != "0" else index
+        indent, push_indent = self.indent_of(loop), self.indent_of(push)
+        self.edits[made.lineno - 1] = []
+        trips = _int_literals(it.args)  # (a number of trips the source spells: folded)
+        self.edits[loop.lineno - 1] = [f"{indent}{count} = " + (
+            str(len(range(*trips))) if trips else f"len(range({text}))"),
+                                       self.lines[loop.lineno - 1]]
+        value = ast.unparse(item)
+        self.edits[push.lineno - 1] = [
+            f"{push_indent}if {index} == {first}:",
+            f"{push_indent}    {tape} = new_tape({value}, {count})",
+            f"{push_indent}tape_put({tape}, {at}, {value})"]
+        self.planned |= {made.lineno - 1, push.lineno - 1}
+        self.counts[tape] = count
+        self.used |= set(_TAPE_HELPERS)
+
     def statement(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             raise self.refuse(stmt, f"the nested definition `{stmt.name}`")
+        if stmt.lineno - 1 in self.planned:  # (a tape made for its loop's trips)
+            return
         if isinstance(stmt, ast.For):
             self.for_loop(stmt)
         elif isinstance(stmt, (ast.While, ast.If)):
@@ -423,13 +504,20 @@ class _Rewriter:
         if value.func.id == "reversed" and isinstance(arg, ast.Name) and \
                 isinstance(stmt.targets[0], ast.Name):
             self.readers[target] = arg.id
-            self.edits[i] = [f"{indent}{target} = len({arg.id})"]
+            self.edits[i] = [f"{indent}{target} = {self.length(arg.id)}"]
             return True
         if value.func.id == "next" and isinstance(arg, ast.Name) and arg.id in self.readers:
             self.edits[i] = [f"{indent}{arg.id} -= 1",
-                             f"{indent}{target} = {self.readers[arg.id]}[{arg.id}]"]
+                             f"{indent}{target} = {self.item(self.readers[arg.id], arg.id)}"]
             return True
         return False
+
+    def length(self, tape: str) -> str:
+        """How many items the tape holds (its loop's trips where it is made for them)."""
+        return self.counts.get(tape, f"len({tape})")
+
+    def item(self, tape: str, index: str) -> str:
+        return f"tape_get({tape}, {index})" if tape in self.counts else f"{tape}[{index}]"
 
     def for_loop(self, stmt: ast.For) -> None:
         it = stmt.iter
@@ -459,10 +547,44 @@ class _Rewriter:
         if isinstance(arg, ast.Name):
             i = self.fresh(f"{arg.id}_index")
             body_indent = self.indent_of(stmt.body[0])
-            self.edits[header] = [f"{indent}for {i} in range(len({arg.id}) - 1, -1, -1):",
-                                  f"{body_indent}{target} = {arg.id}[{i}]"]
+            self.edits[header] = [
+                f"{indent}for {i} in range({self.length(arg.id)} - 1, -1, -1):",
+                f"{body_indent}{target} = {self.item(arg.id, i)}"]
             return
         raise self.refuse(stmt, f"`{ast.unparse(it)}`: Numba has no reversed()")
+
+
+def _blocks(body: list[ast.stmt]):
+    """`body` and every block of statements in it."""
+    yield body
+    for stmt in body:
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                yield from _blocks(inner)
+
+
+def _made_empty(stmt: ast.stmt) -> str | None:
+    """The name `stmt` binds to a new empty list (`tape = []`), else None."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+            isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.List) and \
+            not stmt.value.elts:
+        return stmt.targets[0].id
+    return None
+
+
+def _push_of(stmt: ast.Expr) -> str | None:
+    """The list `stmt` appends one item to (`tape.append(item)`), else None."""
+    call = stmt.value
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
+            call.func.attr == "append" and isinstance(call.func.value, ast.Name) and \
+            len(call.args) == 1 and not call.keywords:
+        return call.func.value.id
+    return None
+
+
+def _is_len(node: ast.Call) -> bool:
+    return isinstance(node.func, ast.Name) and node.func.id == "len"
 
 
 def _int_literals(args: list[ast.expr]) -> list[int]:

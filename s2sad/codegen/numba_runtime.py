@@ -422,6 +422,71 @@ def nested_array(items, dtype=None):
     return np.array(items, dtype=dtype)
 
 
+# -- tapes made for a loop's trips (numba_form._Rewriter.preallocate) ----------------------
+# A number pushed once per trip goes into an array of its dtype, a tuple of numbers into a
+# tuple of such arrays, one per item; anything else into a list of `n` slots.
+
+def new_tape(item, n):
+    """A tape of `n` slots for items like `item`, written by tape_put, read by tape_get."""
+    return [item] * n
+
+
+def tape_put(tape, k, item):
+    """Store `item` in slot `k` of `tape` (new_tape's)."""
+    tape[k] = item
+
+
+def tape_get(tape, k):
+    """The item in slot `k` of `tape` (new_tape's)."""
+    return tape[k]
+
+
+def _tape_items(item) -> list | None:
+    """The NumPy dtypes of a tape of `item`'s Numba type, one per array: [dtype] for a
+    number, one for each item of a tuple of numbers; None for anything else (a list)."""
+    from numba.np.numpy_support import as_dtype
+
+    items = list(item) if isinstance(item, types.BaseTuple) else [item]
+    items = [types.unliteral(t) for t in items]
+    if not items or not all(_is_number(t) for t in items):
+        return None
+    return [as_dtype(t) for t in items]
+
+
+@overload(new_tape)
+def _new_tape(item, n):
+    dtypes = _tape_items(item)
+    if dtypes is None:
+        return lambda item, n: [item] * n
+    scope = {f"dt{j}": dt for j, dt in enumerate(dtypes)}
+    if not isinstance(item, types.BaseTuple):
+        return _source_function("def make(item, n):\n    return np.empty(n, dt0)\n",
+                                "make", **scope)
+    columns = "".join(f"np.empty(n, dt{j}), " for j in range(len(dtypes)))
+    return _source_function(f"def make(item, n):\n    return ({columns})\n", "make",
+                            **scope)
+
+
+@overload(tape_put, inline="always")
+def _tape_put(tape, k, item):
+    if isinstance(tape, types.BaseTuple):  # (one array per item of the tuple)
+        text = "def put(tape, k, item):\n" + "".join(
+            f"    tape[{j}][k] = item[{j}]\n" for j in range(len(tape)))
+        return _source_function(text, "put")
+
+    def put(tape, k, item):
+        tape[k] = item
+    return put
+
+
+@overload(tape_get, inline="always")
+def _tape_get(tape, k):
+    if isinstance(tape, types.BaseTuple):
+        items = "".join(f"tape[{j}][k], " for j in range(len(tape)))
+        return _source_function(f"def get(tape, k):\n    return ({items})\n", "get")
+    return lambda tape, k: tape[k]
+
+
 def _source_function(text: str, name: str, **scope):
     """The function `name` defined by `text`, with `np` and `scope` as its globals."""
     glb = {"np": np, **scope}

@@ -124,6 +124,180 @@ def test_source_is_what_numba_compiles():
     assert isinstance(g.compiled_function.__wrapped__, numba.core.dispatcher.Dispatcher)
 
 
+GAIN = 3.0
+
+
+def gained(x, y):
+    return GAIN * math.sin(x * y) + x * x / y
+
+
+def test_repeated_scalar_calls_enter_the_machine_code_and_keep_every_guard():
+    """After the second call of one argument kind the dispatcher calls the machine code's
+    own entry (numba_compile.direct_entry): what it returns for floats is the overload's
+    entry point, which agrees with Numba's dispatcher. Every guard keeps its meaning: a
+    changed global is read, a NumPy scalar, an int or a bool argument, the wrong number
+    of arguments are served as before, and an error raised by the compiled code comes back."""
+    global GAIN
+    from s2sad.codegen.numba_compile import direct_entry
+
+    g = s2sad.grad(gained, wrt=(0, 1), backend="numba")
+    rng = oracle.rng_for("gained", "numba direct entry")
+    points = [(float(a), float(b)) for a, b in rng.uniform(0.5, 2.0, (4, 2))]
+    for p in points:  # (the first two install the fast path; the others take it)
+        oracle.assert_close(g(*p), oracle.numerical_grad(gained, p, (0, 1)))
+    dispatcher = g.compiled_function.__wrapped__
+    entry = direct_entry(dispatcher, [(float, None, None)] * 2)
+    assert entry is not None and entry is not dispatcher
+    assert entry(*points[0]) == dispatcher(*points[0])
+    assert direct_entry(dispatcher, [(complex, None, None)] * 2) is None  # (not compiled)
+    assert direct_entry(dispatcher, [(np.ndarray, (3,), np.dtype(float))] * 2) is None
+    try:
+        GAIN = -1.5  # a guard: recompiled for the new value
+        for p in points[:3]:
+            oracle.assert_close(g(*p), oracle.numerical_grad(gained, p, (0, 1)))
+    finally:
+        GAIN = 3.0
+    oracle.assert_close(g(*points[0]), oracle.numerical_grad(gained, points[0], (0, 1)))
+    p = (np.float64(0.7), np.float64(1.3))  # (another kind: a specialisation of its own)
+    for _ in range(2):
+        oracle.assert_close(g(*p), oracle.numerical_grad(gained, (0.7, 1.3), (0, 1)))
+    with pytest.raises(s2sad.S2SADError, match="it is an int"):
+        g(2, 1.5)  # (refused, as before the fast path)
+    g0 = s2sad.grad(gained, wrt=0, backend="numba")
+    for p in [(0.7, 1.3), (0.7, 1.3), (0.7, 2), (0.7, 2), (0.9, True), (0.9, True)]:
+        want = oracle.numerical_grad(gained, tuple(float(v) for v in p), (0,))[0]
+        oracle.assert_close(g0(*p), want)
+    with pytest.raises(TypeError):
+        g(1.0)
+    with pytest.raises(ZeroDivisionError):  # raised by the machine code, as Numba does
+        g(1.0, 0.0)
+    oracle.assert_close(g(*points[1]), oracle.numerical_grad(gained, points[1], (0, 1)))
+
+
+def test_repeated_calls_with_an_int_enter_the_machine_code():
+    """An int argument (a loop's trips) is entered with the machine code too, where it fits
+    an int64 (the fast path tests that it does; another goes to Numba's dispatcher, which
+    refuses it as before)."""
+    from s2sad.codegen.numba_compile import direct_entry
+
+    g = s2sad.grad(euler_steps, wrt=(0, 1), backend="numba")
+    rng = oracle.rng_for("euler steps", "numba direct entry")
+    for n in [5, 5, 7, 3, 12, 7, 0, 1, -3, 5]:
+        a, b = (float(v) for v in rng.uniform(0.2, 1.5, 2))
+        oracle.assert_close(g(a, b, n), oracle.numerical_grad(euler_steps, (a, b, n),
+                                                              (0, 1)))
+    dispatcher = g.compiled_function.__wrapped__
+    entry = direct_entry(dispatcher, [(float, None, None)] * 2 + [(int, None, None)])
+    assert entry is not None and entry is not dispatcher
+    with pytest.raises((OverflowError, s2sad.S2SADError)):  # (Numba's int64 at most)
+        g(0.5, 0.5, 2 ** 63)
+
+
+def test_repeated_jvp_calls_enter_the_machine_code():
+    """A JVP's fast path enters the machine code where the tangents are of their primals'
+    types too; tangents of other kinds are served as before (an array for a float: the
+    error saying so)."""
+    jvp = s2sad.jvp(gained, backend="numba")
+    rng = oracle.rng_for("gained", "numba direct entry jvp")
+    for a, b, u, v in rng.uniform(0.5, 2.0, (4, 4)):
+        p, t = (float(a), float(b)), [float(u), float(v)]
+        out, out_dot = jvp(*p, *t)
+        _agree(out, gained(*p), "value")
+        oracle.assert_close(out_dot, oracle.numerical_jvp(gained, p, (0, 1), t))
+    p = (0.8, 1.3)
+    for t in [(1, 0), (np.float64(0.5), -0.25), (True, 0.5), (0.5, -0.25)]:
+        _, out_dot = jvp(*p, *t)
+        oracle.assert_close(out_dot, oracle.numerical_jvp(gained, p, (0, 1),
+                                                          [float(v) for v in t]))
+    with pytest.raises(ValueError, match="shape"):
+        jvp(*p, np.ones(2), 0.5)
+    jvp1 = s2sad.jvp(gained, wrt=1, backend="numba")  # (one tangent)
+    for _ in range(3):
+        _, out_dot = jvp1(*p, 0.5)
+        oracle.assert_close(out_dot, oracle.numerical_jvp(gained, p, (1,), [0.5]))
+
+
+# -- tapes made for a loop's trips (numba_form._Rewriter.preallocate) --------------------
+
+
+def euler_steps(a, b, n):
+    x = 1.0
+    v = 0.0
+    for i in range(n):
+        acc = -a * math.sin(x) - b * v
+        x = x + 0.05 * v
+        v = v + 0.05 * acc
+    return x * x + v * v
+
+
+def int_and_float_taped(x, k):
+    s = 0.5
+    j = 1
+    for i in range(2, k):
+        s = math.sin(x * j) * s + x
+        j = j * 3 % 7 + i
+    return s
+
+
+def one_value_taped(a, n):
+    x = 0.3
+    for i in range(n):
+        x = math.sin(x) * a
+    return x
+
+
+def matrices_taped(W, x, n):
+    h = x
+    for i in range(n):
+        h = np.tanh(W @ h)
+    return np.sum(h * h)
+
+
+def taped_in_inner_loop(a, n):
+    s = 1.0
+    for i in range(n):
+        for j in range(3):
+            s = math.sin(s * a) + s * 0.5
+    return s
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 37])
+def test_tape_made_for_the_loops_trips(n):
+    """A tape pushed once per trip of a `for ... in range(...)` loop is made at the first
+    push for the loop's trips (arrays written and read by index; a tuple of them for a
+    tuple of numbers, ints kept as ints): the gradient is right at every trip count, none
+    included, and after a loop starting elsewhere than 0."""
+    rng = oracle.rng_for("tapes for trips", str(n))
+    g = s2sad.grad(euler_steps, wrt=(0, 1), backend="numba")
+    for a, b in rng.uniform(0.2, 1.5, (2, 2)):
+        p = (float(a), float(b), n)
+        oracle.assert_close(g(*p), oracle.numerical_grad(euler_steps, p, (0, 1)))
+    assert "new_tape((v, x), tape_count)" in g.source and ".append(" not in g.source
+    for f in (int_and_float_taped, one_value_taped):
+        g = s2sad.grad(f, wrt=0, backend="numba")
+        p = (float(rng.uniform(0.5, 1.2)), n + 2 if f is int_and_float_taped else n)
+        oracle.assert_close(g(*p), oracle.numerical_grad(f, p, (0,))[0])
+        _agree(g(*p), s2sad.grad(f, wrt=0)(*p), f.__name__)
+        assert "new_tape(" in g.source
+
+
+def test_tape_of_arrays_and_in_an_inner_loop():
+    """Arrays pushed once per trip go into a list of the loop's trips' slots; a tape pushed
+    in an inner loop (trips times the outer loop's) stays a list that grows."""
+    rng = oracle.rng_for("tapes for trips", "arrays")
+    W, x = rng.normal(size=(4, 4)) * 0.5, rng.normal(size=4)
+    g = s2sad.grad(matrices_taped, wrt=(0, 1), backend="numba")
+    for n in (3, 3, 0, 1):
+        want = oracle.numerical_grad(matrices_taped, (W, x, n), (0, 1))
+        oracle.assert_close(g(W, x, n), want)
+        assert "new_tape(" in g.source
+    g = s2sad.grad(taped_in_inner_loop, wrt=0, backend="numba")
+    for n in (0, 3):
+        oracle.assert_close(g(0.9, n), oracle.numerical_grad(taped_in_inner_loop, (0.9, n),
+                                                             (0,))[0])
+    assert "new_tape(" not in g.source and "tape.append(" in g.source
+
+
 def test_elementwise_array_gradient():
     x = oracle.rng_for("rosenbrock", "numba").uniform(-1.5, 1.5, 50)
     got = s2sad.grad(rosenbrock, backend="numba")(x)
