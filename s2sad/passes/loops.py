@@ -18,8 +18,9 @@ This pass keeps the factors instead, one row per iteration, and multiplies once:
     W_bar = W_bar + W_bar_u.T @ W_bar_v         # sum over k of outer(u_k, v_k)
 
 which moves N (n, m) temporaries into one BLAS call. It applies when the accumulator is
-carried by a `for k in range(N)` loop with N a constant, is read only by that sum, and the
-outer product is large enough for rows to be cheaper (n * m > 4 (n + m)).
+carried by a `for k in range(N)` loop with N a constant or a size (`xs.shape[0]`), is read
+only by that sum, and the outer product is large enough for rows to be cheaper
+(n * m > 4 (n + m), or sizes that may be).
 
 **A scatter into zeros at the loop index is a plain write.** `x_bar[i] += g` in
 `for i in range(a, b)` with `x_bar` starting as zeros writes each entry once, into a zero:
@@ -36,6 +37,7 @@ import numpy as np
 
 from s2sad.ir import prims
 from s2sad.ir.builder import Namer, hint_of, is_const, root_name
+from s2sad.ir.dims import Dim, decided
 from s2sad.ir.kinds import atom_kind, infer_kinds
 from s2sad.ir.nodes import Block, Call, Const, ForRange, Function, If, While, count_uses
 from s2sad.passes.dead_code import eliminate_dead_code
@@ -98,8 +100,8 @@ def _has_loop(b: Block) -> bool:
 def _batch_loop(loop: ForRange, kinds: dict, namer: Namer, changed: list, local: dict) -> list:
     """The loop, and what follows it, with its outer-product sums batched (or as it was)."""
     if not (is_const(loop.start, 0) and is_const(loop.step, 1) and isinstance(loop.stop, Const)
-            and type(loop.stop.value) is int and loop.stop.value >= 1):
-        return [loop]
+            and _count(loop.stop.value) and decided(lambda: loop.stop.value >= 1)):
+        return [loop]  # (N a number or a size symbol: xs.shape[0] steps)
     n_iter = loop.stop.value
     uses: dict = {}
     count_uses(loop.body, uses)
@@ -204,9 +206,15 @@ def _outer_sum(param, result, defs: dict, uses: dict, kinds: dict):
                 ku.shape is not None and kv.shape is not None and len(ku.shape) == 1 and \
                 len(kv.shape) == 1 and (ku.shape[0], kv.shape[0]) == kp.shape:
             n, m = kp.shape
-            if n * m > 4 * (n + m):
+            # (rows pay where the sizes say so, or may: a choice of speed, never a guard)
+            if decided(lambda: n * m > 4 * (n + m)) is not False:
                 return add, u, row
     return None
+
+
+def _count(v) -> bool:
+    """Is `v` an iteration count known while compiling (an int, or a size's symbol)?"""
+    return type(v) is int or type(v) is Dim
 
 
 def iterate_tapes(fn: Function) -> Function:

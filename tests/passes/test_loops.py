@@ -74,10 +74,27 @@ def test_two_matrices_in_one_loop_and_the_vjp_agrees_with_the_jvp():
     assert g.source.count(".T @ ") == 2
 
 
+A3 = np.array([[0.3, -0.2, 0.1], [0.0, 0.4, -0.3], [0.2, 0.1, 0.25]])
+
+
+def rnn_of_a_fixed_matrix(B, h0, x):
+    W = A3 + B[0:3, 0:3]  # (3 x 3 whatever B's size: numbers, not size symbols)
+    h = h0[0:3]
+    for t in range(12):
+        h = np.tanh(W @ h + x[t, 0:3])
+    return np.sum(h * h)
+
+
 def test_small_outer_products_stay_in_the_loop():
     args = args_for(3, steps=12)
     g = s2sad.grad(rnn, wrt=0)
     assert_close((g(*args),), numerical_grad(rnn, args, (0,)), rtol=1e-6, atol=1e-8)
+    # (3 x 3 is a size symbol here, n x n, which may be large: rows, for every n)
+    assert "W_bar_u" in g.source
+    args = args_for(4, steps=12)
+    g = s2sad.grad(rnn_of_a_fixed_matrix, wrt=0)
+    assert_close((g(*args),), numerical_grad(rnn_of_a_fixed_matrix, args, (0,)), rtol=1e-6,
+                 atol=1e-8)
     assert "W_bar_u" not in g.source  # 3 x 3: nine products are cheaper than rows
 
 
@@ -166,3 +183,24 @@ def test_nested_loops_read_the_inner_tape_by_count():
     # the inner loop runs once per outer iteration: its tape holds every run's items
     assert "next(" in g.source
     check_grads(nested, (0.4, 3), wrt=0)
+
+
+def rnn_over_the_sequence(W, U, h0, xs):
+    h = h0
+    for t in range(xs.shape[0]):  # (a size symbol: one specialisation for every length)
+        h = np.tanh(W @ h + U @ xs[t])
+    return np.sum(h * h)
+
+
+def test_outer_products_are_batched_over_a_loop_of_symbolic_length():
+    g = s2sad.grad(rnn_over_the_sequence, wrt=(0, 1))
+    for steps, n, m in ((9, 12, 5), (14, 12, 5), (3, 12, 5)):
+        rng = np.random.default_rng(steps)
+        args = (rng.standard_normal((n, n)) * 0.3, rng.standard_normal((n, m)) * 0.3,
+                rng.standard_normal(n) * 0.3, rng.standard_normal((steps, m)))
+        assert_close(g(*args), numerical_grad(rnn_over_the_sequence, args, (0, 1)),
+                     rtol=1e-6, atol=1e-8)
+    assert g._last.pattern is not None  # (the lengths 14 and 3 served by the first's code)
+    assert "W_bar_u[t] = " in g.source and "W_bar_u.T @ W_bar_v" in g.source
+    assert "expand_dims" not in g.source
+    assert s2sad.check_grads(rnn_over_the_sequence, args, wrt=(0, 1))
