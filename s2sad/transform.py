@@ -1095,9 +1095,11 @@ def _no_collections():
 def _generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
               kw_kinds: dict, backend: str = "numpy") -> Compiled:
     ir = derivative_ir(func, mode, wrt, arg_kinds, kw_kinds, wrt_tuple=wrt_tuple)
-    if backend == "numba":  # a matrix's transpose as .T (see hoist.matrix_transposes)
+    if backend == "numba" or split_mode(mode)[0] in ("jacfwd", "jacrev"):
+        # a matrix's transpose as .T (see hoist.matrix_transposes); a Jacobian's batched
+        # products as `@`
         kinds_in = {p: k for p, k in zip(ir.params, arg_kinds)}
-        ir = matrix_transposes(ir, infer_kinds(ir, kinds_in))
+        ir = matrix_transposes(ir, infer_kinds(ir, kinds_in), operators=backend != "numba")
     ir.meta["dim_origins"] = size_origins(ir.params, arg_kinds)
     mode, checkpoints = split_mode(mode)
     ir.meta["wrt"] = tuple(wrt)  # each returned cotangent is named after its argument

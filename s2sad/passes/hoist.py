@@ -7,6 +7,8 @@ so a loop that runs zero times raises nothing new.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from s2sad.ir import prims
@@ -51,11 +53,13 @@ def hoist_views(fn: Function) -> Function:
                     fn.defaults, fn.loc, fn.source_lines, fn.first_line, fn.meta)
 
 
-def matrix_transposes(fn: Function, kinds: dict) -> Function:
+def matrix_transposes(fn: Function, kinds: dict, operators: bool = False) -> Function:
     """`np.swapaxes(a, -1, -2)` of a matrix (an array of two axes, by `kinds`) as `a.T`:
     what the Numba form needs to multiply it without a copy (Numba types np.swapaxes's
     result as of any layout). A stack of matrices, or an array of unknown rank, keeps
-    np.swapaxes: its `.T` would reverse all of its axes."""
+    np.swapaxes: its `.T` would reverse all of its axes. With `operators` (the NumPy
+    backend's Jacobians, whose batched rules call np.matmul), `np.matmul(a, b)` of two
+    arrays is printed as `a @ b`, which is the same call."""
     from s2sad.ir.kinds import atom_kind
     from s2sad.ir.nodes import Const
 
@@ -71,6 +75,11 @@ def matrix_transposes(fn: Function, kinds: dict) -> Function:
                 if st.fn is np.swapaxes and swaps_last_two(st) and \
                         atom_kind(st.args[0], kinds).ndim == 2:
                     st = Call(st.target, prims.Attr("T"), st.args[:1], (), st.loc)
+                elif operators and st.fn is np.matmul and len(st.args) == 2 and \
+                        not st.kwargs and all(atom_kind(a, kinds).tag == "array" and
+                                              not atom_kind(a, kinds).family
+                                              for a in st.args):
+                    st = Call(st.target, operator.matmul, st.args, (), st.loc)
             elif isinstance(st, ForRange):
                 st = ForRange(st.index, st.start, st.stop, st.step, st.params, st.inits,
                               blk(st.body), st.outputs, st.loc, st.reverse, st.over)
