@@ -1059,6 +1059,7 @@ def _numba_compiled(done: Compiled, func, jit_cache, generic: bool,
         func = func.func
     code = getattr(func, "__code__", None)
     user_file = code.co_filename if code is not None else None
+    _refuse_recursive_pullbacks(done, func, user_file)
     try:
         source = numba_source(done.source, done.name, jit_cache is not None, user_file,
                               None if generic else arg_kinds)
@@ -1072,6 +1073,24 @@ def _numba_compiled(done: Compiled, func, jit_cache, generic: bool,
         return done
     fn, source = compile_numba(source, done.namespace, done.name, user_file, jit_cache)
     return Compiled(source, fn, done.ir, namespace=done.namespace, name=done.name)
+
+
+def _refuse_recursive_pullbacks(done: Compiled, func, user_file) -> None:
+    """A self-recursive VJP returns a pullback closure to its caller, which Numba cannot
+    compile: refused at its first recursive call (a self-recursive JVP compiles)."""
+    import ast
+
+    from s2sad.codegen.numba_errors import refusal
+
+    names = {n for (m, _), n in getattr(done.namespace, "self_names", {}).items() if m == "vjp"}
+    if not names:
+        return
+    lines = [n.lineno for n in ast.walk(ast.parse(done.source)) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Name) and n.func.id in names]
+    raise refusal(done.source, min(lines, default=1), f"the call of `{_base_name(func)}`, a "
+                  "recursive call whose derivative calls itself returning a pullback closure "
+                  f"(`{sorted(names)[0]}`), which Numba cannot pass between compiled "
+                  "functions; its JVP (forward mode) compiles", user_file)
 
 
 @contextlib.contextmanager

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import s2sad
+from s2sad.errors import BackendError
 from tests.oracle import numerical_grad, numerical_jvp
 
 RNG = np.random.default_rng(35)
@@ -137,3 +138,25 @@ def test_a_recursion_on_another_rank_keeps_the_dispatched_call():
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
     # (its derivative is another specialisation: asked of s2sad while the code runs)
     assert "s2sad.vjp(flat_det" in s2sad.grad(flat_det, wrt=0).source_for(v, 2)
+
+
+def test_numba_compiles_the_self_recursive_jvp():
+    pytest.importorskip("numba")
+    a, v = RNG.standard_normal((5, 5)), RNG.standard_normal((5, 5))
+    jvp = s2sad.jvp(det_minors, backend="numba")
+    out, d = jvp(a, v)
+    assert out == pytest.approx(np.linalg.det(a), rel=1e-9)
+    assert d == pytest.approx(numerical_jvp(det_minors, (a,), (0,), (v,)), rel=1e-6, abs=1e-8)
+    assert "@numba.njit" in jvp.source and "def det_minors_jvp(a, a_dot):" in jvp.source
+    assert jvp.source.count("det_minors_jvp(") == 2
+    _, d = s2sad.jvp(power, wrt=0, backend="numba")(1.3, 6, 1.0)
+    assert d == pytest.approx(6 * 1.3 ** 5, rel=1e-12)
+
+
+def test_numba_refuses_the_self_recursive_vjp_naming_the_call():
+    pytest.importorskip("numba")
+    with pytest.raises(BackendError) as info:
+        s2sad.grad(det_minors, backend="numba")(RNG.standard_normal((3, 3)))
+    message = str(info.value)
+    assert "the call of `det_minors`" in message and "recursive" in message
+    assert info.value.lineno is not None and "det_minors(_minor(a, j))" in message
