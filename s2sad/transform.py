@@ -322,7 +322,7 @@ def _derivative_as_function(d, views: tuple = ()):
     wrt = d._resolve()
     kinds = [_structure_kind(views[i]) if i < len(views) else UNKNOWN
              for i in range(d._n_params)]
-    with undecided_complex():  # the enclosing function's arguments may be complex
+    with undecided_complex(), _self_recursion(None):  # (arguments may be complex)
         ir = derivative_ir(d.func, d.mode, wrt, kinds, {}, in_place=False,
                            wrt_tuple=d._wrt_tuple)
     return as_primal(ir, d)
@@ -1059,6 +1059,7 @@ def _numba_compiled(done: Compiled, func, jit_cache, generic: bool,
         func = func.func
     code = getattr(func, "__code__", None)
     user_file = code.co_filename if code is not None else None
+    _refuse_recursive_pullbacks(done, func, user_file)
     try:
         source = numba_source(done.source, done.name, jit_cache is not None, user_file,
                               None if generic else arg_kinds)
@@ -1072,6 +1073,24 @@ def _numba_compiled(done: Compiled, func, jit_cache, generic: bool,
         return done
     fn, source = compile_numba(source, done.namespace, done.name, user_file, jit_cache)
     return Compiled(source, fn, done.ir, namespace=done.namespace, name=done.name)
+
+
+def _refuse_recursive_pullbacks(done: Compiled, func, user_file) -> None:
+    """A self-recursive VJP returns a pullback closure to its caller, which Numba cannot
+    compile: refused at its first recursive call (a self-recursive JVP compiles)."""
+    import ast
+
+    from s2sad.codegen.numba_errors import refusal
+
+    names = {n for (m, _), n in getattr(done.namespace, "self_names", {}).items() if m == "vjp"}
+    if not names:
+        return
+    lines = [n.lineno for n in ast.walk(ast.parse(done.source)) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Name) and n.func.id in names]
+    raise refusal(done.source, min(lines, default=1), f"the call of `{_base_name(func)}`, a "
+                  "recursive call whose derivative calls itself returning a pullback closure "
+                  f"(`{sorted(names)[0]}`), which Numba cannot pass between compiled "
+                  "functions; its JVP (forward mode) compiles", user_file)
 
 
 @contextlib.contextmanager
@@ -1094,6 +1113,17 @@ def _no_collections():
 
 def _generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
               kw_kinds: dict, backend: str = "numpy") -> Compiled:
+    general = self_recursive_kinds(func, mode, arg_kinds, kw_kinds)
+    if general is not None:
+        done = _generate_self_recursive(func, mode, wrt, wrt_tuple, general, backend)
+        if done is not None:
+            return done
+    return _generate_one(func, mode, wrt, wrt_tuple, arg_kinds, kw_kinds, backend)
+
+
+def _generate_one(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
+                  kw_kinds: dict, backend: str = "numpy", ns=None,
+                  name: str | None = None) -> Compiled:
     ir = derivative_ir(func, mode, wrt, arg_kinds, kw_kinds, wrt_tuple=wrt_tuple)
     if backend == "numba" or split_mode(mode)[0] in ("jacfwd", "jacrev"):
         # a matrix's transpose as .T (see hoist.matrix_transposes); a Jacobian's batched
@@ -1107,8 +1137,8 @@ def _generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
         body = ir.body.stmts
         ir.meta["boundary_index"] = next(i for i, s in enumerate(body)
                                          if getattr(s, "fn", None) is _boundary())
-    name = f"{_base_name(func)}_{mode}"
-    ns = Namespace()
+    name = name or f"{_base_name(func)}_{mode}"
+    ns = ns if ns is not None else Namespace()
     header = _header(func, mode, wrt, ir, arg_kinds, kw_kinds)
     if ir.meta.get("explain"):
         header.append("step by step (explain=True): one primitive per line, each derivative "
@@ -1133,8 +1163,172 @@ def _generate(func, mode: str, wrt: tuple, wrt_tuple: bool, arg_kinds: list,
             "this is a limitation of s2sad: differentiate in another order (reverse over "
             "reverse: s2sad.vjp(s2sad.grad(f))), or build the value so that its shape "
             "follows from the arguments' shapes") from None
+    if ns.self_names:  # (a function of a self-recursive module: compiled with the others)
+        return Compiled(source, None, ir, namespace=ns, name=name)
     fn = compile_source(source, ns, name)
     return Compiled(source, fn, ir, namespace=ns, name=name)
+
+
+# -- self-recursive derivatives (issue 35) ---------------------------------------------------
+#
+# A function that calls itself gets a derivative that calls itself: its module is compiled
+# for its arguments' kinds with their sizes and number values forgotten (an array of rank 2
+# and float dtype, whatever its shape), so that a recursive call whose arguments have those
+# kinds again (a minor of a matrix, n - 1) is a call of the same code, provably; the
+# generated function calls itself by name there (prims.SelfCall). A gradient's recursive
+# calls need the VJP, which the module holds beside it. Where a recursive call's arguments
+# have other kinds (a rank less, a tuple of another length), or anything fails, the
+# derivative is compiled as before: the recursive call asks the s2sad API while it runs.
+
+_SELF_MODES = ("jvp", "vjp", "grad", "value_and_grad")
+
+
+class _SelfRecursion:
+    """The self-recursive module being generated: its function, the kinds it is compiled
+    for, and the functions (mode, wrt) its recursive calls asked for, in order."""
+
+    def __init__(self, func, kinds: tuple):
+        self.func, self.kinds = func, kinds
+        self.needed: dict = {}
+
+
+_SELF: list = []  # (the innermost compile's; None for a compile nested in it)
+
+
+def _general_kind(k: Kind):
+    """`k` with its sizes and the values of numbers forgotten (a flag or an int option,
+    facts of the compile, kept); None for what has no such kind (unknown, another
+    library's array)."""
+    if k is None or k.family or k.tag == "unknown":
+        return None
+    if is_fact(k):
+        return k
+    if k.tag == "scalar":
+        return scalar(k.dtype)
+    if k.tag == "array":
+        if k.rank is None and k.shape is None:
+            return None
+        rank = len(k.shape) if k.shape is not None else k.rank
+        return Kind("array", k.dtype, () if rank == 0 else None,
+                    rank=None if rank == 0 else rank)
+    if k.tag in ("tuple", "list"):
+        items = tuple(_general_kind(i) for i in k.items)
+        return None if None in items else Kind(k.tag, items=items, view=k.view)
+    return k
+
+
+def self_recursive_kinds(func, mode: str, arg_kinds: list, kw_kinds: dict):
+    """The kinds a self-recursive derivative of `func` is compiled for, or None where none
+    is tried (a function that does not call itself by name, keywords, a mode other than
+    jvp, vjp, grad and value_and_grad: checkpoints, explain, Jacobians)."""
+    if mode not in _SELF_MODES or kw_kinds or not isinstance(func, types.FunctionType):
+        return None
+    code = func.__code__
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or \
+            code.co_kwonlyargcount or func.__name__ not in code.co_names + code.co_freevars:
+        return None
+    general = tuple(_general_kind(k) for k in arg_kinds)
+    return None if not general or None in general else general
+
+
+def _self_call(call, mode: str, act: tuple, arg_kinds: list, kwargs):
+    """A SelfCall for this recursive call where the module being generated serves it: the
+    function called is the one being differentiated, and the arguments' kinds, their sizes
+    forgotten, are the kinds the module is compiled for (so the callee's derivative is the
+    same code). Else None."""
+    ctx = _SELF[-1] if _SELF else None
+    if ctx is None or type(call) is not prims.RecursiveCall or call.func is not ctx.func or \
+            kwargs or len(arg_kinds) != len(ctx.kinds):
+        return None
+    if tuple(_general_kind(k) for k in arg_kinds) != ctx.kinds:
+        return None
+    ctx.needed.setdefault((mode, tuple(act)), None)
+    return prims.SelfCall(call.func, mode, act)
+
+
+prims.RecursiveCall.self_call = staticmethod(_self_call)
+
+
+@contextlib.contextmanager
+def _self_recursion(ctx):
+    _SELF.append(ctx)
+    try:
+        yield
+    finally:
+        _SELF.pop()
+
+
+def _generate_self_recursive(func, mode: str, wrt: tuple, wrt_tuple: bool, general: tuple,
+                             backend: str):
+    """The derivative of `func` as a module of functions that call themselves (see above),
+    or None where its recursive calls do not all have the kinds it is compiled for, or it
+    cannot be compiled so."""
+    from s2sad.codegen.imports import prelude
+    from s2sad.errors import S2SADError
+
+    ctx = _SelfRecursion(func, general)
+    base = _base_name(func)
+    own = (mode, tuple(wrt)) if mode in ("jvp", "vjp") else None
+    ns = Namespace()
+    main = f"{base}_{mode}"
+
+    def name_of(m: str, w: tuple) -> str:
+        if (m, w) == own:
+            return main
+        name, k = f"{base}_{m}", 0
+        while name in ns.self_names.values() or name == main:
+            k += 1
+            name = f"{base}_{m}_{k}"
+        return name
+
+    try:
+        with _self_recursion(ctx):
+            # (the IR first: it tells which functions the recursive calls need)
+            derivative_ir(func, mode, wrt, list(general), {}, wrt_tuple=wrt_tuple)
+            if not ctx.needed:
+                return None  # (no recursive call has the kinds: compiled as before)
+            if own is not None:
+                ns.self_names[own] = main
+            done: list = []
+            todo = [k for k in ctx.needed if k != own]
+            while todo:
+                m, w = key = todo.pop(0)
+                if key in ns.self_names:
+                    continue
+                ns.self_names[key] = name_of(m, w)
+                for n in ns.self_names.values():
+                    ns.values.setdefault(n, None)  # (kept from the variables' names)
+                done.append(_generate_one(func, m, w, True, list(general), {}, backend,
+                                          ns=ns, name=ns.self_names[key]))
+                todo += [k for k in ctx.needed if k not in ns.self_names and k not in todo]
+                if len(ns.self_names) > 8:
+                    return None
+            for n in ns.self_names.values():
+                ns.values.setdefault(n, None)
+            first = _generate_one(func, mode, wrt, wrt_tuple, list(general), {}, backend,
+                                  ns=ns, name=main)
+            if any(k not in ns.self_names for k in ctx.needed):
+                return None
+    except S2SADError:
+        return None  # (compiled as before, where the same error, if any, is raised)
+    for n in ns.self_names.values():
+        if ns.values.get(n, 0) is None:
+            del ns.values[n]
+    parts = [_split_module(c.source) for c in [first] + done]
+    body = "\n\n\n".join(p[2] for p in parts)
+    imports = prelude(body, ns)
+    source = "\n".join(parts[0][0] + imports + ([""] if imports else []) + [body]) + "\n"
+    fn = compile_source(source, ns, main)
+    return Compiled(source, fn, first.ir, namespace=ns, name=main)
+
+
+def _split_module(source: str) -> tuple:
+    """(header comment lines, import lines, the rest) of a generated module's source."""
+    lines = source.rstrip("\n").split("\n")
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("def "))
+    head = [ln for ln in lines[:at] if ln.startswith("#")]
+    return head, [ln for ln in lines[:at] if ln and not ln.startswith("#")], \
+        "\n".join(lines[at:])
 
 
 def size_origins(params, arg_kinds) -> dict:

@@ -73,8 +73,12 @@ class Namespace:
         # the derivative a recursive function calls (`power_vjp = s2sad.vjp(power, ...)`)
         self.bindings: dict = {}
         self.avoid: set = set()  # variable names of the generated function
+        # {(mode, wrt): name} of the functions of a self-recursive derivative's module
+        self.self_names: dict = {}
 
     def spell_callable(self, fn) -> str:
+        if isinstance(fn, prims.SelfCall):  # (a function of the module: transform.py)
+            return self.self_names[(fn.mode, fn.wrt)]
         if isinstance(fn, prims.Opaque):  # called as it is
             if fn.path is not None and _import_path(fn.func) is None:
                 return self.add_object(fn.func, fn.path[1], fn.path)

@@ -71,7 +71,7 @@ def _opaque_call(fn) -> bool:
         module = getattr(fn.func, "__module__", None) or ""
         return not (isinstance(fn.func, np.ufunc) or module in PURE_MODULES or
                     module.startswith(PURE_PACKAGES))
-    if isinstance(fn, prims.RecursiveCall) or fn is prims.apply_pullback:
+    if isinstance(fn, (prims.RecursiveCall, prims.SelfCall)) or fn is prims.apply_pullback:
         return True
     return prims.is_derivative(fn)
 
@@ -297,7 +297,7 @@ def _eval_kind(fn, arg_kinds: list, kwarg_kinds: list) -> Kind:
             result = fn(*args, **kwargs)
     except Exception:
         escapes_given(True)  # (whatever it read: not known)
-        return _fallback(fn, arg_kinds)
+        return _fallback(fn, arg_kinds, kwarg_kinds)
     keep = all(k.known for k in arg_kinds) and all(k.known for _, k in kwarg_kinds)
     if keep and not _size_valued(result) and (
             any(has_dims(k.value) for k in arg_kinds) or
@@ -351,6 +351,9 @@ def _fallback(fn, arg_kinds, kwarg_kinds=()) -> Kind:
         fn in ELEMENTWISE_BINARY or _is_elementwise_ufunc(fn)) else None
     if r is not None:
         return r
+    joined = _concatenated(fn, arg_kinds, kwarg_kinds)
+    if joined is not None:
+        return joined
     if any(k.tag == "array" for k in arg_kinds):
         # the dtype from stand-ins of some size where a size is unknown (a Fourier transform
         # of a real array of unknown length is complex: taken for real, its derivative lost
@@ -385,6 +388,24 @@ def _product_rank(fn, arg_kinds, kwarg_kinds) -> int | None:
     if a is None or b is None or a == 0 or b == 0:
         return None
     return b - 1 if a == 1 else a - 1 if b == 1 else max(a, b)
+
+
+def _concatenated(fn, arg_kinds, kwarg_kinds) -> Kind | None:
+    """The kind of np.concatenate of a list or tuple of arrays of one known rank and
+    dtype, sizes unknown (a recursion's minor of a matrix: issue 35); None otherwise."""
+    if fn is not np.concatenate or len(arg_kinds) != 1 or \
+            any(n != "axis" or not k.known or k.value is None for n, k in kwarg_kinds):
+        return None
+    seq = arg_kinds[0]
+    if seq.tag not in ("tuple", "list") or not seq.items or \
+            any(k.tag != "array" or k.family for k in seq.items):
+        return None
+    ranks = {k.ndim for k in seq.items}
+    dtypes = {k.dtype for k in seq.items}
+    if len(ranks) != 1 or len(dtypes) != 1:
+        return None
+    rank, dtype = ranks.pop(), dtypes.pop()
+    return array_of_rank(dtype, rank) if rank and dtype in "fc" else None
 
 
 def _sized(k: Kind) -> Kind:
@@ -466,7 +487,7 @@ def _count_int_indices(k: Kind):
     if k.tag == "scalar" and k.dtype == "i":
         return 1, True
     if k.tag == "object" and k.known and isinstance(k.value, slice) or \
-            k.known and k.value is Ellipsis:
+            k.known and k.value is Ellipsis or k == _A_SLICE:
         return 0, True
     if k.known and k.value is None:
         return -1, True  # (np.newaxis: an axis more)
@@ -511,7 +532,10 @@ def _make_list_kind(args, kwargs):
 def _slice_kind(args, kwargs):
     if all(a.known for a in args):
         return Kind("object", value=slice(*(a.value for a in args)))
-    return Kind("object")
+    return _A_SLICE  # (bounds known at run time: still a slice, which keeps an axis)
+
+
+_A_SLICE = Kind("object", view=("slice",))
 
 
 def _attr_kind(attr):
@@ -520,10 +544,13 @@ def _attr_kind(attr):
         if attr == "shape":
             if x.static_shape is not None:
                 return kind_of_value(tuple(x.static_shape))
+            if x.tag == "array" and x.rank is not None:  # (sizes unknown, their number not)
+                return Kind("tuple", items=(INT,) * x.rank)
             return Kind("tuple", items=(), value=_UNSET) if x.tag != "unknown" else UNKNOWN
         if attr == "ndim":
             s = x.static_shape
-            return scalar("i", len(s)) if s is not None else INT
+            return scalar("i", len(s)) if s is not None else \
+                scalar("i", x.rank) if x.tag == "array" and x.rank is not None else INT
         if attr == "size":
             s = x.static_shape
             return scalar("i", math.prod(s)) if s is not None else INT

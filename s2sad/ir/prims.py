@@ -24,6 +24,9 @@ class RecursiveCall:
     make_derivative = None  # (func, mode, wrt) -> derivative object; set by s2sad.api
     # (call, argument kinds, keyword kinds) -> the kind of its result; set by s2sad.transform
     result_kind = None
+    # (call, mode, positions differentiated, argument kinds, keywords) -> a SelfCall where
+    # the derivative being generated serves the call itself, else None; set by s2sad.transform
+    self_call = staticmethod(lambda call, mode, act, arg_kinds, kwargs: None)
 
     def __new__(cls, func):
         inst = cls._instances.get(func)
@@ -68,8 +71,35 @@ class CheckpointedCall(RecursiveCall):
         return (CheckpointedCall, (self.func,))
 
 
+class SelfCall:
+    """A recursive call whose derivative is code of the module being generated: a function
+    of it that calls itself (issue 35). Made only where the call's arguments have the kinds
+    that code is compiled for (transform.self_recursion), so that the callee's code is the
+    same specialisation, provably. Printed as the name of that function (`det_minors_vjp`);
+    `mode` ("jvp" or "vjp") and `wrt` (the positions differentiated) say which function."""
+
+    def __init__(self, func, mode: str, wrt: tuple):
+        self.func, self.mode, self.wrt = func, mode, tuple(wrt)
+        self.__name__ = f"{getattr(func, '__name__', 'f')}_{mode}"
+
+    def __eq__(self, other):
+        return type(other) is SelfCall and (self.func, self.mode, self.wrt) == \
+            (other.func, other.mode, other.wrt)
+
+    def __hash__(self):
+        return hash((SelfCall, self.mode, self.wrt))
+
+    def __call__(self, *args, **kwargs):  # (never run: generated code calls its own function)
+        raise RuntimeError(f"{self!r} is called by name in generated code only")
+
+    def __repr__(self) -> str:
+        return f"SelfCall({self.__name__}, wrt={self.wrt})"
+
+
 def callee_name(fn) -> str:
     """How messages and the IR printer name a callee (`np.sin`, `math.exp`, `.T`)."""
+    if isinstance(fn, SelfCall):
+        return fn.__name__
     if isinstance(fn, Attr):
         return f".{fn.name}"
     if isinstance(fn, np.ufunc):  # (NumPy before 2.2 gives ufuncs no __module__)

@@ -67,7 +67,8 @@ def missing_rule(fn, mode: str, loc) -> MissingRuleError:
     recursive call made (rec_vjp, its pullback, rec_jvp) has none: a second derivative
     through a recursion is refused as such, not with advice to register a rule."""
     name = callee_name(fn)
-    if prims.is_derivative(fn) or fn is prims.apply_pullback or fn is prims.batch_jvp:
+    if prims.is_derivative(fn) or fn is prims.apply_pullback or fn is prims.batch_jvp or \
+            isinstance(fn, prims.SelfCall):
         return MissingRuleError(
             f"a second derivative through a recursive call is not supported (no {mode} rule "
             f"for `{name}`, the derivative the recursion calls)", loc,
@@ -209,7 +210,8 @@ class ForwardPass:
     def recursive_call(self, s: Call, em: Emitter):
         """A recursive call: call the JVP of the function itself (it returns both)."""
         act = tuple(i for i, a in enumerate(s.args) if isinstance(a, Var) and a in self.active)
-        d = s.fn.derivative("jvp", act)
+        d = s.fn.self_call(s.fn, "jvp", act, [self.kind(a) for a in s.args], s.kwargs) \
+            or s.fn.derivative("jvp", act)
         tans = [materialize(em, self.tangent(s.args[i]), self.kind(s.args[i]), s.args[i],
                             hint_of(s.args[i]) + "_dot") for i in act]
         pair = em.call(d, tuple(s.args) + tuple(tans), s.kwargs, hint="_pair", loc=s.loc)

@@ -183,7 +183,10 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
             case Call(fn=fn) if isinstance(fn, prims.RecursiveCall) and s.target in self.active:
                 # a recursive call: the VJP of the function itself, keeping its pullback
                 act = tuple(i for i, a in enumerate(s.args) if self.is_active(a))
-                d = fn.derivative("vjp", act)
+                # (a function of the module being generated where the arguments' kinds are
+                # those it is compiled for, else the derivative object, dispatching)
+                d = fn.self_call(fn, "vjp", act, [self.kind(a) for a in s.args], s.kwargs) \
+                    or fn.derivative("vjp", act)
                 name = fn.__name__
                 pair = fwd.call(d, s.args, s.kwargs, hint="_" + name + "_vjp", loc=s.loc)
                 fwd.add(Call(s.target, operator.getitem, (pair, Const(0)), (), s.loc))

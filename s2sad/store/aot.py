@@ -96,6 +96,12 @@ def write_module(specs: list) -> str:
         else:
             compiled = generate(func, mode, wrt, wrt_tuple, kinds, {})
         ns = namespace_of(compiled.function) or compiled.namespace
+        if getattr(ns, "self_names", None):
+            raise AheadOfTimeError(
+                f"{spec.target}: the derivative of this recursive function is a module of "
+                "functions that call themselves, which ahead-of-time modules do not hold yet",
+                hint="ahead-of-time modules cannot hold recursive derivatives yet; let "
+                     "s2sad compile this one when it is first called")
         generated_name = compiled.function.__name__
         name = spec.name or generated_name
         base, k = name, 2
