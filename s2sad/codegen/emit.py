@@ -278,16 +278,22 @@ class Emitter(ExpressionEmitter):
                               orelse=self.atom(orelse.results[0]))
             self.assign(indent, targets, node)
             return
-        self.out(indent, f"if {_bare(self.src(self.atom(c)))}:")
+        header, test = len(self.lines), self.atom(c)
+        self.out(indent, f"if {_bare(self.src(test))}:")
         n0 = len(self.lines)
         self.block(then, indent + 1, targets)
-        if len(self.lines) == n0:
+        empty = len(self.lines) == n0
+        if empty:
             self.out(indent + 1, "pass")
         n1 = len(self.lines)
         self.lines.append(None)  # placeholder for `else:`
         self.block(orelse, indent + 1, targets)
         if len(self.lines) == n1 + 1:
             self.lines.pop()
+        elif empty:  # `if c: pass` / `else: ...` is `if not c: ...`
+            negated = gast.UnaryOp(op=gast.Not(), operand=test)
+            self.lines[header] = "    " * indent + f"if {self.src(negated)}:"
+            del self.lines[n0:n1 + 1]
         else:
             self.lines[n1] = "    " * indent + "else:"
         self.last_line = None
