@@ -186,7 +186,9 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
                 name = fn.__name__
                 kinds = [self.kind(a) for a in s.args]
                 out = self.kind(s.target)
-                if out.tag == "scalar" and out.dtype == "f":
+                if out.tag == "scalar" and out.dtype == "f" and all(
+                        kinds[i].tag in ("scalar", "array") and kinds[i].dtype == "f"
+                        for i in act):  # (a gradient a number scales: of real arrays)
                     # a call of the module's own function returning one real number, for
                     # Numba (which compiles no pullback closure; transform._self_call says
                     # where): its value and gradient, the gradient kept on the tape and
