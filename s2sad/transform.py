@@ -1061,8 +1061,10 @@ def _numba_compiled(done: Compiled, func, jit_cache, generic: bool,
     user_file = code.co_filename if code is not None else None
     _refuse_recursive_pullbacks(done, func, user_file)
     try:
+        siblings = tuple(n for n in getattr(done.namespace, "self_names", {}).values()
+                         if n != done.name)
         source = numba_source(done.source, done.name, jit_cache is not None, user_file,
-                              None if generic else arg_kinds)
+                              None if generic else arg_kinds, siblings)
     except BackendError:
         if not generic:
             raise
@@ -1077,7 +1079,9 @@ def _numba_compiled(done: Compiled, func, jit_cache, generic: bool,
 
 def _refuse_recursive_pullbacks(done: Compiled, func, user_file) -> None:
     """A self-recursive VJP returns a pullback closure to its caller, which Numba cannot
-    compile: refused at its first recursive call (a self-recursive JVP compiles)."""
+    compile: refused at its first recursive call. (A self-recursive JVP compiles, and so
+    does a gradient through recursive calls returning one real number: they call the
+    module's value-and-gradient function instead, see passes/reverse.py.)"""
     import ast
 
     from s2sad.codegen.numba_errors import refusal
@@ -1087,10 +1091,13 @@ def _refuse_recursive_pullbacks(done: Compiled, func, user_file) -> None:
         return
     lines = [n.lineno for n in ast.walk(ast.parse(done.source)) if isinstance(n, ast.Call)
              and isinstance(n.func, ast.Name) and n.func.id in names]
-    raise refusal(done.source, min(lines, default=1), f"the call of `{_base_name(func)}`, a "
+    if not lines:  # (the VJP asked for, its recursive calls served by another function)
+        return
+    raise refusal(done.source, min(lines), f"the call of `{_base_name(func)}`, a "
                   "recursive call whose derivative calls itself returning a pullback closure "
                   f"(`{sorted(names)[0]}`), which Numba cannot pass between compiled "
-                  "functions; its JVP (forward mode) compiles", user_file)
+                  "functions (a recursion returning one real number compiles, its "
+                  "gradient called for each call); its JVP (forward mode) compiles", user_file)
 
 
 @contextlib.contextmanager
@@ -1187,8 +1194,8 @@ class _SelfRecursion:
     """The self-recursive module being generated: its function, the kinds it is compiled
     for, and the functions (mode, wrt) its recursive calls asked for, in order."""
 
-    def __init__(self, func, kinds: tuple):
-        self.func, self.kinds = func, kinds
+    def __init__(self, func, kinds: tuple, backend: str = "numpy"):
+        self.func, self.kinds, self.backend = func, kinds, backend
         self.needed: dict = {}
 
 
@@ -1242,6 +1249,12 @@ def _self_call(call, mode: str, act: tuple, arg_kinds: list, kwargs):
         return None
     if tuple(_general_kind(k) for k in arg_kinds) != ctx.kinds:
         return None
+    if mode == "value_and_grad" and ctx.backend != "numba":
+        # (the reverse pass's form for Numba, which compiles no pullback closure: the
+        # gradient, scaled by the call's cotangent. NumPy's closure form, which passes the
+        # cotangent down instead, is as fast or faster: det by minors l=7 117 vs 125 ms,
+        # Horner over 40 coefficients 60 vs 91 us)
+        return None
     ctx.needed.setdefault((mode, tuple(act)), None)
     return prims.SelfCall(call.func, mode, act)
 
@@ -1266,7 +1279,7 @@ def _generate_self_recursive(func, mode: str, wrt: tuple, wrt_tuple: bool, gener
     from s2sad.codegen.imports import prelude
     from s2sad.errors import S2SADError
 
-    ctx = _SelfRecursion(func, general)
+    ctx = _SelfRecursion(func, general, backend)
     base = _base_name(func)
     own = (mode, tuple(wrt)) if mode in ("jvp", "vjp") else None
     ns = Namespace()

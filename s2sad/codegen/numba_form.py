@@ -45,13 +45,15 @@ _TAPE_HELPERS = ("new_tape", "tape_put", "tape_get")
 
 
 def numba_source(source: str, name: str, cache: bool, user_file: str | None = None,
-                 kinds: list | None = None) -> str:
+                 kinds: list | None = None, siblings: tuple = ()) -> str:
     """`source` (a generated module defining `name`) in the form Numba compiles, with
     `@numba.njit` on what Numba compiles (`cache=True`: Numba keeps the machine code on
     disk). A refusal names the line of `user_file` the construct comes from. `kinds`: the
     kinds of the arguments the source is specialised for (its elementwise statements over
-    arrays of one length are fused into loops, codegen/numba_fusion.py)."""
+    arrays of one length are fused into loops, codegen/numba_fusion.py). `siblings`: the
+    module's other functions, compiled too (a self-recursive derivative's: transform.py)."""
     source, jitted = split_vjp(source, name)
+    jitted = jitted + [n for n in siblings if n not in jitted]
     lines = source.split("\n")
     tree = ast.parse(source)
     for node in tree.body:  # (before the imports: `import s2sad` is for these)
@@ -333,6 +335,37 @@ def _names(fn: ast.FunctionDef) -> set[str]:
         {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
 
 
+# the calls a list of arrays may be passed to as a tuple (which Numba's np.concatenate takes)
+_JOINS = frozenset({"np.concatenate", "np.stack", "np.hstack", "np.vstack", "split_points"})
+
+
+def _fixed_lists(body: list[ast.stmt]) -> set[str]:
+    """The names assigned a list display (`t = [a[s], a[u]]`, the parts of a concatenation)
+    whose lists are never changed: no name of them grown (`+=`), indexed for a write or
+    given a method call, nor passed to a call other than the joins above (kept whole, on a
+    tape, is fine). Numba's np.concatenate takes a tuple of arrays, not a list: they are
+    made tuples. (A name the generated code binds again to another value is checked at
+    all its uses, which keeps the test on the safe side.)"""
+    nodes = [n for stmt in body for n in ast.walk(stmt)]
+    fixed = {n.targets[0].id for n in nodes if isinstance(n, ast.Assign) and
+             len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and
+             isinstance(n.value, ast.List) and n.value.elts}
+    for n in nodes:
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            fixed.discard(n.target.id)
+        elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+            fixed.discard(n.value.id)
+        elif isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and \
+                not isinstance(n.ctx, ast.Load):
+            fixed.discard(n.value.id)
+        elif isinstance(n, ast.Call) and ast.unparse(n.func) not in _JOINS and \
+                not (isinstance(n.func, ast.Attribute) and n.func.attr == "append"):
+            for a in list(n.args) + [k.value for k in n.keywords]:
+                if isinstance(a, ast.Name):
+                    fixed.discard(a.id)
+    return fixed
+
+
 class _Rewriter:
     """Line edits ({line index: replacement lines}) that put one function's body in the
     form Numba types."""
@@ -372,6 +405,7 @@ class _Rewriter:
         return refusal(self.source, getattr(node, "lineno", 0), what, self.user_file)
 
     def rewrite(self, body: list[ast.stmt]) -> dict[int, list[str]]:
+        self.fixed = _fixed_lists(body)
         self.preallocate(body)
         for stmt in body:
             self.statement(stmt)
@@ -481,6 +515,10 @@ class _Rewriter:
     def simple(self, stmt: ast.stmt) -> None:
         """A statement of one line: printed again when one of its calls is rewritten."""
         before = ast.dump(stmt)
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.List) and \
+                isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id in self.fixed:
+            stmt = ast.Assign(stmt.targets, ast.Tuple(stmt.value.elts, ast.Load()),
+                              lineno=stmt.lineno, end_lineno=stmt.end_lineno)
         self.check_expression(stmt, stmt)
         new = _Calls(self).visit(stmt)
         if ast.dump(new) != before and stmt.lineno == stmt.end_lineno:

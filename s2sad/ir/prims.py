@@ -76,7 +76,9 @@ class SelfCall:
     of it that calls itself (issue 35). Made only where the call's arguments have the kinds
     that code is compiled for (transform.self_recursion), so that the callee's code is the
     same specialisation, provably. Printed as the name of that function (`det_minors_vjp`);
-    `mode` ("jvp" or "vjp") and `wrt` (the positions differentiated) say which function."""
+    `mode` ("jvp", "vjp", or "value_and_grad": the form of a call returning one number for
+    backend="numba", whose gradient the caller scales) and `wrt` (the positions
+    differentiated) say which function."""
 
     def __init__(self, func, mode: str, wrt: tuple):
         self.func, self.mode, self.wrt = func, mode, tuple(wrt)

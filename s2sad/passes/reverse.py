@@ -183,11 +183,32 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
             case Call(fn=fn) if isinstance(fn, prims.RecursiveCall) and s.target in self.active:
                 # a recursive call: the VJP of the function itself, keeping its pullback
                 act = tuple(i for i, a in enumerate(s.args) if self.is_active(a))
+                name = fn.__name__
+                kinds = [self.kind(a) for a in s.args]
+                out = self.kind(s.target)
+                if out.tag == "scalar" and out.dtype == "f" and all(
+                        kinds[i].tag in ("scalar", "array") and kinds[i].dtype == "f"
+                        for i in act):  # (a gradient a number scales: of real arrays)
+                    # a call of the module's own function returning one real number, for
+                    # Numba (which compiles no pullback closure; transform._self_call says
+                    # where): its value and gradient, the gradient kept on the tape and
+                    # scaled by the call's cotangent in the reverse sweep
+                    d = fn.self_call(fn, "value_and_grad", act, kinds, s.kwargs)
+                    if d is not None:
+                        pair = fwd.call(d, s.args, s.kwargs, hint="_" + name, loc=s.loc)
+                        fwd.add(Call(s.target, operator.getitem, (pair, Const(0)), (), s.loc))
+                        grads = fwd.call(operator.getitem, (pair, Const(1)),
+                                         hint=name + "_grads", loc=s.loc)
+                        # (each gradient kept apart: Numba types no optional tuple, what
+                        # a tuple kept from one branch of an `if` would be)
+                        return {"grads": [
+                            fwd.call(operator.getitem, (grads, Const(k)),
+                                     hint=f"{name}_gradient" if len(act) == 1 else
+                                     f"{name}_gradient_{hint_of(s.args[i])}", loc=s.loc)
+                            for k, i in enumerate(act)], "act": act}
                 # (a function of the module being generated where the arguments' kinds are
                 # those it is compiled for, else the derivative object, dispatching)
-                d = fn.self_call(fn, "vjp", act, [self.kind(a) for a in s.args], s.kwargs) \
-                    or fn.derivative("vjp", act)
-                name = fn.__name__
+                d = fn.self_call(fn, "vjp", act, kinds, s.kwargs) or fn.derivative("vjp", act)
                 pair = fwd.call(d, s.args, s.kwargs, hint="_" + name + "_vjp", loc=s.loc)
                 fwd.add(Call(s.target, operator.getitem, (pair, Const(0)), (), s.loc))
                 pb = fwd.call(operator.getitem, (pair, Const(1)),
@@ -222,6 +243,15 @@ class ReversePass(CheckpointedLoops, ControlFlowReversal):
                     a = s.args[i]
                     part = rev.call(operator.getitem, (got, Const(k)),
                                     hint=hint_of(a) + "_bar", loc=s.loc)
+                    self.add_bar(bars, a, part, rev, real=True)
+            case Call() if isinstance(plan, dict) and "grads" in plan:
+                g = bars.get(s.target)
+                if g is None:
+                    return
+                for grad, i in zip(plan["grads"], plan["act"]):
+                    a = s.args[i]
+                    part = rev.call(operator.mul, (g, grad), hint=hint_of(a) + "_bar",
+                                    loc=s.loc)
                     self.add_bar(bars, a, part, rev, real=True)
             case Call() if isinstance(plan, dict) and "pullback" in plan:
                 g = bars.get(s.target)

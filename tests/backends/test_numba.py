@@ -848,3 +848,21 @@ def test_every_size_vjp_jvp_and_two_symbols():
         seen.add(id(g._last))
     assert len(seen) == 1
     assert "(n, m)" in g.source.splitlines()[2]
+
+
+def _minor_sum(a):  # a concatenation of a list of slices, taped in a loop
+    total = 0.0
+    for j in range(a.shape[0]):
+        part = np.concatenate([a[1:, :j], a[1:, j + 1:]], axis=1)
+        total += a[0, j] * np.sum(np.sin(part))
+    return total
+
+
+def test_a_concatenated_list_compiles_as_a_tuple():
+    # Numba's np.concatenate takes a tuple of arrays, not a list: a list display never
+    # changed after is made a tuple in the Numba form
+    a = np.random.default_rng(3).standard_normal((4, 4))
+    g = s2sad.grad(_minor_sum, backend="numba")
+    (fd,) = oracle.numerical_grad(_minor_sum, (a,), (0,))
+    oracle.assert_close(g(a), fd, 1e-6, 1e-8, what="grad")
+    assert "np.concatenate(" in g.source and " = (a[" in g.source

@@ -153,10 +153,67 @@ def test_numba_compiles_the_self_recursive_jvp():
     assert d == pytest.approx(6 * 1.3 ** 5, rel=1e-12)
 
 
-def test_numba_refuses_the_self_recursive_vjp_naming_the_call():
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6])
+def test_numba_compiles_the_self_recursive_gradient(n):
+    # a recursive call returning one number: the module's value-and-gradient function,
+    # calling itself, the gradient scaled by the call's cotangent (no pullback closure)
+    pytest.importorskip("numba")
+    a = RNG.standard_normal((n, n))
+    expected = np.linalg.det(a) * np.linalg.inv(a).T  # Jacobi's formula
+    g = s2sad.grad(det_minors, backend="numba")(a)
+    np.testing.assert_allclose(g, expected, rtol=1e-9, atol=1e-10)
+    (fd,) = numerical_grad(det_minors, (a,), (0,))
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+    value, g = s2sad.value_and_grad(det_minors, backend="numba")(a)
+    assert value == pytest.approx(np.linalg.det(a), rel=1e-9, abs=1e-12)
+    np.testing.assert_allclose(g, expected, rtol=1e-9, atol=1e-10)
+    value, pullback = s2sad.vjp(det_minors, backend="numba")(a)
+    np.testing.assert_allclose(pullback(-1.5)[0], -1.5 * expected, rtol=1e-9, atol=1e-10)
+
+
+def test_the_numba_gradient_calls_itself_readably():
+    pytest.importorskip("numba")
+    a = RNG.standard_normal((4, 4))
+    src = s2sad.grad(det_minors, backend="numba").source_for(a)
+    assert "s2sad.vjp(" not in src and "pullback" not in src
+    assert src.count("@numba.njit") == 2  # the gradient, the function it calls
+    body = src[src.index("def det_minors_value_and_grad(a):"):]
+    assert "det_minors_value_and_grad(np.concatenate(" in body  # it calls itself
+    assert "(a_bar,)" in body  # its value and gradient
+    # the cotangent of the call scales the gradient it returned
+    assert "det_minors_value_bar * det_minors_gradient" in src
+
+
+def test_numba_gradients_of_recursions_on_numbers_and_vectors():
+    pytest.importorskip("numba")
+    for n in (0, 1, 5):
+        g = s2sad.grad(power, backend="numba")(1.3, n)
+        assert g == pytest.approx(n * 1.3 ** (n - 1) if n else 0.0, rel=1e-12, abs=1e-15)
+    src = s2sad.grad(power, backend="numba").source_for(1.3, 4)
+    assert "power_value_and_grad(x, n - 1)" in src
+    for m in (1, 2, 5):
+        c, x = RNG.standard_normal(m), 0.7
+        got = s2sad.grad(poly_tail, wrt=(0, 1), backend="numba")(c, x)
+        np.testing.assert_allclose(got[0], x ** np.arange(m), rtol=1e-12)  # analytic
+        fd = numerical_grad(poly_tail, (c, x), (0, 1))
+        np.testing.assert_allclose(got[0], fd[0], rtol=1e-6, atol=1e-8)
+        assert got[1] == pytest.approx(fd[1], rel=1e-6, abs=1e-8)
+
+
+def smooth(x, k):  # a recursion returning a vector
+    if k == 0:
+        return x
+    return np.sin(smooth(x, k - 1)) * x
+
+
+def test_numba_refuses_a_self_recursive_vjp_of_a_vector_naming_the_call():
+    x, w = RNG.standard_normal(4), RNG.standard_normal(4)
+    _, pullback = s2sad.vjp(smooth, wrt=0)(x, 3)  # (NumPy: the closure form)
+    (fd,) = numerical_grad(lambda x, k: w @ smooth(x, k), (x, 3), (0,))
+    np.testing.assert_allclose(pullback(w)[0], fd, rtol=1e-6, atol=1e-8)
     pytest.importorskip("numba")
     with pytest.raises(BackendError) as info:
-        s2sad.grad(det_minors, backend="numba")(RNG.standard_normal((3, 3)))
+        s2sad.vjp(smooth, wrt=0, backend="numba")(x, 3)
     message = str(info.value)
-    assert "the call of `det_minors`" in message and "recursive" in message
-    assert info.value.lineno is not None and "det_minors(_minor(a, j))" in message
+    assert "the call of `smooth`" in message and "recursive" in message
+    assert info.value.lineno is not None and "smooth(x, k - 1)" in message
