@@ -18,6 +18,7 @@ import re
 
 from s2sad.codegen.numba_errors import refusal
 from s2sad.codegen.numba_fusion import fuse, parameter_kinds
+from s2sad.codegen.numba_nest import nest, parameter_arrays
 from s2sad.ir.dims import Observed, Observer
 
 HEADER = 'compiled by Numba (backend="numba"): each tape is read by index, last in first out'
@@ -52,6 +53,7 @@ def numba_source(source: str, name: str, cache: bool, user_file: str | None = No
     kinds of the arguments the source is specialised for (its elementwise statements over
     arrays of one length are fused into loops, codegen/numba_fusion.py)."""
     source, jitted = split_vjp(source, name)
+    source, nested = _nested(source, jitted, kinds or [])
     lines = source.split("\n")
     tree = ast.parse(source)
     for node in tree.body:  # (before the imports: `import s2sad` is for these)
@@ -80,7 +82,8 @@ def numba_source(source: str, name: str, cache: bool, user_file: str | None = No
         edits.update(rewriter.rewrite(fn.body))
         used |= rewriter.used
     for fn in defs:
-        edits[fn.lineno - 1] = [_decorator(cache)] + edits.get(fn.lineno - 1,
+        edits[fn.lineno - 1] = [_decorator(cache, fn.name in nested)] + edits.get(
+            fn.lineno - 1,
                                                                [lines[fn.lineno - 1]])
     out: list[str] = []
     for i, line in enumerate(lines):
@@ -132,6 +135,38 @@ def _fused(source: str, jitted: list[str], kinds: list, cache: bool) -> str:
     if seen.guards():
         raise Observed(f"fused loops asked {seen.guards()} of the sizes")
     return fused
+
+
+def _nested(source: str, jitted: list[str], kinds: list) -> tuple[str, set[str]]:
+    """`source` with the runs of broadcast statements of the `jitted` functions made loop
+    nests (codegen/numba_nest.py), and the functions that have one."""
+    if not kinds:
+        return source, set()
+    with Observer() as seen:  # (nests ask nothing of symbolic sizes the key leaves open)
+        lines = source.split("\n")
+        tree = ast.parse(source)
+        edits: dict[int, list[str]] = {}
+        nested: set[str] = set()
+        for fn in tree.body:
+            if not (isinstance(fn, ast.FunctionDef) and fn.name in jitted):
+                continue
+            params = [a.arg for a in fn.args.posonlyargs + fn.args.args +
+                      fn.args.kwonlyargs]
+            if fn.name.endswith("_sweep"):
+                params = params[1:]  # (the cotangent seed)
+            env = parameter_arrays(params, kinds, fn)
+            fn_edits = nest(fn, lines, env, _names(fn)) if env else None
+            if fn_edits:
+                edits.update(fn_edits)
+                nested.add(fn.name)
+    if seen.guards():
+        raise Observed(f"loop nests asked {seen.guards()} of the sizes")
+    if not edits:
+        return source, nested
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        out.extend(edits.get(i, [line]))
+    return "\n".join(out), nested
 
 
 def _fused_runs(source: str, jitted: list[str], kinds: list, cache: bool) -> str:
