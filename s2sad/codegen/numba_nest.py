@@ -38,6 +38,7 @@ _REDUCE = {"np.sum": "sum", "np.min": "min", "np.max": "max", "np.amin": "min",
            "np.amax": "max"}
 _ALLOC = {"np.zeros": "0.0", "np.ones": "1.0", "np.empty": None}
 ONE = "1"
+F8 = " float64"
 _VARS = ("i", "j", "p", "q", "r", "s", "t", "u")
 
 
@@ -50,6 +51,9 @@ class Arr:
     """An array's kind: dtype letter ('f', 'i', 'b'), sizes (texts: `n`, `3`, `1`)."""
     dtype: str
     shape: tuple
+    # the parameters its float values come from (their dtype is the result's), F8 for
+    # float64 (an allocation); None: itself
+    sources: frozenset | None = None
 
 
 SCALAR = "scalar"
@@ -323,7 +327,8 @@ class _Model:
             if ref.base.startswith("#"):
                 sources |= self.values[int(ref.base[1:])].sources
             elif self.env.get(ref.base, Arr("", ())).dtype == "f":
-                sources.add(ref.base)
+                known = self.env[ref.base].sources
+                sources |= {ref.base} if known is None else known
         self.values.append(Value(name, stmt.dtype, shape, len(self.stmts), tidx, sources))
         stmt.value = value
         self.stmts.append(stmt)
@@ -375,12 +380,12 @@ class _Model:
                 if name in self.env and not isinstance(self.env[name], Arr):
                     raise _Out  # (a name of a value of the run: allocated before it)
                 dims = e.args[0].elts if isinstance(e.args[0], ast.Tuple) else [e.args[0]]
-                self.env[name] = Arr("f", tuple(self.size(d) for d in dims))
+                self.env[name] = Arr("f", tuple(self.size(d) for d in dims), frozenset({F8}))
                 self.hoisted.append(ast.unparse(stmt))
                 return
             leaf = self.leaf(e)
             if leaf is not None:  # (a view, or a second name of an array)
-                if leaf.value is None:
+                if leaf.value is None and leaf.name in self.written:
                     raise _Out
                 self.env[name] = leaf
                 self.views[name] = k
@@ -538,9 +543,13 @@ def _enclosing(tree: list) -> dict:
 
 
 def nest(fn: ast.FunctionDef, lines: list[str], env: dict, taken: set[str]):
-    """Line edits that make the runs of `fn`'s body loop nests; None when there is none."""
+    """Line edits that make the runs of `fn`'s body loop nests; None when there is none.
+    The kinds of the arrays a run leaves (those read after it) are known to the runs after
+    it; a statement outside the model forgets the names it assigns."""
     edits: dict[int, list[str]] = {}
     body = fn.body
+    env = dict(env)
+    loop_vars: set[str] = set()  # (the nests' indices, each dead after its nest)
     k = 0
     while k < len(body):
         model = _Model(env, body)
@@ -556,7 +565,14 @@ def nest(fn: ast.FunctionDef, lines: list[str], env: dict, taken: set[str]):
                 last_computing = (k, len(model.stmts))
             k += 1
         if last_computing is None or not _worth(model):
-            k = max(k, start + 1)
+            if k == start:  # (a statement outside the model)
+                for name in _stores(body[k]):
+                    env.pop(name, None)
+                if _scalar(body[k], env):
+                    env[body[k].targets[0].id] = SCALAR
+                k += 1
+            else:  # (statements left as they are: their arrays are whole)
+                env = _kinds_after(model, lambda v: True)
             continue
         stop = last_computing[0] + 1  # (hoisted allocations after the last: left)
         while True:  # (a view read after the run: the run ends before it)
@@ -568,9 +584,10 @@ def nest(fn: ast.FunctionDef, lines: list[str], env: dict, taken: set[str]):
             if cut is None:
                 break
             stop = cut
-        out = _emitted(model, body, start, stop, lines, taken) if _worth(model) else None
+        out = _emitted(model, body, start, stop, lines, taken, loop_vars) if _worth(model) else None
         if out is None:
-            k = max(k, start + 1)
+            env = _kinds_after(model, lambda v: True)
+            k = stop
             continue
         first = body[start].lineno - 1
         while first > 0 and lines[first - 1].strip().startswith("#"):
@@ -580,8 +597,39 @@ def nest(fn: ast.FunctionDef, lines: list[str], env: dict, taken: set[str]):
         indent = lines[body[start].lineno - 1]
         indent = indent[:len(indent) - len(indent.lstrip())]
         edits[first] = [indent + ln for ln in out]
+        env = _kinds_after(model, lambda v: model.live_after(model.values[v].name, stop - 1))
         k = stop
     return edits or None
+
+
+def _scalar(stmt: ast.stmt, env: dict) -> bool:
+    """Does `stmt` give a name a number (`n = x.shape[0]`, `t = x[0]` of a 1-D x)?"""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and
+            isinstance(stmt.targets[0], ast.Name)):
+        return False
+    e = stmt.value
+    if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) and \
+            isinstance(env.get(e.value.id), Arr):
+        items = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+        return len(items) == len(env[e.value.id].shape) and \
+            all(_int(x) is not None for x in items)
+    try:
+        return _Model(env, []).expr(e, [])[1] == SCALAR
+    except _Out:
+        return False
+
+
+def _kinds_after(model: _Model, whole) -> dict:
+    """The kinds of the names after the model's statements: outside arrays, and the values
+    `whole(v)` says are arrays of their whole shape (a view is forgotten)."""
+    env = {}
+    for name, kind in model.env.items():
+        if isinstance(kind, (Arr, str)):
+            env[name] = kind
+        elif isinstance(kind, int) and whole(kind):
+            value = model.values[kind]
+            env[name] = Arr(value.dtype, value.shape, frozenset(value.sources))
+    return env
 
 
 def _worth(model: _Model) -> bool:
@@ -594,15 +642,15 @@ def _dtype(value: Value) -> str:
     if value.dtype == "i":
         return "np.int64"
     names = sorted(value.sources)
-    if not names:
+    if not names or F8 in names:
         return "np.float64"
     if len(names) == 1:
         return f"{names[0]}.dtype"
-    return "(" + " + ".join(f"{n}.ravel()[:0]" for n in names) + ").dtype"
+    return "(" + " + ".join(f"{n}.ravel()[:0]" for n in names) + ").dtype"  # (f4 + f8: f8)
 
 
 def _emitted(model: _Model, body, start: int, stop: int, lines: list[str],
-             taken: set[str]) -> list[str] | None:
+             taken: set[str], loop_vars: set[str]) -> list[str] | None:
     tree = _grouped(model, list(range(len(model.stmts))), 0)
     around = _enclosing(tree)
     final = {}  # the last value of each name
@@ -625,7 +673,8 @@ def _emitted(model: _Model, body, start: int, stop: int, lines: list[str],
         common = 0
         while all(len(p) > common and p[common] is places[0][common] for p in places):
             common += 1
-        kept[v] = [a for a, t in enumerate(value.tidx) if t != "0" and t >= common]
+        kept[v] = [a for a, t in enumerate(value.tidx) if t != "0" and t >= common and
+                   value.shape[a] != ONE]
     names: dict[int, str] = {}
 
     def zeroed(v: int) -> bool:
@@ -645,16 +694,18 @@ def _emitted(model: _Model, body, start: int, stop: int, lines: list[str],
     for v, value in enumerate(model.values):
         if v in live or kept[v]:
             shape = [value.shape[a] for a in kept[v]]
-            if zeroed(v):
-                out.append(f"{names[v]} = np.zeros(({', '.join(shape)},), {_dtype(value)})")
-                continue
-            out.append(f"{names[v]} = np.empty(({', '.join(shape)},), {_dtype(value)})")
+            dims = f"({shape[0]},)" if len(shape) == 1 else f"({', '.join(shape)})"
+            out.append(f"{names[v]} = np.{'zeros' if zeroed(v) else 'empty'}({dims}, "
+                       f"{_dtype(value)})")
         else:
             scalar_names[v] = _fresh(f"{value.name}_s", taken)
     var_of_depth = {}
+    own = set(taken) - loop_vars  # (a loop's index is dead after its nest)
     for depth in range(max((len(s.shape) for s in model.stmts), default=0)):
         var_of_depth[depth] = _fresh(_VARS[depth] if depth < len(_VARS) else f"i{depth}",
-                                     taken)
+                                     own)
+    taken |= set(var_of_depth.values())
+    loop_vars |= set(var_of_depth.values())
 
     def access(v: int, idx: list, where: str) -> str:
         """Value v at the element an index list says (iteration axes -> loop vars)."""
