@@ -6,8 +6,10 @@ point back to the user's lines stay where they were: a tape read backwards
 (`reversed(tape)`, `next(reader)`) becomes an index loop, `reversed(range(...))` a range
 that counts down, `np.tensordot(a, b, 1)` `np.dot(a, b)`, `np.max(a, axis=1)` the maxima
 of the rows. What has no Numba form (a runtime helper of s2sad.runtime, a closure
-returned as a pullback) is refused with a BackendError naming the line. Last, runs of
-elementwise statements over arrays of one length become loops (codegen/numba_fusion.py).
+returned as a pullback) is refused with a BackendError naming the line. First, runs of
+broadcast statements over arrays of several axes become loop nests (codegen/numba_nest.py,
+on the NumPy form: the rewrites see scalar loops); last, runs of elementwise statements
+over arrays of one length become loops (codegen/numba_fusion.py).
 """
 
 from __future__ import annotations

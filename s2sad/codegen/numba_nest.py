@@ -114,10 +114,12 @@ def parameter_arrays(params: list[str], kinds: list, fn: ast.FunctionDef) -> dic
     from s2sad.codegen.numba_fusion import _size_names
     names = _size_names(fn)
     bound: dict[str, str] = {}
-    for name, k in zip(params, kinds):
-        for axis, d in enumerate(getattr(k, "shape", None) or ()):
-            if isinstance(d, Dim) and d.is_symbol and (name, axis) in names:
-                bound.setdefault(d.expr[0][0][0], names[name, axis])
+    for named in (True, False):  # (a size the function names, else `x.shape[a]`)
+        for name, k in zip(params, kinds):
+            for axis, d in enumerate(getattr(k, "shape", None) or ()):
+                if isinstance(d, Dim) and d.is_symbol and (not named or (name, axis) in names):
+                    bound.setdefault(d.expr[0][0][0], names[name, axis] if named
+                                     else f"{name}.shape[{axis}]")
     env: dict = {}
     sizes = set(names.values())
     for name, k in zip(params, kinds):
@@ -316,6 +318,8 @@ class _Model:
             tidx.insert(axis, "0")
         if op == "sum" and dtype != "f":
             dtype = "i"
+        if op != "sum" and dtype != "f":
+            raise _Out  # (the least of bools or ints: of their dtype, not a float)
         return self.made(Stmt(shape, x, refs, op=op, red=axis, dtype=dtype), name, out,
                          tidx)
 
