@@ -591,7 +591,10 @@ def nest(fn: ast.FunctionDef, lines: list[str], env: dict, taken: set[str]):
         out = _emitted(model, body, start, stop, lines, taken, loop_vars) if _worth(model) else None
         if out is None:
             env = _kinds_after(model, lambda v: True)
-            k = stop
+            k = max(stop, start + 1)  # (a run cut to nothing: its first statement passed)
+            if stop == start:
+                for name in _stores(body[start]):
+                    env.pop(name, None)
             continue
         first = body[start].lineno - 1
         while first > 0 and lines[first - 1].strip().startswith("#"):

@@ -70,3 +70,18 @@ def test_a_value_read_after_the_run_is_a_whole_array():
     """, "x", ((N, M),))
     assert "c = np.empty((x.shape[0], x.shape[1]), x.dtype)" in out, out
     assert "c[i, j] = a" in out and "b_s = 0.0" in out, out
+
+
+def test_a_view_read_after_the_run_is_left_before_it():
+    """A run whose first statement names a view read after it: the view stays as it was,
+    and the run after it is a nest (once: the run is not tried again from the view)."""
+    out = nested("""
+        v = x[None, :, :]
+        a = np.exp(x) * 2.0
+        b = a * x
+        if b[0, 0] > 0.0:
+            b = b + 1.0
+        return b, v
+    """, "x", ((N, M),))
+    assert "v = x[None, :, :]" in out and loops(out) == [
+        "for i in range(x.shape[0]):", "for j in range(x.shape[1]):"], out
