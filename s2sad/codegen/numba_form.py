@@ -6,8 +6,10 @@ point back to the user's lines stay where they were: a tape read backwards
 (`reversed(tape)`, `next(reader)`) becomes an index loop, `reversed(range(...))` a range
 that counts down, `np.tensordot(a, b, 1)` `np.dot(a, b)`, `np.max(a, axis=1)` the maxima
 of the rows. What has no Numba form (a runtime helper of s2sad.runtime, a closure
-returned as a pullback) is refused with a BackendError naming the line. Last, runs of
-elementwise statements over arrays of one length become loops (codegen/numba_fusion.py).
+returned as a pullback) is refused with a BackendError naming the line. First, runs of
+broadcast statements over arrays of several axes become loop nests (codegen/numba_nest.py,
+on the NumPy form: the rewrites see scalar loops); last, runs of elementwise statements
+over arrays of one length become loops (codegen/numba_fusion.py).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import re
 
 from s2sad.codegen.numba_errors import refusal
 from s2sad.codegen.numba_fusion import fuse, parameter_kinds
+from s2sad.codegen.numba_nest import nest, parameter_arrays
 from s2sad.ir.dims import Observed, Observer
 
 HEADER = 'compiled by Numba (backend="numba"): each tape is read by index, last in first out'
@@ -53,6 +56,8 @@ def numba_source(source: str, name: str, cache: bool, user_file: str | None = No
     arrays of one length are fused into loops, codegen/numba_fusion.py). `siblings`: the
     module's other functions, compiled too (a self-recursive derivative's: transform.py)."""
     source, jitted = split_vjp(source, name)
+    # (loop nests from the kinds of the arguments of `name`'s functions, not of a sibling)
+    source, nested = _nested(source, jitted, kinds or [])
     jitted = jitted + [n for n in siblings if n not in jitted]
     lines = source.split("\n")
     tree = ast.parse(source)
@@ -82,7 +87,8 @@ def numba_source(source: str, name: str, cache: bool, user_file: str | None = No
         edits.update(rewriter.rewrite(fn.body))
         used |= rewriter.used
     for fn in defs:
-        edits[fn.lineno - 1] = [_decorator(cache)] + edits.get(fn.lineno - 1,
+        edits[fn.lineno - 1] = [_decorator(cache, fn.name in nested)] + edits.get(
+            fn.lineno - 1,
                                                                [lines[fn.lineno - 1]])
     out: list[str] = []
     for i, line in enumerate(lines):
@@ -134,6 +140,38 @@ def _fused(source: str, jitted: list[str], kinds: list, cache: bool) -> str:
     if seen.guards():
         raise Observed(f"fused loops asked {seen.guards()} of the sizes")
     return fused
+
+
+def _nested(source: str, jitted: list[str], kinds: list) -> tuple[str, set[str]]:
+    """`source` with the runs of broadcast statements of the `jitted` functions made loop
+    nests (codegen/numba_nest.py), and the functions that have one."""
+    if not kinds:
+        return source, set()
+    with Observer() as seen:  # (nests ask nothing of symbolic sizes the key leaves open)
+        lines = source.split("\n")
+        tree = ast.parse(source)
+        edits: dict[int, list[str]] = {}
+        nested: set[str] = set()
+        for fn in tree.body:
+            if not (isinstance(fn, ast.FunctionDef) and fn.name in jitted):
+                continue
+            params = [a.arg for a in fn.args.posonlyargs + fn.args.args +
+                      fn.args.kwonlyargs]
+            if fn.name.endswith("_sweep"):
+                params = params[1:]  # (the cotangent seed)
+            env = parameter_arrays(params, kinds, fn)
+            fn_edits = nest(fn, lines, env, _names(fn)) if env else None
+            if fn_edits:
+                edits.update(fn_edits)
+                nested.add(fn.name)
+    if seen.guards():
+        raise Observed(f"loop nests asked {seen.guards()} of the sizes")
+    if not edits:
+        return source, nested
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        out.extend(edits.get(i, [line]))
+    return "\n".join(out), nested
 
 
 def _fused_runs(source: str, jitted: list[str], kinds: list, cache: bool) -> str:

@@ -519,16 +519,22 @@ def test_fusion_keeps_what_each_statement_reads(name):
 
 
 def test_fusion_only_where_lengths_are_proved_equal():
-    """No loop joins arrays of two lengths, a 2-D array, an array written at two offsets,
-    or a value known only after the loop (read as an array the loop computes)."""
+    """No loop joins arrays of two lengths, an array written at two offsets, or a value
+    known only after the loop (read as an array the loop computes); a 2-D array's run is a
+    nest of two loops (codegen/numba_nest.py), checked against FD."""
     x, y = np.ones(5), np.ones(6)
     source = s2sad.grad(two_lengths, wrt=(0, 1), backend="numba").source_for(x, y)
     loops = [ln.strip() for ln in source.splitlines() if ln.strip().startswith("for ")]
     assert loops and set(loops) <= {"for i in range(x.shape[0]):",
                                     "for i in range(y.shape[0]):"}, source
     assert not ("x[i]" in source and "y[i]" in source), source  # (x in no loop over y)
-    source = s2sad.grad(plane, backend="numba").source_for(np.ones((3, 4)))
-    assert "for i in" not in source and 'error_model="numpy"' not in source
+    X = oracle.rng_for("plane", "numba").standard_normal((3, 4))
+    g = s2sad.grad(plane, backend="numba")
+    source = g.source_for(X)
+    assert "for i in range(X.shape[0]):" in source and \
+        "for j in range(X.shape[1]):" in source, source
+    _agree(g(X), s2sad.grad(plane)(X), "plane")
+    oracle.assert_close(g(X), oracle.numerical_grad(plane, (X,), (0,))[0])
     source = s2sad.grad(lambda x: np.sum(x * x), backend="numba").source_for(np.ones(5))
     assert "for i in" not in source  # (one statement: nothing to fuse)
 
@@ -558,12 +564,19 @@ def test_reductions_along_an_axis():
     X = oracle.rng_for("row_max", "numba").standard_normal((3, 4))
     g = s2sad.grad(row_max, backend="numba")
     got = g(X)
-    assert "for r in range(X.shape[0])" in g.source  # (the rows of a matrix)
+    # (the rows' maxima, in a nest over the matrix: codegen/numba_nest.py)
+    assert "for i in range(n):" in g.source and "m_acc = -np.inf" in g.source, g.source
     _agree(got, s2sad.grad(row_max)(X), "row_max against the NumPy backend")
     oracle.assert_close(got, oracle.numerical_grad(row_max, (X,), (0,))[0])
 
 
 def deep_max(X):
+    # (alone: a run of broadcast statements around it would be a loop nest, numba_nest.py)
+    m = np.max(X, axis=2)
+    return m[0, 1] * m[1, 0]
+
+
+def deep_max_run(X):
     m = np.max(X, axis=2, keepdims=True)
     return np.sum(np.exp(X - m))
 
@@ -582,6 +595,11 @@ def test_refusal_names_the_users_line():
     # the NumPy backend differentiates it
     oracle.assert_close(s2sad.grad(deep_max)(X),
                         oracle.numerical_grad(deep_max, (X,), (0,))[0])
+    # in a run of broadcast statements: a loop nest, which Numba compiles
+    g = s2sad.grad(deep_max_run, backend="numba")
+    _agree(g(X), s2sad.grad(deep_max_run)(X), "deep_max_run against NumPy's")
+    oracle.assert_close(g(X), oracle.numerical_grad(deep_max_run, (X,), (0,))[0])
+    assert "for p in range(" in g.source
 
 
 def test_unknown_backend():
