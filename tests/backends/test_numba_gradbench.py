@@ -1,9 +1,9 @@
 """The GradBench-style problems of bench/gradbench_workloads.py under backend="numba", at
 small sizes: each derivative against the hand-written one, which tests/test_gradbench.py
 checks against central finite differences (and, for the k-means Newton direction, the
-Hessian by finite differences of the gradient). The recursive determinant is refused
-naming the recursive call. Numba compiles a GMM or the hand-tracking Jacobian in tens of
-seconds: those are marked slow."""
+Hessian by finite differences of the gradient). The recursive determinant compiles to a
+gradient that calls itself (tests/passes/test_self_recursion.py). Numba compiles a GMM or
+the hand-tracking Jacobian in tens of seconds: those are marked slow."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 import s2sad
-from s2sad.errors import BackendError
 from tests.oracle import assert_close
 
 numba = pytest.importorskip("numba")
@@ -26,12 +25,11 @@ if BENCH not in sys.path:
 
 import gradbench_workloads as G  # noqa: E402
 
-REFUSED = {"det-minors": "det_minors"}  # problem -> the recursive call named
 # (the GMMs, hand tracking and bundle adjustment take Numba 10 s to a minute or more each to
-# compile; k-means and its Newton direction about 7 s)
-SLOW = {"gmm", "gmm-stacked", "ht", "ba", "kmeans"}
+# compile; k-means and its Newton direction about 7 s, the recursive determinant 5 s)
+SLOW = {"gmm", "gmm-stacked", "ht", "ba", "kmeans", "det-minors"}
 PROBLEMS = [pytest.param(p, id=p.key, marks=pytest.mark.slow if p.key in SLOW else ())
-            for p in G.PROBLEMS if not p.newton and p.key not in REFUSED]
+            for p in G.PROBLEMS if not p.newton]
 
 
 def _tuple(v):
@@ -56,18 +54,6 @@ def test_newton_direction_from_the_hvp():
     assert_close(g / hv, want, rtol=1e-9, what="grad / hvp")
     g, hv = s2sad.grad_and_hvp(G.kmeans_cost, wrt=1, backend="numba")(points, centroids, ones)
     assert_close(g / hv, want, rtol=1e-9, what="grad_and_hvp")
-
-
-@pytest.mark.parametrize("key", sorted(REFUSED))
-def test_recursive_derivative_is_refused_naming_the_call(key):
-    problem = next(p for p in G.PROBLEMS if p.key == key)
-    args = problem.make_args(np.random.default_rng(7), small=True)
-    with pytest.raises(BackendError) as info:
-        G.derivative(s2sad, problem, backend="numba")(*args)
-    message = str(info.value)
-    assert f"the call of `{REFUSED[key]}`" in message and "recursive" in message
-    assert "Traceback" not in message and "numba/core" not in message
-    assert info.value.lineno is not None and "det_minors(_minor(a, j))" in message
 
 
 def test_rank_decides_the_rules_branches():
