@@ -208,9 +208,7 @@ def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
         result = _of_family(result, family)
     if key is not None:
         if len(_MEMO) > 20000:
-            _MEMO.clear()
-            _MEMO_GUARDS.clear()
-            _BY_RULE.clear()
+            forget_memos()
         _MEMO[key] = result = canonical(result)
         guards = since(at)
         if guards:
@@ -218,6 +216,13 @@ def eval_kind(fn, arg_kinds: list, kwarg_kinds: list, table=None) -> Kind:
         if ruled:
             _BY_RULE.add(key)
     return result if ruled else _named(result)
+
+
+def forget_memos() -> None:
+    """Empty the memo of result kinds (bounded: it empties itself at 20,000 entries)."""
+    _MEMO.clear()
+    _MEMO_GUARDS.clear()
+    _BY_RULE.clear()
 
 
 # kinds a shape rule or the broadcast of the operands' kinds gave: their numbers are sizes
