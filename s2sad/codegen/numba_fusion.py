@@ -432,12 +432,18 @@ class _Fuser:
 
     def live_after(self, name: str, k: int) -> bool:
         """Is the value `name` holds after statement k read later?"""
-        for stmt in self.body[k + 1:]:
-            if name in _reads(stmt):
-                return True
-            if isinstance(stmt, ast.Assign) and name in _stores(stmt):
-                return False
-        return False
+        return read_after(self.body, name, k)
+
+
+def read_after(body: list, name: str, k: int) -> bool:
+    """Is the value `name` holds after statement k of `body` read by a later statement
+    (before an assignment gives it another)?"""
+    for stmt in body[k + 1:]:
+        if name in _reads(stmt):
+            return True
+        if isinstance(stmt, ast.Assign) and name in _stores(stmt):
+            return False
+    return False
 
 
 def _is_sum(node: ast.AST) -> bool:

@@ -29,7 +29,7 @@ import ast
 import copy
 from dataclasses import dataclass, field
 
-from s2sad.codegen.numba_fusion import _UFUNCS, _fresh, _reads, _stores
+from s2sad.codegen.numba_fusion import _UFUNCS, _fresh, _stores, read_after
 from s2sad.ir.dims import Dim
 
 _ARITH = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
@@ -459,12 +459,7 @@ class _Model:
         self.stmts.append(s)
 
     def live_after(self, name: str, k: int) -> bool:
-        for stmt in self.body[k + 1:]:
-            if name in _reads(stmt):
-                return True
-            if isinstance(stmt, ast.Assign) and name in _stores(stmt):
-                return False
-        return False
+        return read_after(self.body, name, k)
 
 
 def _hint(e: ast.expr) -> str:
